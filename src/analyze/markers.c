@@ -1,0 +1,87 @@
+/*
+ * Step markers: which step sources a profile offers (inspect lists them; the
+ * summary picks the best). Only counts and step-number ranges here.
+ */
+#include "analyze.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *analyze_marker_name(enum analyze_marker_kind k)
+{
+	static const char *names[] = {"steps-line", "step-annotation", "profiler-step", "modules"};
+	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "unknown";
+}
+
+static int parse_step(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	v = strtoll(s, &end, 10);
+	if (*end)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static void note(struct analyze_marker *m, int has, int64_t step)
+{
+	m->count++;
+	if (!has)
+		return;
+	if (m->first_step < 0 || step < m->first_step)
+		m->first_step = step;
+	if (step > m->last_step)
+		m->last_step = step;
+}
+
+static int file_of_track(const struct trace *t, uint32_t track)
+{
+	return (int)t->devices[t->tracks[track].device].file;
+}
+
+void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out)
+{
+	trace_str k_r = trace_str_find(t, "_r"), k_step = trace_str_find(t, "step_num");
+
+	for (int i = 0; i < ANALYZE_MARK_COUNT; i++)
+		out[i] = (struct analyze_marker){0, -1, -1};
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		const struct trace_track *tr = &t->tracks[e->track];
+		int64_t step = 0;
+
+		if (e->ph != 'X' || tr->device == UINT32_MAX || file_of_track(t, e->track) != (int)file)
+			continue;
+		switch (tr->kind) {
+		case TRACE_TRACK_STEPS: {
+			int has = parse_step(trace_str_get(t, e->name), &step);
+			note(&out[ANALYZE_MARK_STEPS_LINE], has, step);
+			continue;
+		}
+		case TRACE_TRACK_MODULES:
+			note(&out[ANALYZE_MARK_MODULES], 0, 0);
+			continue;
+		case TRACE_TRACK_HOST_THREAD: {
+			const char *name = trace_str_get(t, e->name);
+			if (strncmp(name, "ProfilerStep#", 13) == 0) {
+				int has = parse_step(name + 13, &step);
+				note(&out[ANALYZE_MARK_PROFILER_STEP], has, step);
+				continue;
+			}
+			if (e->args && ((k_r && trace_arg_get(t, e->args, k_r)) ||
+					(k_step && trace_arg_get(t, e->args, k_step)))) {
+				trace_str v = k_step ? trace_arg_get(t, e->args, k_step) : 0;
+				int has = v && parse_step(trace_str_get(t, v), &step);
+				note(&out[ANALYZE_MARK_STEP_ANNOTATION], has, step);
+			}
+			continue;
+		}
+		default:
+			continue;
+		}
+	}
+}

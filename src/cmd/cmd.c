@@ -1,0 +1,112 @@
+/*
+ * Shared command plumbing: option tables to parsing and --help, the error
+ * line, and the stdout check at exit.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <string.h>
+
+void cmd_usage(const struct cmd_spec *spec, FILE *out)
+{
+	fprintf(out, "usage: profgate %s %s\n\n%s\n", spec->name, spec->usage, spec->summary);
+	if (spec->n_opts)
+		fprintf(out, "\noptions:\n");
+	for (int i = 0; i < spec->n_opts; i++) {
+		const struct cmd_opt *o = &spec->opts[i];
+		char left[64];
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		fprintf(out, "  %-28s %s\n", left, o->help);
+	}
+	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+static const struct cmd_opt *find_long(const struct cmd_spec *spec, const char *name, size_t n)
+{
+	for (int i = 0; i < spec->n_opts; i++)
+		if (strlen(spec->opts[i].name) == n && strncmp(spec->opts[i].name, name, n) == 0)
+			return &spec->opts[i];
+	return NULL;
+}
+
+static const struct cmd_opt *find_short(const struct cmd_spec *spec, char c)
+{
+	for (int i = 0; i < spec->n_opts; i++)
+		if (spec->opts[i].short_name == c)
+			return &spec->opts[i];
+	return NULL;
+}
+
+int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **pos, int *n_pos,
+	      int *help)
+{
+	int only_pos = 0;
+
+	*n_pos = 0;
+	*help = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct cmd_opt *o = NULL;
+		const char *val = NULL;
+
+		if (only_pos || a[0] != '-' || a[1] == '\0') {
+			pos[(*n_pos)++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			*help = 1;
+			return 0;
+		}
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+			size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			o = find_long(spec, a + 2, n);
+			if (eq)
+				val = eq + 1;
+		} else if (a[2] == '\0') {
+			o = find_short(spec, a[1]);
+		}
+		if (!o)
+			return pg_error_set(PG_EUSAGE, "%s: unknown option '%s' (see 'profgate %s --help')",
+					    spec->name, a, spec->name);
+		if (!o->arg) {
+			if (val)
+				return pg_error_set(PG_EUSAGE, "%s: option '--%s' takes no value",
+						    spec->name, o->name);
+			*o->flag = 1;
+			continue;
+		}
+		if (!val) {
+			if (i + 1 >= argc)
+				return pg_error_set(PG_EUSAGE, "%s: option '--%s' needs %s", spec->name,
+						    o->name, o->arg);
+			val = argv[++i];
+		}
+		*o->value = val;
+	}
+	return 0;
+}
+
+int cmd_error(int code)
+{
+	fprintf(stderr, "profgate: %s\n", pg_error_last());
+	return code;
+}
+
+int cmd_finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "profgate: cannot write to standard output: %s\n", strerror(errno));
+		return code ? code : PG_EXIT_INPUT;
+	}
+	return code;
+}

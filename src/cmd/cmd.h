@@ -1,0 +1,53 @@
+/*
+ * cmd: one file per subcommand, each exporting `int cmd_<name>(int argc, char
+ * **argv)` that parses its options, calls one module function, prints, and
+ * returns an exit code (enum pg_exit). Modules never print.
+ *
+ * Adding a command:
+ *   1. write src/cmd/<name>.c with its option table and cmd_<name>();
+ *   2. add it to the table in src/main.c (name, function, one-line summary);
+ *   3. document it in README.md under "CLI" (a test compares the two).
+ */
+#ifndef PG_CMD_H
+#define PG_CMD_H
+
+#include "../util/util.h"
+
+#ifndef PG_VERSION
+#define PG_VERSION "0.0.0-dev"
+#endif
+
+struct cmd_opt {
+	const char *name;  /* long name without dashes */
+	char short_name;   /* 0 for none */
+	const char *arg;   /* NULL for a flag, else the placeholder shown in help */
+	const char *help;
+	int *flag;         /* set to 1 when given (flags) */
+	const char **value;/* set to the argument (options with an argument) */
+};
+
+struct cmd_spec {
+	const char *name;
+	const char *usage;   /* "INPUT... [--json]" */
+	const char *summary; /* one line */
+	const struct cmd_opt *opts;
+	int n_opts;
+};
+
+/*
+ * Parse argv against spec. Non-option arguments are collected into pos (an
+ * array of argc pointers, owned by the caller). Handles --help / -h by
+ * printing usage and setting *help. Returns 0 or PG_EUSAGE with the message
+ * set.
+ */
+int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **pos, int *n_pos,
+	      int *help);
+void cmd_usage(const struct cmd_spec *spec, FILE *out);
+/* Print "profgate: <msg>" for the last error and return code. */
+int cmd_error(int code);
+/* Flush stdout and check it; a failed write turns success into an error. */
+int cmd_finish(int code);
+
+int cmd_inspect(int argc, char **argv);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * profgate inspect: what a profile file holds, before any analysis. Per file:
+ * format, dialect, producer hints, event counts by phase, devices, tracks with
+ * counts and spans, step markers, quality warnings. Text, or --json.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyze/analyze.h"
+#include "../read/read.h"
+#include "../trace/trace.h"
+
+static int opt_json;
+
+static const struct cmd_opt inspect_opts[] = {
+	{"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL},
+};
+
+static const struct cmd_spec inspect_spec = {
+	"inspect", "INPUT... [--json]",
+	"Show what each profile file holds: format, dialect, producer, event counts,\n"
+	"devices, tracks, step markers and quality warnings.",
+	inspect_opts, (int)PG_ARRAY_LEN(inspect_opts)};
+
+/* Stable per-file device ids: gpu0, tpu3, cpu, cpu#2, other0. */
+static void device_id(const struct trace *t, uint32_t d, char *out, size_t cap)
+{
+	const struct trace_device *dev = &t->devices[d];
+	int dup = 0;
+
+	for (uint32_t i = 0; i < d; i++) {
+		const struct trace_device *o = &t->devices[i];
+		if (o->file == dev->file && o->kind == dev->kind && o->index == dev->index)
+			dup++;
+	}
+	if (dev->kind == TRACE_DEV_CPU)
+		snprintf(out, cap, "cpu");
+	else if (dev->index >= 0)
+		snprintf(out, cap, "%s%d", trace_dev_kind_name(dev->kind), dev->index);
+	else
+		snprintf(out, cap, "%s", trace_dev_kind_name(dev->kind));
+	if (dup) {
+		size_t n = strlen(out);
+		snprintf(out + n, cap - n, "#%d", dup + 1);
+	}
+}
+
+static int has_events_device(const struct trace *t, uint32_t d)
+{
+	return t->devices[d].n_events > 0;
+}
+
+static void phases_json(struct pg_json *j, const struct trace_file *f)
+{
+	pg_json_obj_begin(j);
+	for (int p = 0; p < 128; p++) {
+		if (!f->phase_counts[p])
+			continue;
+		char k[2] = {(char)p, 0};
+		pg_json_key(j, k);
+		pg_json_uint(j, f->phase_counts[p]);
+	}
+	pg_json_obj_end(j);
+}
+
+static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi)
+{
+	const struct trace_file *f = &t->files[fi];
+	struct analyze_marker mk[ANALYZE_MARK_COUNT];
+	char id[64];
+
+	pg_json_obj_begin(j);
+	pg_json_key(j, "path");
+	pg_json_str(j, f->path);
+	pg_json_key(j, "format");
+	pg_json_str(j, trace_format_name(f->format));
+	pg_json_key(j, "compression");
+	pg_json_str(j, f->compressed ? "gzip" : "none");
+	pg_json_key(j, "dialect");
+	pg_json_str(j, trace_dialect_name(f->dialect));
+	pg_json_key(j, "bytes");
+	pg_json_uint(j, f->bytes);
+	pg_json_key(j, "content_bytes");
+	pg_json_uint(j, f->content_bytes);
+	pg_json_key(j, "events");
+	pg_json_uint(j, f->entries);
+	pg_json_key(j, "events_kept");
+	pg_json_uint(j, f->events_kept);
+	pg_json_key(j, "phases");
+	phases_json(j, f);
+	pg_json_key(j, "producer");
+	pg_json_obj_begin(j);
+	pg_json_key(j, "framework");
+	pg_json_str(j, f->framework);
+	pg_json_key(j, "version");
+	pg_json_str(j, f->framework_version);
+	pg_json_key(j, "device_kind");
+	pg_json_str(j, f->device_kind);
+	pg_json_key(j, "schema_version");
+	if (f->schema_version >= 0)
+		pg_json_int(j, f->schema_version);
+	else
+		pg_json_null(j);
+	pg_json_key(j, "display_time_unit");
+	pg_json_str(j, f->display_time_unit[0] ? f->display_time_unit : NULL);
+	pg_json_key(j, "base_time_ns");
+	pg_json_int(j, f->base_time_ns);
+	pg_json_obj_end(j);
+	pg_json_key(j, "distributed");
+	pg_json_obj_begin(j);
+	pg_json_key(j, "rank");
+	pg_json_int(j, f->rank);
+	pg_json_key(j, "world_size");
+	pg_json_int(j, f->world_size);
+	pg_json_key(j, "backend");
+	pg_json_str(j, f->backend);
+	pg_json_obj_end(j);
+	pg_json_key(j, "declared_devices");
+	pg_json_uint(j, f->declared_devices);
+
+	pg_json_key(j, "devices");
+	pg_json_arr_begin(j);
+	for (uint32_t d = 0; d < t->n_devices; d++) {
+		const struct trace_device *dev = &t->devices[d];
+		if (dev->file != fi || !has_events_device(t, d))
+			continue;
+		device_id(t, d, id, sizeof(id));
+		pg_json_obj_begin(j);
+		pg_json_key(j, "id");
+		pg_json_str(j, id);
+		pg_json_key(j, "kind");
+		pg_json_str(j, trace_dev_kind_name(dev->kind));
+		pg_json_key(j, "index");
+		pg_json_int(j, dev->index);
+		pg_json_key(j, "label");
+		pg_json_str(j, trace_str_get(t, dev->label));
+		pg_json_key(j, "name");
+		pg_json_str(j, dev->name ? trace_str_get(t, dev->name) : NULL);
+		pg_json_key(j, "host");
+		pg_json_str(j, dev->host ? trace_str_get(t, dev->host) : NULL);
+		pg_json_key(j, "rank");
+		pg_json_int(j, dev->rank);
+		pg_json_key(j, "events");
+		pg_json_uint(j, dev->n_events);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+
+	pg_json_key(j, "tracks");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		if (tr->device == UINT32_MAX || t->devices[tr->device].file != fi || !tr->n_events)
+			continue;
+		device_id(t, tr->device, id, sizeof(id));
+		pg_json_obj_begin(j);
+		pg_json_key(j, "device");
+		pg_json_str(j, id);
+		pg_json_key(j, "kind");
+		pg_json_str(j, trace_track_kind_name(tr->kind));
+		pg_json_key(j, "name");
+		pg_json_str(j, trace_str_get(t, tr->name));
+		pg_json_key(j, "pid");
+		pg_json_str(j, trace_str_get(t, tr->pid));
+		pg_json_key(j, "tid");
+		pg_json_str(j, trace_str_get(t, tr->tid));
+		pg_json_key(j, "events");
+		pg_json_uint(j, tr->n_events);
+		int has_span = tr->first_ns <= tr->last_ns;
+		pg_json_key(j, "first_us");
+		if (has_span)
+			pg_json_double(j, (double)tr->first_ns / 1000.0, 3);
+		else
+			pg_json_null(j);
+		pg_json_key(j, "span_us");
+		if (has_span)
+			pg_json_double(j, (double)(tr->last_ns - tr->first_ns) / 1000.0, 3);
+		else
+			pg_json_null(j);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+
+	analyze_markers(t, fi, mk);
+	pg_json_key(j, "steps");
+	pg_json_arr_begin(j);
+	for (int k = 0; k < ANALYZE_MARK_COUNT; k++) {
+		if (!mk[k].count)
+			continue;
+		pg_json_obj_begin(j);
+		pg_json_key(j, "source");
+		pg_json_str(j, analyze_marker_name((enum analyze_marker_kind)k));
+		pg_json_key(j, "markers");
+		pg_json_uint(j, mk[k].count);
+		pg_json_key(j, "first_step");
+		if (mk[k].first_step >= 0)
+			pg_json_int(j, mk[k].first_step);
+		else
+			pg_json_null(j);
+		pg_json_key(j, "last_step");
+		if (mk[k].last_step >= 0)
+			pg_json_int(j, mk[k].last_step);
+		else
+			pg_json_null(j);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+
+	pg_json_key(j, "warnings");
+	pg_json_arr_begin(j);
+	for (uint32_t w = 0; w < t->n_warnings; w++) {
+		if (t->warnings[w].file != fi)
+			continue;
+		pg_json_obj_begin(j);
+		pg_json_key(j, "code");
+		pg_json_str(j, t->warnings[w].code);
+		pg_json_key(j, "message");
+		pg_json_str(j, t->warnings[w].message);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+	pg_json_obj_end(j);
+}
+
+static void fmt_span(char *out, size_t cap, int64_t ns)
+{
+	if (ns >= 1000000000)
+		snprintf(out, cap, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(out, cap, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(out, cap, "%.3f us", (double)ns / 1e3);
+}
+
+static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
+{
+	const struct trace_file *f = &t->files[fi];
+	struct analyze_marker mk[ANALYZE_MARK_COUNT];
+	char id[64], span[32];
+	int any = 0;
+
+	pg_buf_addf(b, "%s\n", f->path);
+	pg_buf_addf(b, "  format     %s%s, dialect %s, %llu bytes", trace_format_name(f->format),
+		    f->compressed ? " (gzip)" : "", trace_dialect_name(f->dialect),
+		    (unsigned long long)f->bytes);
+	if (f->compressed)
+		pg_buf_addf(b, " (%llu uncompressed)", (unsigned long long)f->content_bytes);
+	pg_buf_addc(b, '\n');
+	pg_buf_addf(b, "  producer   %s", f->framework ? f->framework : "unknown");
+	if (f->framework_version)
+		pg_buf_addf(b, " (%s)", f->framework_version);
+	if (f->device_kind)
+		pg_buf_addf(b, "; device %s", f->device_kind);
+	if (f->rank >= 0)
+		pg_buf_addf(b, "; rank %d", f->rank);
+	if (f->world_size >= 0)
+		pg_buf_addf(b, " of %d", f->world_size);
+	if (f->backend)
+		pg_buf_addf(b, " (%s)", f->backend);
+	if (f->display_time_unit[0])
+		pg_buf_addf(b, "; displayTimeUnit %s (display only)", f->display_time_unit);
+	pg_buf_addc(b, '\n');
+	pg_buf_addf(b, "  events     %llu (", (unsigned long long)f->entries);
+	for (int p = 0; p < 128; p++)
+		if (f->phase_counts[p]) {
+			pg_buf_addf(b, "%s%c %llu", any ? ", " : "", p,
+				    (unsigned long long)f->phase_counts[p]);
+			any = 1;
+		}
+	pg_buf_addf(b, "%s)\n", any ? "" : "none");
+
+	pg_buf_adds(b, "  devices\n");
+	for (uint32_t d = 0; d < t->n_devices; d++) {
+		const struct trace_device *dev = &t->devices[d];
+		if (dev->file != fi || !has_events_device(t, d))
+			continue;
+		device_id(t, d, id, sizeof(id));
+		pg_buf_addf(b, "    %-8s %-24s %10llu events", id, trace_str_get(t, dev->label),
+			    (unsigned long long)dev->n_events);
+		if (dev->name)
+			pg_buf_addf(b, "  %s", trace_str_get(t, dev->name));
+		pg_buf_addc(b, '\n');
+	}
+	pg_buf_adds(b, "  tracks\n");
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		if (tr->device == UINT32_MAX || t->devices[tr->device].file != fi || !tr->n_events)
+			continue;
+		device_id(t, tr->device, id, sizeof(id));
+		fmt_span(span, sizeof(span), tr->first_ns <= tr->last_ns ? tr->last_ns - tr->first_ns : 0);
+		const char *name = trace_str_get(t, tr->name);
+		pg_buf_addf(b, "    %-8s %-13s %-32.32s %10llu events  span %s\n", id,
+			    trace_track_kind_name(tr->kind), name[0] ? name : trace_str_get(t, tr->tid),
+			    (unsigned long long)tr->n_events, span);
+	}
+	analyze_markers(t, fi, mk);
+	pg_buf_adds(b, "  steps     ");
+	any = 0;
+	for (int k = 0; k < ANALYZE_MARK_COUNT; k++) {
+		if (!mk[k].count)
+			continue;
+		pg_buf_addf(b, "%s %s: %llu markers", any ? ";" : "",
+			    analyze_marker_name((enum analyze_marker_kind)k),
+			    (unsigned long long)mk[k].count);
+		if (mk[k].first_step >= 0)
+			pg_buf_addf(b, " (steps %lld..%lld)", (long long)mk[k].first_step,
+				    (long long)mk[k].last_step);
+		any = 1;
+	}
+	pg_buf_adds(b, any ? "\n" : " none found\n");
+	for (uint32_t w = 0; w < t->n_warnings; w++)
+		if (t->warnings[w].file == fi)
+			pg_buf_addf(b, "  warning    %s: %s\n", t->warnings[w].code,
+				    t->warnings[w].message);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct trace t;
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_json j;
+	int n_pos, help, rc = PG_EXIT_OK;
+
+	opt_json = 0;
+	if (cmd_parse(&inspect_spec, argc, argv, pos, &n_pos, &help)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (help) {
+		cmd_usage(&inspect_spec, stdout);
+		free(pos);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	if (n_pos == 0) {
+		free(pos);
+		pg_error_set(PG_EUSAGE, "inspect: no input given (see 'profgate inspect --help')");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	trace_init(&t);
+	for (int i = 0; i < n_pos; i++)
+		if (read_path(&t, pos[i])) {
+			fprintf(stderr, "profgate: %s\n", pg_error_last());
+			rc = PG_EXIT_INPUT;
+		}
+	if (opt_json) {
+		pg_json_init(&j, &out, 1);
+		pg_json_obj_begin(&j);
+		pg_json_key(&j, "files");
+		pg_json_arr_begin(&j);
+		for (uint32_t f = 0; f < t.n_files; f++)
+			file_json(&j, &t, f);
+		pg_json_arr_end(&j);
+		pg_json_obj_end(&j);
+	} else {
+		for (uint32_t f = 0; f < t.n_files; f++) {
+			if (f)
+				pg_buf_addc(&out, '\n');
+			file_text(&out, &t, f);
+		}
+	}
+	fwrite(out.ptr, 1, out.len, stdout);
+	pg_buf_release(&out);
+	trace_release(&t);
+	free(pos);
+	return cmd_finish(rc);
+}

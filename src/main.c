@@ -1,0 +1,57 @@
+/*
+ * profgate: a performance regression gate and tracker for ML training
+ * profiles. main() dispatches to one function per subcommand.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: profgate <command> [options]\n"
+		     "       profgate --version\n\n"
+		     "commands:\n");
+	for (size_t i = 0; i < PG_ARRAY_LEN(commands); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'profgate <command> --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return PG_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (size_t i = 0; i < PG_ARRAY_LEN(commands); i++)
+				if (strcmp(commands[i].name, argv[2]) == 0) {
+					char *args[] = {argv[2], "--help", NULL};
+					return commands[i].fn(2, args);
+				}
+		}
+		usage(stdout);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("profgate %s\n", PG_VERSION);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(commands); i++)
+		if (strcmp(commands[i].name, argv[1]) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "profgate: unknown command '%s' (see 'profgate --help')\n", argv[1]);
+	return PG_EXIT_USAGE;
+}

@@ -1,0 +1,1664 @@
+/*
+ * Chrome trace JSON reader: JAX/XLA exports (<host>.trace.json.gz,
+ * perfetto_trace.json.gz), PyTorch Kineto (*.pt.trace.json[.gz]) and generic
+ * Chrome traces, as an object with "traceEvents" or a bare array.
+ *
+ * How it works: a purpose-built pull scanner walks the bytes once, chunk by
+ * chunk, and decodes one event at a time into a few fixed fields (ph, name,
+ * cat, pid, tid, ts, dur, id, bp) and a whitelist of args; everything else is
+ * skipped without copying. cJSON alone cannot reach the speed goal (it builds a
+ * tree of malloc'd nodes per event: ~3x slower than inflate on Kineto files),
+ * so it is used only for the small top-level blocks (deviceProperties,
+ * distributedInfo), captured as text and capped in size.
+ *
+ * Times: ts and dur are microseconds in every dialect; they are converted to
+ * integer ns exactly from the decimal text (no double rounding). Kineto's
+ * baseTimeNanoseconds only moves the epoch and is recorded, not applied.
+ * displayTimeUnit is a display hint (the Chrome trace spec; Kineto files
+ * with "ns" still write µs) and is recorded, never used to scale.
+ */
+#include "read.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ARGS 24
+
+enum { CH_EOF = -1, CH_ERR = -2 };
+
+/* Args kept in argument sets. Everything else is skipped. */
+static const char *const kept_args[] = {
+	"name",          "hlo_op",         "hlo_module",    "tf_op",       "long_name",
+	"hlo_category",  "flops",          "bytes_accessed", "step_num",   "_r",
+	"group_id",      "program_id",     "run_id",        "step_name",   "deduplicated_name",
+	"iter_num",      "Collective name", "In msg nelems", "Out msg nelems", "Group size",
+	"dtype",         "bytes",          "Process Group Name", "labels", "sort_index",
+	"source",        "model_flops",
+};
+
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint32_t n, cap;
+};
+
+struct pidinfo {
+	trace_str pid;
+	trace_str process_name;
+	trace_str labels;
+	int has_events;
+};
+
+struct pending {
+	uint32_t track;
+	uint32_t alive;
+	int64_t ts;
+	trace_str name;
+	uint16_t cat;
+	uint32_t args;
+	uint64_t corr;
+	uint64_t key; /* async: hash of (pid, cat, id, name) */
+	uint8_t flags;
+};
+
+struct argval {
+	int key; /* index into kept_args */
+	uint32_t off, len;
+};
+
+struct cj {
+	struct trace *t;
+	uint32_t file;
+	struct rd_in *in;
+	const char *path;
+	uint64_t index; /* event index within the array */
+
+	/* per-event fields */
+	struct pg_buf key, name, cat, pid, tid, idtext, vals;
+	int ph;
+	int64_t ts, dur;
+	int has_ts, has_dur, has_id, bp_e;
+	uint64_t corr;
+	int has_corr;
+	struct argval args[MAX_ARGS];
+	int n_args;
+
+	/* tables */
+	trace_str kept_ids[PG_ARRAY_LEN(kept_args)];
+	struct u64map tracks;
+	struct pidinfo *pids;
+	uint32_t n_pids, cap_pids;
+	struct u64map pidmap;
+	struct pending *pend;
+	uint32_t n_pend, cap_pend;
+	uint32_t first_track;
+	uint64_t first_event;
+
+	/* cache */
+	trace_str last_pid, last_tid;
+	uint32_t last_track;
+	struct pg_buf last_cat;
+	uint16_t last_cat_id;
+
+	/* header facts */
+	struct pg_buf dev_props, dist_info;
+	int saw_trace_events, top_is_array;
+	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
+	uint64_t unmatched_end, unclosed_begin;
+};
+
+/* ---- a tiny u64 -> u32 map (open addressing) ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static void map_put(struct u64map *m, uint64_t key, uint32_t val);
+
+static void map_grow(struct u64map *m)
+{
+	struct u64map old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 256;
+	m->keys = pg_xmalloc((size_t)m->cap * sizeof(uint64_t));
+	m->vals = pg_xmalloc((size_t)m->cap * sizeof(uint32_t));
+	memset(m->vals, 0xff, (size_t)m->cap * sizeof(uint32_t));
+	m->n = 0;
+	for (uint32_t i = 0; i < old.cap; i++)
+		if (old.vals[i] != UINT32_MAX)
+			map_put(m, old.keys[i], old.vals[i]);
+	free(old.keys);
+	free(old.vals);
+}
+
+static void map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap)
+		map_grow(m);
+	uint32_t h = (uint32_t)mix64(key) & (m->cap - 1);
+	while (m->vals[h] != UINT32_MAX && m->keys[h] != key)
+		h = (h + 1) & (m->cap - 1);
+	if (m->vals[h] == UINT32_MAX)
+		m->n++;
+	m->keys[h] = key;
+	m->vals[h] = val;
+}
+
+static uint32_t map_get(const struct u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return UINT32_MAX;
+	uint32_t h = (uint32_t)mix64(key) & (m->cap - 1);
+	while (m->vals[h] != UINT32_MAX) {
+		if (m->keys[h] == key)
+			return m->vals[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	return UINT32_MAX;
+}
+
+static void map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- errors ---- */
+
+static int fail(struct cj *c, const char *fmt, ...) PG_PRINTF(2, 3);
+
+static int fail(struct cj *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->saw_trace_events || c->top_is_array)
+		return pg_error_set(PG_EFORMAT, "cannot read '%s': %s at byte %llu (event %llu)",
+				    c->path, msg, (unsigned long long)rd_in_offset(c->in),
+				    (unsigned long long)c->index);
+	return pg_error_set(PG_EFORMAT, "cannot read '%s': %s at byte %llu", c->path, msg,
+			    (unsigned long long)rd_in_offset(c->in));
+}
+
+/* A source error (corrupt gzip, read error) already has a message. */
+static int fail_src(struct cj *c)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s", pg_error_last());
+	return pg_error_set(PG_EFORMAT, "cannot read '%s': %s (after event %llu)", c->path, msg,
+			    (unsigned long long)c->index);
+}
+
+static int fail_eof(struct cj *c)
+{
+	if (c->in->truncated)
+		return fail(c, "unexpected end of input: the gzip stream is truncated");
+	return fail(c, "unexpected end of input: the JSON is truncated");
+}
+
+/* ---- byte access ---- */
+
+static int slow_peek(struct cj *c)
+{
+	int r = rd_in_refill(c->in);
+
+	if (r > 0)
+		return *c->in->p;
+	return r == 0 ? CH_EOF : CH_ERR;
+}
+
+static inline int peekc(struct cj *c)
+{
+	if (c->in->p < c->in->end)
+		return *c->in->p;
+	return slow_peek(c);
+}
+
+static inline int is_ws(int ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
+/* Skip whitespace and return the next byte without consuming it. */
+static inline int skip_ws(struct cj *c)
+{
+	for (;;) {
+		const unsigned char *p = c->in->p, *end = c->in->end;
+		while (p < end && is_ws(*p))
+			p++;
+		c->in->p = p;
+		if (p < end)
+			return *p;
+		int ch = slow_peek(c);
+		if (ch < 0 || !is_ws(ch))
+			return ch;
+	}
+}
+
+static int bad_char(struct cj *c, int ch, const char *expected)
+{
+	if (ch == CH_ERR)
+		return fail_src(c);
+	if (ch == CH_EOF)
+		return fail_eof(c);
+	if (ch == 'N' || ch == 'I' || ch == '-')
+		return fail(c, "invalid JSON value (NaN and Infinity are not JSON), expected %s",
+			    expected);
+	if (ch >= 0x20 && ch < 0x7f)
+		return fail(c, "unexpected '%c', expected %s", ch, expected);
+	return fail(c, "unexpected byte 0x%02x, expected %s", ch, expected);
+}
+
+static int expect(struct cj *c, int want, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch != want)
+		return bad_char(c, ch, what);
+	c->in->p++;
+	return 0;
+}
+
+/* ---- strings ---- */
+
+static void put_utf8(struct pg_buf *b, uint32_t cp)
+{
+	char u[4];
+
+	if (cp < 0x80) {
+		pg_buf_addc(b, (char)cp);
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | (cp >> 6));
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		pg_buf_add(b, u, 2);
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | (cp >> 12));
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		pg_buf_add(b, u, 3);
+	} else {
+		u[0] = (char)(0xf0 | (cp >> 18));
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		pg_buf_add(b, u, 4);
+	}
+}
+
+static int read_hex4(struct cj *c, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		int ch = peekc(c);
+		if (ch < 0)
+			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+		c->in->p++;
+		v <<= 4;
+		if (ch >= '0' && ch <= '9')
+			v |= (uint32_t)(ch - '0');
+		else if (ch >= 'a' && ch <= 'f')
+			v |= (uint32_t)(ch - 'a' + 10);
+		else if (ch >= 'A' && ch <= 'F')
+			v |= (uint32_t)(ch - 'A' + 10);
+		else
+			return fail(c, "bad \\u escape in a string");
+	}
+	*out = v;
+	return 0;
+}
+
+static int read_escape(struct cj *c, struct pg_buf *out)
+{
+	int ch = peekc(c);
+	uint32_t cp, lo;
+
+	if (ch < 0)
+		return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+	c->in->p++;
+	switch (ch) {
+	case '"': case '\\': case '/':
+		if (out)
+			pg_buf_addc(out, (char)ch);
+		return 0;
+	case 'b': if (out) pg_buf_addc(out, '\b'); return 0;
+	case 'f': if (out) pg_buf_addc(out, '\f'); return 0;
+	case 'n': if (out) pg_buf_addc(out, '\n'); return 0;
+	case 'r': if (out) pg_buf_addc(out, '\r'); return 0;
+	case 't': if (out) pg_buf_addc(out, '\t'); return 0;
+	case 'u':
+		if (read_hex4(c, &cp))
+			return PG_EFORMAT;
+		if (cp >= 0xd800 && cp < 0xdc00 && peekc(c) == '\\') {
+			c->in->p++;
+			if (peekc(c) != 'u')
+				return fail(c, "bad surrogate escape in a string");
+			c->in->p++;
+			if (read_hex4(c, &lo))
+				return PG_EFORMAT;
+			if (lo >= 0xdc00 && lo < 0xe000)
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			else
+				cp = 0xfffd;
+		} else if (cp >= 0xd800 && cp < 0xe000) {
+			cp = 0xfffd;
+		}
+		if (out)
+			put_utf8(out, cp);
+		return 0;
+	default:
+		return fail(c, "bad escape '\\%c' in a string", ch >= 0x20 && ch < 0x7f ? ch : '?');
+	}
+}
+
+/*
+ * Read a string whose opening quote is next. With out == NULL the string is
+ * skipped without copying, so an arbitrarily long unused string costs no
+ * memory; a kept string is capped at RD_MAX_STRING_BYTES.
+ */
+static int read_string(struct cj *c, struct pg_buf *out)
+{
+	if (out)
+		pg_buf_reset(out);
+	c->in->p++; /* opening quote */
+	for (;;) {
+		const unsigned char *p = c->in->p, *end = c->in->end, *s = p;
+		while (p < end && *p != '"' && *p != '\\')
+			p++;
+		if (out && p > s) {
+			if (out->len + (size_t)(p - s) > RD_MAX_STRING_BYTES) {
+				c->in->p = p;
+				return fail(c, "string longer than %u MiB", RD_MAX_STRING_BYTES >> 20);
+			}
+			pg_buf_add(out, s, (size_t)(p - s));
+		}
+		c->in->p = p;
+		if (p < end) {
+			c->in->p++;
+			if (*p == '"')
+				return 0;
+			if (read_escape(c, out))
+				return PG_EFORMAT;
+			continue;
+		}
+		int ch = slow_peek(c);
+		if (ch < 0)
+			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+	}
+}
+
+/* ---- numbers ---- */
+
+struct num {
+	int neg;
+	uint64_t mant;  /* up to 19 significant digits */
+	int exp10;      /* value = mant * 10^exp10 */
+	int is_int;     /* no fraction or exponent */
+	char text[64];
+	int len;
+};
+
+static int read_number(struct cj *c, struct num *n)
+{
+	int ch, digits = 0, any = 0, frac = 0, e = 0, eneg = 0, edigits = 0;
+
+	memset(n, 0, sizeof(*n));
+	n->is_int = 1;
+	for (;;) {
+		ch = peekc(c);
+		if (ch == CH_ERR)
+			return fail_src(c);
+		if (!(ch >= '0' && ch <= '9') && ch != '-' && ch != '+' && ch != '.' && ch != 'e' &&
+		    ch != 'E')
+			break;
+		if (n->len >= (int)sizeof(n->text) - 1)
+			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
+		n->text[n->len++] = (char)ch;
+		c->in->p++;
+	}
+	n->text[n->len] = '\0';
+	/* parse the text */
+	const char *s = n->text;
+	if (*s == '-') {
+		n->neg = 1;
+		s++;
+	}
+	for (; *s >= '0' && *s <= '9'; s++) {
+		any = 1;
+		if (digits < 19) {
+			n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+			if (n->mant)
+				digits++;
+		} else {
+			n->exp10++;
+		}
+	}
+	if (*s == '.') {
+		n->is_int = 0;
+		s++;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			frac = 1;
+			if (digits < 19) {
+				n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+				n->exp10--;
+				if (n->mant)
+					digits++;
+			}
+		}
+		if (!frac)
+			return fail(c, "malformed number '%s'", n->text);
+	}
+	if (*s == 'e' || *s == 'E') {
+		n->is_int = 0;
+		s++;
+		if (*s == '-' || *s == '+')
+			eneg = *s++ == '-';
+		for (; *s >= '0' && *s <= '9'; s++) {
+			edigits = 1;
+			if (e < 100000)
+				e = e * 10 + (*s - '0');
+		}
+		if (!edigits)
+			return fail(c, "malformed number '%s'", n->text);
+		n->exp10 += eneg ? -e : e;
+	}
+	if (!any || *s)
+		return fail(c, "malformed number '%s'", n->text[0] ? n->text : "(empty)");
+	return 0;
+}
+
+static const uint64_t pow10u[20] = {1ULL,
+				    10ULL,
+				    100ULL,
+				    1000ULL,
+				    10000ULL,
+				    100000ULL,
+				    1000000ULL,
+				    10000000ULL,
+				    100000000ULL,
+				    1000000000ULL,
+				    10000000000ULL,
+				    100000000000ULL,
+				    1000000000000ULL,
+				    10000000000000ULL,
+				    100000000000000ULL,
+				    1000000000000000ULL,
+				    10000000000000000ULL,
+				    100000000000000000ULL,
+				    1000000000000000000ULL,
+				    10000000000000000000ULL};
+
+/* Microseconds (decimal) to integer ns, exact, rounding half up. */
+static int num_us_to_ns(const struct num *n, int64_t *out)
+{
+	int e = n->exp10 + 3;
+	uint64_t v;
+
+	if (n->mant == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (e >= 0) {
+		if (e > 19 || n->mant > (uint64_t)INT64_MAX / pow10u[e])
+			return -1;
+		v = n->mant * pow10u[e];
+	} else if (e < -19) {
+		v = 0;
+	} else {
+		uint64_t d = pow10u[-e];
+		v = n->mant / d + (n->mant % d >= (d + 1) / 2 ? 1 : 0);
+	}
+	if (v > (uint64_t)INT64_MAX)
+		return -1;
+	*out = n->neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+/* An exact unsigned integer, or -1. */
+static int num_to_u64(const struct num *n, uint64_t *out)
+{
+	if (n->neg || n->exp10 < 0)
+		return -1;
+	if (n->exp10 > 0) {
+		if (n->exp10 > 19 || n->mant > UINT64_MAX / pow10u[n->exp10])
+			return -1;
+		*out = n->mant * pow10u[n->exp10];
+		return 0;
+	}
+	*out = n->mant;
+	return 0;
+}
+
+/* ---- skipping values ---- */
+
+static int expect_word(struct cj *c, const char *w)
+{
+	for (const char *s = w; *s; s++) {
+		int ch = peekc(c);
+		if (ch != *s)
+			return bad_char(c, ch, "a JSON value");
+		c->in->p++;
+	}
+	return 0;
+}
+
+/*
+ * Skip one JSON value, iteratively, with a hard depth cap. When cap is
+ * non-NULL the value's text is captured into it (bounded by
+ * RD_MAX_HEADER_BYTES); used for small top-level blocks.
+ */
+static int skip_value(struct cj *c, struct pg_buf *cap)
+{
+	unsigned char stack[RD_MAX_DEPTH];
+	int depth = 0, need_value = 1;
+	const unsigned char *mark;
+
+	for (;;) {
+		int ch = skip_ws(c);
+		mark = c->in->p;
+		if (ch < 0)
+			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+		if (need_value) {
+			need_value = 0;
+			if (ch == '{' || ch == '[') {
+				if (depth >= RD_MAX_DEPTH)
+					return fail(c, "JSON nested deeper than %d levels", RD_MAX_DEPTH);
+				stack[depth++] = (unsigned char)ch;
+				c->in->p++;
+				if (cap)
+					pg_buf_addc(cap, (char)ch);
+				ch = skip_ws(c);
+				if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
+					c->in->p++;
+					if (cap)
+						pg_buf_addc(cap, (char)ch);
+					depth--;
+					goto after_value;
+				}
+				if (stack[depth - 1] == '{') {
+					if (ch != '"')
+						return bad_char(c, ch, "an object key");
+					goto key;
+				}
+				need_value = 1;
+				continue;
+			} else if (ch == '"') {
+				if (cap) {
+					struct pg_buf tmp = PG_BUF_INIT;
+					if (read_string(c, &tmp)) {
+						pg_buf_release(&tmp);
+						return PG_EFORMAT;
+					}
+					pg_json_escape(cap, tmp.ptr, tmp.len);
+					pg_buf_release(&tmp);
+				} else if (read_string(c, NULL)) {
+					return PG_EFORMAT;
+				}
+			} else if (ch == 't' || ch == 'f' || ch == 'n') {
+				const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
+				if (expect_word(c, w))
+					return PG_EFORMAT;
+				if (cap)
+					pg_buf_adds(cap, w);
+			} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+				struct num n;
+				if (read_number(c, &n))
+					return PG_EFORMAT;
+				if (cap)
+					pg_buf_add(cap, n.text, (size_t)n.len);
+			} else {
+				return bad_char(c, ch, "a JSON value");
+			}
+		}
+	after_value:
+		if (cap && cap->len > RD_MAX_HEADER_BYTES)
+			return fail(c, "top-level block larger than %u MiB", RD_MAX_HEADER_BYTES >> 20);
+		if (depth == 0)
+			return 0;
+		ch = skip_ws(c);
+		if (ch == ',') {
+			c->in->p++;
+			if (cap)
+				pg_buf_addc(cap, ',');
+			if (stack[depth - 1] == '[') {
+				need_value = 1;
+				continue;
+			}
+			ch = skip_ws(c);
+			if (ch != '"')
+				return bad_char(c, ch, "an object key");
+		key:
+			if (cap) {
+				struct pg_buf tmp = PG_BUF_INIT;
+				if (read_string(c, &tmp)) {
+					pg_buf_release(&tmp);
+					return PG_EFORMAT;
+				}
+				pg_json_escape(cap, tmp.ptr, tmp.len);
+				pg_buf_release(&tmp);
+				pg_buf_addc(cap, ':');
+			} else if (read_string(c, NULL)) {
+				return PG_EFORMAT;
+			}
+			if (expect(c, ':', "':'"))
+				return PG_EFORMAT;
+			need_value = 1;
+			continue;
+		}
+		if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
+			c->in->p++;
+			if (cap)
+				pg_buf_addc(cap, (char)ch);
+			depth--;
+			goto after_value;
+		}
+		PG_UNUSED(mark);
+		return bad_char(c, ch, stack[depth - 1] == '{' ? "',' or '}'" : "',' or ']'");
+	}
+}
+
+/* ---- values into text ---- */
+
+/* Read a scalar (string, number, bool) as text into out; 1 if read, 0 if the
+ * value was null/object/array (skipped). */
+static int read_scalar_text(struct cj *c, struct pg_buf *out, struct num *num, int *is_num)
+{
+	int ch = skip_ws(c);
+
+	*is_num = 0;
+	if (ch == '"')
+		return read_string(c, out) ? -1 : 1;
+	if (ch == '-' || (ch >= '0' && ch <= '9')) {
+		if (read_number(c, num))
+			return -1;
+		pg_buf_reset(out);
+		pg_buf_add(out, num->text, (size_t)num->len);
+		*is_num = 1;
+		return 1;
+	}
+	if (ch == 't' || ch == 'f') {
+		const char *w = ch == 't' ? "true" : "false";
+		if (expect_word(c, w))
+			return -1;
+		pg_buf_reset(out);
+		pg_buf_adds(out, w);
+		return 1;
+	}
+	return skip_value(c, NULL) ? -1 : 0;
+}
+
+/* ---- tracks and pids ---- */
+
+static uint32_t pid_index(struct cj *c, trace_str pid)
+{
+	uint32_t i = map_get(&c->pidmap, pid);
+
+	if (i != UINT32_MAX)
+		return i;
+	if (c->n_pids == c->cap_pids) {
+		c->cap_pids = c->cap_pids ? 2 * c->cap_pids : 16;
+		c->pids = pg_xrealloc(c->pids, c->cap_pids * sizeof(*c->pids));
+	}
+	i = c->n_pids++;
+	memset(&c->pids[i], 0, sizeof(c->pids[i]));
+	c->pids[i].pid = pid;
+	map_put(&c->pidmap, pid, i);
+	return i;
+}
+
+static uint32_t track_for(struct cj *c, trace_str pid, trace_str tid)
+{
+	if (pid == c->last_pid && tid == c->last_tid && c->last_track != UINT32_MAX)
+		return c->last_track;
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	uint32_t tr = map_get(&c->tracks, key);
+	if (tr == UINT32_MAX) {
+		struct trace_track t0;
+		memset(&t0, 0, sizeof(t0));
+		t0.device = UINT32_MAX;
+		t0.kind = TRACE_TRACK_OTHER;
+		t0.pid = pid;
+		t0.tid = tid;
+		tr = trace_track_add(c->t, &t0);
+		map_put(&c->tracks, key, tr);
+		pid_index(c, pid);
+	}
+	c->last_pid = pid;
+	c->last_tid = tid;
+	c->last_track = tr;
+	return tr;
+}
+
+static trace_str intern_buf(struct cj *c, const struct pg_buf *b)
+{
+	return trace_intern(c->t, b->ptr, b->len);
+}
+
+static uint16_t cat_id(struct cj *c)
+{
+	if (c->cat.len == c->last_cat.len && memcmp(c->cat.ptr, c->last_cat.ptr, c->cat.len) == 0)
+		return c->last_cat_id;
+	c->last_cat_id = trace_cat_intern(c->t, c->cat.ptr, c->cat.len);
+	pg_buf_reset(&c->last_cat);
+	pg_buf_add(&c->last_cat, c->cat.ptr, c->cat.len);
+	return c->last_cat_id;
+}
+
+/* ---- args ---- */
+
+#define KEPT_PER_LEN 6
+static signed char kept_by_len[33][KEPT_PER_LEN];
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void kept_init(void)
+{
+	memset(kept_by_len, -1, sizeof(kept_by_len));
+	for (size_t i = 0; i < PG_ARRAY_LEN(kept_args); i++) {
+		size_t len = strlen(kept_args[i]);
+		for (int j = 0; j < KEPT_PER_LEN && len <= 32; j++)
+			if (kept_by_len[len][j] < 0) {
+				kept_by_len[len][j] = (signed char)i;
+				break;
+			}
+	}
+}
+
+/* Keys bucketed by length so a lookup compares at most a few strings; this
+ * runs for every args key of every event. */
+static int kept_index(const char *k, size_t n)
+{
+	pthread_once(&kept_once, kept_init);
+	if (n > 32)
+		return -1;
+	for (int j = 0; j < KEPT_PER_LEN && kept_by_len[n][j] >= 0; j++)
+		if (memcmp(kept_args[kept_by_len[n][j]], k, n) == 0)
+			return kept_by_len[n][j];
+	return -1;
+}
+
+static int parse_args(struct cj *c)
+{
+	struct pg_buf *val = &c->idtext; /* scratch */
+	struct num num;
+	int is_num;
+
+	if (expect(c, '{', "'{' for args"))
+		return PG_EFORMAT;
+	int ch = skip_ws(c);
+	if (ch == '}') {
+		c->in->p++;
+		return 0;
+	}
+	for (;;) {
+		ch = skip_ws(c);
+		if (ch != '"')
+			return bad_char(c, ch, "an args key");
+		if (read_string(c, &c->key) || expect(c, ':', "':'"))
+			return PG_EFORMAT;
+		const char *k = c->key.ptr;
+		size_t kn = c->key.len;
+		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
+		    (kn == 14 && memcmp(k, "correlation_id", 14) == 0)) {
+			int r = read_scalar_text(c, val, &num, &is_num);
+			if (r < 0)
+				return PG_EFORMAT;
+			if (r > 0) {
+				struct num n2;
+				const char *s = val->ptr;
+				uint64_t v = 0;
+				int ok = 1;
+				if (is_num) {
+					n2 = num;
+					ok = num_to_u64(&n2, &v) == 0;
+				} else {
+					for (; *s; s++) {
+						if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10) {
+							ok = 0;
+							break;
+						}
+						v = v * 10 + (uint64_t)(*s - '0');
+					}
+					ok = ok && val->len > 0;
+				}
+				if (ok) {
+					c->corr = v;
+					c->has_corr = 1;
+				}
+			}
+		} else {
+			int ki = kept_index(k, kn);
+			if (ki < 0 || c->n_args >= MAX_ARGS) {
+				if (skip_value(c, NULL))
+					return PG_EFORMAT;
+			} else {
+				int r = read_scalar_text(c, val, &num, &is_num);
+				if (r < 0)
+					return PG_EFORMAT;
+				if (r > 0) {
+					struct argval *a = &c->args[c->n_args++];
+					a->key = ki;
+					a->off = (uint32_t)c->vals.len;
+					a->len = (uint32_t)val->len;
+					pg_buf_add(&c->vals, val->ptr, val->len);
+				}
+			}
+		}
+		ch = skip_ws(c);
+		if (ch == ',') {
+			c->in->p++;
+			continue;
+		}
+		if (ch == '}') {
+			c->in->p++;
+			return 0;
+		}
+		return bad_char(c, ch, "',' or '}' in args");
+	}
+}
+
+static const char *arg_text(struct cj *c, int key, size_t *len)
+{
+	for (int i = 0; i < c->n_args; i++)
+		if (c->args[i].key == key) {
+			*len = c->args[i].len;
+			return c->vals.ptr + c->args[i].off;
+		}
+	*len = 0;
+	return NULL;
+}
+
+enum { ARG_NAME = 0, ARG_LABELS = 23, ARG_SORT_INDEX = 24 };
+
+static uint32_t intern_args(struct cj *c)
+{
+	struct trace_arg a[MAX_ARGS];
+	uint32_t n = 0;
+
+	for (int i = 0; i < c->n_args; i++) {
+		int k = c->args[i].key;
+		if (k == ARG_LABELS || k == ARG_SORT_INDEX)
+			continue;
+		if (!c->kept_ids[k])
+			c->kept_ids[k] = trace_intern_cstr(c->t, kept_args[k]);
+		a[n].key = c->kept_ids[k];
+		a[n].value = trace_intern(c->t, c->vals.ptr + c->args[i].off, c->args[i].len);
+		n++;
+	}
+	return trace_argset_intern(c->t, a, n);
+}
+
+/* ---- events ---- */
+
+static void emit(struct cj *c, uint32_t track, int64_t ts, int64_t dur, trace_str name,
+		 uint16_t cat, uint32_t args, uint64_t corr, int has_corr, int ph, uint8_t flags)
+{
+	struct trace_event *e = trace_event_add(c->t);
+
+	e->ts_ns = ts;
+	e->dur_ns = dur;
+	e->name = name;
+	e->track = track;
+	e->cat = cat;
+	e->args = args;
+	e->corr = corr;
+	e->ph = (uint8_t)ph;
+	e->flags = (uint8_t)(flags | (has_corr ? TRACE_EV_HAS_CORR : 0));
+	trace_event_commit(c->t, e);
+	c->t->tracks[track].cat_mask |= c->t->cats[cat].class_mask;
+}
+
+static void push_pending(struct cj *c, const struct pending *p)
+{
+	if (c->n_pend == c->cap_pend) {
+		c->cap_pend = c->cap_pend ? 2 * c->cap_pend : 64;
+		c->pend = pg_xrealloc(c->pend, c->cap_pend * sizeof(*c->pend));
+	}
+	c->pend[c->n_pend++] = *p;
+}
+
+/* Pop the newest live pending entry matching track (and key when async). */
+static int pop_pending(struct cj *c, uint32_t track, uint64_t key, int async, struct pending *out)
+{
+	for (uint32_t i = c->n_pend; i-- > 0;) {
+		struct pending *p = &c->pend[i];
+		if (!p->alive || p->track != track || (async && p->key != key))
+			continue;
+		*out = *p;
+		p->alive = 0;
+		while (c->n_pend > 0 && !c->pend[c->n_pend - 1].alive)
+			c->n_pend--;
+		return 1;
+	}
+	return 0;
+}
+
+static void handle_metadata(struct cj *c)
+{
+	size_t n;
+	const char *v;
+	trace_str pid = intern_buf(c, &c->pid);
+
+	if (c->name.len == 12 && memcmp(c->name.ptr, "process_name", 12) == 0) {
+		v = arg_text(c, ARG_NAME, &n);
+		if (v) {
+			struct pidinfo *pi = &c->pids[pid_index(c, pid)];
+			pi->process_name = trace_intern(c->t, v, n);
+			if ((n >= 8 && memcmp(v, "/device:", 8) == 0) ||
+			    (n >= 6 && memcmp(v, "/host:", 6) == 0))
+				c->jax_evidence++;
+		}
+	} else if (c->name.len == 14 && memcmp(c->name.ptr, "process_labels", 14) == 0) {
+		v = arg_text(c, ARG_LABELS, &n);
+		if (v)
+			c->pids[pid_index(c, pid)].labels = trace_intern(c->t, v, n);
+	} else if (c->name.len == 11 && memcmp(c->name.ptr, "thread_name", 11) == 0) {
+		v = arg_text(c, ARG_NAME, &n);
+		if (v) {
+			uint32_t tr = track_for(c, pid, intern_buf(c, &c->tid));
+			c->t->tracks[tr].name = trace_intern(c->t, v, n);
+		}
+	}
+}
+
+static int finish_event(struct cj *c)
+{
+	int ph = c->ph;
+	struct pending p;
+
+	if (ph == 0)
+		return 0; /* JAX's trailing {} and other phase-less entries */
+	if (ph < 128)
+		c->t->files[c->file].phase_counts[ph]++;
+	if (ph == 'M') {
+		handle_metadata(c);
+		return 0;
+	}
+	if (ph == 'C' || ph == 'P' || ph == 'O' || ph == 'N' || ph == 'D' || ph == 'R' ||
+	    ph == 'c' || ph == 'S' || ph == 'T' || ph == 'F' || ph == 'p' || ph == '?')
+		return 0; /* counted, not kept: nothing downstream reads them */
+	if (!c->has_ts)
+		return fail(c, "'%c' event without a ts", ph);
+	if (c->has_dur && c->dur < 0)
+		return fail(c, "negative duration");
+
+	trace_str pid = intern_buf(c, &c->pid), tid = intern_buf(c, &c->tid);
+	uint32_t track = track_for(c, pid, tid);
+	uint16_t cat = cat_id(c);
+	trace_str name = intern_buf(c, &c->name);
+	uint32_t args = intern_args(c);
+
+	if (c->cat.len && c->t->cats[cat].class_mask)
+		c->kineto_evidence++;
+	switch (ph) {
+	case 'X':
+		emit(c, track, c->ts, c->has_dur ? c->dur : 0, name, cat, args, c->corr,
+		     c->has_corr, 'X', 0);
+		return 0;
+	case 'B':
+		memset(&p, 0, sizeof(p));
+		p = (struct pending){track, 1, c->ts, name, cat, args, c->corr, 0, 0};
+		p.flags = c->has_corr ? TRACE_EV_HAS_CORR : 0;
+		push_pending(c, &p);
+		return 0;
+	case 'E':
+		if (!pop_pending(c, track, 0, 0, &p)) {
+			c->unmatched_end++;
+			return 0;
+		}
+		if (c->ts < p.ts)
+			return fail(c, "'E' event before its 'B' (negative duration)");
+		emit(c, track, p.ts, c->ts - p.ts, p.name, p.cat, p.args, p.corr,
+		     p.flags & TRACE_EV_HAS_CORR, 'X', TRACE_EV_FROM_BE);
+		return 0;
+	case 'i':
+	case 'I':
+	case 'n':
+		emit(c, track, c->ts, 0, name, cat, args, c->corr, c->has_corr, ph, TRACE_EV_INSTANT);
+		return 0;
+	case 's':
+	case 't':
+	case 'f': {
+		uint64_t id = 0;
+		if (c->has_id) {
+			struct num n;
+			memset(&n, 0, sizeof(n));
+			id = pg_hash(c->idtext.ptr, c->idtext.len);
+			/* numeric ids keep their value so they meet args.correlation */
+			char *end = NULL;
+			unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
+			if (end && *end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
+				id = v;
+		}
+		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
+		     TRACE_EV_FLOW | (c->bp_e ? TRACE_EV_FLOW_ENCL : 0));
+		return 0;
+	}
+	case 'b':
+	case 'e': {
+		/* async spans live on their own track per (pid, cat) */
+		struct pg_buf at = PG_BUF_INIT;
+		pg_buf_adds(&at, "async:");
+		pg_buf_add(&at, c->cat.ptr, c->cat.len);
+		uint32_t atrack = track_for(c, pid, intern_buf(c, &at));
+		pg_buf_release(&at);
+		uint64_t key = pg_hash(c->idtext.ptr, c->idtext.len) ^ ((uint64_t)name << 20) ^ cat;
+		if (ph == 'b') {
+			memset(&p, 0, sizeof(p));
+			p = (struct pending){atrack, 1, c->ts, name, cat, args, 0, key, 0};
+			push_pending(c, &p);
+			return 0;
+		}
+		if (!pop_pending(c, atrack, key, 1, &p)) {
+			c->unmatched_end++;
+			return 0;
+		}
+		if (c->ts < p.ts)
+			return fail(c, "async 'e' event before its 'b' (negative duration)");
+		emit(c, atrack, p.ts, c->ts - p.ts, p.name, p.cat, p.args, 0, 0, 'X', TRACE_EV_ASYNC);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int read_key_text(struct cj *c, struct pg_buf *out)
+{
+	int ch = skip_ws(c);
+
+	if (ch == '"')
+		return read_string(c, out);
+	if (ch == '-' || (ch >= '0' && ch <= '9')) {
+		struct num n;
+		if (read_number(c, &n))
+			return PG_EFORMAT;
+		pg_buf_reset(out);
+		pg_buf_add(out, n.text, (size_t)n.len);
+		return 0;
+	}
+	if (ch == 'n') { /* null pid/tid: treat as empty */
+		pg_buf_reset(out);
+		return expect_word(c, "null");
+	}
+	return bad_char(c, ch, "a string or number");
+}
+
+static int read_time(struct cj *c, int64_t *out, const char *what)
+{
+	struct num n;
+	int ch = skip_ws(c);
+
+	if (ch == '"') { /* some exporters quote numbers */
+		if (read_string(c, &c->idtext))
+			return PG_EFORMAT;
+		char *end = NULL;
+		double d = strtod(c->idtext.ptr, &end);
+		if (!end || *end || c->idtext.len == 0 || d != d || d > 9e15 || d < -9e15)
+			return fail(c, "%s is not a number", what);
+		*out = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
+		return 0;
+	}
+	if (!(ch == '-' || (ch >= '0' && ch <= '9')))
+		return bad_char(c, ch, "a number");
+	if (read_number(c, &n))
+		return PG_EFORMAT;
+	if (num_us_to_ns(&n, out))
+		return fail(c, "%s %s is out of range", what, n.text);
+	return 0;
+}
+
+static int parse_event(struct cj *c)
+{
+	int ch;
+
+	c->ph = 0;
+	c->has_ts = c->has_dur = c->has_id = c->bp_e = c->has_corr = 0;
+	c->ts = c->dur = 0;
+	c->corr = 0;
+	c->n_args = 0;
+	pg_buf_reset(&c->vals);
+	pg_buf_reset(&c->name);
+	pg_buf_reset(&c->cat);
+	pg_buf_reset(&c->pid);
+	pg_buf_reset(&c->tid);
+	pg_buf_reset(&c->idtext);
+
+	ch = skip_ws(c);
+	if (ch != '{')
+		return bad_char(c, ch, "an event object");
+	c->in->p++;
+	ch = skip_ws(c);
+	if (ch == '}') {
+		c->in->p++;
+		return finish_event(c);
+	}
+	for (;;) {
+		ch = skip_ws(c);
+		if (ch != '"')
+			return bad_char(c, ch, "an event key");
+		if (read_string(c, &c->key) || expect(c, ':', "':'"))
+			return PG_EFORMAT;
+		const char *k = c->key.ptr;
+		int r = 0;
+		switch (c->key.len) {
+		case 2:
+			if (k[0] == 'p' && k[1] == 'h') {
+				if (skip_ws(c) != '"')
+					return bad_char(c, skip_ws(c), "a string for ph");
+				r = read_string(c, &c->idtext);
+				c->ph = c->idtext.len == 1 ? (unsigned char)c->idtext.ptr[0] : '?';
+				pg_buf_reset(&c->idtext);
+			} else if (k[0] == 't' && k[1] == 's') {
+				r = read_time(c, &c->ts, "ts");
+				c->has_ts = 1;
+			} else if (k[0] == 'i' && k[1] == 'd') {
+				r = read_key_text(c, &c->idtext);
+				c->has_id = 1;
+			} else if (k[0] == 'b' && k[1] == 'p') {
+				if (skip_ws(c) == '"') {
+					r = read_string(c, &c->key);
+					c->bp_e = c->key.len == 1 && c->key.ptr[0] == 'e';
+				} else {
+					r = skip_value(c, NULL);
+				}
+			} else {
+				r = skip_value(c, NULL);
+			}
+			break;
+		case 3:
+			if (memcmp(k, "pid", 3) == 0)
+				r = read_key_text(c, &c->pid);
+			else if (memcmp(k, "tid", 3) == 0)
+				r = read_key_text(c, &c->tid);
+			else if (memcmp(k, "cat", 3) == 0)
+				r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_value(c, NULL);
+			else if (memcmp(k, "dur", 3) == 0) {
+				r = read_time(c, &c->dur, "dur");
+				c->has_dur = 1;
+			} else
+				r = skip_value(c, NULL);
+			break;
+		case 4:
+			if (memcmp(k, "name", 4) == 0)
+				r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_value(c, NULL);
+			else if (memcmp(k, "args", 4) == 0)
+				r = skip_ws(c) == '{' ? parse_args(c) : skip_value(c, NULL);
+			else
+				r = skip_value(c, NULL);
+			break;
+		default:
+			r = skip_value(c, NULL);
+		}
+		if (r)
+			return PG_EFORMAT;
+		ch = skip_ws(c);
+		if (ch == ',') {
+			c->in->p++;
+			continue;
+		}
+		if (ch == '}') {
+			c->in->p++;
+			return finish_event(c);
+		}
+		return bad_char(c, ch, "',' or '}' after an event field");
+	}
+}
+
+static int parse_event_array(struct cj *c)
+{
+	struct trace_file *f;
+	int ch;
+
+	c->in->p++; /* '[' */
+	ch = skip_ws(c);
+	if (ch == ']') {
+		c->in->p++;
+		return 0;
+	}
+	for (;;) {
+		if (parse_event(c))
+			return PG_EFORMAT;
+		c->index++;
+		ch = skip_ws(c);
+		if (ch == ',') {
+			c->in->p++;
+			continue;
+		}
+		if (ch == ']') {
+			c->in->p++;
+			break;
+		}
+		return bad_char(c, ch, "',' or ']' after an event");
+	}
+	f = &c->t->files[c->file];
+	f->entries = c->index;
+	return 0;
+}
+
+static int parse_top_object(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	struct pg_buf tmp = PG_BUF_INIT;
+	struct pg_buf keys = PG_BUF_INIT;
+	int ch, rc = PG_EFORMAT, nkeys = 0;
+
+	c->in->p++; /* '{' */
+	ch = skip_ws(c);
+	if (ch == '}') {
+		c->in->p++;
+		goto done;
+	}
+	for (;;) {
+		ch = skip_ws(c);
+		if (ch != '"') {
+			bad_char(c, ch, "a top-level key");
+			goto out;
+		}
+		if (read_string(c, &c->key) || expect(c, ':', "':'"))
+			goto out;
+		if (nkeys < 6) {
+			pg_buf_addf(&keys, "%s\"%.40s\"", nkeys ? ", " : "", c->key.ptr);
+		}
+		nkeys++;
+		const char *k = c->key.ptr;
+		int r;
+		if (strcmp(k, "traceEvents") == 0) {
+			ch = skip_ws(c);
+			if (ch != '[') {
+				bad_char(c, ch, "an array for traceEvents");
+				goto out;
+			}
+			c->saw_trace_events = 1;
+			r = parse_event_array(c);
+		} else if (strcmp(k, "deviceProperties") == 0) {
+			c->kineto_evidence += 100;
+			pg_buf_reset(&c->dev_props);
+			r = skip_value(c, &c->dev_props);
+		} else if (strcmp(k, "distributedInfo") == 0) {
+			c->kineto_evidence += 100;
+			pg_buf_reset(&c->dist_info);
+			r = skip_value(c, &c->dist_info);
+		} else if (strcmp(k, "schemaVersion") == 0 || strcmp(k, "baseTimeNanoseconds") == 0) {
+			struct num n;
+			c->kineto_evidence += 100;
+			ch = skip_ws(c);
+			if (ch == '-' || (ch >= '0' && ch <= '9')) {
+				uint64_t v = 0;
+				r = read_number(c, &n);
+				if (!r && num_to_u64(&n, &v) == 0 && v <= (uint64_t)INT64_MAX) {
+					if (k[0] == 's')
+						f->schema_version = v > 1000000 ? -1 : (int)v;
+					else
+						f->base_time_ns = (int64_t)v;
+				}
+			} else {
+				r = skip_value(c, NULL);
+			}
+		} else if (strcmp(k, "displayTimeUnit") == 0) {
+			ch = skip_ws(c);
+			if (ch == '"') {
+				r = read_string(c, &tmp);
+				if (!r)
+					snprintf(f->display_time_unit, sizeof(f->display_time_unit), "%.7s",
+						 tmp.ptr);
+			} else {
+				r = skip_value(c, NULL);
+			}
+		} else if (strcmp(k, "metadata") == 0) {
+			pg_buf_reset(&tmp);
+			r = skip_value(c, &tmp);
+			if (!r && tmp.len <= 4096 && strstr(tmp.ptr, "\"highres-ticks\""))
+				c->highres_ticks = 1;
+		} else if (strcmp(k, "codeLink") == 0 || strcmp(k, "useNewBackend") == 0) {
+			c->xprof_ui = 1;
+			r = skip_value(c, NULL);
+		} else {
+			r = skip_value(c, NULL);
+		}
+		if (r)
+			goto out;
+		ch = skip_ws(c);
+		if (ch == ',') {
+			c->in->p++;
+			continue;
+		}
+		if (ch == '}') {
+			c->in->p++;
+			break;
+		}
+		bad_char(c, ch, "',' or '}' at top level");
+		goto out;
+	}
+done:
+	if (!c->saw_trace_events) {
+		pg_error_set(PG_EFORMAT,
+			     "cannot read '%s': not a trace: the JSON object has no traceEvents array "
+			     "(top-level keys: %s%s)",
+			     c->path, nkeys ? keys.ptr : "none", nkeys > 6 ? ", ..." : "");
+		goto out;
+	}
+	rc = 0;
+out:
+	pg_buf_release(&tmp);
+	pg_buf_release(&keys);
+	return rc;
+}
+
+/* ---- after the stream: dialect, devices, file facts ---- */
+
+static void apply_header_json(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	cJSON *j;
+
+	if (c->dist_info.len && (j = cJSON_ParseWithLength(c->dist_info.ptr, c->dist_info.len))) {
+		cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "rank");
+		cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "world_size");
+		cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "backend");
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "nccl_version");
+		if (cJSON_IsNumber(r) && r->valuedouble >= 0 && r->valuedouble < 1e9)
+			f->rank = (int32_t)r->valuedouble;
+		if (cJSON_IsNumber(w) && w->valuedouble >= 0 && w->valuedouble < 1e9)
+			f->world_size = (int32_t)w->valuedouble;
+		if (cJSON_IsString(b))
+			f->backend = pg_xstrdup(b->valuestring);
+		if (cJSON_IsString(v) && !f->framework_version) {
+			size_t n = strlen(v->valuestring) + 8;
+			f->framework_version = pg_xmalloc(n);
+			snprintf(f->framework_version, n, "nccl %s", v->valuestring);
+		}
+		cJSON_Delete(j);
+	}
+	if (c->dev_props.len && (j = cJSON_ParseWithLength(c->dev_props.ptr, c->dev_props.len))) {
+		cJSON *d;
+		if (cJSON_IsArray(j))
+			f->declared_devices = (uint32_t)cJSON_GetArraySize(j);
+		cJSON_ArrayForEach(d, j)
+		{
+			cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
+			cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+			if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
+				continue;
+			/* name the GPU devices whose index matches */
+			for (uint32_t i = 0; i < c->t->n_devices; i++) {
+				struct trace_device *dev = &c->t->devices[i];
+				if (dev->file == c->file && dev->kind == TRACE_DEV_GPU &&
+				    dev->index == (int32_t)id->valuedouble && name->valuestring[0])
+					dev->name = trace_intern_cstr(c->t, name->valuestring);
+			}
+			if (!f->device_kind && name->valuestring[0])
+				f->device_kind = pg_xstrdup(name->valuestring);
+		}
+		cJSON_Delete(j);
+	}
+}
+
+static int parse_int_suffix(const char *s, const char *prefix, int32_t *out)
+{
+	size_t n = strlen(prefix);
+	char *end;
+
+	if (strncmp(s, prefix, n) != 0)
+		return 0;
+	long v = strtol(s + n, &end, 10);
+	if (end == s + n || v < 0 || v > 1000000)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
+}
+
+static enum trace_track_kind jax_track_kind(const char *name, int device)
+{
+	if (strncmp(name, "Stream #", 8) == 0)
+		return TRACE_TRACK_STREAM;
+	if (strcmp(name, "XLA Ops") == 0 || strcmp(name, "Async XLA Ops") == 0 ||
+	    strncmp(name, "XLA Ops - from", 14) == 0)
+		return TRACE_TRACK_DEVICE_OPS;
+	if (strcmp(name, "Steps") == 0)
+		return TRACE_TRACK_STEPS;
+	if (strcmp(name, "XLA Modules") == 0)
+		return TRACE_TRACK_MODULES;
+	if (strstr(name, "Framework ") == name || strstr(name, "TensorFlow ") == name ||
+	    strcmp(name, "Source code") == 0 || strcmp(name, "XLA TraceMe") == 0)
+		return TRACE_TRACK_ANNOTATIONS;
+	return device ? TRACE_TRACK_OTHER : TRACE_TRACK_HOST_THREAD;
+}
+
+/* Devices are keyed by (kind, index, label) within the file. */
+static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index, trace_str label)
+{
+	for (uint32_t i = 0; i < c->t->n_devices; i++) {
+		struct trace_device *d = &c->t->devices[i];
+		if (d->file == c->file && d->kind == kind && d->index == index && d->label == label)
+			return i;
+	}
+	struct trace_device d;
+	memset(&d, 0, sizeof(d));
+	d.kind = kind;
+	d.index = index;
+	d.rank = c->t->files[c->file].rank;
+	d.file = c->file;
+	d.label = label;
+	return trace_device_add(c->t, &d);
+}
+
+static void resolve_tracks(struct cj *c)
+{
+	struct trace *t = c->t;
+	struct trace_file *f = &t->files[c->file];
+	int jax = f->dialect == TRACE_DIALECT_JAX;
+
+	for (uint32_t i = c->first_track; i < t->n_tracks; i++) {
+		struct trace_track *tr = &t->tracks[i];
+		struct pidinfo *pi = &c->pids[pid_index(c, tr->pid)];
+		const char *pname = trace_str_get(t, pi->process_name);
+		const char *labels = trace_str_get(t, pi->labels);
+		const char *tname = trace_str_get(t, tr->name);
+		const char *pidtext = trace_str_get(t, tr->pid);
+		enum trace_dev_kind kind = TRACE_DEV_CPU;
+		int32_t index = 0;
+		trace_str label = pi->process_name;
+
+		if (strncmp(pname, "/device:GPU:", 12) == 0 &&
+		    parse_int_suffix(pname, "/device:GPU:", &index)) {
+			kind = TRACE_DEV_GPU;
+		} else if (strncmp(pname, "/device:TPU:", 12) == 0 &&
+			   parse_int_suffix(pname, "/device:TPU:", &index)) {
+			kind = TRACE_DEV_TPU;
+		} else if (strncmp(pname, "/device:", 8) == 0) {
+			kind = TRACE_DEV_OTHER;
+			index = -1;
+		} else if (parse_int_suffix(labels, "GPU ", &index) ||
+			   (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_DEVICE_ANN))) {
+			/* Kineto: the device is the pid of its events */
+			char *end;
+			long v = strtol(pidtext, &end, 10);
+			kind = TRACE_DEV_GPU;
+			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : index;
+			label = pi->labels ? pi->labels : tr->pid;
+		} else if (tr->cat_mask & TRACE_CATCLASS_ACCEL) {
+			char *end;
+			long v = strtol(pidtext, &end, 10);
+			kind = TRACE_DEV_OTHER;
+			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : -1;
+			label = pi->labels ? pi->labels : tr->pid;
+		} else {
+			label = pi->process_name ? pi->process_name : tr->pid;
+		}
+		if (kind == TRACE_DEV_CPU)
+			index = 0;
+		tr->device = device_for(c, kind, index, label);
+		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
+			tr->kind = jax_track_kind(tname, kind != TRACE_DEV_CPU);
+		} else if (kind == TRACE_DEV_CPU) {
+			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
+					   ? TRACE_TRACK_ANNOTATIONS
+					   : TRACE_TRACK_HOST_THREAD;
+		} else if (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_ACCEL)) {
+			tr->kind = TRACE_TRACK_STREAM;
+		} else if (tr->cat_mask & TRACE_CATCLASS_DEVICE_ANN) {
+			tr->kind = TRACE_TRACK_ANNOTATIONS;
+		} else {
+			tr->kind = TRACE_TRACK_OTHER;
+		}
+		t->devices[tr->device].n_events += tr->n_events;
+	}
+}
+
+static void decide_dialect(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	uint64_t other_phases = 0;
+
+	for (int i = 0; i < 128; i++)
+		if (i != 'X' && i != 'M')
+			other_phases += f->phase_counts[i];
+	if (c->kineto_evidence > c->jax_evidence) {
+		f->dialect = TRACE_DIALECT_KINETO;
+		f->framework = pg_xstrdup("pytorch");
+	} else if (c->jax_evidence > 0 && other_phases == 0) {
+		f->dialect = TRACE_DIALECT_JAX;
+		f->framework = pg_xstrdup("jax");
+	} else {
+		f->dialect = TRACE_DIALECT_GENERIC;
+	}
+}
+
+static void file_warnings(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	uint64_t x = f->phase_counts['X'];
+
+	if (x == 1000000 || x == 5000000 || f->entries == 1000000 || f->entries == 5000000)
+		trace_warn(c->t, c->file, "event-cap",
+			   "%llu events is exactly an exporter cap: the trace is most likely truncated "
+			   "(the exporter keeps the earliest events); prefer the .xplane.pb",
+			   (unsigned long long)(x == 1000000 || x == 5000000 ? x : f->entries));
+	if (c->in->truncated)
+		trace_warn(c->t, c->file, "ends-early",
+			   "the gzip stream ends before its trailer; the JSON was complete, but the "
+			   "file may have been cut while being written");
+	if (c->unmatched_end)
+		trace_warn(c->t, c->file, "unmatched-end", "%llu end events had no matching begin",
+			   (unsigned long long)c->unmatched_end);
+	if (c->unclosed_begin)
+		trace_warn(c->t, c->file, "unclosed-begin",
+			   "%llu begin events were never closed and were dropped",
+			   (unsigned long long)c->unclosed_begin);
+	if (c->xprof_ui)
+		trace_warn(c->t, c->file, "xprof-ui-json",
+			   "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
+}
+
+static void cj_free(struct cj *c)
+{
+	pg_buf_release(&c->key);
+	pg_buf_release(&c->name);
+	pg_buf_release(&c->cat);
+	pg_buf_release(&c->pid);
+	pg_buf_release(&c->tid);
+	pg_buf_release(&c->idtext);
+	pg_buf_release(&c->vals);
+	pg_buf_release(&c->last_cat);
+	pg_buf_release(&c->dev_props);
+	pg_buf_release(&c->dist_info);
+	map_free(&c->tracks);
+	map_free(&c->pidmap);
+	free(c->pids);
+	free(c->pend);
+}
+
+int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
+{
+	struct cj c;
+	int ch, rc = PG_EFORMAT;
+
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	c.file = file;
+	c.in = in;
+	c.path = t->files[file].path;
+	c.last_track = UINT32_MAX;
+	c.first_track = t->n_tracks;
+	c.first_event = t->n_events;
+	pg_buf_init(&c.key);
+	pg_buf_init(&c.name);
+	pg_buf_init(&c.cat);
+	pg_buf_init(&c.pid);
+	pg_buf_init(&c.tid);
+	pg_buf_init(&c.idtext);
+	pg_buf_init(&c.vals);
+	pg_buf_init(&c.last_cat);
+	pg_buf_init(&c.dev_props);
+	pg_buf_init(&c.dist_info);
+	c.last_cat_id = trace_cat_intern(t, "", 0);
+
+	ch = skip_ws(&c);
+	if (ch == 0xef) { /* UTF-8 byte order mark */
+		in->p++;
+		if (peekc(&c) == 0xbb) in->p++;
+		if (peekc(&c) == 0xbf) in->p++;
+		ch = skip_ws(&c);
+	}
+	if (ch == CH_EOF) {
+		pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty", c.path);
+		goto out;
+	}
+	if (ch == '[') {
+		c.top_is_array = 1;
+		if (parse_event_array(&c))
+			goto out;
+	} else if (ch == '{') {
+		if (parse_top_object(&c))
+			goto out;
+	} else if (ch == CH_ERR) {
+		fail_src(&c);
+		goto out;
+	} else if (ch == '"') {
+		pg_error_set(PG_EFORMAT,
+			     "cannot read '%s': not a trace: the JSON is a string, not an object "
+			     "with traceEvents",
+			     c.path);
+		goto out;
+	} else {
+		pg_error_set(PG_EFORMAT,
+			     "cannot read '%s': not a profile: neither JSON nor XPlane (first byte 0x%02x)",
+			     c.path, ch);
+		goto out;
+	}
+	ch = skip_ws(&c);
+	if (ch == CH_ERR) {
+		fail_src(&c);
+		goto out;
+	}
+	if (ch != CH_EOF) {
+		fail(&c, "unexpected data after the JSON document");
+		goto out;
+	}
+	for (uint32_t i = 0; i < c.n_pend; i++)
+		if (c.pend[i].alive)
+			c.unclosed_begin++;
+	t->files[file].content_bytes = rd_in_offset(in);
+	decide_dialect(&c);
+	resolve_tracks(&c);
+	apply_header_json(&c);
+	file_warnings(&c);
+	t->files[file].events_kept = t->n_events - c.first_event;
+	t->files[file].declared_devices =
+		t->files[file].declared_devices ? t->files[file].declared_devices : 0;
+	rc = 0;
+out:
+	cj_free(&c);
+	return rc;
+}

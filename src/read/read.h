@@ -1,0 +1,54 @@
+/*
+ * read: one reader per profile format. Readers fill the trace model and never
+ * analyze. read_path() sniffs the format from the bytes (gzip magic, then the
+ * first JSON byte) and hands the file to the right reader.
+ */
+#ifndef PG_READ_H
+#define PG_READ_H
+
+#include <stdint.h>
+
+#include "../trace/trace.h"
+
+/*
+ * Read one profile file into t, appending a trace_file record, its devices,
+ * tracks and events. On error returns a negative pg_err with the message set
+ * ("'<path>': <why> at byte N"), and t holds no partial data of that file.
+ */
+int read_path(struct trace *t, const char *path) PG_WUR;
+
+/* ---- byte input: plain files and gzip streams, pulled in chunks ----------
+ * The gzip source inflates on its own thread into a ring of buffers so that
+ * inflate and parse overlap on two cores.
+ */
+struct rd_in {
+	const unsigned char *p, *end;   /* current chunk */
+	const unsigned char *chunk;     /* start of current chunk */
+	uint64_t chunk_off;             /* content offset of chunk[0] */
+	int eof;                        /* no more chunks */
+	int err;                        /* a source error is pending (message set) */
+	int truncated;                  /* gzip stream ended before its trailer */
+	uint64_t compressed_bytes;      /* file size on disk */
+	struct rd_src *src;
+};
+
+int rd_in_open(struct rd_in *in, const char *path) PG_WUR;
+/* Fetch the next chunk; 1 = data, 0 = end, <0 = error (message set). */
+int rd_in_refill(struct rd_in *in);
+void rd_in_close(struct rd_in *in);
+int rd_in_is_gzip(const struct rd_in *in);
+
+static inline uint64_t rd_in_offset(const struct rd_in *in)
+{
+	return in->chunk_off + (uint64_t)(in->p - in->chunk);
+}
+
+/* Chrome trace JSON (JAX export, perfetto_trace.json.gz, Kineto, generic). */
+int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in) PG_WUR;
+
+/* Hard caps on untrusted input, documented in the README. */
+#define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */
+#define RD_MAX_DEPTH 512                /* JSON nesting */
+#define RD_MAX_HEADER_BYTES (64u << 20) /* a captured top-level block (deviceProperties) */
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * The trace model's storage: interning tables (open addressing, power-of-two
+ * sized, load <= 1/2), events in fixed blocks of 64K so growth never copies
+ * them, and plain growable arrays for the rest.
+ */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EVBLOCK_SHIFT 16
+#define EVBLOCK_SIZE (1u << EVBLOCK_SHIFT)
+
+struct trace_strent {
+	const char *p;
+	uint32_t len;
+	uint32_t hash;
+};
+
+struct trace_argset {
+	uint64_t off;
+	uint32_t n;
+	uint32_t hash;
+};
+
+struct trace_evblock {
+	struct trace_event ev[EVBLOCK_SIZE];
+};
+
+_Static_assert(sizeof(struct trace_event) == 40, "trace_event must stay 40 bytes");
+
+#define GROW(ptr, n, cap)                                                   \
+	do {                                                                \
+		if ((n) >= (cap)) {                                         \
+			(cap) = (cap) ? 2 * (cap) : 16;                     \
+			(ptr) = pg_xrealloc((ptr), (size_t)(cap) * sizeof(*(ptr))); \
+		}                                                           \
+	} while (0)
+
+void trace_init(struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	pg_arena_init(&t->strings_arena, 1 << 20);
+	trace_intern(t, "", 0); /* id 0 */
+	trace_cat_intern(t, "", 0);
+	/* argset 0 is the empty set */
+	GROW(t->argsets, t->n_argsets, t->cap_argsets);
+	t->argsets[t->n_argsets++] = (struct trace_argset){0, 0, 0};
+}
+
+void trace_release(struct trace *t)
+{
+	for (uint32_t i = 0; i < t->n_blocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	pg_arena_release(&t->strings_arena);
+	free(t->strs);
+	free(t->str_index);
+	free(t->cats);
+	free(t->argsets);
+	free(t->args);
+	free(t->argset_index);
+	free(t->devices);
+	free(t->tracks);
+	for (uint32_t i = 0; i < t->n_files; i++) {
+		free(t->files[i].path);
+		free(t->files[i].backend);
+		free(t->files[i].framework);
+		free(t->files[i].framework_version);
+		free(t->files[i].device_kind);
+	}
+	free(t->files);
+	for (uint32_t i = 0; i < t->n_warnings; i++)
+		free(t->warnings[i].message);
+	free(t->warnings);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- strings ---- */
+
+static void str_rehash(struct trace *t)
+{
+	uint32_t cap = t->str_index_cap ? t->str_index_cap * 2 : 1024;
+	uint32_t *idx = pg_xmalloc((size_t)cap * sizeof(uint32_t));
+
+	memset(idx, 0xff, (size_t)cap * sizeof(uint32_t));
+	for (uint32_t i = 0; i < t->n_strs; i++) {
+		uint32_t h = t->strs[i].hash & (cap - 1);
+		while (idx[h] != UINT32_MAX)
+			h = (h + 1) & (cap - 1);
+		idx[h] = i;
+	}
+	free(t->str_index);
+	t->str_index = idx;
+	t->str_index_cap = cap;
+}
+
+trace_str trace_intern(struct trace *t, const char *s, size_t n)
+{
+	uint32_t hash = (uint32_t)pg_hash(s, n);
+
+	if ((uint64_t)(t->n_strs + 1) * 2 > t->str_index_cap)
+		str_rehash(t);
+	uint32_t mask = t->str_index_cap - 1, h = hash & mask;
+	for (;;) {
+		uint32_t id = t->str_index[h];
+		if (id == UINT32_MAX)
+			break;
+		const struct trace_strent *e = &t->strs[id];
+		if (e->hash == hash && e->len == n && memcmp(e->p, s, n) == 0)
+			return id;
+		h = (h + 1) & mask;
+	}
+	GROW(t->strs, t->n_strs, t->cap_strs);
+	uint32_t id = t->n_strs++;
+	t->strs[id].p = pg_arena_strndup(&t->strings_arena, s, n);
+	t->strs[id].len = (uint32_t)n;
+	t->strs[id].hash = hash;
+	t->str_index[h] = id;
+	return id;
+}
+
+trace_str trace_intern_cstr(struct trace *t, const char *s)
+{
+	return trace_intern(t, s, strlen(s));
+}
+
+trace_str trace_str_find(const struct trace *t, const char *s)
+{
+	size_t n = strlen(s);
+	uint32_t hash = (uint32_t)pg_hash(s, n);
+
+	if (!t->str_index_cap)
+		return 0;
+	uint32_t mask = t->str_index_cap - 1, h = hash & mask;
+	for (;;) {
+		uint32_t id = t->str_index[h];
+		if (id == UINT32_MAX)
+			return 0;
+		const struct trace_strent *e = &t->strs[id];
+		if (e->hash == hash && e->len == n && memcmp(e->p, s, n) == 0)
+			return id;
+		h = (h + 1) & mask;
+	}
+}
+
+const char *trace_str_get(const struct trace *t, trace_str id)
+{
+	return id < t->n_strs ? t->strs[id].p : "";
+}
+
+size_t trace_str_len(const struct trace *t, trace_str id)
+{
+	return id < t->n_strs ? t->strs[id].len : 0;
+}
+
+/* ---- categories ---- */
+
+static uint32_t cat_class(const char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		uint32_t cls;
+	} table[] = {
+		{"kernel", TRACE_CATCLASS_DEVICE},
+		{"Kernel", TRACE_CATCLASS_DEVICE},
+		{"gpu_memcpy", TRACE_CATCLASS_DEVICE},
+		{"Memcpy", TRACE_CATCLASS_DEVICE},
+		{"gpu_memset", TRACE_CATCLASS_DEVICE},
+		{"Memset", TRACE_CATCLASS_DEVICE},
+		{"gpu_user_annotation", TRACE_CATCLASS_DEVICE_ANN},
+		{"mtia_ccp_events", TRACE_CATCLASS_ACCEL},
+		{"cpu_op", TRACE_CATCLASS_HOST},
+		{"Operator", TRACE_CATCLASS_HOST},
+		{"user_annotation", TRACE_CATCLASS_HOST | TRACE_CATCLASS_STEP},
+		{"cuda_runtime", TRACE_CATCLASS_HOST},
+		{"Runtime", TRACE_CATCLASS_HOST},
+		{"cuda_driver", TRACE_CATCLASS_HOST},
+		{"python_function", TRACE_CATCLASS_HOST},
+		{"cpu_instant_event", TRACE_CATCLASS_HOST},
+		{"cuda_sync", TRACE_CATCLASS_HOST},
+		{"mtia_runtime", TRACE_CATCLASS_HOST},
+		{"xpu_runtime", TRACE_CATCLASS_HOST},
+		{"privateuse1_runtime", TRACE_CATCLASS_HOST},
+		{"ac2g", TRACE_CATCLASS_FLOW},
+		{"async_cpu_to_gpu", TRACE_CATCLASS_FLOW},
+		{"fwdbwd", TRACE_CATCLASS_FLOW},
+	};
+	for (size_t i = 0; i < PG_ARRAY_LEN(table); i++)
+		if (strlen(table[i].name) == n && memcmp(table[i].name, s, n) == 0)
+			return table[i].cls;
+	return 0;
+}
+
+uint16_t trace_cat_intern(struct trace *t, const char *s, size_t n)
+{
+	trace_str id = trace_intern(t, s, n);
+
+	/* Few categories exist; a linear scan from the end is cheap and the
+	 * reader caches the last one anyway. */
+	for (uint32_t i = t->n_cats; i-- > 0;)
+		if (t->cats[i].name == id)
+			return (uint16_t)i;
+	if (t->n_cats >= UINT16_MAX)
+		return UINT16_MAX;
+	GROW(t->cats, t->n_cats, t->cap_cats);
+	t->cats[t->n_cats].name = id;
+	t->cats[t->n_cats].class_mask = cat_class(s, n);
+	return (uint16_t)t->n_cats++;
+}
+
+/* ---- argument sets ---- */
+
+static uint32_t argset_hash(const struct trace_arg *a, uint32_t n)
+{
+	return (uint32_t)pg_hash(a, (size_t)n * sizeof(*a)) | 1;
+}
+
+static void argset_rehash(struct trace *t)
+{
+	uint32_t cap = t->argset_index_cap ? t->argset_index_cap * 2 : 1024;
+	uint32_t *idx = pg_xmalloc((size_t)cap * sizeof(uint32_t));
+
+	memset(idx, 0xff, (size_t)cap * sizeof(uint32_t));
+	for (uint32_t i = 1; i < t->n_argsets; i++) {
+		uint32_t h = t->argsets[i].hash & (cap - 1);
+		while (idx[h] != UINT32_MAX)
+			h = (h + 1) & (cap - 1);
+		idx[h] = i;
+	}
+	free(t->argset_index);
+	t->argset_index = idx;
+	t->argset_index_cap = cap;
+}
+
+uint32_t trace_argset_intern(struct trace *t, const struct trace_arg *a, uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	uint32_t hash = argset_hash(a, n);
+	if ((uint64_t)(t->n_argsets + 1) * 2 > t->argset_index_cap)
+		argset_rehash(t);
+	uint32_t mask = t->argset_index_cap - 1, h = hash & mask;
+	for (;;) {
+		uint32_t id = t->argset_index[h];
+		if (id == UINT32_MAX)
+			break;
+		const struct trace_argset *s = &t->argsets[id];
+		if (s->hash == hash && s->n == n &&
+		    memcmp(&t->args[s->off], a, (size_t)n * sizeof(*a)) == 0)
+			return id;
+		h = (h + 1) & mask;
+	}
+	while (t->n_args + n > t->cap_args) {
+		t->cap_args = t->cap_args ? 2 * t->cap_args : 1024;
+		t->args = pg_xrealloc(t->args, (size_t)t->cap_args * sizeof(*t->args));
+	}
+	memcpy(&t->args[t->n_args], a, (size_t)n * sizeof(*a));
+	GROW(t->argsets, t->n_argsets, t->cap_argsets);
+	uint32_t id = t->n_argsets++;
+	t->argsets[id] = (struct trace_argset){t->n_args, n, hash};
+	t->n_args += n;
+	t->argset_index[h] = id;
+	return id;
+}
+
+uint32_t trace_argset_get(const struct trace *t, uint32_t set, const struct trace_arg **out)
+{
+	if (set == 0 || set >= t->n_argsets) {
+		*out = NULL;
+		return 0;
+	}
+	*out = &t->args[t->argsets[set].off];
+	return t->argsets[set].n;
+}
+
+trace_str trace_arg_get(const struct trace *t, uint32_t set, trace_str key)
+{
+	const struct trace_arg *a;
+	uint32_t n = trace_argset_get(t, set, &a);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].key == key)
+			return a[i].value;
+	return 0;
+}
+
+/* ---- devices, tracks, files, warnings ---- */
+
+uint32_t trace_device_add(struct trace *t, const struct trace_device *d)
+{
+	GROW(t->devices, t->n_devices, t->cap_devices);
+	t->devices[t->n_devices] = *d;
+	return t->n_devices++;
+}
+
+uint32_t trace_track_add(struct trace *t, const struct trace_track *tr)
+{
+	GROW(t->tracks, t->n_tracks, t->cap_tracks);
+	t->tracks[t->n_tracks] = *tr;
+	t->tracks[t->n_tracks].first_ns = INT64_MAX;
+	t->tracks[t->n_tracks].last_ns = INT64_MIN;
+	t->tracks[t->n_tracks].n_events = 0;
+	return t->n_tracks++;
+}
+
+uint32_t trace_file_add(struct trace *t, const char *path)
+{
+	GROW(t->files, t->n_files, t->cap_files);
+	struct trace_file *f = &t->files[t->n_files];
+	memset(f, 0, sizeof(*f));
+	f->path = pg_xstrdup(path);
+	f->schema_version = -1;
+	f->rank = f->world_size = -1;
+	return t->n_files++;
+}
+
+void trace_warn(struct trace *t, uint32_t file, const char *code, const char *fmt, ...)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	pg_buf_grow(&b, (size_t)(n > 0 ? n : 0));
+	va_start(ap, fmt);
+	vsnprintf(b.ptr, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b.len = (size_t)n;
+
+	GROW(t->warnings, t->n_warnings, t->cap_warnings);
+	struct trace_warning *w = &t->warnings[t->n_warnings++];
+	w->file = file;
+	snprintf(w->code, sizeof(w->code), "%s", code);
+	w->message = pg_buf_detach(&b, NULL);
+}
+
+/* ---- events ---- */
+
+struct trace_event *trace_event_add(struct trace *t)
+{
+	uint64_t i = t->n_events;
+	uint32_t blk = (uint32_t)(i >> EVBLOCK_SHIFT);
+
+	if (blk >= t->n_blocks) {
+		GROW(t->blocks, t->n_blocks, t->cap_blocks);
+		t->blocks[t->n_blocks++] = pg_xmalloc(sizeof(struct trace_evblock));
+	}
+	struct trace_event *e = &t->blocks[blk]->ev[i & (EVBLOCK_SIZE - 1)];
+	memset(e, 0, sizeof(*e));
+	t->n_events++;
+	return e;
+}
+
+void trace_event_commit(struct trace *t, const struct trace_event *e)
+{
+	struct trace_track *tr = &t->tracks[e->track];
+
+	tr->n_events++;
+	if (e->flags & TRACE_EV_AGGREGATE)
+		return;
+	if (e->ts_ns < tr->first_ns)
+		tr->first_ns = e->ts_ns;
+	if (e->ts_ns + e->dur_ns > tr->last_ns)
+		tr->last_ns = e->ts_ns + e->dur_ns;
+}
+
+struct trace_event *trace_event_at(const struct trace *t, uint64_t i)
+{
+	return &t->blocks[i >> EVBLOCK_SHIFT]->ev[i & (EVBLOCK_SIZE - 1)];
+}
+
+void trace_events_truncate(struct trace *t, uint64_t n)
+{
+	if (n >= t->n_events)
+		return;
+	uint32_t keep = (uint32_t)((n + EVBLOCK_SIZE - 1) >> EVBLOCK_SHIFT);
+	for (uint32_t i = keep; i < t->n_blocks; i++)
+		free(t->blocks[i]);
+	t->n_blocks = keep;
+	t->n_events = n;
+}
+
+size_t trace_memory_bytes(const struct trace *t)
+{
+	return (size_t)t->n_blocks * sizeof(struct trace_evblock) +
+	       t->strings_arena.total_bytes + (size_t)t->cap_strs * sizeof(struct trace_strent) +
+	       (size_t)t->str_index_cap * 4 + (size_t)t->cap_args * sizeof(struct trace_arg) +
+	       (size_t)t->cap_argsets * sizeof(struct trace_argset) + (size_t)t->argset_index_cap * 4 +
+	       (size_t)t->cap_tracks * sizeof(struct trace_track) +
+	       (size_t)t->cap_devices * sizeof(struct trace_device);
+}
+
+/* ---- names ---- */
+
+const char *trace_dev_kind_name(enum trace_dev_kind k)
+{
+	static const char *names[] = {"cpu", "gpu", "tpu", "other"};
+	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "other";
+}
+
+const char *trace_track_kind_name(enum trace_track_kind k)
+{
+	static const char *names[] = {"device-stream", "device-ops", "steps",      "modules",
+				      "host-thread",   "annotations", "other"};
+	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "other";
+}
+
+const char *trace_dialect_name(enum trace_dialect d)
+{
+	static const char *names[] = {"generic", "jax", "kineto", "xplane"};
+	return (unsigned)d < PG_ARRAY_LEN(names) ? names[d] : "generic";
+}
+
+const char *trace_format_name(enum trace_format f)
+{
+	return f == TRACE_FMT_XPLANE ? "xplane" : "chrome-json";
+}

@@ -1,0 +1,220 @@
+/*
+ * trace: the in-memory model every reader fills and every analysis reads.
+ * Interned strings, devices, tracks, compact 40-byte events, interned argument
+ * sets, and the per-file facts a reader learned (format, dialect, warnings).
+ * It knows no file format.
+ *
+ * Ownership: a struct trace owns everything reachable from it; strings handed
+ * out by trace_str_get() live until trace_release().
+ */
+#ifndef PG_TRACE_H
+#define PG_TRACE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "../util/util.h"
+
+typedef uint32_t trace_str; /* interned string id; 0 is the empty string */
+
+enum trace_dev_kind {
+	TRACE_DEV_CPU,
+	TRACE_DEV_GPU,
+	TRACE_DEV_TPU,
+	TRACE_DEV_OTHER,
+};
+
+struct trace_device {
+	enum trace_dev_kind kind;
+	int32_t index;   /* GPU n / TPU n; for Kineto the pid of its events; -1 unknown */
+	int32_t rank;    /* distributed rank, -1 unknown */
+	uint32_t file;   /* index into trace.files */
+	trace_str label; /* as the profile names it: "/device:GPU:0", "GPU 0", "python3.10" */
+	trace_str name;  /* hardware name where known: "NVIDIA H100 80GB HBM3" */
+	trace_str host;
+	uint64_t n_events;
+};
+
+enum trace_track_kind {
+	TRACE_TRACK_STREAM,      /* device stream: kernels, memory copies and sets */
+	TRACE_TRACK_DEVICE_OPS,  /* XLA Ops, Async XLA Ops */
+	TRACE_TRACK_STEPS,       /* a Steps line */
+	TRACE_TRACK_MODULES,     /* XLA Modules */
+	TRACE_TRACK_HOST_THREAD, /* host threads: framework ops, runtime calls */
+	TRACE_TRACK_ANNOTATIONS, /* name scopes, framework ops lines, GPU user annotations, async spans */
+	TRACE_TRACK_OTHER,
+	TRACE_TRACK_KIND_COUNT,
+};
+
+struct trace_track {
+	uint32_t device;
+	enum trace_track_kind kind;
+	trace_str name;  /* thread or line name as written */
+	trace_str pid;   /* the raw process key as text ("0", "Spans", plane id) */
+	trace_str tid;   /* the raw thread key as text (tid, line id) */
+	uint64_t n_events;
+	int64_t first_ns; /* earliest start, INT64_MAX when empty */
+	int64_t last_ns;  /* latest end, INT64_MIN when empty */
+	uint32_t cat_mask; /* TRACE_CATCLASS_* bits seen on this track */
+};
+
+/* Event flags. */
+enum {
+	TRACE_EV_INSTANT = 1 << 0,   /* zero-duration marker (ph i/I/n) */
+	TRACE_EV_FROM_BE = 1 << 1,   /* built from a B/E pair */
+	TRACE_EV_ASYNC = 1 << 2,     /* built from a b/e pair */
+	TRACE_EV_FLOW = 1 << 3,      /* a flow endpoint (s/t/f); corr = flow id */
+	TRACE_EV_HAS_CORR = 1 << 4,  /* corr is meaningful */
+	TRACE_EV_FLOW_ENCL = 1 << 5, /* flow end binds to the enclosing slice (bp:e) */
+	TRACE_EV_CLIPPED = 1 << 6,   /* end was missing; clipped to the track's end */
+	TRACE_EV_AGGREGATE = 1 << 7, /* counted, no timestamp (XPlane num_occurrences) */
+};
+
+/*
+ * One event, 40 bytes. Times are int64 ns on the file's own time base.
+ * args indexes an interned argument set (0 = none), so per-op constant
+ * arguments (hlo_op, module, collective sizes) cost nothing per event.
+ */
+struct trace_event {
+	int64_t ts_ns;
+	int64_t dur_ns;
+	uint64_t corr;   /* Kineto correlation / XPlane correlation_id / flow id */
+	trace_str name;
+	uint32_t track;
+	uint32_t args;
+	uint16_t cat;    /* index into trace.cats */
+	uint8_t ph;      /* 'X', 'i', 's', 'f', ... as in Chrome JSON */
+	uint8_t flags;
+};
+
+/* Category classes, from the category name (Kineto cats, XPlane line kinds). */
+enum {
+	TRACE_CATCLASS_DEVICE = 1 << 0,     /* kernel, gpu_memcpy, gpu_memset, Kernel, Memcpy, ... */
+	TRACE_CATCLASS_DEVICE_ANN = 1 << 1, /* gpu_user_annotation */
+	TRACE_CATCLASS_HOST = 1 << 2,       /* cpu_op, cuda_runtime, python_function, ... */
+	TRACE_CATCLASS_FLOW = 1 << 3,       /* ac2g, async_cpu_to_gpu, fwdbwd */
+	TRACE_CATCLASS_STEP = 1 << 4,       /* user_annotation */
+	TRACE_CATCLASS_ACCEL = 1 << 5,      /* non-GPU accelerator activity (MTIA) */
+};
+
+struct trace_cat {
+	trace_str name;
+	uint32_t class_mask;
+};
+
+struct trace_arg {
+	trace_str key;
+	trace_str value;
+};
+
+struct trace_warning {
+	uint32_t file;
+	char code[32];
+	char *message;
+};
+
+enum trace_format { TRACE_FMT_CHROME_JSON, TRACE_FMT_XPLANE };
+enum trace_dialect { TRACE_DIALECT_GENERIC, TRACE_DIALECT_JAX, TRACE_DIALECT_KINETO, TRACE_DIALECT_XPLANE };
+
+struct trace_file {
+	char *path;
+	enum trace_format format;
+	enum trace_dialect dialect;
+	int compressed;          /* gzip */
+	uint64_t bytes;          /* size on disk */
+	uint64_t content_bytes;  /* after decompression */
+	uint64_t entries;        /* elements of the event array (every phase) */
+	uint64_t phase_counts[128];
+	uint64_t events_kept;
+	char display_time_unit[8]; /* "ms", "ns" or "" (display hint only) */
+	int64_t base_time_ns;      /* Kineto baseTimeNanoseconds; 0 when absent */
+	int schema_version;        /* Kineto schemaVersion; -1 absent */
+	int32_t rank, world_size;  /* distributedInfo; -1 absent */
+	char *backend;             /* distributedInfo.backend, or NULL */
+	char *framework;           /* "pytorch", "jax", "tensorflow", or NULL */
+	char *framework_version;   /* when the file says */
+	char *device_kind;         /* hardware name of the profiled devices, when the file says */
+	uint32_t declared_devices; /* devices the file lists (deviceProperties, planes) */
+};
+
+struct trace_evblock;
+
+struct trace {
+	struct pg_arena strings_arena;
+	/* interned strings */
+	struct trace_strent *strs;
+	uint32_t n_strs, cap_strs;
+	uint32_t *str_index; /* open-addressed hash -> string id */
+	uint32_t str_index_cap;
+
+	struct trace_cat *cats;
+	uint32_t n_cats, cap_cats;
+
+	/* interned argument sets: set i is args[argsets[i].off .. +n] */
+	struct trace_argset *argsets;
+	uint32_t n_argsets, cap_argsets;
+	struct trace_arg *args;
+	uint64_t n_args, cap_args;
+	uint32_t *argset_index;
+	uint32_t argset_index_cap;
+
+	struct trace_device *devices;
+	uint32_t n_devices, cap_devices;
+	struct trace_track *tracks;
+	uint32_t n_tracks, cap_tracks;
+
+	struct trace_evblock **blocks;
+	uint32_t n_blocks, cap_blocks;
+	uint64_t n_events;
+
+	struct trace_file *files;
+	uint32_t n_files, cap_files;
+	struct trace_warning *warnings;
+	uint32_t n_warnings, cap_warnings;
+};
+
+void trace_init(struct trace *t);
+void trace_release(struct trace *t);
+
+/* Strings. */
+trace_str trace_intern(struct trace *t, const char *s, size_t n);
+trace_str trace_intern_cstr(struct trace *t, const char *s);
+const char *trace_str_get(const struct trace *t, trace_str id);
+size_t trace_str_len(const struct trace *t, trace_str id);
+/* The id of s if already interned, else 0 (never interns). */
+trace_str trace_str_find(const struct trace *t, const char *s);
+
+/* Categories: the class is derived from the name on first intern. */
+uint16_t trace_cat_intern(struct trace *t, const char *s, size_t n);
+
+/* Argument sets: interns the whole list (order matters); returns 0 for n == 0. */
+uint32_t trace_argset_intern(struct trace *t, const struct trace_arg *a, uint32_t n);
+/* Looks up key in set; returns the value id or 0. */
+trace_str trace_arg_get(const struct trace *t, uint32_t set, trace_str key);
+uint32_t trace_argset_get(const struct trace *t, uint32_t set, const struct trace_arg **out);
+
+/* Devices, tracks, files. Each returns the new index. */
+uint32_t trace_device_add(struct trace *t, const struct trace_device *d);
+uint32_t trace_track_add(struct trace *t, const struct trace_track *tr);
+uint32_t trace_file_add(struct trace *t, const char *path);
+
+/* Events: add returns a zeroed slot to fill; the track's counts and span are
+ * updated by trace_event_commit(). */
+struct trace_event *trace_event_add(struct trace *t);
+void trace_event_commit(struct trace *t, const struct trace_event *e);
+struct trace_event *trace_event_at(const struct trace *t, uint64_t i);
+/* Drop events from index n on (used to undo a file that failed mid-read). */
+void trace_events_truncate(struct trace *t, uint64_t n);
+
+void trace_warn(struct trace *t, uint32_t file, const char *code, const char *fmt, ...)
+	PG_PRINTF(4, 5);
+
+const char *trace_dev_kind_name(enum trace_dev_kind k);
+const char *trace_track_kind_name(enum trace_track_kind k);
+const char *trace_dialect_name(enum trace_dialect d);
+const char *trace_format_name(enum trace_format f);
+
+/* Bytes held by the model (events, strings, tables), for memory budgets. */
+size_t trace_memory_bytes(const struct trace *t);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * A small JSON writer whose output is byte-for-byte deterministic: no locale,
+ * integers printed exactly, doubles with a fixed number of decimals. All
+ * profgate JSON goes through it.
+ */
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+void pg_json_init(struct pg_json *j, struct pg_buf *out, int pretty)
+{
+	memset(j, 0, sizeof(*j));
+	j->out = out;
+	j->pretty = pretty;
+}
+
+static void indent(struct pg_json *j)
+{
+	if (!j->pretty)
+		return;
+	pg_buf_addc(j->out, '\n');
+	for (int i = 0; i < j->depth; i++)
+		pg_buf_add(j->out, "  ", 2);
+}
+
+/* Called before every value: commas and indentation, unless after a key. */
+static void before_value(struct pg_json *j)
+{
+	if (j->after_key) {
+		j->after_key = 0;
+		return;
+	}
+	if (j->depth > 0) {
+		if (j->need_comma[j->depth])
+			pg_buf_addc(j->out, ',');
+		indent(j);
+		j->need_comma[j->depth] = 1;
+	}
+}
+
+static void open(struct pg_json *j, char c)
+{
+	before_value(j);
+	pg_buf_addc(j->out, c);
+	if (j->depth < (int)PG_ARRAY_LEN(j->need_comma) - 1)
+		j->depth++;
+	j->need_comma[j->depth] = 0;
+}
+
+static void close_(struct pg_json *j, char c)
+{
+	int had = j->need_comma[j->depth];
+
+	j->depth--;
+	if (had)
+		indent(j);
+	pg_buf_addc(j->out, c);
+	if (j->depth == 0 && j->pretty)
+		pg_buf_addc(j->out, '\n');
+}
+
+void pg_json_obj_begin(struct pg_json *j) { open(j, '{'); }
+void pg_json_obj_end(struct pg_json *j) { close_(j, '}'); }
+void pg_json_arr_begin(struct pg_json *j) { open(j, '['); }
+void pg_json_arr_end(struct pg_json *j) { close_(j, ']'); }
+
+void pg_json_key(struct pg_json *j, const char *key)
+{
+	before_value(j);
+	pg_json_escape(j->out, key, strlen(key));
+	pg_buf_add(j->out, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
+	j->after_key = 1;
+}
+
+void pg_json_escape(struct pg_buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	pg_buf_grow(b, n + 2);
+	pg_buf_addc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '"': pg_buf_add(b, "\\\"", 2); break;
+		case '\\': pg_buf_add(b, "\\\\", 2); break;
+		case '\n': pg_buf_add(b, "\\n", 2); break;
+		case '\r': pg_buf_add(b, "\\r", 2); break;
+		case '\t': pg_buf_add(b, "\\t", 2); break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+				pg_buf_add(b, u, 6);
+			} else {
+				pg_buf_addc(b, (char)c);
+			}
+		}
+	}
+	pg_buf_addc(b, '"');
+}
+
+void pg_json_str(struct pg_json *j, const char *s)
+{
+	if (!s) {
+		pg_json_null(j);
+		return;
+	}
+	pg_json_strn(j, s, strlen(s));
+}
+
+void pg_json_strn(struct pg_json *j, const char *s, size_t n)
+{
+	before_value(j);
+	pg_json_escape(j->out, s, n);
+}
+
+void pg_json_int(struct pg_json *j, int64_t v)
+{
+	before_value(j);
+	pg_buf_addf(j->out, "%lld", (long long)v);
+}
+
+void pg_json_uint(struct pg_json *j, uint64_t v)
+{
+	before_value(j);
+	pg_buf_addf(j->out, "%llu", (unsigned long long)v);
+}
+
+void pg_json_double(struct pg_json *j, double v, int decimals)
+{
+	before_value(j);
+	if (!isfinite(v)) {
+		pg_buf_adds(j->out, "null");
+		return;
+	}
+	if (v == 0)
+		v = 0; /* no "-0.000" */
+	pg_buf_addf(j->out, "%.*f", decimals, v);
+}
+
+void pg_json_bool(struct pg_json *j, int v)
+{
+	before_value(j);
+	pg_buf_adds(j->out, v ? "true" : "false");
+}
+
+void pg_json_null(struct pg_json *j)
+{
+	before_value(j);
+	pg_buf_adds(j->out, "null");
+}

@@ -1,0 +1,86 @@
+/*
+ * Hashing, time formatting and atomic file writes.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A multiply-mix hash over 8-byte words: stable across runs, fast on the
+ * long kernel names interning sees on every event. */
+static inline uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+uint64_t pg_hash(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xff51afd7ed558ccdULL);
+	uint64_t tail = 0;
+
+	while (n >= 8) {
+		h ^= rd64(s) * 0xbf58476d1ce4e5b9ULL;
+		h = ((h << 31) | (h >> 33)) * 0x94d049bb133111ebULL;
+		s += 8;
+		n -= 8;
+	}
+	memcpy(&tail, s, n);
+	h ^= tail * 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 32;
+	return h;
+}
+
+void pg_fmt_us(char *out, size_t cap, int64_t ns)
+{
+	const char *sign = ns < 0 ? "-" : "";
+	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+
+	snprintf(out, cap, "%s%llu.%03llu", sign, (unsigned long long)(a / 1000),
+		 (unsigned long long)(a % 1000));
+}
+
+int pg_write_file_atomic(const char *path, const void *data, size_t n)
+{
+	size_t plen = strlen(path);
+	char *tmp = pg_xmalloc(plen + 32);
+	int fd, rc = PG_EIO;
+	const char *p = data;
+
+	snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			goto out;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
+}

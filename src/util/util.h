@@ -1,0 +1,137 @@
+/*
+ * util: the small shared pieces every stage uses: errors, an arena, a growable
+ * byte buffer, a deterministic JSON writer, hashing and number formatting.
+ * Nothing here knows about profiles.
+ */
+#ifndef PG_UTIL_H
+#define PG_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PG_UNUSED(x) ((void)(x))
+#define PG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#if defined(__GNUC__)
+#define PG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define PG_WUR __attribute__((warn_unused_result))
+#else
+#define PG_PRINTF(f, a)
+#define PG_WUR
+#endif
+
+/* ---- errors -------------------------------------------------------------
+ * Modules return 0 or a negative pg_err. The message is set once, where the
+ * problem is found, and read by the command layer with pg_error_last(). The
+ * message is per thread so readers on worker threads do not clobber each other.
+ */
+enum pg_err {
+	PG_OK = 0,
+	PG_ENOMEM = -1,
+	PG_EIO = -2,      /* cannot open or read a file */
+	PG_EFORMAT = -3,  /* the bytes are not what they claim to be */
+	PG_EUNSUPP = -4,  /* a known format profgate does not read */
+	PG_EUSAGE = -5,   /* bad flags or arguments */
+	PG_ELIMIT = -6,   /* a hard size or depth cap was hit */
+	PG_ENOTFOUND = -7,
+};
+
+int pg_error_set(int code, const char *fmt, ...) PG_PRINTF(2, 3);
+const char *pg_error_last(void);
+void pg_error_clear(void);
+
+/* Exit codes of the CLI (README "Exit codes"). Only ever appended to. */
+enum pg_exit {
+	PG_EXIT_OK = 0,
+	PG_EXIT_FAIL = 1,
+	PG_EXIT_USAGE = 2,
+	PG_EXIT_INPUT = 3,
+	PG_EXIT_INCOMPARABLE = 4,
+	PG_EXIT_DELIVERY = 5,
+};
+
+/* Allocation that never returns NULL: out of memory is reported and fatal. */
+void *pg_xmalloc(size_t n);
+void *pg_xcalloc(size_t n, size_t size);
+void *pg_xrealloc(void *p, size_t n);
+char *pg_xstrdup(const char *s);
+char *pg_xstrndup(const char *s, size_t n);
+
+/* ---- arena --------------------------------------------------------------
+ * Bump allocator for per-file data freed all at once. Build with
+ * -DPG_DEBUG_ARENA to send each allocation to malloc so ASan sees it.
+ */
+struct pg_arena {
+	struct pg_arena_block *head;
+	size_t block_size;
+	size_t total_bytes;
+#ifdef PG_DEBUG_ARENA
+	void **debug_ptrs;
+	size_t debug_n, debug_cap;
+#endif
+};
+
+void pg_arena_init(struct pg_arena *a, size_t block_size);
+void *pg_arena_alloc(struct pg_arena *a, size_t n);
+char *pg_arena_strndup(struct pg_arena *a, const char *s, size_t n);
+void pg_arena_release(struct pg_arena *a);
+
+/* ---- buffer -------------------------------------------------------------
+ * Growable bytes, always NUL-terminated, never NULL after init.
+ */
+struct pg_buf {
+	char *ptr;
+	size_t len, cap;
+};
+#define PG_BUF_INIT {pg_buf_empty, 0, 0}
+extern char pg_buf_empty[];
+
+void pg_buf_init(struct pg_buf *b);
+void pg_buf_grow(struct pg_buf *b, size_t extra);
+void pg_buf_add(struct pg_buf *b, const void *p, size_t n);
+void pg_buf_addc(struct pg_buf *b, char c);
+void pg_buf_adds(struct pg_buf *b, const char *s);
+void pg_buf_addf(struct pg_buf *b, const char *fmt, ...) PG_PRINTF(2, 3);
+void pg_buf_reset(struct pg_buf *b);
+void pg_buf_release(struct pg_buf *b);
+/* Hand the bytes to the caller (free() them); b is left empty. */
+char *pg_buf_detach(struct pg_buf *b, size_t *len_out);
+
+/* ---- JSON writer --------------------------------------------------------
+ * Deterministic output: keys in the order written, integers as integers,
+ * doubles with a fixed format. Pretty-printed with two-space indent.
+ */
+struct pg_json {
+	struct pg_buf *out;
+	int depth;
+	int need_comma[64];
+	int after_key;
+	int pretty;
+};
+
+void pg_json_init(struct pg_json *j, struct pg_buf *out, int pretty);
+void pg_json_obj_begin(struct pg_json *j);
+void pg_json_obj_end(struct pg_json *j);
+void pg_json_arr_begin(struct pg_json *j);
+void pg_json_arr_end(struct pg_json *j);
+void pg_json_key(struct pg_json *j, const char *key);
+void pg_json_str(struct pg_json *j, const char *s);
+void pg_json_strn(struct pg_json *j, const char *s, size_t n);
+void pg_json_int(struct pg_json *j, int64_t v);
+void pg_json_uint(struct pg_json *j, uint64_t v);
+void pg_json_double(struct pg_json *j, double v, int decimals);
+void pg_json_bool(struct pg_json *j, int v);
+void pg_json_null(struct pg_json *j);
+/* Append s as a JSON string literal (quotes included) to b. */
+void pg_json_escape(struct pg_buf *b, const char *s, size_t n);
+
+/* ---- misc ---------------------------------------------------------------*/
+uint64_t pg_hash(const void *p, size_t n);
+/* Microseconds from nanoseconds, as text with three decimals: "12.345". */
+void pg_fmt_us(char *out, size_t cap, int64_t ns);
+/* Write a whole file through a temporary name and rename, so a reader never
+ * sees a partial file. */
+int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
+
+#endif
