@@ -369,8 +369,11 @@ static int read_escape(struct cj *c, struct pg_buf *out)
  */
 static int read_string(struct cj *c, struct pg_buf *out)
 {
-	if (out)
-		pg_buf_reset(out);
+	if (out) {
+		out->len = 0;
+		if (out->cap)
+			out->ptr[0] = '\0';
+	}
 	c->in->p++; /* opening quote */
 	for (;;) {
 		const unsigned char *p = c->in->p, *end = c->in->end, *s = p;
@@ -381,7 +384,12 @@ static int read_string(struct cj *c, struct pg_buf *out)
 				c->in->p = p;
 				return fail(c, "string longer than %u MiB", RD_MAX_STRING_BYTES >> 20);
 			}
-			pg_buf_add(out, s, (size_t)(p - s));
+			size_t k = (size_t)(p - s);
+			if (out->len + k + 1 > out->cap)
+				pg_buf_grow(out, k);
+			memcpy(out->ptr + out->len, s, k);
+			out->len += k;
+			out->ptr[out->len] = '\0';
 		}
 		c->in->p = p;
 		if (p < end) {
@@ -409,27 +417,21 @@ struct num {
 	int len;
 };
 
-static int read_number(struct cj *c, struct num *n)
-{
-	int ch, digits = 0, any = 0, frac = 0, e = 0, eneg = 0, edigits = 0;
+static const unsigned char numchar[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+	['7'] = 1, ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+};
 
-	memset(n, 0, sizeof(*n));
-	n->is_int = 1;
-	for (;;) {
-		ch = peekc(c);
-		if (ch == CH_ERR)
-			return fail_src(c);
-		if (!(ch >= '0' && ch <= '9') && ch != '-' && ch != '+' && ch != '.' && ch != 'e' &&
-		    ch != 'E')
-			break;
-		if (n->len >= (int)sizeof(n->text) - 1)
-			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
-		n->text[n->len++] = (char)ch;
-		c->in->p++;
-	}
-	n->text[n->len] = '\0';
-	/* parse the text */
+/* Parse n->text (n->len bytes) into sign, mantissa and exponent. */
+static int parse_num_text(struct cj *c, struct num *n)
+{
+	int digits = 0, any = 0, frac = 0, e = 0, eneg = 0, edigits = 0;
 	const char *s = n->text;
+
+	n->neg = 0;
+	n->mant = 0;
+	n->exp10 = 0;
+	n->is_int = 1;
 	if (*s == '-') {
 		n->neg = 1;
 		s++;
@@ -476,6 +478,41 @@ static int read_number(struct cj *c, struct num *n)
 	if (!any || *s)
 		return fail(c, "malformed number '%s'", n->text[0] ? n->text : "(empty)");
 	return 0;
+}
+
+static int read_number(struct cj *c, struct num *n)
+{
+	const unsigned char *p = c->in->p, *end = c->in->end, *q = p;
+
+	/* fast path: the whole number lies in this chunk */
+	while (q < end && numchar[*q])
+		q++;
+	if (q < end) {
+		size_t len = (size_t)(q - p);
+		if (len >= sizeof(n->text)) {
+			c->in->p = q;
+			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
+		}
+		memcpy(n->text, p, len);
+		n->text[len] = '\0';
+		n->len = (int)len;
+		c->in->p = q;
+		return parse_num_text(c, n);
+	}
+	n->len = 0;
+	for (;;) {
+		int ch = peekc(c);
+		if (ch == CH_ERR)
+			return fail_src(c);
+		if (ch < 0 || !numchar[ch])
+			break;
+		if (n->len >= (int)sizeof(n->text) - 1)
+			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
+		n->text[n->len++] = (char)ch;
+		c->in->p++;
+	}
+	n->text[n->len] = '\0';
+	return parse_num_text(c, n);
 }
 
 static const uint64_t pow10u[20] = {1ULL,
