@@ -120,6 +120,31 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi)
 	pg_json_key(j, "declared_devices");
 	pg_json_uint(j, f->declared_devices);
 
+	if (f->format == TRACE_FMT_XPLANE) {
+		pg_json_key(j, "host");
+		pg_json_str(j, f->host);
+		pg_json_key(j, "aggregate_events");
+		pg_json_uint(j, f->aggregate_events);
+		pg_json_key(j, "profile_start_ns");
+		pg_json_int(j, f->profile_start_ns);
+		pg_json_key(j, "profile_stop_ns");
+		pg_json_int(j, f->profile_stop_ns);
+		pg_json_key(j, "planes");
+		pg_json_arr_begin(j);
+		for (uint32_t p = 0; p < f->n_planes; p++) {
+			pg_json_obj_begin(j);
+			pg_json_key(j, "name");
+			pg_json_str(j, f->planes[p].name);
+			pg_json_key(j, "id");
+			pg_json_int(j, f->planes[p].id);
+			pg_json_key(j, "lines");
+			pg_json_uint(j, f->planes[p].lines);
+			pg_json_key(j, "events");
+			pg_json_uint(j, f->planes[p].events);
+			pg_json_obj_end(j);
+		}
+		pg_json_arr_end(j);
+	}
 	pg_json_key(j, "devices");
 	pg_json_arr_begin(j);
 	for (uint32_t d = 0; d < t->n_devices; d++) {
@@ -262,15 +287,30 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 	if (f->display_time_unit[0])
 		pg_buf_addf(b, "; displayTimeUnit %s (display only)", f->display_time_unit);
 	pg_buf_addc(b, '\n');
-	pg_buf_addf(b, "  events     %llu (", (unsigned long long)f->entries);
-	for (int p = 0; p < 128; p++)
-		if (f->phase_counts[p]) {
-			pg_buf_addf(b, "%s%c %llu", any ? ", " : "", p,
-				    (unsigned long long)f->phase_counts[p]);
-			any = 1;
-		}
-	pg_buf_addf(b, "%s)\n", any ? "" : "none");
+	if (f->format == TRACE_FMT_XPLANE) {
+		pg_buf_addf(b, "  events     %llu XEvents\n", (unsigned long long)f->entries);
+	} else {
+		pg_buf_addf(b, "  events     %llu (", (unsigned long long)f->entries);
+		for (int p = 0; p < 128; p++)
+			if (f->phase_counts[p]) {
+				pg_buf_addf(b, "%s%c %llu", any ? ", " : "", p,
+					    (unsigned long long)f->phase_counts[p]);
+				any = 1;
+			}
+		pg_buf_addf(b, "%s)\n", any ? "" : "none");
+	}
 
+	if (f->format == TRACE_FMT_XPLANE) {
+		pg_buf_addf(b, "  host       %s", f->host ? f->host : "");
+		if (f->aggregate_events)
+			pg_buf_addf(b, "; %llu aggregate events (counted, no time)",
+				    (unsigned long long)f->aggregate_events);
+		pg_buf_adds(b, "\n  planes     ");
+		for (uint32_t p = 0; p < f->n_planes; p++)
+			pg_buf_addf(b, "%s%s(%llu)", p ? ", " : "", f->planes[p].name,
+				    (unsigned long long)f->planes[p].events);
+		pg_buf_addc(b, '\n');
+	}
 	pg_buf_adds(b, "  devices\n");
 	for (uint32_t d = 0; d < t->n_devices; d++) {
 		const struct trace_device *dev = &t->devices[d];
@@ -284,10 +324,18 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 		pg_buf_addc(b, '\n');
 	}
 	pg_buf_adds(b, "  tracks\n");
+	uint32_t host_shown = 0, host_more = 0;
+	uint64_t host_more_events = 0;
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
 		const struct trace_track *tr = &t->tracks[i];
 		if (tr->device == UINT32_MAX || t->devices[tr->device].file != fi || !tr->n_events)
 			continue;
+		/* text mode keeps host threads short; --json lists every track */
+		if (tr->kind == TRACE_TRACK_HOST_THREAD && ++host_shown > 12) {
+			host_more++;
+			host_more_events += tr->n_events;
+			continue;
+		}
 		device_id(t, tr->device, id, sizeof(id));
 		fmt_span(span, sizeof(span), tr->first_ns <= tr->last_ns ? tr->last_ns - tr->first_ns : 0);
 		const char *name = trace_str_get(t, tr->name);
@@ -295,6 +343,9 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 			    trace_track_kind_name(tr->kind), name[0] ? name : trace_str_get(t, tr->tid),
 			    (unsigned long long)tr->n_events, span);
 	}
+	if (host_more)
+		pg_buf_addf(b, "    ... %u more host threads with %llu events (--json lists them)\n",
+			    host_more, (unsigned long long)host_more_events);
 	analyze_markers(t, fi, mk);
 	pg_buf_adds(b, "  steps     ");
 	any = 0;

@@ -46,6 +46,15 @@ static inline uint64_t rd_in_offset(const struct rd_in *in)
 /* Chrome trace JSON (JAX export, perfetto_trace.json.gz, Kineto, generic). */
 int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in) PG_WUR;
 
+/* XPlane (.xplane.pb), decoded from a read-only mapping of the file. */
+int read_xplane(struct trace *t, uint32_t file, const char *path) PG_WUR;
+
+/* Shared names: what a line/thread name says a track is; which argument and
+ * stat names the model keeps (index into a fixed list, or -1). */
+enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
+int read_kept_arg(const char *k, size_t n);
+const char *read_kept_arg_name(int i);
+
 /* Hard caps on untrusted input, documented in the README. */
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */
 #define RD_MAX_DEPTH 512                /* JSON nesting */

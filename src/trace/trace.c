@@ -68,6 +68,8 @@ void trace_release(struct trace *t)
 		free(t->files[i].framework);
 		free(t->files[i].framework_version);
 		free(t->files[i].device_kind);
+		free(t->files[i].host);
+		trace_file_free_planes(&t->files[i]);
 	}
 	free(t->files);
 	for (uint32_t i = 0; i < t->n_warnings; i++)
@@ -312,7 +314,17 @@ uint32_t trace_file_add(struct trace *t, const char *path)
 	f->path = pg_xstrdup(path);
 	f->schema_version = -1;
 	f->rank = f->world_size = -1;
+	f->duplicate_of = UINT32_MAX;
 	return t->n_files++;
+}
+
+void trace_file_free_planes(struct trace_file *f)
+{
+	for (uint32_t i = 0; i < f->n_planes; i++)
+		free(f->planes[i].name);
+	free(f->planes);
+	f->planes = NULL;
+	f->n_planes = 0;
 }
 
 void trace_warn(struct trace *t, uint32_t file, const char *code, const char *fmt, ...)

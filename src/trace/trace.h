@@ -116,6 +116,14 @@ struct trace_warning {
 enum trace_format { TRACE_FMT_CHROME_JSON, TRACE_FMT_XPLANE };
 enum trace_dialect { TRACE_DIALECT_GENERIC, TRACE_DIALECT_JAX, TRACE_DIALECT_KINETO, TRACE_DIALECT_XPLANE };
 
+/* An XPlane plane as the file lists it (inspect reports every one). */
+struct trace_plane {
+	char *name;
+	int64_t id;
+	uint64_t events; /* XEvents over all its lines, num_occurrences ones included */
+	uint32_t lines;
+};
+
 struct trace_file {
 	char *path;
 	enum trace_format format;
@@ -135,6 +143,14 @@ struct trace_file {
 	char *framework_version;   /* when the file says */
 	char *device_kind;         /* hardware name of the profiled devices, when the file says */
 	uint32_t declared_devices; /* devices the file lists (deviceProperties, planes) */
+	uint64_t aggregate_events; /* XPlane num_occurrences events: counted, not placed */
+	int64_t profile_start_ns;  /* epoch ns from XPlane Task Environment; 0 when absent */
+	int64_t profile_stop_ns;
+	char *host;                /* host name (XSpace hostnames or the file name) */
+	char sha256[65];           /* hex digest of the file's bytes, when computed */
+	uint32_t duplicate_of;     /* UINT32_MAX, or the file whose bytes these are */
+	struct trace_plane *planes; /* XPlane only */
+	uint32_t n_planes;
 };
 
 struct trace_evblock;
@@ -197,6 +213,7 @@ uint32_t trace_argset_get(const struct trace *t, uint32_t set, const struct trac
 uint32_t trace_device_add(struct trace *t, const struct trace_device *d);
 uint32_t trace_track_add(struct trace *t, const struct trace_track *tr);
 uint32_t trace_file_add(struct trace *t, const char *path);
+void trace_file_free_planes(struct trace_file *f);
 
 /* Events: add returns a zeroed slot to fill; the track's counts and span are
  * updated by trace_event_commit(). */

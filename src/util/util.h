@@ -126,6 +126,32 @@ void pg_json_null(struct pg_json *j);
 /* Append s as a JSON string literal (quotes included) to b. */
 void pg_json_escape(struct pg_buf *b, const char *s, size_t n);
 
+/* ---- u64 -> u32 map -----------------------------------------------------
+ * Open addressing; UINT32_MAX is "absent". Iteration order is not defined:
+ * never let output depend on it.
+ */
+struct pg_u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint32_t n, cap;
+};
+void pg_u64map_put(struct pg_u64map *m, uint64_t key, uint32_t val);
+uint32_t pg_u64map_get(const struct pg_u64map *m, uint64_t key);
+void pg_u64map_release(struct pg_u64map *m);
+
+/* ---- sha256 ---------------------------------------------------------------*/
+struct pg_sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t n;
+};
+void pg_sha256_init(struct pg_sha256 *s);
+void pg_sha256_update(struct pg_sha256 *s, const void *p, size_t n);
+void pg_sha256_hex(struct pg_sha256 *s, char out[65]);
+/* sha256 of a file's bytes as hex; 0 or PG_EIO with the message set. */
+int pg_sha256_file(const char *path, char out[65]) PG_WUR;
+
 /* ---- misc ---------------------------------------------------------------*/
 uint64_t pg_hash(const void *p, size_t n);
 /* Microseconds from nanoseconds, as text with three decimals: "12.345". */

@@ -1,0 +1,70 @@
+/*
+ * Names profilers write that more than one reader must understand: the line
+ * and thread names that say what a track is, and the argument/stat names the
+ * trace model keeps (everything else is dropped at read time).
+ */
+#include "read.h"
+
+#include <pthread.h>
+#include <string.h>
+
+enum trace_track_kind read_track_kind_for_name(const char *name, int on_device)
+{
+	if (strncmp(name, "Stream #", 8) == 0)
+		return TRACE_TRACK_STREAM;
+	if (strcmp(name, "XLA Ops") == 0 || strcmp(name, "Async XLA Ops") == 0 ||
+	    strncmp(name, "XLA Ops - from", 14) == 0)
+		return TRACE_TRACK_DEVICE_OPS;
+	if (strcmp(name, "Steps") == 0)
+		return TRACE_TRACK_STEPS;
+	if (strcmp(name, "XLA Modules") == 0)
+		return TRACE_TRACK_MODULES;
+	if (strncmp(name, "Framework ", 10) == 0 || strncmp(name, "TensorFlow ", 11) == 0 ||
+	    strcmp(name, "Source code") == 0 || strcmp(name, "XLA TraceMe") == 0 ||
+	    strcmp(name, "Launch Stats") == 0)
+		return TRACE_TRACK_ANNOTATIONS;
+	return on_device ? TRACE_TRACK_OTHER : TRACE_TRACK_HOST_THREAD;
+}
+
+/* Argument / stat names kept in argument sets. Append only. */
+static const char *const kept[] = {
+	"name",          "hlo_op",        "hlo_module",         "tf_op",           "long_name",
+	"hlo_category",  "flops",         "bytes_accessed",     "step_num",        "_r",
+	"group_id",      "program_id",    "run_id",             "step_name",       "deduplicated_name",
+	"iter_num",      "Collective name", "In msg nelems",    "Out msg nelems",  "Group size",
+	"dtype",         "bytes",         "Process Group Name", "labels",          "sort_index",
+	"source",        "model_flops",   "memcpy_details",     "replica_groups",  "shape_with_layout",
+};
+
+#define PER_LEN 8
+static signed char by_len[40][PER_LEN];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+	memset(by_len, -1, sizeof(by_len));
+	for (size_t i = 0; i < PG_ARRAY_LEN(kept); i++) {
+		size_t len = strlen(kept[i]);
+		for (int j = 0; j < PER_LEN && len < 40; j++)
+			if (by_len[len][j] < 0) {
+				by_len[len][j] = (signed char)i;
+				break;
+			}
+	}
+}
+
+int read_kept_arg(const char *k, size_t n)
+{
+	pthread_once(&once, init);
+	if (n >= 40)
+		return -1;
+	for (int j = 0; j < PER_LEN && by_len[n][j] >= 0; j++)
+		if (memcmp(kept[by_len[n][j]], k, n) == 0)
+			return by_len[n][j];
+	return -1;
+}
+
+const char *read_kept_arg_name(int i)
+{
+	return i >= 0 && (size_t)i < PG_ARRAY_LEN(kept) ? kept[i] : "";
+}

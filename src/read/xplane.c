@@ -1,0 +1,1034 @@
+/*
+ * XPlane reader (.xplane.pb): JAX/XLA and TensorFlow, GPU and TPU.
+ *
+ * How it works: the file is mapped read-only and walked as protobuf wire
+ * format without building the XSpace. A first pass over the XSpace records
+ * each plane's byte range and the host names. Per plane, a first pass records
+ * the ranges of lines, event metadata and plane stats and decodes stat
+ * metadata (serializers write lines *before* the metadata they use, so lines
+ * must wait); then event metadata and plane stats are decoded with the
+ * protoc-c generated code (they are few), and finally every line's events are
+ * decoded by hand, one at a time, straight into the trace model. Pages of a
+ * finished plane are released, so memory stays near the file size plus the
+ * events kept.
+ *
+ * Conventions (docs: formats.md §1-3, §13): stats are matched by name through
+ * stat_metadata, never by number; ref_value is the referenced metadata's
+ * name; event stats win over metadata stats; device_offset_ps and
+ * device_duration_ps (TPU) replace offset and duration; num_occurrences events
+ * are counted but have no time; lines with the same id in a plane are one
+ * track; timestamp_ns is taken as given (usually ns since profile start) and
+ * the epoch comes from the Task Environment plane.
+ */
+#include "read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "xplane.pb-c.h"
+
+#define MAX_EVENT_ARGS 24
+#define DENSE_IDS (1u << 20) /* metadata ids below this use direct tables */
+
+struct pb {
+	const uint8_t *p, *end;
+};
+
+enum stat_kind {
+	STAT_OTHER,
+	STAT_KEEP,
+	STAT_CORR,
+	STAT_DEV_OFFSET,
+	STAT_DEV_DURATION,
+	STAT_GROUP_ID,
+};
+
+struct statinfo {
+	trace_str name;
+	trace_str key; /* interned kept name, or 0 */
+	enum stat_kind kind;
+};
+
+struct evmeta {
+	trace_str name;      /* display_name if set, else name */
+	trace_str long_name; /* name, when display_name was used */
+	uint32_t args_off, n_args; /* kept metadata stats in x->margs */
+	int set;
+};
+
+struct range {
+	const uint8_t *p, *end;
+};
+
+struct ranges {
+	struct range *v;
+	uint32_t n, cap;
+};
+
+struct xp {
+	struct trace *t;
+	uint32_t file;
+	const char *path;
+	const uint8_t *base;
+	size_t size;
+
+	/* per plane */
+	int64_t plane_id;
+	char *plane_name;
+	struct statinfo *stats; /* dense by id */
+	uint32_t n_stats;
+	struct pg_u64map stat_sparse;
+	struct statinfo *stats_sparse;
+	uint32_t n_stats_sparse, cap_stats_sparse;
+	struct evmeta *evm; /* dense by id */
+	uint32_t n_evm;
+	struct pg_u64map evm_sparse;
+	struct evmeta *evm_sparse_v;
+	uint32_t n_evm_sparse, cap_evm_sparse;
+	struct trace_arg *margs;
+	uint32_t n_margs, cap_margs;
+	struct pg_u64map lines; /* line id -> track */
+	uint32_t device;
+	struct ranges line_r, meta_r, stat_r;
+	trace_str k_long_name, k_group_id;
+
+	/* file */
+	char **hostnames;
+	uint32_t n_hostnames;
+	uint64_t plane_events;
+	struct pg_buf scratch;
+};
+
+/* ---- wire format ---- */
+
+static int corrupt(struct xp *x, const uint8_t *at, const char *what)
+{
+	return pg_error_set(PG_EFORMAT, "cannot read '%s': corrupt XPlane: %s at byte %llu", x->path,
+			    what, (unsigned long long)(at - x->base));
+}
+
+static inline int pb_varint(struct pb *b, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64 && b->p < b->end; shift += 7) {
+		uint8_t c = *b->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static inline int pb_key(struct pb *b, uint32_t *field, int *wt)
+{
+	uint64_t k;
+
+	if (pb_varint(b, &k) || (k >> 3) == 0 || (k >> 3) > 0x1fffffff)
+		return -1;
+	*field = (uint32_t)(k >> 3);
+	*wt = (int)(k & 7);
+	return 0;
+}
+
+static inline int pb_sub(struct pb *b, struct pb *sub)
+{
+	uint64_t n;
+
+	if (pb_varint(b, &n) || n > (uint64_t)(b->end - b->p))
+		return -1;
+	sub->p = b->p;
+	sub->end = b->p + n;
+	b->p += n;
+	return 0;
+}
+
+static int pb_skip(struct pb *b, int wt)
+{
+	uint64_t v;
+	struct pb sub;
+
+	switch (wt) {
+	case 0: return pb_varint(b, &v);
+	case 1:
+		if (b->end - b->p < 8)
+			return -1;
+		b->p += 8;
+		return 0;
+	case 2: return pb_sub(b, &sub);
+	case 5:
+		if (b->end - b->p < 4)
+			return -1;
+		b->p += 4;
+		return 0;
+	default: return -1; /* groups (3, 4) are not in XPlane; 6, 7 are invalid */
+	}
+}
+
+static void ranges_add(struct ranges *r, const struct pb *sub)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 16;
+		r->v = pg_xrealloc(r->v, r->cap * sizeof(*r->v));
+	}
+	r->v[r->n++] = (struct range){sub->p, sub->end};
+}
+
+/* ---- stat metadata and values ---- */
+
+static struct statinfo *stat_slot(struct xp *x, uint64_t id, int create)
+{
+	if (id < DENSE_IDS) {
+		if (id >= x->n_stats) {
+			if (!create)
+				return NULL;
+			uint32_t n = x->n_stats ? x->n_stats : 64;
+			while (n <= id)
+				n *= 2;
+			x->stats = pg_xrealloc(x->stats, n * sizeof(*x->stats));
+			memset(x->stats + x->n_stats, 0, (n - x->n_stats) * sizeof(*x->stats));
+			x->n_stats = n;
+		}
+		return &x->stats[id];
+	}
+	uint32_t i = pg_u64map_get(&x->stat_sparse, id);
+	if (i != UINT32_MAX)
+		return &x->stats_sparse[i];
+	if (!create)
+		return NULL;
+	if (x->n_stats_sparse == x->cap_stats_sparse) {
+		x->cap_stats_sparse = x->cap_stats_sparse ? 2 * x->cap_stats_sparse : 16;
+		x->stats_sparse =
+			pg_xrealloc(x->stats_sparse, x->cap_stats_sparse * sizeof(*x->stats_sparse));
+	}
+	i = x->n_stats_sparse++;
+	memset(&x->stats_sparse[i], 0, sizeof(x->stats_sparse[i]));
+	pg_u64map_put(&x->stat_sparse, id, i);
+	return &x->stats_sparse[i];
+}
+
+static int decode_stat_metadata(struct xp *x, struct pb *entry)
+{
+	uint32_t f;
+	int wt;
+	uint64_t key = 0, id = 0;
+	int has_key = 0;
+	struct pb val = {NULL, NULL}, name = {NULL, NULL};
+
+	while (entry->p < entry->end) {
+		if (pb_key(entry, &f, &wt))
+			return -1;
+		if (f == 1 && wt == 0) {
+			if (pb_varint(entry, &key))
+				return -1;
+			has_key = 1;
+		} else if (f == 2 && wt == 2) {
+			if (pb_sub(entry, &val))
+				return -1;
+		} else if (pb_skip(entry, wt)) {
+			return -1;
+		}
+	}
+	while (val.p && val.p < val.end) {
+		if (pb_key(&val, &f, &wt))
+			return -1;
+		if (f == 1 && wt == 0) {
+			if (pb_varint(&val, &id))
+				return -1;
+		} else if (f == 2 && wt == 2) {
+			if (pb_sub(&val, &name))
+				return -1;
+		} else if (pb_skip(&val, wt)) {
+			return -1;
+		}
+	}
+	if (!has_key)
+		key = id;
+	struct statinfo *s = stat_slot(x, key, 1);
+	size_t n = name.p ? (size_t)(name.end - name.p) : 0;
+	const char *nm = name.p ? (const char *)name.p : "";
+	s->name = trace_intern(x->t, nm, n);
+	s->kind = STAT_OTHER;
+	s->key = 0;
+	if (n == 14 && memcmp(nm, "correlation_id", 14) == 0) {
+		s->kind = STAT_CORR;
+	} else if (n == 16 && memcmp(nm, "device_offset_ps", 16) == 0) {
+		s->kind = STAT_DEV_OFFSET;
+	} else if (n == 18 && memcmp(nm, "device_duration_ps", 18) == 0) {
+		s->kind = STAT_DEV_DURATION;
+	} else if (n == 8 && memcmp(nm, "group_id", 8) == 0) {
+		/* per step: kept only on Steps lines, or every op would get its own set */
+		s->kind = STAT_GROUP_ID;
+		s->key = s->name;
+	} else if (n == 6 && memcmp(nm, "run_id", 6) == 0) {
+		s->kind = STAT_OTHER; /* per execution: would make every event's set unique */
+	} else if (read_kept_arg(nm, n) >= 0) {
+		s->kind = STAT_KEEP;
+		s->key = s->name;
+	}
+	return 0;
+}
+
+/* The text of a stat value, interned; 0 when it has none worth keeping. */
+static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *p, size_t n)
+{
+	char buf[64];
+
+	switch (field) {
+	case 2: {
+		double d;
+		memcpy(&d, &u, 8);
+		snprintf(buf, sizeof(buf), "%.17g", d);
+		return trace_intern_cstr(x->t, buf);
+	}
+	case 3:
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)u);
+		return trace_intern_cstr(x->t, buf);
+	case 4:
+		snprintf(buf, sizeof(buf), "%lld", (long long)(int64_t)u);
+		return trace_intern_cstr(x->t, buf);
+	case 5: return trace_intern(x->t, (const char *)p, n);
+	case 7: {
+		struct statinfo *r = stat_slot(x, u, 0);
+		return r ? r->name : 0;
+	}
+	case 8: { /* gzip-compressed string, capped */
+		z_stream zs;
+		unsigned char out[1 << 16];
+		trace_str id = 0;
+		memset(&zs, 0, sizeof(zs));
+		if (inflateInit2(&zs, 15 + 32) != Z_OK)
+			return 0;
+		zs.next_in = (unsigned char *)(uintptr_t)p;
+		zs.avail_in = (uInt)n;
+		pg_buf_reset(&x->scratch);
+		int rc;
+		do {
+			zs.next_out = out;
+			zs.avail_out = sizeof(out);
+			rc = inflate(&zs, Z_NO_FLUSH);
+			pg_buf_add(&x->scratch, out, sizeof(out) - zs.avail_out);
+		} while (rc == Z_OK && x->scratch.len < RD_MAX_STRING_BYTES);
+		if (rc == Z_STREAM_END)
+			id = trace_intern(x->t, x->scratch.ptr, x->scratch.len);
+		inflateEnd(&zs);
+		return id;
+	}
+	default: return 0; /* bytes: opaque */
+	}
+}
+
+/* One XStat from the wire: its metadata id, value field and raw value. */
+struct rawstat {
+	uint64_t mid;
+	int field;
+	uint64_t u; /* varint / fixed64 bits */
+	const uint8_t *p;
+	size_t n;
+};
+
+static int decode_rawstat(struct pb *b, struct rawstat *s)
+{
+	uint32_t f;
+	int wt;
+	struct pb sub;
+
+	memset(s, 0, sizeof(*s));
+	while (b->p < b->end) {
+		if (pb_key(b, &f, &wt))
+			return -1;
+		if (f == 1 && wt == 0) {
+			if (pb_varint(b, &s->mid))
+				return -1;
+		} else if (f == 2 && wt == 1) {
+			if (b->end - b->p < 8)
+				return -1;
+			memcpy(&s->u, b->p, 8);
+			b->p += 8;
+			s->field = 2;
+		} else if ((f == 3 || f == 4 || f == 7) && wt == 0) {
+			if (pb_varint(b, &s->u))
+				return -1;
+			s->field = (int)f;
+		} else if ((f == 5 || f == 6 || f == 8) && wt == 2) {
+			if (pb_sub(b, &sub))
+				return -1;
+			s->p = sub.p;
+			s->n = (size_t)(sub.end - sub.p);
+			s->field = (int)f;
+		} else if (pb_skip(b, wt)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int64_t rawstat_int(const struct rawstat *s)
+{
+	if (s->field == 2) {
+		double d;
+		memcpy(&d, &s->u, 8);
+		return (int64_t)d;
+	}
+	return (int64_t)s->u;
+}
+
+/* ---- event metadata ---- */
+
+static struct evmeta *evm_slot(struct xp *x, uint64_t id, int create)
+{
+	if (id < DENSE_IDS) {
+		if (id >= x->n_evm) {
+			if (!create)
+				return NULL;
+			uint32_t n = x->n_evm ? x->n_evm : 256;
+			while (n <= id)
+				n *= 2;
+			x->evm = pg_xrealloc(x->evm, n * sizeof(*x->evm));
+			memset(x->evm + x->n_evm, 0, (n - x->n_evm) * sizeof(*x->evm));
+			x->n_evm = n;
+		}
+		return &x->evm[id];
+	}
+	uint32_t i = pg_u64map_get(&x->evm_sparse, id);
+	if (i != UINT32_MAX)
+		return &x->evm_sparse_v[i];
+	if (!create)
+		return NULL;
+	if (x->n_evm_sparse == x->cap_evm_sparse) {
+		x->cap_evm_sparse = x->cap_evm_sparse ? 2 * x->cap_evm_sparse : 16;
+		x->evm_sparse_v =
+			pg_xrealloc(x->evm_sparse_v, x->cap_evm_sparse * sizeof(*x->evm_sparse_v));
+	}
+	i = x->n_evm_sparse++;
+	memset(&x->evm_sparse_v[i], 0, sizeof(x->evm_sparse_v[i]));
+	pg_u64map_put(&x->evm_sparse, id, i);
+	return &x->evm_sparse_v[i];
+}
+
+static void margs_add(struct xp *x, trace_str key, trace_str value)
+{
+	if (x->n_margs == x->cap_margs) {
+		x->cap_margs = x->cap_margs ? 2 * x->cap_margs : 256;
+		x->margs = pg_xrealloc(x->margs, x->cap_margs * sizeof(*x->margs));
+	}
+	x->margs[x->n_margs++] = (struct trace_arg){key, value};
+}
+
+static int decode_event_metadata(struct xp *x, const struct range *r)
+{
+	struct pb entry = {r->p, r->end}, val = {NULL, NULL};
+	uint32_t f;
+	int wt;
+	uint64_t key = 0;
+	int has_key = 0;
+
+	while (entry.p < entry.end) {
+		if (pb_key(&entry, &f, &wt))
+			return corrupt(x, entry.p, "bad event metadata entry");
+		if (f == 1 && wt == 0) {
+			if (pb_varint(&entry, &key))
+				return corrupt(x, entry.p, "bad event metadata key");
+			has_key = 1;
+		} else if (f == 2 && wt == 2) {
+			if (pb_sub(&entry, &val))
+				return corrupt(x, entry.p, "event metadata length past its end");
+		} else if (pb_skip(&entry, wt)) {
+			return corrupt(x, entry.p, "bad field in event metadata entry");
+		}
+	}
+	if (!val.p)
+		return 0;
+	Tensorflow__Profiler__XEventMetadata *m = tensorflow__profiler__xevent_metadata__unpack(
+		NULL, (size_t)(val.end - val.p), val.p);
+	if (!m)
+		return corrupt(x, val.p, "event metadata does not decode");
+	struct evmeta *e = evm_slot(x, has_key ? key : (uint64_t)m->id, 1);
+	const char *name = m->name ? m->name : "";
+	const char *disp = m->display_name ? m->display_name : "";
+	e->set = 1;
+	if (disp[0] && strcmp(disp, name) != 0) {
+		e->name = trace_intern_cstr(x->t, disp);
+		e->long_name = trace_intern_cstr(x->t, name);
+	} else {
+		e->name = trace_intern_cstr(x->t, name);
+		e->long_name = 0;
+	}
+	e->args_off = x->n_margs;
+	for (size_t i = 0; i < m->n_stats; i++) {
+		Tensorflow__Profiler__XStat *s = m->stats[i];
+		struct statinfo *si = stat_slot(x, (uint64_t)s->metadata_id, 0);
+		trace_str v = 0;
+		if (!si || si->kind != STAT_KEEP)
+			continue;
+		switch (s->value_case) {
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_DOUBLE_VALUE: {
+			uint64_t bits;
+			memcpy(&bits, &s->double_value, 8);
+			v = value_text(x, 2, bits, NULL, 0);
+			break;
+		}
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE:
+			v = value_text(x, 3, s->uint64_value, NULL, 0);
+			break;
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE:
+			v = value_text(x, 4, (uint64_t)s->int64_value, NULL, 0);
+			break;
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE:
+			v = value_text(x, 5, 0, (const uint8_t *)s->str_value, strlen(s->str_value));
+			break;
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE:
+			v = value_text(x, 7, s->ref_value, NULL, 0);
+			break;
+		case TENSORFLOW__PROFILER__XSTAT__VALUE_COMPRESSED_STR_VALUE:
+			v = value_text(x, 8, 0, s->compressed_str_value.data,
+				       s->compressed_str_value.len);
+			break;
+		default: break;
+		}
+		if (v && x->n_margs - e->args_off < MAX_EVENT_ARGS / 2)
+			margs_add(x, si->key, v);
+	}
+	e->n_args = x->n_margs - e->args_off;
+	tensorflow__profiler__xevent_metadata__free_unpacked(m, NULL);
+	return 0;
+}
+
+/* ---- planes and devices ---- */
+
+static int parse_index(const char *s, const char *prefix, int32_t *out)
+{
+	size_t n = strlen(prefix);
+	char *end;
+
+	if (strncmp(s, prefix, n) != 0)
+		return 0;
+	long v = strtol(s + n, &end, 10);
+	if (end == s + n || *end || v < 0 || v > 1000000)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
+}
+
+static const char *file_host(struct xp *x)
+{
+	return x->t->files[x->file].host ? x->t->files[x->file].host : "";
+}
+
+static uint32_t plane_device(struct xp *x, const char *name)
+{
+	struct trace_device d;
+
+	memset(&d, 0, sizeof(d));
+	d.file = x->file;
+	d.rank = -1;
+	d.label = trace_intern_cstr(x->t, name);
+	d.host = trace_intern_cstr(x->t, file_host(x));
+	if (parse_index(name, "/device:GPU:", &d.index))
+		d.kind = TRACE_DEV_GPU;
+	else if (parse_index(name, "/device:TPU:", &d.index))
+		d.kind = TRACE_DEV_TPU;
+	else if (strncmp(name, "/host:", 6) == 0)
+		d.kind = TRACE_DEV_CPU;
+	else {
+		d.kind = TRACE_DEV_OTHER;
+		d.index = -1;
+	}
+	return trace_device_add(x->t, &d);
+}
+
+/* Plane stats: device hardware names and the Task Environment epoch. */
+static int decode_plane_stats(struct xp *x, int is_task_env)
+{
+	struct trace_file *f = &x->t->files[x->file];
+	char vendor[64] = "", name[256] = "", cores[32] = "";
+
+	for (uint32_t i = 0; i < x->stat_r.n; i++) {
+		struct pb b = {x->stat_r.v[i].p, x->stat_r.v[i].end};
+		struct rawstat s;
+		if (decode_rawstat(&b, &s))
+			return corrupt(x, b.p, "bad plane stat");
+		struct statinfo *si = stat_slot(x, s.mid, 0);
+		if (!si)
+			continue;
+		const char *sn = trace_str_get(x->t, si->name);
+		if (is_task_env) {
+			if (strcmp(sn, "profile_start_time") == 0)
+				f->profile_start_ns = rawstat_int(&s);
+			else if (strcmp(sn, "profile_stop_time") == 0)
+				f->profile_stop_ns = rawstat_int(&s);
+			continue;
+		}
+		if (x->device == UINT32_MAX)
+			continue;
+		if ((strcmp(sn, "gpu_device_name") == 0 || strcmp(sn, "device_type_string") == 0) &&
+		    s.field == 5)
+			snprintf(name, sizeof(name), "%.*s", (int)s.n, (const char *)s.p);
+		else if (strcmp(sn, "device_vendor") == 0 && s.field == 5)
+			snprintf(vendor, sizeof(vendor), "%.*s", (int)s.n, (const char *)s.p);
+		else if (strcmp(sn, "core_count") == 0)
+			snprintf(cores, sizeof(cores), "%lld", (long long)rawstat_int(&s));
+	}
+	if (x->device == UINT32_MAX)
+		return 0;
+	if (!name[0] && vendor[0])
+		snprintf(name, sizeof(name), "%s GPU%s%s%s", vendor, cores[0] ? " (" : "", cores,
+			 cores[0] ? " cores)" : "");
+	if (name[0]) {
+		x->t->devices[x->device].name = trace_intern_cstr(x->t, name);
+		if (!f->device_kind && x->t->devices[x->device].kind != TRACE_DEV_CPU)
+			f->device_kind = pg_xstrdup(name);
+	}
+	return 0;
+}
+
+/* ---- lines and events ---- */
+
+static uint32_t line_track(struct xp *x, int64_t line_id, const char *name, size_t name_n)
+{
+	uint32_t tr = pg_u64map_get(&x->lines, (uint64_t)line_id);
+	char idtext[32];
+
+	if (tr != UINT32_MAX)
+		return tr;
+	struct trace_track t0;
+	memset(&t0, 0, sizeof(t0));
+	t0.device = x->device;
+	t0.name = trace_intern(x->t, name, name_n);
+	t0.pid = trace_intern_cstr(x->t, x->plane_name);
+	snprintf(idtext, sizeof(idtext), "%lld", (long long)line_id);
+	t0.tid = trace_intern_cstr(x->t, idtext);
+	t0.kind = read_track_kind_for_name(trace_str_get(x->t, t0.name),
+					   x->t->devices[x->device].kind != TRACE_DEV_CPU);
+	tr = trace_track_add(x->t, &t0);
+	pg_u64map_put(&x->lines, (uint64_t)line_id, tr);
+	return tr;
+}
+
+static int ps_to_ns(int64_t base_ns, int64_t ps, int64_t *out)
+{
+	/* round half up in ps, computed in ns so epoch-based lines cannot overflow */
+	int64_t q = ps >= 0 ? (ps + 500) / 1000 : -((-ps + 499) / 1000);
+	return __builtin_add_overflow(base_ns, q, out) ? -1 : 0;
+}
+
+static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line_ts_ns,
+			int steps_line)
+{
+	uint32_t f;
+	int wt;
+	uint64_t mid = 0, v;
+	int64_t off = 0, dur = 0, dev_off = 0, dev_dur = 0;
+	int has_off = 0, has_nocc = 0, has_dev_off = 0, has_dev_dur = 0, has_corr = 0;
+	uint64_t corr = 0;
+	struct trace_arg args[MAX_EVENT_ARGS];
+	uint32_t n_args = 0;
+	const uint8_t *start = b->p;
+
+	while (b->p < b->end) {
+		if (pb_key(b, &f, &wt))
+			return corrupt(x, b->p, "bad event field");
+		if (wt == 0 && f <= 5 && f != 4) {
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			if (f == 1)
+				mid = v;
+			else if (f == 2) {
+				off = (int64_t)v;
+				has_off = 1;
+			} else if (f == 3)
+				dur = (int64_t)v;
+			else if (f == 5)
+				has_nocc = 1;
+		} else if (f == 4 && wt == 2) {
+			struct pb sb;
+			struct rawstat s;
+			if (pb_sub(b, &sb) || decode_rawstat(&sb, &s))
+				return corrupt(x, b->p, "bad event stat");
+			struct statinfo *si = stat_slot(x, s.mid, 0);
+			if (!si)
+				continue;
+			switch (si->kind) {
+			case STAT_CORR:
+				corr = (uint64_t)rawstat_int(&s);
+				has_corr = 1;
+				break;
+			case STAT_DEV_OFFSET:
+				dev_off = rawstat_int(&s);
+				has_dev_off = 1;
+				break;
+			case STAT_DEV_DURATION:
+				dev_dur = rawstat_int(&s);
+				has_dev_dur = 1;
+				break;
+			case STAT_GROUP_ID:
+				if (!steps_line)
+					break;
+				/* fall through */
+			case STAT_KEEP: {
+				trace_str val = value_text(x, s.field, s.u, s.p, s.n);
+				if (val && n_args < MAX_EVENT_ARGS)
+					args[n_args++] = (struct trace_arg){si->key, val};
+				break;
+			}
+			default: break;
+			}
+		} else if (pb_skip(b, wt)) {
+			return corrupt(x, b->p, "bad event field");
+		}
+	}
+	x->plane_events++;
+	x->t->files[x->file].entries++;
+	if (has_nocc || !has_off) {
+		/* an aggregate (no timestamp): counted, not placed */
+		x->t->files[x->file].aggregate_events++;
+		x->t->tracks[track].n_events++;
+		return 0;
+	}
+	struct evmeta *em = evm_slot(x, mid, 0);
+	trace_str name = em && em->set ? em->name : 0;
+	if (em && em->set) {
+		/* metadata stats under event stats: add keys the event lacks */
+		for (uint32_t i = 0; i < em->n_args && n_args < MAX_EVENT_ARGS; i++) {
+			const struct trace_arg *ma = &x->margs[em->args_off + i];
+			int dup = 0;
+			for (uint32_t j = 0; j < n_args; j++)
+				if (args[j].key == ma->key)
+					dup = 1;
+			if (!dup)
+				args[n_args++] = *ma;
+		}
+		if (em->long_name && n_args < MAX_EVENT_ARGS)
+			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
+	}
+	if (has_dev_off)
+		off = dev_off;
+	if (has_dev_dur)
+		dur = dev_dur;
+	if (dur < 0)
+		return corrupt(x, start, "negative event duration");
+	int64_t ts_ns, end_ns;
+	int64_t end_ps;
+	if (__builtin_add_overflow(off, dur, &end_ps) || ps_to_ns(line_ts_ns, off, &ts_ns) ||
+	    ps_to_ns(line_ts_ns, end_ps, &end_ns))
+		return corrupt(x, start, "event time out of range");
+	struct trace_event *e = trace_event_add(x->t);
+	e->ts_ns = ts_ns;
+	e->dur_ns = end_ns - ts_ns;
+	e->name = name;
+	e->track = track;
+	e->ph = 'X';
+	e->corr = corr;
+	e->flags = has_corr ? TRACE_EV_HAS_CORR : 0;
+	e->args = trace_argset_intern(x->t, args, n_args);
+	trace_event_commit(x->t, e);
+	return 0;
+}
+
+static int decode_line(struct xp *x, const struct range *r)
+{
+	struct pb b = {r->p, r->end};
+	uint32_t f;
+	int wt;
+	uint64_t v;
+	int64_t id = 0, display_id = 0, ts_ns = 0;
+	struct pb name = {NULL, NULL}, dname = {NULL, NULL}, sub;
+
+	/* pass 1: the header; display_name (11) follows the events (4) on the wire */
+	while (b.p < b.end) {
+		if (pb_key(&b, &f, &wt))
+			return corrupt(x, b.p, "bad line field");
+		if (wt == 0 && (f == 1 || f == 10 || f == 3 || f == 9)) {
+			if (pb_varint(&b, &v))
+				return corrupt(x, b.p, "bad line varint");
+			if (f == 1)
+				id = (int64_t)v;
+			else if (f == 10)
+				display_id = (int64_t)v;
+			else if (f == 3)
+				ts_ns = (int64_t)v;
+		} else if (wt == 2 && (f == 2 || f == 11)) {
+			if (pb_sub(&b, f == 2 ? &name : &dname))
+				return corrupt(x, b.p, "line name past its end");
+		} else if (pb_skip(&b, wt)) {
+			return corrupt(x, b.p, "bad line field");
+		}
+	}
+	PG_UNUSED(display_id);
+	const struct pb *nm = dname.p && dname.end > dname.p ? &dname : &name;
+	uint32_t track = line_track(x, id, nm->p ? (const char *)nm->p : "",
+				    nm->p ? (size_t)(nm->end - nm->p) : 0);
+	int steps_line = x->t->tracks[track].kind == TRACE_TRACK_STEPS;
+
+	/* pass 2: the events */
+	b.p = r->p;
+	while (b.p < b.end) {
+		if (pb_key(&b, &f, &wt))
+			return corrupt(x, b.p, "bad line field");
+		if (f == 4 && wt == 2) {
+			if (pb_sub(&b, &sub))
+				return corrupt(x, b.p, "event past the end of its line");
+			if (decode_event(x, &sub, track, ts_ns, steps_line))
+				return PG_EFORMAT;
+		} else if (pb_skip(&b, wt)) {
+			return corrupt(x, b.p, "bad line field");
+		}
+	}
+	return 0;
+}
+
+static void plane_reset(struct xp *x)
+{
+	free(x->stats);
+	free(x->stats_sparse);
+	pg_u64map_release(&x->stat_sparse);
+	free(x->evm);
+	free(x->evm_sparse_v);
+	pg_u64map_release(&x->evm_sparse);
+	free(x->margs);
+	pg_u64map_release(&x->lines);
+	free(x->plane_name);
+	x->stats = NULL;
+	x->stats_sparse = NULL;
+	x->evm = NULL;
+	x->evm_sparse_v = NULL;
+	x->margs = NULL;
+	x->plane_name = NULL;
+	x->n_stats = x->n_stats_sparse = x->cap_stats_sparse = 0;
+	x->n_evm = x->n_evm_sparse = x->cap_evm_sparse = 0;
+	x->n_margs = x->cap_margs = 0;
+	x->line_r.n = x->meta_r.n = x->stat_r.n = 0;
+	x->plane_events = 0;
+	x->device = UINT32_MAX;
+}
+
+static void add_plane_record(struct xp *x, uint32_t lines)
+{
+	struct trace_file *f = &x->t->files[x->file];
+
+	f->planes = pg_xrealloc(f->planes, (f->n_planes + 1) * sizeof(*f->planes));
+	f->planes[f->n_planes++] = (struct trace_plane){pg_xstrdup(x->plane_name), x->plane_id,
+							x->plane_events, lines};
+}
+
+static int decode_plane(struct xp *x, const struct range *r)
+{
+	struct pb b = {r->p, r->end}, sub;
+	uint32_t f;
+	int wt;
+	uint64_t v;
+
+	plane_reset(x);
+	while (b.p < b.end) {
+		if (pb_key(&b, &f, &wt))
+			return corrupt(x, b.p, "bad plane field");
+		if (f == 1 && wt == 0) {
+			if (pb_varint(&b, &v))
+				return corrupt(x, b.p, "bad plane id");
+			x->plane_id = (int64_t)v;
+		} else if (wt == 2 && f >= 2 && f <= 6) {
+			if (pb_sub(&b, &sub))
+				return corrupt(x, b.p, "length past the end of the plane");
+			if (f == 2) {
+				free(x->plane_name);
+				x->plane_name = pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
+			} else if (f == 3) {
+				ranges_add(&x->line_r, &sub);
+			} else if (f == 4) {
+				ranges_add(&x->meta_r, &sub);
+			} else if (f == 5) {
+				if (decode_stat_metadata(x, &sub))
+					return corrupt(x, sub.p, "bad stat metadata");
+			} else {
+				ranges_add(&x->stat_r, &sub);
+			}
+		} else if (pb_skip(&b, wt)) {
+			return corrupt(x, b.p, "bad plane field");
+		}
+	}
+	if (!x->plane_name)
+		x->plane_name = pg_xstrdup("");
+	const char *pn = x->plane_name;
+	int is_meta = strcmp(pn, "/host:metadata") == 0;
+	int is_task = strcmp(pn, "Task Environment") == 0;
+	if (strncmp(pn, "/device:", 8) == 0)
+		x->t->files[x->file].declared_devices++;
+	if (!is_meta && !is_task)
+		x->device = plane_device(x, pn);
+	if (decode_plane_stats(x, is_task))
+		return PG_EFORMAT;
+	if (!is_meta) {
+		for (uint32_t i = 0; i < x->meta_r.n; i++)
+			if (decode_event_metadata(x, &x->meta_r.v[i]))
+				return PG_EFORMAT;
+	}
+	for (uint32_t i = 0; i < x->line_r.n; i++) {
+		if (x->device == UINT32_MAX) {
+			/* metadata planes carry no events; count any for the record */
+			struct pb lb = {x->line_r.v[i].p, x->line_r.v[i].end};
+			while (lb.p < lb.end) {
+				if (pb_key(&lb, &f, &wt))
+					return corrupt(x, lb.p, "bad line field");
+				if (f == 4 && wt == 2) {
+					x->plane_events++;
+					x->t->files[x->file].entries++;
+				}
+				if (pb_skip(&lb, wt))
+					return corrupt(x, lb.p, "bad line field");
+			}
+			continue;
+		}
+		if (decode_line(x, &x->line_r.v[i]))
+			return PG_EFORMAT;
+	}
+	if (x->device != UINT32_MAX)
+		x->t->devices[x->device].n_events += x->plane_events;
+	add_plane_record(x, x->line_r.n);
+	return 0;
+}
+
+/* ---- the file ---- */
+
+static void host_from_path(struct xp *x)
+{
+	struct trace_file *f = &x->t->files[x->file];
+	const char *base = strrchr(x->path, '/');
+	base = base ? base + 1 : x->path;
+	const char *suf = strstr(base, ".xplane.pb");
+
+	if (x->n_hostnames > 0) {
+		f->host = pg_xstrdup(x->hostnames[0]);
+		return;
+	}
+	f->host = pg_xstrndup(base, suf ? (size_t)(suf - base) : strlen(base));
+}
+
+static int decode_space(struct xp *x)
+{
+	struct pb b = {x->base, x->base + x->size}, sub;
+	struct ranges planes = {NULL, 0, 0};
+	uint32_t f;
+	int wt, rc = PG_EFORMAT;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	while (b.p < b.end) {
+		if (pb_key(&b, &f, &wt)) {
+			corrupt(x, b.p, "bad field key");
+			goto out;
+		}
+		if (wt == 2 && f >= 1 && f <= 4) {
+			if (pb_sub(&b, &sub)) {
+				corrupt(x, b.p, "length past the end of the file");
+				goto out;
+			}
+			if (f == 1) {
+				ranges_add(&planes, &sub);
+			} else if (f == 4) {
+				x->hostnames = pg_xrealloc(x->hostnames,
+							   (x->n_hostnames + 1) * sizeof(char *));
+				x->hostnames[x->n_hostnames++] =
+					pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
+			} else {
+				/* profiler errors and warnings recorded in the file */
+				trace_warn(x->t, x->file, f == 2 ? "profiler-error" : "profiler-warning",
+					   "%.*s", (int)(sub.end - sub.p > 300 ? 300 : sub.end - sub.p),
+					   (const char *)sub.p);
+			}
+		} else if (pb_skip(&b, wt)) {
+			corrupt(x, b.p, "bad field");
+			goto out;
+		}
+	}
+	if (planes.n == 0) {
+		pg_error_set(PG_EFORMAT, "cannot read '%s': not an XPlane: no planes in the file",
+			     x->path);
+		goto out;
+	}
+	host_from_path(x);
+	for (uint32_t i = 0; i < planes.n; i++) {
+		if (decode_plane(x, &planes.v[i]))
+			goto out;
+		/* done with these pages: let the kernel drop them from our RSS */
+		uintptr_t lo = ((uintptr_t)planes.v[i].p) & ~(uintptr_t)(page - 1);
+		uintptr_t hi = ((uintptr_t)planes.v[i].end) & ~(uintptr_t)(page - 1);
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+	rc = 0;
+out:
+	free(planes.v);
+	return rc;
+}
+
+static const char *guess_framework(const struct trace *t, uint32_t file)
+{
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		if (tr->device == UINT32_MAX || t->devices[tr->device].file != file)
+			continue;
+		const char *n = trace_str_get(t, tr->name);
+		if (strncmp(n, "TensorFlow ", 11) == 0 || strncmp(n, "tf_", 3) == 0)
+			return "tensorflow";
+	}
+	return "jax";
+}
+
+int read_xplane(struct trace *t, uint32_t file, const char *path)
+{
+	struct xp x;
+	struct stat st;
+	int fd, rc = PG_EFORMAT;
+	void *map = MAP_FAILED;
+
+	memset(&x, 0, sizeof(x));
+	x.t = t;
+	x.file = file;
+	x.path = path;
+	x.device = UINT32_MAX;
+	pg_buf_init(&x.scratch);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || st.st_size == 0) {
+		close(fd);
+		return pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty", path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return pg_error_set(PG_EIO, "cannot map '%s': %s", path, strerror(errno));
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	x.base = map;
+	x.size = (size_t)st.st_size;
+	x.k_long_name = trace_intern_cstr(t, "long_name");
+	t->files[file].format = TRACE_FMT_XPLANE;
+	t->files[file].dialect = TRACE_DIALECT_XPLANE;
+	t->files[file].content_bytes = x.size;
+	rc = decode_space(&x);
+	if (!rc) {
+		t->files[file].framework = pg_xstrdup(guess_framework(t, file));
+		t->files[file].events_kept = 0;
+		for (uint32_t i = 0; i < t->n_devices; i++)
+			if (t->devices[i].file == file)
+				t->files[file].events_kept += t->devices[i].n_events;
+		t->files[file].events_kept -= t->files[file].aggregate_events;
+	}
+	plane_reset(&x);
+	free(x.line_r.v);
+	free(x.meta_r.v);
+	free(x.stat_r.v);
+	for (uint32_t i = 0; i < x.n_hostnames; i++)
+		free(x.hostnames[i]);
+	free(x.hostnames);
+	pg_buf_release(&x.scratch);
+	munmap(map, (size_t)st.st_size);
+	return rc;
+}
