@@ -7,21 +7,30 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../analyze/analyze.h"
 #include "../read/read.h"
+#include "../source/source.h"
 #include "../trace/trace.h"
 
 static int opt_json;
+static const char *opt_capture, *opt_threads;
 
 static const struct cmd_opt inspect_opts[] = {
 	{"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL},
+	{"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
+	 &opt_capture},
+	{"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
+	 &opt_threads},
 };
 
 static const struct cmd_spec inspect_spec = {
-	"inspect", "INPUT... [--json]",
+	"inspect", "INPUT... [--json] [--capture NAME] [-j N]",
 	"Show what each profile file holds: format, dialect, producer, event counts,\n"
-	"devices, tracks, step markers and quality warnings.",
+	"devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
+	"profile directory (a logdir, plugins/profile/, a timestamp folder, a Kineto trace\n"
+	"folder): the files of its newest capture are read, and the captures seen are listed.",
 	inspect_opts, (int)PG_ARRAY_LEN(inspect_opts)};
 
 /* Stable per-file device ids: gpu0, tpu3, cpu, cpu#2, other0. */
@@ -76,6 +85,8 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi)
 	pg_json_str(j, f->path);
 	pg_json_key(j, "format");
 	pg_json_str(j, trace_format_name(f->format));
+	pg_json_key(j, "duplicate_of");
+	pg_json_str(j, f->duplicate_of != UINT32_MAX ? t->files[f->duplicate_of].path : NULL);
 	pg_json_key(j, "compression");
 	pg_json_str(j, f->compressed ? "gzip" : "none");
 	pg_json_key(j, "dialect");
@@ -267,6 +278,11 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 	int any = 0;
 
 	pg_buf_addf(b, "%s\n", f->path);
+	if (f->duplicate_of != UINT32_MAX) {
+		pg_buf_addf(b, "  identical  to %s (same sha256): read once\n",
+			    t->files[f->duplicate_of].path);
+		return;
+	}
 	pg_buf_addf(b, "  format     %s%s, dialect %s, %llu bytes", trace_format_name(f->format),
 		    f->compressed ? " (gzip)" : "", trace_dialect_name(f->dialect),
 		    (unsigned long long)f->bytes);
@@ -367,15 +383,132 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 				    t->warnings[w].message);
 }
 
+static void captures_json(struct pg_json *j, const struct source_set *src)
+{
+	pg_json_key(j, "captures");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < src->n_captures; i++) {
+		const struct source_capture *c = &src->captures[i];
+		int chosen = 0;
+		for (uint32_t k = 0; k < src->n_chosen; k++)
+			chosen |= src->chosen[k] == (int32_t)i;
+		pg_json_obj_begin(j);
+		pg_json_key(j, "name");
+		pg_json_str(j, c->name);
+		pg_json_key(j, "dir");
+		pg_json_str(j, c->dir);
+		pg_json_key(j, "chosen");
+		pg_json_bool(j, chosen);
+		pg_json_key(j, "files");
+		pg_json_arr_begin(j);
+		for (uint32_t k = 0; k < c->n_files; k++) {
+			pg_json_obj_begin(j);
+			pg_json_key(j, "path");
+			pg_json_str(j, c->files[k].path);
+			pg_json_key(j, "kind");
+			pg_json_str(j, source_kind_name(c->files[k].kind));
+			pg_json_key(j, "bytes");
+			pg_json_uint(j, c->files[k].bytes);
+			pg_json_obj_end(j);
+		}
+		pg_json_arr_end(j);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+	pg_json_key(j, "notes");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < src->n_notes; i++)
+		pg_json_str(j, src->notes[i]);
+	pg_json_arr_end(j);
+}
+
+static void captures_text(struct pg_buf *b, const struct source_set *src)
+{
+	for (uint32_t i = 0; i < src->n_captures; i++) {
+		const struct source_capture *c = &src->captures[i];
+		int chosen = 0;
+		for (uint32_t k = 0; k < src->n_chosen; k++)
+			chosen |= src->chosen[k] == (int32_t)i;
+		pg_buf_addf(b, "capture %s%s: %u files in %s\n", c->name, chosen ? " (chosen)" : "",
+			    c->n_files, c->dir);
+	}
+	for (uint32_t i = 0; i < src->n_notes; i++)
+		pg_buf_addf(b, "note: %s\n", src->notes[i]);
+	if (src->n_captures || src->n_notes)
+		pg_buf_addc(b, '\n');
+}
+
+/* What was read, across files: hosts, ranks, devices by kind. */
+struct readout {
+	uint32_t files, duplicates, hosts, ranks, dev[4];
+};
+
+static void count_readout(const struct trace *t, struct readout *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (uint32_t f = 0; f < t->n_files; f++) {
+		const struct trace_file *fi = &t->files[f];
+		int seen = 0;
+		r->files++;
+		if (fi->duplicate_of != UINT32_MAX)
+			r->duplicates++;
+		for (uint32_t g = 0; g < f && fi->host; g++)
+			if (t->files[g].host && strcmp(t->files[g].host, fi->host) == 0)
+				seen = 1;
+		if (fi->host && !seen)
+			r->hosts++;
+		seen = 0;
+		for (uint32_t g = 0; g < f && fi->rank >= 0; g++)
+			if (t->files[g].rank == fi->rank)
+				seen = 1;
+		if (fi->rank >= 0 && !seen)
+			r->ranks++;
+	}
+	for (uint32_t d = 0; d < t->n_devices; d++)
+		if (t->devices[d].n_events)
+			r->dev[t->devices[d].kind]++;
+}
+
+static void readout_json(struct pg_json *j, const struct readout *r)
+{
+	pg_json_key(j, "read");
+	pg_json_obj_begin(j);
+	pg_json_key(j, "files");
+	pg_json_uint(j, r->files);
+	pg_json_key(j, "duplicates");
+	pg_json_uint(j, r->duplicates);
+	pg_json_key(j, "hosts");
+	pg_json_uint(j, r->hosts);
+	pg_json_key(j, "ranks");
+	pg_json_uint(j, r->ranks);
+	pg_json_key(j, "devices");
+	pg_json_obj_begin(j);
+	for (int k = 0; k < 4; k++) {
+		pg_json_key(j, trace_dev_kind_name((enum trace_dev_kind)k));
+		pg_json_uint(j, r->dev[k]);
+	}
+	pg_json_obj_end(j);
+	pg_json_obj_end(j);
+}
+
+static int default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct trace t;
+	struct source_set src;
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_json j;
-	int n_pos, help, rc = PG_EXIT_OK;
+	int n_pos, help, rc = PG_EXIT_OK, threads;
+	char **errors = NULL;
 
 	opt_json = 0;
+	opt_capture = opt_threads = NULL;
 	if (cmd_parse(&inspect_spec, argc, argv, pos, &n_pos, &help)) {
 		free(pos);
 		return cmd_error(PG_EXIT_USAGE);
@@ -390,15 +523,44 @@ int cmd_inspect(int argc, char **argv)
 		pg_error_set(PG_EUSAGE, "inspect: no input given (see 'profgate inspect --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	trace_init(&t);
-	for (int i = 0; i < n_pos; i++)
-		if (read_path(&t, pos[i])) {
-			fprintf(stderr, "profgate: %s\n", pg_error_last());
-			rc = PG_EXIT_INPUT;
+	threads = default_threads();
+	if (opt_threads) {
+		char *end;
+		long v = strtol(opt_threads, &end, 10);
+		if (*end || v < 1 || v > 64) {
+			free(pos);
+			pg_error_set(PG_EUSAGE, "inspect: --threads takes a number from 1 to 64");
+			return cmd_error(PG_EXIT_USAGE);
 		}
+		threads = (int)v;
+	}
+	if (source_resolve(&src, pos, n_pos, opt_capture)) {
+		source_set_release(&src);
+		free(pos);
+		return cmd_error(PG_EXIT_INPUT);
+	}
+	const char **paths = pg_xcalloc(src.n_files + 1, sizeof(char *));
+	int32_t *dups = pg_xcalloc(src.n_files + 1, sizeof(int32_t));
+	for (uint32_t i = 0; i < src.n_files; i++) {
+		paths[i] = src.files[i].path;
+		dups[i] = src.files[i].duplicate_of;
+	}
+	trace_init(&t);
+	if (read_paths(&t, paths, dups, src.n_files, threads, &errors) > 0)
+		rc = PG_EXIT_INPUT;
+	for (uint32_t i = 0; i < src.n_files; i++)
+		if (errors[i]) {
+			fprintf(stderr, "profgate: %s\n", errors[i]);
+			free(errors[i]);
+		}
+	free(errors);
 	if (opt_json) {
 		pg_json_init(&j, &out, 1);
 		pg_json_obj_begin(&j);
+		captures_json(&j, &src);
+		struct readout ro;
+		count_readout(&t, &ro);
+		readout_json(&j, &ro);
 		pg_json_key(&j, "files");
 		pg_json_arr_begin(&j);
 		for (uint32_t f = 0; f < t.n_files; f++)
@@ -406,6 +568,16 @@ int cmd_inspect(int argc, char **argv)
 		pg_json_arr_end(&j);
 		pg_json_obj_end(&j);
 	} else {
+		captures_text(&out, &src);
+		if (t.n_files > 1) {
+			struct readout ro;
+			count_readout(&t, &ro);
+			pg_buf_addf(&out,
+				    "read %u files (%u identical), %u hosts, %u ranks; devices with "
+				    "events: %u gpu, %u tpu, %u cpu, %u other\n\n",
+				    ro.files, ro.duplicates, ro.hosts, ro.ranks, ro.dev[TRACE_DEV_GPU],
+				    ro.dev[TRACE_DEV_TPU], ro.dev[TRACE_DEV_CPU], ro.dev[TRACE_DEV_OTHER]);
+		}
 		for (uint32_t f = 0; f < t.n_files; f++) {
 			if (f)
 				pg_buf_addc(&out, '\n');
@@ -415,6 +587,9 @@ int cmd_inspect(int argc, char **argv)
 	fwrite(out.ptr, 1, out.len, stdout);
 	pg_buf_release(&out);
 	trace_release(&t);
+	source_set_release(&src);
+	free(paths);
+	free(dups);
 	free(pos);
 	return cmd_finish(rc);
 }

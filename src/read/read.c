@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -91,4 +93,132 @@ int read_path(struct trace *t, const char *path)
 	if (rc)
 		rollback(t, &snap);
 	return rc;
+}
+
+/* ---- many files on several threads ---- */
+
+struct job {
+	const char *path;
+	int32_t dup_of;
+	struct trace tr;
+	int rc;
+	char *err;
+	int done;
+};
+
+struct pool {
+	struct job *jobs;
+	uint32_t n;
+	uint32_t next;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		uint32_t i = p->next < p->n ? p->next++ : UINT32_MAX;
+		pthread_mutex_unlock(&p->mu);
+		if (i == UINT32_MAX)
+			return NULL;
+		struct job *j = &p->jobs[i];
+		trace_init(&j->tr);
+		if (j->dup_of < 0) {
+			j->rc = read_path(&j->tr, j->path);
+			if (j->rc)
+				j->err = pg_xstrdup(pg_error_last());
+		}
+		pthread_mutex_lock(&p->mu);
+		j->done = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static uint32_t dup_record(struct trace *t, const char *path, uint32_t of)
+{
+	uint32_t f = trace_file_add(t, path);
+	struct stat st;
+
+	t->files[f].duplicate_of = of;
+	if (stat(path, &st) == 0)
+		t->files[f].bytes = (uint64_t)st.st_size;
+	t->files[f].format = t->files[of].format;
+	t->files[f].dialect = t->files[of].dialect;
+	if (t->files[of].format == TRACE_FMT_XPLANE) {
+		const char *b = strrchr(path, '/');
+		b = b ? b + 1 : path;
+		const char *suf = strstr(b, ".xplane.pb");
+		t->files[f].host = pg_xstrndup(b, suf ? (size_t)(suf - b) : strlen(b));
+	}
+	return f;
+}
+
+int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of, uint32_t n,
+	       int threads, char ***errors_out)
+{
+	struct pool p;
+	pthread_t tid[16];
+	int nt = threads < 1 ? 1 : threads > 16 ? 16 : threads, failed = 0;
+	uint32_t *file_of = pg_xcalloc(n ? n : 1, sizeof(uint32_t));
+	char **errors = pg_xcalloc(n ? n : 1, sizeof(char *));
+
+	memset(&p, 0, sizeof(p));
+	p.jobs = pg_xcalloc(n ? n : 1, sizeof(*p.jobs));
+	p.n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		p.jobs[i].path = paths[i];
+		p.jobs[i].dup_of = dup_of ? dup_of[i] : -1;
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	if ((uint32_t)nt > n)
+		nt = (int)n;
+	for (int i = 0; i < nt; i++)
+		if (pthread_create(&tid[i], NULL, worker, &p) != 0) {
+			nt = i;
+			break;
+		}
+	if (nt == 0) /* no thread could start: read here */
+		worker(&p);
+	/* merge in input order, so ids and output never depend on timing */
+	for (uint32_t i = 0; i < n; i++) {
+		struct job *j = &p.jobs[i];
+		pthread_mutex_lock(&p.mu);
+		while (!j->done)
+			pthread_cond_wait(&p.cv, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if (j->dup_of >= 0 && (uint32_t)j->dup_of < i && file_of[j->dup_of] != UINT32_MAX) {
+			file_of[i] = dup_record(t, j->path, file_of[j->dup_of]);
+			trace_release(&j->tr);
+			continue;
+		}
+		if (j->rc) {
+			errors[i] = j->err;
+			j->err = NULL;
+			file_of[i] = UINT32_MAX;
+			failed++;
+			trace_release(&j->tr);
+			continue;
+		}
+		file_of[i] = t->n_files;
+		trace_merge(t, &j->tr);
+	}
+	for (int i = 0; i < nt; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	free(p.jobs);
+	free(file_of);
+	if (errors_out)
+		*errors_out = errors;
+	else {
+		for (uint32_t i = 0; i < n; i++)
+			free(errors[i]);
+		free(errors);
+	}
+	return failed;
 }

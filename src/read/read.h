@@ -17,6 +17,17 @@
  */
 int read_path(struct trace *t, const char *path) PG_WUR;
 
+/*
+ * Read n files on up to `threads` threads, each into its own model, merged
+ * into t in input order. dup_of (may be NULL) marks a file whose bytes equal
+ * an earlier one: it gets a file record with duplicate_of set and is not
+ * read. Returns the number of files that failed; *errors_out (if non-NULL)
+ * receives n messages, NULL where the file read fine (caller frees each and
+ * the array).
+ */
+int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of, uint32_t n,
+	       int threads, char ***errors_out);
+
 /* ---- byte input: plain files and gzip streams, pulled in chunks ----------
  * The gzip source inflates on its own thread into a ring of buffers so that
  * inflate and parse overlap on two cores.

@@ -430,3 +430,82 @@ const char *trace_format_name(enum trace_format f)
 {
 	return f == TRACE_FMT_XPLANE ? "xplane" : "chrome-json";
 }
+
+/* ---- merge ---- */
+
+/*
+ * Move everything of src into dst, remapping string, category, argument-set,
+ * device, track and file ids. src is left empty (released). Merging in a fixed
+ * order keeps ids, and so every output, independent of thread timing.
+ */
+void trace_merge(struct trace *dst, struct trace *src)
+{
+	trace_str *smap = pg_xmalloc((size_t)src->n_strs * sizeof(trace_str));
+	uint16_t *cmap = pg_xmalloc((size_t)(src->n_cats ? src->n_cats : 1) * sizeof(uint16_t));
+	uint32_t *amap = pg_xmalloc((size_t)src->n_argsets * sizeof(uint32_t));
+	uint32_t dev0 = dst->n_devices, track0 = dst->n_tracks, file0 = dst->n_files;
+	struct trace_arg tmp[64];
+
+	for (uint32_t i = 0; i < src->n_strs; i++)
+		smap[i] = trace_intern(dst, src->strs[i].p, src->strs[i].len);
+	for (uint32_t i = 0; i < src->n_cats; i++) {
+		const char *n = trace_str_get(src, src->cats[i].name);
+		cmap[i] = trace_cat_intern(dst, n, trace_str_len(src, src->cats[i].name));
+	}
+	amap[0] = 0;
+	for (uint32_t i = 1; i < src->n_argsets; i++) {
+		const struct trace_arg *a;
+		uint32_t n = trace_argset_get(src, i, &a);
+		if (n > PG_ARRAY_LEN(tmp))
+			n = PG_ARRAY_LEN(tmp);
+		for (uint32_t k = 0; k < n; k++)
+			tmp[k] = (struct trace_arg){smap[a[k].key], smap[a[k].value]};
+		amap[i] = trace_argset_intern(dst, tmp, n);
+	}
+	for (uint32_t i = 0; i < src->n_files; i++) {
+		GROW(dst->files, dst->n_files, dst->cap_files);
+		dst->files[dst->n_files] = src->files[i];
+		if (src->files[i].duplicate_of != UINT32_MAX)
+			dst->files[dst->n_files].duplicate_of += file0;
+		dst->n_files++;
+	}
+	for (uint32_t i = 0; i < src->n_devices; i++) {
+		struct trace_device d = src->devices[i];
+		d.label = smap[d.label];
+		d.name = smap[d.name];
+		d.host = smap[d.host];
+		d.file += file0;
+		trace_device_add(dst, &d);
+	}
+	for (uint32_t i = 0; i < src->n_tracks; i++) {
+		struct trace_track tr = src->tracks[i];
+		GROW(dst->tracks, dst->n_tracks, dst->cap_tracks);
+		if (tr.device != UINT32_MAX)
+			tr.device += dev0;
+		tr.name = smap[tr.name];
+		tr.pid = smap[tr.pid];
+		tr.tid = smap[tr.tid];
+		dst->tracks[dst->n_tracks++] = tr;
+	}
+	for (uint64_t i = 0; i < src->n_events; i++) {
+		const struct trace_event *e = trace_event_at(src, i);
+		struct trace_event *d = trace_event_add(dst);
+		*d = *e;
+		d->name = smap[e->name];
+		d->track = e->track + track0;
+		d->args = amap[e->args];
+		d->cat = cmap[e->cat];
+	}
+	for (uint32_t i = 0; i < src->n_warnings; i++) {
+		GROW(dst->warnings, dst->n_warnings, dst->cap_warnings);
+		dst->warnings[dst->n_warnings] = src->warnings[i];
+		dst->warnings[dst->n_warnings++].file += file0;
+	}
+	/* ownership of file and warning strings moved to dst */
+	src->n_files = 0;
+	src->n_warnings = 0;
+	free(smap);
+	free(cmap);
+	free(amap);
+	trace_release(src);
+}

@@ -231,6 +231,9 @@ const char *trace_track_kind_name(enum trace_track_kind k);
 const char *trace_dialect_name(enum trace_dialect d);
 const char *trace_format_name(enum trace_format f);
 
+/* Move all of src into dst (ids remapped); src is released. */
+void trace_merge(struct trace *dst, struct trace *src);
+
 /* Bytes held by the model (events, strings, tables), for memory budgets. */
 size_t trace_memory_bytes(const struct trace *t);
 
