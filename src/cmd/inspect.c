@@ -18,20 +18,20 @@ static int opt_json;
 static const char *opt_capture, *opt_threads;
 
 static const struct cmd_opt inspect_opts[] = {
-	{"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL},
-	{"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-	 &opt_capture},
-	{"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-	 &opt_threads},
+    {"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL},
+    {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
+     &opt_capture},
+    {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
+     &opt_threads},
 };
 
 static const struct cmd_spec inspect_spec = {
-	"inspect", "INPUT... [--json] [--capture NAME] [-j N]",
-	"Show what each profile file holds: format, dialect, producer, event counts,\n"
-	"devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
-	"profile directory (a logdir, plugins/profile/, a timestamp folder, a Kineto trace\n"
-	"folder): the files of its newest capture are read, and the captures seen are listed.",
-	inspect_opts, (int)PG_ARRAY_LEN(inspect_opts)};
+    "inspect", "INPUT... [--json] [--capture NAME] [-j N]",
+    "Show what each profile file holds: format, dialect, producer, event counts,\n"
+    "devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
+    "profile directory (a logdir, plugins/profile/, a timestamp folder, a Kineto trace\n"
+    "folder): the files of its newest capture are read, and the captures seen are listed.",
+    inspect_opts, (int)PG_ARRAY_LEN(inspect_opts)};
 
 /* Stable per-file device ids: gpu0, tpu3, cpu, cpu#2, other0. */
 static void device_id(const struct trace *t, uint32_t d, char *out, size_t cap)
@@ -353,14 +353,17 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 			continue;
 		}
 		device_id(t, tr->device, id, sizeof(id));
-		fmt_span(span, sizeof(span), tr->first_ns <= tr->last_ns ? tr->last_ns - tr->first_ns : 0);
+		fmt_span(span, sizeof(span),
+			 tr->first_ns <= tr->last_ns ? tr->last_ns - tr->first_ns : 0);
 		const char *name = trace_str_get(t, tr->name);
 		pg_buf_addf(b, "    %-8s %-13s %-32.32s %10llu events  span %s\n", id,
-			    trace_track_kind_name(tr->kind), name[0] ? name : trace_str_get(t, tr->tid),
+			    trace_track_kind_name(tr->kind),
+			    name[0] ? name : trace_str_get(t, tr->tid),
 			    (unsigned long long)tr->n_events, span);
 	}
 	if (host_more)
-		pg_buf_addf(b, "    ... %u more host threads with %llu events (--json lists them)\n",
+		pg_buf_addf(b,
+			    "    ... %u more host threads with %llu events (--json lists them)\n",
 			    host_more, (unsigned long long)host_more_events);
 	analyze_markers(t, fi, mk);
 	pg_buf_adds(b, "  steps     ");
@@ -572,11 +575,12 @@ int cmd_inspect(int argc, char **argv)
 		if (t.n_files > 1) {
 			struct readout ro;
 			count_readout(&t, &ro);
-			pg_buf_addf(&out,
-				    "read %u files (%u identical), %u hosts, %u ranks; devices with "
-				    "events: %u gpu, %u tpu, %u cpu, %u other\n\n",
-				    ro.files, ro.duplicates, ro.hosts, ro.ranks, ro.dev[TRACE_DEV_GPU],
-				    ro.dev[TRACE_DEV_TPU], ro.dev[TRACE_DEV_CPU], ro.dev[TRACE_DEV_OTHER]);
+			pg_buf_addf(
+			    &out,
+			    "read %u files (%u identical), %u hosts, %u ranks; devices with "
+			    "events: %u gpu, %u tpu, %u cpu, %u other\n\n",
+			    ro.files, ro.duplicates, ro.hosts, ro.ranks, ro.dev[TRACE_DEV_GPU],
+			    ro.dev[TRACE_DEV_TPU], ro.dev[TRACE_DEV_CPU], ro.dev[TRACE_DEV_OTHER]);
 		}
 		for (uint32_t f = 0; f < t.n_files; f++) {
 			if (f)

@@ -68,10 +68,11 @@ int read_path(struct trace *t, const char *path)
 	int rc, fb;
 
 	if (has_suffix(path, ".xplane.riegeli"))
-		return pg_error_set(PG_EUNSUPP,
-				    "cannot read '%s': .xplane.riegeli (chunked, brotli) is not supported; "
-				    "export the profile as .xplane.pb",
-				    path);
+		return pg_error_set(
+		    PG_EUNSUPP,
+		    "cannot read '%s': .xplane.riegeli (chunked, brotli) is not supported; "
+		    "export the profile as .xplane.pb",
+		    path);
 	rc = rd_in_open(&in, path);
 	if (rc)
 		return rc;
@@ -84,7 +85,8 @@ int read_path(struct trace *t, const char *path)
 		rc = read_chrome_json(t, file, &in);
 		if (!rc && has_suffix(path, ".xplane.pb"))
 			trace_warn(t, file, "misnamed",
-				   "the file is named .xplane.pb but holds Chrome trace JSON; read as JSON");
+				   "the file is named .xplane.pb but holds Chrome trace JSON; read "
+				   "as JSON");
 		rd_in_close(&in);
 	} else {
 		rd_in_close(&in);

@@ -34,7 +34,7 @@
 #include "xplane.pb-c.h"
 
 #define MAX_EVENT_ARGS 24
-#define DENSE_IDS (1u << 20) /* metadata ids below this use direct tables */
+#define DENSE_IDS      (1u << 20) /* metadata ids below this use direct tables */
 
 struct pb {
 	const uint8_t *p, *end;
@@ -56,8 +56,8 @@ struct statinfo {
 };
 
 struct evmeta {
-	trace_str name;      /* display_name if set, else name */
-	trace_str long_name; /* name, when display_name was used */
+	trace_str name;		   /* display_name if set, else name */
+	trace_str long_name;	   /* name, when display_name was used */
 	uint32_t args_off, n_args; /* kept metadata stats in x->margs */
 	int set;
 };
@@ -109,8 +109,8 @@ struct xp {
 
 static int corrupt(struct xp *x, const uint8_t *at, const char *what)
 {
-	return pg_error_set(PG_EFORMAT, "cannot read '%s': corrupt XPlane: %s at byte %llu", x->path,
-			    what, (unsigned long long)(at - x->base));
+	return pg_error_set(PG_EFORMAT, "cannot read '%s': corrupt XPlane: %s at byte %llu",
+			    x->path, what, (unsigned long long)(at - x->base));
 }
 
 static inline int pb_varint(struct pb *b, uint64_t *out)
@@ -207,7 +207,7 @@ static struct statinfo *stat_slot(struct xp *x, uint64_t id, int create)
 	if (x->n_stats_sparse == x->cap_stats_sparse) {
 		x->cap_stats_sparse = x->cap_stats_sparse ? 2 * x->cap_stats_sparse : 16;
 		x->stats_sparse =
-			pg_xrealloc(x->stats_sparse, x->cap_stats_sparse * sizeof(*x->stats_sparse));
+		    pg_xrealloc(x->stats_sparse, x->cap_stats_sparse * sizeof(*x->stats_sparse));
 	}
 	i = x->n_stats_sparse++;
 	memset(&x->stats_sparse[i], 0, sizeof(x->stats_sparse[i]));
@@ -406,7 +406,7 @@ static struct evmeta *evm_slot(struct xp *x, uint64_t id, int create)
 	if (x->n_evm_sparse == x->cap_evm_sparse) {
 		x->cap_evm_sparse = x->cap_evm_sparse ? 2 * x->cap_evm_sparse : 16;
 		x->evm_sparse_v =
-			pg_xrealloc(x->evm_sparse_v, x->cap_evm_sparse * sizeof(*x->evm_sparse_v));
+		    pg_xrealloc(x->evm_sparse_v, x->cap_evm_sparse * sizeof(*x->evm_sparse_v));
 	}
 	i = x->n_evm_sparse++;
 	memset(&x->evm_sparse_v[i], 0, sizeof(x->evm_sparse_v[i]));
@@ -447,8 +447,8 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 	}
 	if (!val.p)
 		return 0;
-	Tensorflow__Profiler__XEventMetadata *m = tensorflow__profiler__xevent_metadata__unpack(
-		NULL, (size_t)(val.end - val.p), val.p);
+	Tensorflow__Profiler__XEventMetadata *m =
+	    tensorflow__profiler__xevent_metadata__unpack(NULL, (size_t)(val.end - val.p), val.p);
 	if (!m)
 		return corrupt(x, val.p, "event metadata does not decode");
 	struct evmeta *e = evm_slot(x, has_key ? key : (uint64_t)m->id, 1);
@@ -483,7 +483,8 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 			v = value_text(x, 4, (uint64_t)s->int64_value, NULL, 0);
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE:
-			v = value_text(x, 5, 0, (const uint8_t *)s->str_value, strlen(s->str_value));
+			v = value_text(x, 5, 0, (const uint8_t *)s->str_value,
+				       strlen(s->str_value));
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE:
 			v = value_text(x, 7, s->ref_value, NULL, 0);
@@ -815,8 +816,8 @@ static void add_plane_record(struct xp *x, uint32_t lines)
 	struct trace_file *f = &x->t->files[x->file];
 
 	f->planes = pg_xrealloc(f->planes, (f->n_planes + 1) * sizeof(*f->planes));
-	f->planes[f->n_planes++] = (struct trace_plane){pg_xstrdup(x->plane_name), x->plane_id,
-							x->plane_events, lines};
+	f->planes[f->n_planes++] =
+	    (struct trace_plane){pg_xstrdup(x->plane_name), x->plane_id, x->plane_events, lines};
 }
 
 static int decode_plane(struct xp *x, const struct range *r)
@@ -839,7 +840,8 @@ static int decode_plane(struct xp *x, const struct range *r)
 				return corrupt(x, b.p, "length past the end of the plane");
 			if (f == 2) {
 				free(x->plane_name);
-				x->plane_name = pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
+				x->plane_name =
+				    pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
 			} else if (f == 3) {
 				ranges_add(&x->line_r, &sub);
 			} else if (f == 4) {
@@ -935,11 +937,12 @@ static int decode_space(struct xp *x)
 				x->hostnames = pg_xrealloc(x->hostnames,
 							   (x->n_hostnames + 1) * sizeof(char *));
 				x->hostnames[x->n_hostnames++] =
-					pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
+				    pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
 			} else {
 				/* profiler errors and warnings recorded in the file */
-				trace_warn(x->t, x->file, f == 2 ? "profiler-error" : "profiler-warning",
-					   "%.*s", (int)(sub.end - sub.p > 300 ? 300 : sub.end - sub.p),
+				trace_warn(x->t, x->file,
+					   f == 2 ? "profiler-error" : "profiler-warning", "%.*s",
+					   (int)(sub.end - sub.p > 300 ? 300 : sub.end - sub.p),
 					   (const char *)sub.p);
 			}
 		} else if (pb_skip(&b, wt)) {

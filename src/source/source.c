@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define MAX_DEPTH 10
+#define MAX_DEPTH   10
 #define MAX_ENTRIES 200000
 
 struct cand {
@@ -39,7 +39,7 @@ struct cand {
 	uint64_t bytes;
 	int64_t mtime;
 	int64_t kineto_ms; /* -1 when the name has none */
-	char *worker;      /* Kineto worker/rank name, or the host for XPlane */
+	char *worker;	   /* Kineto worker/rank name, or the host for XPlane */
 };
 
 struct cands {
@@ -52,7 +52,7 @@ struct cands {
 const char *source_kind_name(enum source_kind k)
 {
 	static const char *names[] = {"xplane", "jax-trace-json", "perfetto-json", "kineto-json",
-				      "json",   "xplane-riegeli", "file"};
+				      "json",	"xplane-riegeli", "file"};
 	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "file";
 }
 
@@ -68,7 +68,8 @@ static int classify(const char *base, enum source_kind *out)
 		*out = SOURCE_XPLANE;
 	else if (ends_with(base, ".xplane.riegeli"))
 		*out = SOURCE_RIEGELI;
-	else if (strcmp(base, "perfetto_trace.json.gz") == 0 || strcmp(base, "perfetto_trace.json") == 0)
+	else if (strcmp(base, "perfetto_trace.json.gz") == 0 ||
+		 strcmp(base, "perfetto_trace.json") == 0)
 		*out = SOURCE_PERFETTO;
 	else if (ends_with(base, ".pt.trace.json") || ends_with(base, ".pt.trace.json.gz"))
 		*out = SOURCE_KINETO;
@@ -163,7 +164,8 @@ static int walk(struct cands *cs, const char *dir, int depth)
 						 strerror(errno))
 				  : 0;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
 		if (++cs->seen > MAX_ENTRIES) {
 			cs->truncated = 1;
@@ -186,8 +188,9 @@ static int walk(struct cands *cs, const char *dir, int depth)
 		if (lstat(p, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				walk(cs, p, depth + 1);
-			else if ((S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
-							   S_ISREG(st.st_mode))) &&
+			else if ((S_ISREG(st.st_mode) ||
+				  (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
+				   S_ISREG(st.st_mode))) &&
 				 classify(names[i], &kind))
 				add_cand(cs, dir, names[i], kind, &st);
 		}
@@ -319,7 +322,8 @@ static void group_folder(struct groups *g, const struct cands *cs, const uint32_
 			if (strcmp(cs->v[k->idx[j]].worker, c->worker) == 0)
 				repeat = 1;
 		if (!k || c->kineto_ms - last > 60000 || repeat) {
-			snprintf(name, sizeof(name), "%s@%lld", rel(root, dir), (long long)c->kineto_ms);
+			snprintf(name, sizeof(name), "%s@%lld", rel(root, dir),
+				 (long long)c->kineto_ms);
 			k = group_new(g, name, dir);
 			k->key = c->kineto_ms / 1000;
 		}
@@ -425,7 +429,8 @@ static void choose_files(struct source_set *s, const struct cands *cs, const str
 		case SOURCE_JAX_JSON:
 		case SOURCE_PERFETTO:
 			if (has[SOURCE_XPLANE])
-				why = "the capture has XPlane, which holds the same events and more";
+				why =
+				    "the capture has XPlane, which holds the same events and more";
 			else if (c->kind == SOURCE_PERFETTO && has[SOURCE_JAX_JSON])
 				why = "perfetto_trace.json.gz repeats the per-host .trace.json.gz";
 			break;
@@ -536,7 +541,8 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 		}
 	}
 	if (best < 0) {
-		rc = pg_error_set(PG_ENOTFOUND, "no capture named '%s' in '%s' (see 'profgate inspect %s')",
+		rc = pg_error_set(PG_ENOTFOUND,
+				  "no capture named '%s' in '%s' (see 'profgate inspect %s')",
 				  capture, root, root);
 		goto out;
 	}
@@ -584,7 +590,8 @@ int source_resolve(struct source_set *out, const char *const *inputs, int n_inpu
 	for (int i = 0; i < n_inputs; i++) {
 		struct stat st;
 		if (stat(inputs[i], &st) != 0)
-			return pg_error_set(PG_EIO, "cannot open '%s': %s", inputs[i], strerror(errno));
+			return pg_error_set(PG_EIO, "cannot open '%s': %s", inputs[i],
+					    strerror(errno));
 		if (S_ISDIR(st.st_mode)) {
 			int rc = resolve_dir(out, inputs[i], capture);
 			if (rc)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define EVBLOCK_SHIFT 16
-#define EVBLOCK_SIZE (1u << EVBLOCK_SHIFT)
+#define EVBLOCK_SIZE  (1u << EVBLOCK_SHIFT)
 
 struct trace_strent {
 	const char *p;
@@ -29,12 +29,12 @@ struct trace_evblock {
 
 _Static_assert(sizeof(struct trace_event) == 40, "trace_event must stay 40 bytes");
 
-#define GROW(ptr, n, cap)                                                   \
-	do {                                                                \
-		if ((n) >= (cap)) {                                         \
-			(cap) = (cap) ? 2 * (cap) : 16;                     \
-			(ptr) = pg_xrealloc((ptr), (size_t)(cap) * sizeof(*(ptr))); \
-		}                                                           \
+#define GROW(ptr, n, cap)                                                                          \
+	do {                                                                                       \
+		if ((n) >= (cap)) {                                                                \
+			(cap) = (cap) ? 2 * (cap) : 16;                                            \
+			(ptr) = pg_xrealloc((ptr), (size_t)(cap) * sizeof(*(ptr)));                \
+		}                                                                                  \
 	} while (0)
 
 void trace_init(struct trace *t)
@@ -164,29 +164,29 @@ static uint32_t cat_class(const char *s, size_t n)
 		const char *name;
 		uint32_t cls;
 	} table[] = {
-		{"kernel", TRACE_CATCLASS_DEVICE},
-		{"Kernel", TRACE_CATCLASS_DEVICE},
-		{"gpu_memcpy", TRACE_CATCLASS_DEVICE},
-		{"Memcpy", TRACE_CATCLASS_DEVICE},
-		{"gpu_memset", TRACE_CATCLASS_DEVICE},
-		{"Memset", TRACE_CATCLASS_DEVICE},
-		{"gpu_user_annotation", TRACE_CATCLASS_DEVICE_ANN},
-		{"mtia_ccp_events", TRACE_CATCLASS_ACCEL},
-		{"cpu_op", TRACE_CATCLASS_HOST},
-		{"Operator", TRACE_CATCLASS_HOST},
-		{"user_annotation", TRACE_CATCLASS_HOST | TRACE_CATCLASS_STEP},
-		{"cuda_runtime", TRACE_CATCLASS_HOST},
-		{"Runtime", TRACE_CATCLASS_HOST},
-		{"cuda_driver", TRACE_CATCLASS_HOST},
-		{"python_function", TRACE_CATCLASS_HOST},
-		{"cpu_instant_event", TRACE_CATCLASS_HOST},
-		{"cuda_sync", TRACE_CATCLASS_HOST},
-		{"mtia_runtime", TRACE_CATCLASS_HOST},
-		{"xpu_runtime", TRACE_CATCLASS_HOST},
-		{"privateuse1_runtime", TRACE_CATCLASS_HOST},
-		{"ac2g", TRACE_CATCLASS_FLOW},
-		{"async_cpu_to_gpu", TRACE_CATCLASS_FLOW},
-		{"fwdbwd", TRACE_CATCLASS_FLOW},
+	    {"kernel", TRACE_CATCLASS_DEVICE},
+	    {"Kernel", TRACE_CATCLASS_DEVICE},
+	    {"gpu_memcpy", TRACE_CATCLASS_DEVICE},
+	    {"Memcpy", TRACE_CATCLASS_DEVICE},
+	    {"gpu_memset", TRACE_CATCLASS_DEVICE},
+	    {"Memset", TRACE_CATCLASS_DEVICE},
+	    {"gpu_user_annotation", TRACE_CATCLASS_DEVICE_ANN},
+	    {"mtia_ccp_events", TRACE_CATCLASS_ACCEL},
+	    {"cpu_op", TRACE_CATCLASS_HOST},
+	    {"Operator", TRACE_CATCLASS_HOST},
+	    {"user_annotation", TRACE_CATCLASS_HOST | TRACE_CATCLASS_STEP},
+	    {"cuda_runtime", TRACE_CATCLASS_HOST},
+	    {"Runtime", TRACE_CATCLASS_HOST},
+	    {"cuda_driver", TRACE_CATCLASS_HOST},
+	    {"python_function", TRACE_CATCLASS_HOST},
+	    {"cpu_instant_event", TRACE_CATCLASS_HOST},
+	    {"cuda_sync", TRACE_CATCLASS_HOST},
+	    {"mtia_runtime", TRACE_CATCLASS_HOST},
+	    {"xpu_runtime", TRACE_CATCLASS_HOST},
+	    {"privateuse1_runtime", TRACE_CATCLASS_HOST},
+	    {"ac2g", TRACE_CATCLASS_FLOW},
+	    {"async_cpu_to_gpu", TRACE_CATCLASS_FLOW},
+	    {"fwdbwd", TRACE_CATCLASS_FLOW},
 	};
 	for (size_t i = 0; i < PG_ARRAY_LEN(table); i++)
 		if (strlen(table[i].name) == n && memcmp(table[i].name, s, n) == 0)
@@ -397,10 +397,11 @@ void trace_events_truncate(struct trace *t, uint64_t n)
 
 size_t trace_memory_bytes(const struct trace *t)
 {
-	return (size_t)t->n_blocks * sizeof(struct trace_evblock) +
-	       t->strings_arena.total_bytes + (size_t)t->cap_strs * sizeof(struct trace_strent) +
-	       (size_t)t->str_index_cap * 4 + (size_t)t->cap_args * sizeof(struct trace_arg) +
-	       (size_t)t->cap_argsets * sizeof(struct trace_argset) + (size_t)t->argset_index_cap * 4 +
+	return (size_t)t->n_blocks * sizeof(struct trace_evblock) + t->strings_arena.total_bytes +
+	       (size_t)t->cap_strs * sizeof(struct trace_strent) + (size_t)t->str_index_cap * 4 +
+	       (size_t)t->cap_args * sizeof(struct trace_arg) +
+	       (size_t)t->cap_argsets * sizeof(struct trace_argset) +
+	       (size_t)t->argset_index_cap * 4 +
 	       (size_t)t->cap_tracks * sizeof(struct trace_track) +
 	       (size_t)t->cap_devices * sizeof(struct trace_device);
 }
@@ -415,7 +416,7 @@ const char *trace_dev_kind_name(enum trace_dev_kind k)
 
 const char *trace_track_kind_name(enum trace_track_kind k)
 {
-	static const char *names[] = {"device-stream", "device-ops", "steps",      "modules",
+	static const char *names[] = {"device-stream", "device-ops",  "steps", "modules",
 				      "host-thread",   "annotations", "other"};
 	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "other";
 }

@@ -1,0 +1,487 @@
+/*
+ * XPlane reader tests: XSpace files built here with the protoc-c generated
+ * code (so the bytes are what a real serializer writes), read back through
+ * read_path(), and checked field by field against what was built.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../../src/read/read.h"
+#include "../../src/trace/trace.h"
+#include "xplane.pb-c.h"
+
+typedef Tensorflow__Profiler__XSpace XSpace;
+typedef Tensorflow__Profiler__XPlane XPlane;
+typedef Tensorflow__Profiler__XLine XLine;
+typedef Tensorflow__Profiler__XEvent XEvent;
+typedef Tensorflow__Profiler__XStat XStat;
+typedef Tensorflow__Profiler__XEventMetadata XEventMetadata;
+typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
+typedef Tensorflow__Profiler__XPlane__EventMetadataEntry EvEntry;
+typedef Tensorflow__Profiler__XPlane__StatMetadataEntry StEntry;
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "%s/pg-xplane-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* ---- a small builder over the generated structs ---- */
+
+struct builder {
+	XSpace space;
+	XPlane *planes[8];
+	int n_planes;
+};
+
+static XStat *stat_i(int64_t mid, int64_t v)
+{
+	XStat *s = calloc(1, sizeof(*s));
+	tensorflow__profiler__xstat__init(s);
+	s->metadata_id = mid;
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+	s->int64_value = v;
+	return s;
+}
+
+static XStat *stat_u(int64_t mid, uint64_t v)
+{
+	XStat *s = stat_i(mid, 0);
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+	s->uint64_value = v;
+	return s;
+}
+
+static XStat *stat_s(int64_t mid, const char *v)
+{
+	XStat *s = stat_i(mid, 0);
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
+	s->str_value = strdup(v);
+	return s;
+}
+
+static XStat *stat_ref(int64_t mid, uint64_t ref)
+{
+	XStat *s = stat_i(mid, 0);
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
+	s->ref_value = ref;
+	return s;
+}
+
+static XStat *stat_gz(int64_t mid, const char *v)
+{
+	XStat *s = stat_i(mid, 0);
+	z_stream zs;
+	unsigned char *out = malloc(1024);
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (unsigned char *)(uintptr_t)v;
+	zs.avail_in = (uInt)strlen(v);
+	zs.next_out = out;
+	zs.avail_out = 1024;
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_COMPRESSED_STR_VALUE;
+	s->compressed_str_value.data = out;
+	s->compressed_str_value.len = zs.total_out;
+	deflateEnd(&zs);
+	return s;
+}
+
+static XPlane *plane_new(struct builder *b, int64_t id, const char *name)
+{
+	XPlane *p = calloc(1, sizeof(*p));
+	tensorflow__profiler__xplane__init(p);
+	p->id = id;
+	p->name = strdup(name);
+	b->planes[b->n_planes++] = p;
+	return p;
+}
+
+static void plane_stat_meta(XPlane *p, int64_t id, const char *name)
+{
+	StEntry *e = calloc(1, sizeof(*e));
+	XStatMetadata *m = calloc(1, sizeof(*m));
+	tensorflow__profiler__xplane__stat_metadata_entry__init(e);
+	tensorflow__profiler__xstat_metadata__init(m);
+	m->id = id;
+	m->name = strdup(name);
+	e->key = id;
+	e->value = m;
+	p->stat_metadata = realloc(p->stat_metadata, (p->n_stat_metadata + 1) * sizeof(void *));
+	p->stat_metadata[p->n_stat_metadata++] = e;
+}
+
+static XEventMetadata *plane_ev_meta(XPlane *p, int64_t id, const char *name, const char *display)
+{
+	EvEntry *e = calloc(1, sizeof(*e));
+	XEventMetadata *m = calloc(1, sizeof(*m));
+	tensorflow__profiler__xplane__event_metadata_entry__init(e);
+	tensorflow__profiler__xevent_metadata__init(m);
+	m->id = id;
+	m->name = strdup(name);
+	if (display)
+		m->display_name = strdup(display);
+	e->key = id;
+	e->value = m;
+	p->event_metadata = realloc(p->event_metadata, (p->n_event_metadata + 1) * sizeof(void *));
+	p->event_metadata[p->n_event_metadata++] = e;
+	return m;
+}
+
+static void meta_add_stat(XEventMetadata *m, XStat *s)
+{
+	m->stats = realloc(m->stats, (m->n_stats + 1) * sizeof(void *));
+	m->stats[m->n_stats++] = s;
+}
+
+static void plane_add_stat(XPlane *p, XStat *s)
+{
+	p->stats = realloc(p->stats, (p->n_stats + 1) * sizeof(void *));
+	p->stats[p->n_stats++] = s;
+}
+
+static XLine *line_new(XPlane *p, int64_t id, const char *name, int64_t ts_ns)
+{
+	XLine *l = calloc(1, sizeof(*l));
+	tensorflow__profiler__xline__init(l);
+	l->id = id;
+	l->name = strdup(name);
+	l->timestamp_ns = ts_ns;
+	p->lines = realloc(p->lines, (p->n_lines + 1) * sizeof(void *));
+	p->lines[p->n_lines++] = l;
+	return l;
+}
+
+static XEvent *event_new(XLine *l, int64_t mid, int64_t off_ps, int64_t dur_ps)
+{
+	XEvent *e = calloc(1, sizeof(*e));
+	tensorflow__profiler__xevent__init(e);
+	e->metadata_id = mid;
+	e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
+	e->offset_ps = off_ps;
+	e->duration_ps = dur_ps;
+	l->events = realloc(l->events, (l->n_events + 1) * sizeof(void *));
+	l->events[l->n_events++] = e;
+	return e;
+}
+
+static void event_add_stat(XEvent *e, XStat *s)
+{
+	e->stats = realloc(e->stats, (e->n_stats + 1) * sizeof(void *));
+	e->stats[e->n_stats++] = s;
+}
+
+/* Pack the space into a file; frees every struct through the library. */
+static void builder_write(struct builder *b, const char *path)
+{
+	size_t n;
+	uint8_t *buf;
+
+	b->space.planes = b->planes;
+	b->space.n_planes = (size_t)b->n_planes;
+	n = tensorflow__profiler__xspace__get_packed_size(&b->space);
+	buf = malloc(n);
+	tensorflow__profiler__xspace__pack(&b->space, buf);
+	write_bytes(path, buf, n);
+	/* re-read to free: unpack+free mirrors ownership simply */
+	free(buf);
+	for (int i = 0; i < b->n_planes; i++) {
+		/* free_unpacked works on any struct whose members were malloc'd */
+		tensorflow__profiler__xplane__free_unpacked(b->planes[i], NULL);
+	}
+	for (size_t i = 0; i < b->space.n_hostnames; i++)
+		free(b->space.hostnames[i]);
+	free(b->space.hostnames);
+}
+
+static void builder_init(struct builder *b)
+{
+	memset(b, 0, sizeof(*b));
+	tensorflow__profiler__xspace__init(&b->space);
+}
+
+/* A GPU JAX-like host: /host:CPU with a launch, /device:GPU:0 with kernels on
+ * two same-id lines, a TPU plane with device_offset_ps, Task Environment. */
+static void build_sample(const char *path)
+{
+	struct builder b;
+	builder_init(&b);
+	b.space.hostnames = malloc(sizeof(char *));
+	b.space.hostnames[0] = strdup("worker-7");
+	b.space.n_hostnames = 1;
+
+	XPlane *gpu = plane_new(&b, 1, "/device:GPU:0");
+	plane_stat_meta(gpu, 1, "correlation_id");
+	plane_stat_meta(gpu, 2, "hlo_op");
+	plane_stat_meta(gpu, 3, "hlo_module");
+	plane_stat_meta(gpu, 4, "fusion.7"); /* a name used through ref_value */
+	plane_stat_meta(gpu, 5, "gpu_device_name");
+	plane_stat_meta(gpu, 6, "kernel_details");
+	plane_stat_meta(gpu, 7, "tf_op");
+	plane_add_stat(gpu, stat_s(5, "NVIDIA H100 80GB HBM3"));
+	XEventMetadata *k1 = plane_ev_meta(gpu, 10, "gemm_kernel", NULL);
+	meta_add_stat(k1, stat_s(3, "jit_step"));
+	meta_add_stat(k1, stat_s(2, "dot.1")); /* the event's own hlo_op wins */
+	plane_ev_meta(gpu, 11, "loop_add_fusion", "add.fusion");
+	XLine *s1 = line_new(gpu, 7, "Stream #7(Kernel)", 1000);
+	XEvent *e1 = event_new(s1, 10, 5000, 2000000); /* 1000 ns + 5 ns, 2 us */
+	event_add_stat(e1, stat_u(1, 42));
+	event_add_stat(e1, stat_ref(2, 4)); /* hlo_op = "fusion.7" via ref */
+	event_add_stat(e1, stat_gz(7, "jit(step)/dot_general"));
+	XLine *s2 = line_new(gpu, 7, "Stream #7(Kernel)", 1000); /* same id: one track */
+	event_new(s2, 11, 3000000, 1500);			 /* 1500 ps rounds to 2 ns */
+	XEvent *agg = event_new(s2, 11, 0, 0);
+	agg->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_NUM_OCCURRENCES;
+	agg->num_occurrences = 9;
+	line_new(gpu, 8, "Stream #8(MemcpyH2D)", 1000);
+
+	XPlane *tpu = plane_new(&b, 2, "/device:TPU:3");
+	plane_stat_meta(tpu, 1, "device_offset_ps");
+	plane_stat_meta(tpu, 2, "device_duration_ps");
+	plane_stat_meta(tpu, 3, "hlo_category");
+	plane_stat_meta(tpu, 4, "device_type_string");
+	plane_add_stat(tpu, stat_s(4, "TPU v5 lite"));
+	XEventMetadata *op = plane_ev_meta(tpu, 1, "all-reduce.3", NULL);
+	meta_add_stat(op, stat_s(3, "all-reduce"));
+	XLine *ops = line_new(tpu, 3, "XLA Ops", 0);
+	XEvent *t1 = event_new(ops, 1, 100000, 1000);
+	event_add_stat(t1, stat_i(1, 7000000)); /* device offset 7 us */
+	event_add_stat(t1, stat_i(2, 3000000)); /* device duration 3 us */
+	line_new(tpu, 1, "Steps", 0);
+	line_new(tpu, 2, "XLA Modules", 0);
+
+	XPlane *host = plane_new(&b, 3, "/host:CPU");
+	plane_ev_meta(host, 1, "train", NULL);
+	XLine *th = line_new(host, 99, "python3", 0);
+	event_new(th, 1, 0, 5000000);
+
+	XPlane *env = plane_new(&b, 4, "Task Environment");
+	plane_stat_meta(env, 1, "profile_start_time");
+	plane_stat_meta(env, 2, "profile_stop_time");
+	plane_add_stat(env, stat_u(1, 1771595639214724894ULL));
+	plane_add_stat(env, stat_u(2, 1771595640214724894ULL));
+	plane_new(&b, 5, "/host:metadata");
+
+	builder_write(&b, path);
+}
+
+static uint32_t find_track(const struct trace *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->n_tracks; i++)
+		if (strcmp(trace_str_get(t, t->tracks[i].name), name) == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+static const char *arg(const struct trace *t, const struct trace_event *e, const char *key)
+{
+	trace_str k = trace_str_find(t, key);
+	trace_str v = k ? trace_arg_get(t, e->args, k) : 0;
+	return v ? trace_str_get(t, v) : NULL;
+}
+
+static void test_sample_file(void **state)
+{
+	char path[512];
+	struct trace t;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/worker-7.xplane.pb", tmpdir);
+	build_sample(path);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	assert_int_equal(t.n_files, 1);
+	const struct trace_file *f = &t.files[0];
+	assert_int_equal(f->format, TRACE_FMT_XPLANE);
+	/* every XEvent counts, the aggregate one too; it is not placed */
+	assert_int_equal(f->entries, 5);
+	assert_int_equal(f->aggregate_events, 1);
+	assert_int_equal(t.n_events, 4);
+	assert_int_equal(f->n_planes, 5);
+	assert_string_equal(f->planes[0].name, "/device:GPU:0");
+	assert_int_equal(f->planes[0].events, 3);
+	assert_string_equal(f->host, "worker-7");
+	assert_true(f->profile_start_ns == 1771595639214724894LL);
+	assert_true(f->profile_stop_ns == 1771595640214724894LL);
+	assert_int_equal(f->declared_devices, 2);
+
+	/* devices: GPU 0 named from gpu_device_name, TPU 3, CPU */
+	int gpu = -1, tpu = -1;
+	for (uint32_t d = 0; d < t.n_devices; d++) {
+		if (t.devices[d].kind == TRACE_DEV_GPU)
+			gpu = (int)d;
+		if (t.devices[d].kind == TRACE_DEV_TPU)
+			tpu = (int)d;
+	}
+	assert_true(gpu >= 0 && tpu >= 0);
+	assert_int_equal(t.devices[gpu].index, 0);
+	assert_string_equal(trace_str_get(&t, t.devices[gpu].name), "NVIDIA H100 80GB HBM3");
+	assert_int_equal(t.devices[tpu].index, 3);
+	assert_string_equal(trace_str_get(&t, t.devices[tpu].name), "TPU v5 lite");
+
+	/* two lines with id 7 are one track of 3 events (aggregate counted) */
+	uint32_t s7 = find_track(&t, "Stream #7(Kernel)");
+	assert_int_not_equal(s7, UINT32_MAX);
+	assert_int_equal(t.tracks[s7].n_events, 3);
+	assert_int_equal(t.tracks[s7].kind, TRACE_TRACK_STREAM);
+	assert_int_equal(t.tracks[find_track(&t, "XLA Ops")].kind, TRACE_TRACK_DEVICE_OPS);
+	assert_int_equal(t.tracks[find_track(&t, "python3")].kind, TRACE_TRACK_HOST_THREAD);
+
+	int seen = 0;
+	for (uint64_t i = 0; i < t.n_events; i++) {
+		const struct trace_event *e = trace_event_at(&t, i);
+		const char *name = trace_str_get(&t, e->name);
+		if (strcmp(name, "gemm_kernel") == 0) {
+			seen |= 1;
+			assert_int_equal(e->ts_ns, 1005);
+			assert_int_equal(e->dur_ns, 2000);
+			assert_true(e->flags & TRACE_EV_HAS_CORR);
+			assert_int_equal(e->corr, 42);
+			assert_string_equal(arg(&t, e, "hlo_op"), "fusion.7");
+			assert_string_equal(arg(&t, e, "hlo_module"), "jit_step");
+			assert_string_equal(arg(&t, e, "tf_op"), "jit(step)/dot_general");
+		} else if (strcmp(name, "add.fusion") == 0) {
+			seen |= 2;
+			assert_string_equal(arg(&t, e, "long_name"), "loop_add_fusion");
+			assert_int_equal(e->ts_ns, 1000 + 3000);
+			assert_int_equal(e->dur_ns, 2);
+		} else if (strcmp(name, "all-reduce.3") == 0) {
+			seen |= 4;
+			assert_int_equal(e->ts_ns, 7000);
+			assert_int_equal(e->dur_ns, 3000);
+			assert_string_equal(arg(&t, e, "hlo_category"), "all-reduce");
+		}
+	}
+	assert_int_equal(seen, 7);
+	trace_release(&t);
+}
+
+static void test_truncated_and_past_end(void **state)
+{
+	char path[512], cut[512];
+	struct trace t;
+	FILE *f;
+	long n;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/full.xplane.pb", tmpdir);
+	build_sample(path);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *buf = malloc((size_t)n);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+
+	/* cut in half: the first plane's length runs past the end */
+	snprintf(cut, sizeof(cut), "%s/cut.xplane.pb", tmpdir);
+	write_bytes(cut, buf, (size_t)n / 2);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, cut), PG_EFORMAT);
+	assert_non_null(strstr(pg_error_last(), "cut.xplane.pb"));
+	assert_non_null(strstr(pg_error_last(), "byte"));
+	assert_int_equal(t.n_files, 0);
+	assert_int_equal(t.n_events, 0);
+	assert_int_equal(t.n_devices, 0);
+
+	/* a length prefix claiming more than the file holds */
+	unsigned char bad[] = {0x0a, 0xff, 0xff, 0x03, 0x08, 0x01};
+	write_bytes(cut, bad, sizeof(bad));
+	assert_int_equal(read_path(&t, cut), PG_EFORMAT);
+	assert_non_null(strstr(pg_error_last(), "past the end"));
+	trace_release(&t);
+	free(buf);
+}
+
+static void test_misnamed_and_riegeli(void **state)
+{
+	char path[512];
+	struct trace t;
+	const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+			    "\"ts\":1,\"dur\":2}]}";
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/host.xplane.pb", tmpdir);
+	write_bytes(path, json, strlen(json));
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	assert_int_equal(t.files[0].format, TRACE_FMT_CHROME_JSON);
+	assert_int_equal(t.n_warnings, 1);
+	assert_string_equal(t.warnings[0].code, "misnamed");
+
+	snprintf(path, sizeof(path), "%s/host.xplane.riegeli", tmpdir);
+	write_bytes(path, "riegeli", 7);
+	assert_int_equal(read_path(&t, path), PG_EUNSUPP);
+	assert_non_null(strstr(pg_error_last(), "riegeli"));
+	assert_int_equal(t.n_files, 1);
+	trace_release(&t);
+}
+
+static void test_corpus_tpu(void **state)
+{
+	const char *corpus = getenv("PG_CORPUS") ? getenv("PG_CORPUS") : "../shared/corpus";
+	char path[1024];
+	struct trace t;
+	(void)state;
+
+	if (!corpus || access(corpus, R_OK) != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/openxla__xprof/tpu_inference_2.xplane.pb", corpus);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	assert_int_equal(t.files[0].entries, 26723);
+	int tpus = 0;
+	for (uint32_t d = 0; d < t.n_devices; d++)
+		tpus += t.devices[d].kind == TRACE_DEV_TPU && t.devices[d].n_events > 0;
+	assert_int_equal(tpus, 4);
+	trace_release(&t);
+
+	snprintf(path, sizeof(path),
+		 "%s/openxla__xprof/tpu_inference_2.CORRUPT-utf8-mangled.xplane.pb", corpus);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), PG_EFORMAT);
+	assert_non_null(strstr(pg_error_last(), "corrupt XPlane"));
+	trace_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sample_file),
+	    cmocka_unit_test(test_truncated_and_past_end),
+	    cmocka_unit_test(test_misnamed_and_riegeli),
+	    cmocka_unit_test(test_corpus_tpu),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
