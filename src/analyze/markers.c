@@ -46,6 +46,8 @@ static int file_of_track(const struct trace *t, uint32_t track)
 void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out)
 {
 	trace_str k_r = trace_str_find(t, "_r"), k_step = trace_str_find(t, "step_num");
+	/* per name: 0 unknown, 1 a ProfilerStep#, 2 not; names repeat, strncmp is not free */
+	unsigned char *is_step = pg_xcalloc(t->n_strs ? t->n_strs : 1, 1);
 
 	for (int i = 0; i < ANALYZE_MARK_COUNT; i++)
 		out[i] = (struct analyze_marker){0, -1, -1};
@@ -54,7 +56,8 @@ void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker
 		const struct trace_track *tr = &t->tracks[e->track];
 		int64_t step = 0;
 
-		if (e->ph != 'X' || tr->device == UINT32_MAX || file_of_track(t, e->track) != (int)file)
+		if (e->ph != 'X' || tr->device == UINT32_MAX ||
+		    file_of_track(t, e->track) != (int)file)
 			continue;
 		switch (tr->kind) {
 		case TRACE_TRACK_STEPS: {
@@ -62,12 +65,12 @@ void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker
 			note(&out[ANALYZE_MARK_STEPS_LINE], has, step);
 			continue;
 		}
-		case TRACE_TRACK_MODULES:
-			note(&out[ANALYZE_MARK_MODULES], 0, 0);
-			continue;
+		case TRACE_TRACK_MODULES: note(&out[ANALYZE_MARK_MODULES], 0, 0); continue;
 		case TRACE_TRACK_HOST_THREAD: {
 			const char *name = trace_str_get(t, e->name);
-			if (strncmp(name, "ProfilerStep#", 13) == 0) {
+			if (is_step[e->name] == 0)
+				is_step[e->name] = strncmp(name, "ProfilerStep#", 13) == 0 ? 1 : 2;
+			if (is_step[e->name] == 1) {
 				int has = parse_step(name + 13, &step);
 				note(&out[ANALYZE_MARK_PROFILER_STEP], has, step);
 				continue;
@@ -80,8 +83,8 @@ void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker
 			}
 			continue;
 		}
-		default:
-			continue;
+		default: continue;
 		}
 	}
+	free(is_step);
 }

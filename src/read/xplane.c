@@ -59,7 +59,8 @@ struct evmeta {
 	trace_str name;		   /* display_name if set, else name */
 	trace_str long_name;	   /* name, when display_name was used */
 	uint32_t args_off, n_args; /* kept metadata stats in x->margs */
-	int set;
+	uint32_t argset;	   /* interned set for events with no kept stats of their own */
+	int set, has_argset;
 };
 
 struct range {
@@ -115,8 +116,28 @@ static int corrupt(struct xp *x, const uint8_t *at, const char *what)
 
 static inline int pb_varint(struct pb *b, uint64_t *out)
 {
-	uint64_t v = 0;
+	const uint8_t *p = b->p;
+	uint64_t v;
 
+	/* fast path: one 8-byte load; the first clear top bit ends the varint,
+	 * and the 7-bit groups are gathered with masks instead of a loop */
+	if (b->end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t stop = ~w & 0x8080808080808080ULL;
+		if (stop) {
+			int len = (__builtin_ctzll(stop) >> 3) + 1;
+			uint64_t x = len == 8 ? w : w & ((1ULL << (8 * len)) - 1);
+			v = (x & 0x7fULL) | ((x & 0x7f00ULL) >> 1) | ((x & 0x7f0000ULL) >> 2) |
+			    ((x & 0x7f000000ULL) >> 3) | ((x & 0x7f00000000ULL) >> 4) |
+			    ((x & 0x7f0000000000ULL) >> 5) | ((x & 0x7f000000000000ULL) >> 6) |
+			    ((x & 0x7f00000000000000ULL) >> 7);
+			b->p = p + len;
+			*out = v;
+			return 0;
+		}
+	}
+	v = 0;
 	for (int shift = 0; shift < 64 && b->p < b->end; shift += 7) {
 		uint8_t c = *b->p++;
 		v |= (uint64_t)(c & 0x7f) << shift;
@@ -341,7 +362,11 @@ static int decode_rawstat(struct pb *b, struct rawstat *s)
 	int wt;
 	struct pb sub;
 
-	memset(s, 0, sizeof(*s));
+	s->mid = 0;
+	s->field = 0;
+	s->u = 0;
+	s->p = NULL;
+	s->n = 0;
 	while (b->p < b->end) {
 		if (pb_key(b, &f, &wt))
 			return -1;
@@ -652,7 +677,20 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 		} else if (f == 4 && wt == 2) {
 			struct pb sb;
 			struct rawstat s;
-			if (pb_sub(b, &sb) || decode_rawstat(&sb, &s))
+			if (pb_sub(b, &sb))
+				return corrupt(x, b->p, "bad event stat");
+			/* metadata_id comes first on the wire: skip unused stats undecoded */
+			if (sb.p < sb.end && sb.p[0] == 0x08) {
+				struct pb peek = {sb.p + 1, sb.end};
+				uint64_t smid;
+				if (pb_varint(&peek, &smid) == 0) {
+					struct statinfo *pre = stat_slot(x, smid, 0);
+					if (!pre || pre->kind == STAT_OTHER ||
+					    (pre->kind == STAT_GROUP_ID && !steps_line))
+						continue;
+				}
+			}
+			if (decode_rawstat(&sb, &s))
 				return corrupt(x, b->p, "bad event stat");
 			struct statinfo *si = stat_slot(x, s.mid, 0);
 			if (!si)
@@ -696,7 +734,11 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 	}
 	struct evmeta *em = evm_slot(x, mid, 0);
 	trace_str name = em && em->set ? em->name : 0;
-	if (em && em->set) {
+	uint32_t argset = UINT32_MAX;
+	if (em && em->set && n_args == 0 && em->has_argset) {
+		argset = em->argset; /* the common case: metadata stats only */
+	} else if (em && em->set) {
+		uint32_t own = n_args;
 		/* metadata stats under event stats: add keys the event lacks */
 		for (uint32_t i = 0; i < em->n_args && n_args < MAX_EVENT_ARGS; i++) {
 			const struct trace_arg *ma = &x->margs[em->args_off + i];
@@ -709,6 +751,11 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 		}
 		if (em->long_name && n_args < MAX_EVENT_ARGS)
 			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
+		if (own == 0) {
+			em->argset = trace_argset_intern(x->t, args, n_args);
+			em->has_argset = 1;
+			argset = em->argset;
+		}
 	}
 	if (has_dev_off)
 		off = dev_off;
@@ -729,7 +776,7 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 	e->ph = 'X';
 	e->corr = corr;
 	e->flags = has_corr ? TRACE_EV_HAS_CORR : 0;
-	e->args = trace_argset_intern(x->t, args, n_args);
+	e->args = argset != UINT32_MAX ? argset : trace_argset_intern(x->t, args, n_args);
 	trace_event_commit(x->t, e);
 	return 0;
 }

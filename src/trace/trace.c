@@ -439,8 +439,22 @@ const char *trace_format_name(enum trace_format f)
  * device, track and file ids. src is left empty (released). Merging in a fixed
  * order keeps ids, and so every output, independent of thread timing.
  */
+static int trace_is_empty(const struct trace *t)
+{
+	return t->n_files == 0 && t->n_events == 0 && t->n_devices == 0 && t->n_tracks == 0 &&
+	       t->n_warnings == 0;
+}
+
 void trace_merge(struct trace *dst, struct trace *src)
 {
+	if (trace_is_empty(dst)) {
+		/* nothing to remap: take src whole, so one file costs one copy */
+		trace_release(dst);
+		*dst = *src;
+		memset(src, 0, sizeof(*src));
+		return;
+	}
+
 	trace_str *smap = pg_xmalloc((size_t)src->n_strs * sizeof(trace_str));
 	uint16_t *cmap = pg_xmalloc((size_t)(src->n_cats ? src->n_cats : 1) * sizeof(uint16_t));
 	uint32_t *amap = pg_xmalloc((size_t)src->n_argsets * sizeof(uint32_t));
