@@ -8,10 +8,10 @@
 
 /* Step markers a profile carries, by source, for one file. */
 enum analyze_marker_kind {
-	ANALYZE_MARK_STEPS_LINE,     /* events on a Steps line */
-	ANALYZE_MARK_STEP_ANNOTATION,/* host StepTraceAnnotation: _r / step_num args */
-	ANALYZE_MARK_PROFILER_STEP,  /* Kineto ProfilerStep#N on a host thread */
-	ANALYZE_MARK_MODULES,        /* XLA Modules executions */
+	ANALYZE_MARK_STEPS_LINE,      /* events on a Steps line */
+	ANALYZE_MARK_STEP_ANNOTATION, /* host StepTraceAnnotation: _r / step_num args */
+	ANALYZE_MARK_PROFILER_STEP,   /* Kineto ProfilerStep#N on a host thread */
+	ANALYZE_MARK_MODULES,	      /* XLA Modules executions */
 	ANALYZE_MARK_COUNT,
 };
 
@@ -23,5 +23,61 @@ struct analyze_marker {
 const char *analyze_marker_name(enum analyze_marker_kind k);
 /* Fill out[ANALYZE_MARK_COUNT] for the events of file. */
 void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out);
+
+/* ---- classification (rules.c) ---- */
+
+enum analyze_category {
+	ANALYZE_CAT_COMPUTE,
+	ANALYZE_CAT_COMMUNICATION,
+	ANALYZE_CAT_MEMORY,
+	ANALYZE_CAT_HOST,
+	ANALYZE_CAT_OTHER,
+	ANALYZE_CAT_COUNT,
+};
+
+enum analyze_family {
+	ANALYZE_FAM_MATMUL,
+	ANALYZE_FAM_ATTENTION_FWD,
+	ANALYZE_FAM_ATTENTION_BWD,
+	ANALYZE_FAM_CONV,
+	ANALYZE_FAM_NORM,
+	ANALYZE_FAM_ELEMENTWISE,
+	ANALYZE_FAM_REDUCE,
+	ANALYZE_FAM_OPTIMIZER,
+	ANALYZE_FAM_LOSS,
+	ANALYZE_FAM_EMBEDDING,
+	ANALYZE_FAM_ALL_REDUCE,
+	ANALYZE_FAM_ALL_GATHER,
+	ANALYZE_FAM_REDUCE_SCATTER,
+	ANALYZE_FAM_ALL_TO_ALL,
+	ANALYZE_FAM_COLLECTIVE_PERMUTE,
+	ANALYZE_FAM_SEND_RECV,
+	ANALYZE_FAM_COLLECTIVE_OTHER,
+	ANALYZE_FAM_MEMCPY,
+	ANALYZE_FAM_MEMSET,
+	ANALYZE_FAM_FUSION,
+	ANALYZE_FAM_OTHER,
+	ANALYZE_FAM_COUNT,
+};
+
+/* What one event says about itself; any field may be NULL. */
+struct analyze_event_facts {
+	const char *name;
+	size_t name_len;
+	const char *cat;	     /* Kineto category */
+	const char *hlo_op;	     /* XLA hlo_op (may hold "a::b" stacks) */
+	const char *hlo_category;    /* XLA hlo_category */
+	const char *collective_name; /* Kineto "Collective name" */
+};
+
+/* First matching row of the rules table (src/analyze/rules.c). */
+void analyze_classify(const struct analyze_event_facts *f, enum analyze_category *cat,
+		      enum analyze_family *fam);
+const char *analyze_category_name(enum analyze_category c);
+const char *analyze_family_name(enum analyze_family f);
+/* For tests: row i's example input and the answer it must get; -1 past the end. */
+size_t analyze_rules_count(void);
+int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_category *cat,
+			 enum analyze_family *fam);
 
 #endif
