@@ -29,7 +29,7 @@ endif
 ALL_CFLAGS := -I$(BUILD)/gen -std=c11 -D_GNU_SOURCE -DPG_VERSION='"$(VERSION)"' $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDLIBS := $(PKG_LIBS) -lpthread -lm
 ifneq ($(SANITIZE),)
-ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DPG_DEBUG_ARENA
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined -fno-omit-frame-pointer -DPG_DEBUG_ARENA
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 

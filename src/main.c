@@ -14,7 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps"},
+    {"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps"},
 };
 
 static void usage(FILE *out)

@@ -76,7 +76,8 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 			o = find_short(spec, a[1]);
 		}
 		if (!o)
-			return pg_error_set(PG_EUSAGE, "%s: unknown option '%s' (see 'profgate %s --help')",
+			return pg_error_set(PG_EUSAGE,
+					    "%s: unknown option '%s' (see 'profgate %s --help')",
 					    spec->name, a, spec->name);
 		if (!o->arg) {
 			if (val)
@@ -87,8 +88,8 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 		}
 		if (!val) {
 			if (i + 1 >= argc)
-				return pg_error_set(PG_EUSAGE, "%s: option '--%s' needs %s", spec->name,
-						    o->name, o->arg);
+				return pg_error_set(PG_EUSAGE, "%s: option '--%s' needs %s",
+						    spec->name, o->name, o->arg);
 			val = argv[++i];
 		}
 		*o->value = val;

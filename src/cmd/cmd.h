@@ -18,12 +18,12 @@
 #endif
 
 struct cmd_opt {
-	const char *name;  /* long name without dashes */
-	char short_name;   /* 0 for none */
-	const char *arg;   /* NULL for a flag, else the placeholder shown in help */
+	const char *name; /* long name without dashes */
+	char short_name;  /* 0 for none */
+	const char *arg;  /* NULL for a flag, else the placeholder shown in help */
 	const char *help;
-	int *flag;         /* set to 1 when given (flags) */
-	const char **value;/* set to the argument (options with an argument) */
+	int *flag;	    /* set to 1 when given (flags) */
+	const char **value; /* set to the argument (options with an argument) */
 };
 
 struct cmd_spec {

@@ -30,12 +30,33 @@ enum { CH_EOF = -1, CH_ERR = -2 };
 
 /* Args kept in argument sets. Everything else is skipped. */
 static const char *const kept_args[] = {
-	"name",          "hlo_op",         "hlo_module",    "tf_op",       "long_name",
-	"hlo_category",  "flops",          "bytes_accessed", "step_num",   "_r",
-	"group_id",      "program_id",     "run_id",        "step_name",   "deduplicated_name",
-	"iter_num",      "Collective name", "In msg nelems", "Out msg nelems", "Group size",
-	"dtype",         "bytes",          "Process Group Name", "labels", "sort_index",
-	"source",        "model_flops",
+    "name",
+    "hlo_op",
+    "hlo_module",
+    "tf_op",
+    "long_name",
+    "hlo_category",
+    "flops",
+    "bytes_accessed",
+    "step_num",
+    "_r",
+    "group_id",
+    "program_id",
+    "run_id",
+    "step_name",
+    "deduplicated_name",
+    "iter_num",
+    "Collective name",
+    "In msg nelems",
+    "Out msg nelems",
+    "Group size",
+    "dtype",
+    "bytes",
+    "Process Group Name",
+    "labels",
+    "sort_index",
+    "source",
+    "model_flops",
 };
 
 struct u64map {
@@ -77,6 +98,7 @@ struct cj {
 
 	/* per-event fields */
 	struct pg_buf key, name, cat, pid, tid, idtext, vals;
+	struct pg_buf scratch; /* ph, args values, quoted times: never the id */
 	int ph;
 	int64_t ts, dur;
 	int has_ts, has_dur, has_id, bp_e;
@@ -328,15 +350,32 @@ static int read_escape(struct cj *c, struct pg_buf *out)
 		return ch == CH_ERR ? fail_src(c) : fail_eof(c);
 	c->in->p++;
 	switch (ch) {
-	case '"': case '\\': case '/':
+	case '"':
+	case '\\':
+	case '/':
 		if (out)
 			pg_buf_addc(out, (char)ch);
 		return 0;
-	case 'b': if (out) pg_buf_addc(out, '\b'); return 0;
-	case 'f': if (out) pg_buf_addc(out, '\f'); return 0;
-	case 'n': if (out) pg_buf_addc(out, '\n'); return 0;
-	case 'r': if (out) pg_buf_addc(out, '\r'); return 0;
-	case 't': if (out) pg_buf_addc(out, '\t'); return 0;
+	case 'b':
+		if (out)
+			pg_buf_addc(out, '\b');
+		return 0;
+	case 'f':
+		if (out)
+			pg_buf_addc(out, '\f');
+		return 0;
+	case 'n':
+		if (out)
+			pg_buf_addc(out, '\n');
+		return 0;
+	case 'r':
+		if (out)
+			pg_buf_addc(out, '\r');
+		return 0;
+	case 't':
+		if (out)
+			pg_buf_addc(out, '\t');
+		return 0;
 	case 'u':
 		if (read_hex4(c, &cp))
 			return PG_EFORMAT;
@@ -382,7 +421,8 @@ static int read_string(struct cj *c, struct pg_buf *out)
 		if (out && p > s) {
 			if (out->len + (size_t)(p - s) > RD_MAX_STRING_BYTES) {
 				c->in->p = p;
-				return fail(c, "string longer than %u MiB", RD_MAX_STRING_BYTES >> 20);
+				return fail(c, "string longer than %u MiB",
+					    RD_MAX_STRING_BYTES >> 20);
 			}
 			size_t k = (size_t)(p - s);
 			if (out->len + k + 1 > out->cap)
@@ -410,16 +450,17 @@ static int read_string(struct cj *c, struct pg_buf *out)
 
 struct num {
 	int neg;
-	uint64_t mant;  /* up to 19 significant digits */
-	int exp10;      /* value = mant * 10^exp10 */
-	int is_int;     /* no fraction or exponent */
+	uint64_t mant; /* up to 19 significant digits */
+	int exp10;     /* value = mant * 10^exp10 */
+	int is_int;    /* no fraction or exponent */
+	int round_up;  /* the first fraction digit past the 19 kept was >= 5 */
 	char text[64];
 	int len;
 };
 
 static const unsigned char numchar[256] = {
-	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
-	['7'] = 1, ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
 /* Parse n->text (n->len bytes) into sign, mantissa and exponent. */
@@ -432,6 +473,7 @@ static int parse_num_text(struct cj *c, struct num *n)
 	n->mant = 0;
 	n->exp10 = 0;
 	n->is_int = 1;
+	n->round_up = 0;
 	if (*s == '-') {
 		n->neg = 1;
 		s++;
@@ -456,6 +498,8 @@ static int parse_num_text(struct cj *c, struct num *n)
 				n->exp10--;
 				if (n->mant)
 					digits++;
+			} else if (digits++ == 19) {
+				n->round_up = *s >= '5';
 			}
 		}
 		if (!frac)
@@ -491,7 +535,8 @@ static int read_number(struct cj *c, struct num *n)
 		size_t len = (size_t)(q - p);
 		if (len >= sizeof(n->text)) {
 			c->in->p = q;
-			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
+			return fail(c, "number longer than %d characters",
+				    (int)sizeof(n->text) - 1);
 		}
 		memcpy(n->text, p, len);
 		n->text[len] = '\0';
@@ -507,7 +552,8 @@ static int read_number(struct cj *c, struct num *n)
 		if (ch < 0 || !numchar[ch])
 			break;
 		if (n->len >= (int)sizeof(n->text) - 1)
-			return fail(c, "number longer than %d characters", (int)sizeof(n->text) - 1);
+			return fail(c, "number longer than %d characters",
+				    (int)sizeof(n->text) - 1);
 		n->text[n->len++] = (char)ch;
 		c->in->p++;
 	}
@@ -550,6 +596,8 @@ static int num_us_to_ns(const struct num *n, int64_t *out)
 		if (e > 19 || n->mant > (uint64_t)INT64_MAX / pow10u[e])
 			return -1;
 		v = n->mant * pow10u[e];
+		if (e == 0 && n->round_up) /* the dropped digit was the first below 1 ns */
+			v++;
 	} else if (e < -19) {
 		v = 0;
 	} else {
@@ -610,7 +658,8 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			need_value = 0;
 			if (ch == '{' || ch == '[') {
 				if (depth >= RD_MAX_DEPTH)
-					return fail(c, "JSON nested deeper than %d levels", RD_MAX_DEPTH);
+					return fail(c, "JSON nested deeper than %d levels",
+						    RD_MAX_DEPTH);
 				stack[depth++] = (unsigned char)ch;
 				c->in->p++;
 				if (cap)
@@ -660,7 +709,8 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 		}
 	after_value:
 		if (cap && cap->len > RD_MAX_HEADER_BYTES)
-			return fail(c, "top-level block larger than %u MiB", RD_MAX_HEADER_BYTES >> 20);
+			return fail(c, "top-level block larger than %u MiB",
+				    RD_MAX_HEADER_BYTES >> 20);
 		if (depth == 0)
 			return 0;
 		ch = skip_ws(c);
@@ -826,7 +876,7 @@ static int kept_index(const char *k, size_t n)
 
 static int parse_args(struct cj *c)
 {
-	struct pg_buf *val = &c->idtext; /* scratch */
+	struct pg_buf *val = &c->scratch;
 	struct num num;
 	int is_num;
 
@@ -860,7 +910,8 @@ static int parse_args(struct cj *c)
 					ok = num_to_u64(&n2, &v) == 0;
 				} else {
 					for (; *s; s++) {
-						if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10) {
+						if (*s < '0' || *s > '9' ||
+						    v > (UINT64_MAX - 9) / 10) {
 							ok = 0;
 							break;
 						}
@@ -989,7 +1040,9 @@ static void handle_metadata(struct cj *c)
 	if (c->name.len == 12 && memcmp(c->name.ptr, "process_name", 12) == 0) {
 		v = arg_text(c, ARG_NAME, &n);
 		if (v) {
-			struct pidinfo *pi = &c->pids[pid_index(c, pid)];
+			/* pid_index() may grow c->pids: index only after it returns */
+			uint32_t pi_at = pid_index(c, pid);
+			struct pidinfo *pi = &c->pids[pi_at];
 			pi->process_name = trace_intern(c->t, v, n);
 			if ((n >= 8 && memcmp(v, "/device:", 8) == 0) ||
 			    (n >= 6 && memcmp(v, "/host:", 6) == 0))
@@ -997,8 +1050,10 @@ static void handle_metadata(struct cj *c)
 		}
 	} else if (c->name.len == 14 && memcmp(c->name.ptr, "process_labels", 14) == 0) {
 		v = arg_text(c, ARG_LABELS, &n);
-		if (v)
-			c->pids[pid_index(c, pid)].labels = trace_intern(c->t, v, n);
+		if (v) {
+			uint32_t pi_at = pid_index(c, pid);
+			c->pids[pi_at].labels = trace_intern(c->t, v, n);
+		}
 	} else if (c->name.len == 11 && memcmp(c->name.ptr, "thread_name", 11) == 0) {
 		v = arg_text(c, ARG_NAME, &n);
 		if (v) {
@@ -1061,7 +1116,8 @@ static int finish_event(struct cj *c)
 	case 'i':
 	case 'I':
 	case 'n':
-		emit(c, track, c->ts, 0, name, cat, args, c->corr, c->has_corr, ph, TRACE_EV_INSTANT);
+		emit(c, track, c->ts, 0, name, cat, args, c->corr, c->has_corr, ph,
+		     TRACE_EV_INSTANT);
 		return 0;
 	case 's':
 	case 't':
@@ -1102,11 +1158,11 @@ static int finish_event(struct cj *c)
 		}
 		if (c->ts < p.ts)
 			return fail(c, "async 'e' event before its 'b' (negative duration)");
-		emit(c, atrack, p.ts, c->ts - p.ts, p.name, p.cat, p.args, 0, 0, 'X', TRACE_EV_ASYNC);
+		emit(c, atrack, p.ts, c->ts - p.ts, p.name, p.cat, p.args, 0, 0, 'X',
+		     TRACE_EV_ASYNC);
 		return 0;
 	}
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -1137,11 +1193,11 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 	int ch = skip_ws(c);
 
 	if (ch == '"') { /* some exporters quote numbers */
-		if (read_string(c, &c->idtext))
+		if (read_string(c, &c->scratch))
 			return PG_EFORMAT;
 		char *end = NULL;
-		double d = strtod(c->idtext.ptr, &end);
-		if (!end || *end || c->idtext.len == 0 || d != d || d > 9e15 || d < -9e15)
+		double d = strtod(c->scratch.ptr, &end);
+		if (!end || *end || c->scratch.len == 0 || d != d || d > 9e15 || d < -9e15)
 			return fail(c, "%s is not a number", what);
 		*out = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
 		return 0;
@@ -1193,9 +1249,9 @@ static int parse_event(struct cj *c)
 			if (k[0] == 'p' && k[1] == 'h') {
 				if (skip_ws(c) != '"')
 					return bad_char(c, skip_ws(c), "a string for ph");
-				r = read_string(c, &c->idtext);
-				c->ph = c->idtext.len == 1 ? (unsigned char)c->idtext.ptr[0] : '?';
-				pg_buf_reset(&c->idtext);
+				r = read_string(c, &c->scratch);
+				c->ph =
+				    c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
 			} else if (k[0] == 't' && k[1] == 's') {
 				r = read_time(c, &c->ts, "ts");
 				c->has_ts = 1;
@@ -1219,7 +1275,8 @@ static int parse_event(struct cj *c)
 			else if (memcmp(k, "tid", 3) == 0)
 				r = read_key_text(c, &c->tid);
 			else if (memcmp(k, "cat", 3) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->cat)
+						      : skip_value(c, NULL);
 			else if (memcmp(k, "dur", 3) == 0) {
 				r = read_time(c, &c->dur, "dur");
 				c->has_dur = 1;
@@ -1228,14 +1285,14 @@ static int parse_event(struct cj *c)
 			break;
 		case 4:
 			if (memcmp(k, "name", 4) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->name)
+						      : skip_value(c, NULL);
 			else if (memcmp(k, "args", 4) == 0)
 				r = skip_ws(c) == '{' ? parse_args(c) : skip_value(c, NULL);
 			else
 				r = skip_value(c, NULL);
 			break;
-		default:
-			r = skip_value(c, NULL);
+		default: r = skip_value(c, NULL);
 		}
 		if (r)
 			return PG_EFORMAT;
@@ -1326,7 +1383,8 @@ static int parse_top_object(struct cj *c)
 			c->kineto_evidence += 100;
 			pg_buf_reset(&c->dist_info);
 			r = skip_value(c, &c->dist_info);
-		} else if (strcmp(k, "schemaVersion") == 0 || strcmp(k, "baseTimeNanoseconds") == 0) {
+		} else if (strcmp(k, "schemaVersion") == 0 ||
+			   strcmp(k, "baseTimeNanoseconds") == 0) {
 			struct num n;
 			c->kineto_evidence += 100;
 			ch = skip_ws(c);
@@ -1347,8 +1405,8 @@ static int parse_top_object(struct cj *c)
 			if (ch == '"') {
 				r = read_string(c, &tmp);
 				if (!r)
-					snprintf(f->display_time_unit, sizeof(f->display_time_unit), "%.7s",
-						 tmp.ptr);
+					snprintf(f->display_time_unit, sizeof(f->display_time_unit),
+						 "%.7s", tmp.ptr);
 			} else {
 				r = skip_value(c, NULL);
 			}
@@ -1379,10 +1437,9 @@ static int parse_top_object(struct cj *c)
 	}
 done:
 	if (!c->saw_trace_events) {
-		pg_error_set(PG_EFORMAT,
-			     "cannot read '%s': not a trace: the JSON object has no traceEvents array "
-			     "(top-level keys: %s%s)",
-			     c->path, nkeys ? keys.ptr : "none", nkeys > 6 ? ", ..." : "");
+		fail(c,
+		     "not a trace: the JSON object has no traceEvents array (top-level keys: %s%s)",
+		     nkeys ? keys.ptr : "none", nkeys > 6 ? ", ..." : "");
 		goto out;
 	}
 	rc = 0;
@@ -1408,6 +1465,10 @@ static void apply_header_json(struct cj *c)
 			f->rank = (int32_t)r->valuedouble;
 		if (cJSON_IsNumber(w) && w->valuedouble >= 0 && w->valuedouble < 1e9)
 			f->world_size = (int32_t)w->valuedouble;
+		/* the devices were made before the rank was known */
+		for (uint32_t i = 0; i < c->t->n_devices; i++)
+			if (c->t->devices[i].file == c->file)
+				c->t->devices[i].rank = f->rank;
 		if (cJSON_IsString(b))
 			f->backend = pg_xstrdup(b->valuestring);
 		if (cJSON_IsString(v) && !f->framework_version) {
@@ -1421,8 +1482,7 @@ static void apply_header_json(struct cj *c)
 		cJSON *d;
 		if (cJSON_IsArray(j))
 			f->declared_devices = (uint32_t)cJSON_GetArraySize(j);
-		cJSON_ArrayForEach(d, j)
-		{
+		cJSON_ArrayForEach (d, j) {
 			cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
 			cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
 			if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
@@ -1540,8 +1600,8 @@ static void resolve_tracks(struct cj *c)
 			tr->kind = jax_track_kind(tname, kind != TRACE_DEV_CPU);
 		} else if (kind == TRACE_DEV_CPU) {
 			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
-					   ? TRACE_TRACK_ANNOTATIONS
-					   : TRACE_TRACK_HOST_THREAD;
+				       ? TRACE_TRACK_ANNOTATIONS
+				       : TRACE_TRACK_HOST_THREAD;
 		} else if (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_ACCEL)) {
 			tr->kind = TRACE_TRACK_STREAM;
 		} else if (tr->cat_mask & TRACE_CATCLASS_DEVICE_ANN) {
@@ -1578,14 +1638,16 @@ static void file_warnings(struct cj *c)
 	uint64_t x = f->phase_counts['X'];
 
 	if (x == 1000000 || x == 5000000 || f->entries == 1000000 || f->entries == 5000000)
-		trace_warn(c->t, c->file, "event-cap",
-			   "%llu events is exactly an exporter cap: the trace is most likely truncated "
-			   "(the exporter keeps the earliest events); prefer the .xplane.pb",
-			   (unsigned long long)(x == 1000000 || x == 5000000 ? x : f->entries));
+		trace_warn(
+		    c->t, c->file, "event-cap",
+		    "%llu events is exactly an exporter cap: the trace is most likely truncated "
+		    "(the exporter keeps the earliest events); prefer the .xplane.pb",
+		    (unsigned long long)(x == 1000000 || x == 5000000 ? x : f->entries));
 	if (c->in->truncated)
-		trace_warn(c->t, c->file, "ends-early",
-			   "the gzip stream ends before its trailer; the JSON was complete, but the "
-			   "file may have been cut while being written");
+		trace_warn(
+		    c->t, c->file, "ends-early",
+		    "the gzip stream ends before its trailer; the JSON was complete, but the "
+		    "file may have been cut while being written");
 	if (c->unmatched_end)
 		trace_warn(c->t, c->file, "unmatched-end", "%llu end events had no matching begin",
 			   (unsigned long long)c->unmatched_end);
@@ -1594,8 +1656,9 @@ static void file_warnings(struct cj *c)
 			   "%llu begin events were never closed and were dropped",
 			   (unsigned long long)c->unclosed_begin);
 	if (c->xprof_ui)
-		trace_warn(c->t, c->file, "xprof-ui-json",
-			   "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
+		trace_warn(
+		    c->t, c->file, "xprof-ui-json",
+		    "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
 }
 
 static void cj_free(struct cj *c)
@@ -1606,6 +1669,7 @@ static void cj_free(struct cj *c)
 	pg_buf_release(&c->pid);
 	pg_buf_release(&c->tid);
 	pg_buf_release(&c->idtext);
+	pg_buf_release(&c->scratch);
 	pg_buf_release(&c->vals);
 	pg_buf_release(&c->last_cat);
 	pg_buf_release(&c->dev_props);
@@ -1635,6 +1699,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.pid);
 	pg_buf_init(&c.tid);
 	pg_buf_init(&c.idtext);
+	pg_buf_init(&c.scratch);
 	pg_buf_init(&c.vals);
 	pg_buf_init(&c.last_cat);
 	pg_buf_init(&c.dev_props);
@@ -1644,12 +1709,14 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	ch = skip_ws(&c);
 	if (ch == 0xef) { /* UTF-8 byte order mark */
 		in->p++;
-		if (peekc(&c) == 0xbb) in->p++;
-		if (peekc(&c) == 0xbf) in->p++;
+		if (peekc(&c) == 0xbb)
+			in->p++;
+		if (peekc(&c) == 0xbf)
+			in->p++;
 		ch = skip_ws(&c);
 	}
 	if (ch == CH_EOF) {
-		pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty", c.path);
+		fail(&c, "the file is empty (no JSON value)");
 		goto out;
 	}
 	if (ch == '[') {
@@ -1663,15 +1730,10 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 		fail_src(&c);
 		goto out;
 	} else if (ch == '"') {
-		pg_error_set(PG_EFORMAT,
-			     "cannot read '%s': not a trace: the JSON is a string, not an object "
-			     "with traceEvents",
-			     c.path);
+		fail(&c, "not a trace: the JSON is a string, not an object with traceEvents");
 		goto out;
 	} else {
-		pg_error_set(PG_EFORMAT,
-			     "cannot read '%s': not a profile: neither JSON nor XPlane (first byte 0x%02x)",
-			     c.path, ch);
+		fail(&c, "not a profile: neither JSON nor XPlane (first byte 0x%02x)", ch);
 		goto out;
 	}
 	ch = skip_ws(&c);
@@ -1693,7 +1755,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	file_warnings(&c);
 	t->files[file].events_kept = t->n_events - c.first_event;
 	t->files[file].declared_devices =
-		t->files[file].declared_devices ? t->files[file].declared_devices : 0;
+	    t->files[file].declared_devices ? t->files[file].declared_devices : 0;
 	rc = 0;
 out:
 	cj_free(&c);

@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 #define CHUNK (1u << 20)
-#define RING 4
+#define RING  4
 
 struct rd_src {
 	int fd;
@@ -32,9 +32,9 @@ struct rd_src {
 	unsigned char *ring[RING];
 	size_t ring_len[RING];
 	unsigned head, tail; /* head: next to consume; tail: next to fill */
-	int done;            /* producer finished */
-	int stop;            /* consumer asks the producer to stop */
-	int error;           /* producer error; message in errmsg */
+	int done;	     /* producer finished */
+	int stop;	     /* consumer asks the producer to stop */
+	int error;	     /* producer error; message in errmsg */
 	int truncated;
 	char errmsg[512];
 	uint64_t consumed_ring; /* which ring slot the consumer holds, +1 */
@@ -112,7 +112,8 @@ static void *gz_thread(void *arg)
 				}
 				if (zs.avail_in == 0) {
 					size_t more = 0;
-					if (read_full(s->fd, inbuf, CHUNK / 4, &more) == 0 && more > 0) {
+					if (read_full(s->fd, inbuf, CHUNK / 4, &more) == 0 &&
+					    more > 0) {
 						in_total += more;
 						zs.next_in = inbuf;
 						zs.avail_in = (uInt)more;

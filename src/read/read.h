@@ -33,13 +33,13 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
  * inflate and parse overlap on two cores.
  */
 struct rd_in {
-	const unsigned char *p, *end;   /* current chunk */
-	const unsigned char *chunk;     /* start of current chunk */
-	uint64_t chunk_off;             /* content offset of chunk[0] */
-	int eof;                        /* no more chunks */
-	int err;                        /* a source error is pending (message set) */
-	int truncated;                  /* gzip stream ended before its trailer */
-	uint64_t compressed_bytes;      /* file size on disk */
+	const unsigned char *p, *end; /* current chunk */
+	const unsigned char *chunk;   /* start of current chunk */
+	uint64_t chunk_off;	      /* content offset of chunk[0] */
+	int eof;		      /* no more chunks */
+	int err;		      /* a source error is pending (message set) */
+	int truncated;		      /* gzip stream ended before its trailer */
+	uint64_t compressed_bytes;    /* file size on disk */
 	struct rd_src *src;
 };
 
@@ -68,7 +68,7 @@ const char *read_kept_arg_name(int i);
 
 /* Hard caps on untrusted input, documented in the README. */
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */
-#define RD_MAX_DEPTH 512                /* JSON nesting */
+#define RD_MAX_DEPTH	    512		/* JSON nesting */
 #define RD_MAX_HEADER_BYTES (64u << 20) /* a captured top-level block (deviceProperties) */
 
 #endif

@@ -178,7 +178,8 @@ static int walk(struct cands *cs, const char *dir, int depth)
 		names[n++] = pg_xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(char *), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
 		char *p = pg_xmalloc(len);
@@ -553,7 +554,8 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 		     capture ? "named by --capture" : "the newest; --capture NAME picks another");
 	uint32_t first = s->n_files;
 	choose_files(s, &cs, &g.v[best]);
-	qsort(s->files + first, s->n_files - first, sizeof(*s->files), cmp_path);
+	if (s->n_files > first)
+		qsort(s->files + first, s->n_files - first, sizeof(*s->files), cmp_path);
 out:
 	free(root);
 	free_groups(&g);

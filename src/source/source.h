@@ -13,26 +13,26 @@
 
 enum source_kind {
 	SOURCE_XPLANE,
-	SOURCE_JAX_JSON,  /* <host>.trace.json.gz */
-	SOURCE_PERFETTO,  /* perfetto_trace.json.gz */
-	SOURCE_KINETO,    /* *.pt.trace.json[.gz] */
-	SOURCE_JSON,      /* any other *.json[.gz] */
-	SOURCE_RIEGELI,   /* *.xplane.riegeli: found, not readable */
-	SOURCE_GIVEN,     /* a file named on the command line */
+	SOURCE_JAX_JSON, /* <host>.trace.json.gz */
+	SOURCE_PERFETTO, /* perfetto_trace.json.gz */
+	SOURCE_KINETO,	 /* *.pt.trace.json[.gz] */
+	SOURCE_JSON,	 /* any other *.json[.gz] */
+	SOURCE_RIEGELI,	 /* *.xplane.riegeli: found, not readable */
+	SOURCE_GIVEN,	 /* a file named on the command line */
 };
 
 struct source_file {
 	char *path;
 	enum source_kind kind;
 	uint64_t bytes;
-	char sha256[65];       /* "" unless computed (only files that share a size) */
-	int32_t duplicate_of;  /* index in the chosen list, or -1 */
+	char sha256[65];      /* "" unless computed (only files that share a size) */
+	int32_t duplicate_of; /* index in the chosen list, or -1 */
 };
 
 struct source_capture {
-	char *name;     /* timestamp folder name(s), a folder, or folder@kineto-timestamp */
+	char *name; /* timestamp folder name(s), a folder, or folder@kineto-timestamp */
 	char *dir;
-	int64_t key;    /* newer is larger: folder timestamp, Kineto ms, or mtime */
+	int64_t key; /* newer is larger: folder timestamp, Kineto ms, or mtime */
 	struct source_file *files;
 	uint32_t n_files;
 };

@@ -26,22 +26,23 @@ enum trace_dev_kind {
 
 struct trace_device {
 	enum trace_dev_kind kind;
-	int32_t index;   /* GPU n / TPU n; for Kineto the pid of its events; -1 unknown */
-	int32_t rank;    /* distributed rank, -1 unknown */
-	uint32_t file;   /* index into trace.files */
+	int32_t index;	 /* GPU n / TPU n; for Kineto the pid of its events; -1 unknown */
+	int32_t rank;	 /* distributed rank, -1 unknown */
+	uint32_t file;	 /* index into trace.files */
 	trace_str label; /* as the profile names it: "/device:GPU:0", "GPU 0", "python3.10" */
-	trace_str name;  /* hardware name where known: "NVIDIA H100 80GB HBM3" */
+	trace_str name;	 /* hardware name where known: "NVIDIA H100 80GB HBM3" */
 	trace_str host;
 	uint64_t n_events;
 };
 
 enum trace_track_kind {
-	TRACE_TRACK_STREAM,      /* device stream: kernels, memory copies and sets */
-	TRACE_TRACK_DEVICE_OPS,  /* XLA Ops, Async XLA Ops */
-	TRACE_TRACK_STEPS,       /* a Steps line */
-	TRACE_TRACK_MODULES,     /* XLA Modules */
+	TRACE_TRACK_STREAM,	 /* device stream: kernels, memory copies and sets */
+	TRACE_TRACK_DEVICE_OPS,	 /* XLA Ops, Async XLA Ops */
+	TRACE_TRACK_STEPS,	 /* a Steps line */
+	TRACE_TRACK_MODULES,	 /* XLA Modules */
 	TRACE_TRACK_HOST_THREAD, /* host threads: framework ops, runtime calls */
-	TRACE_TRACK_ANNOTATIONS, /* name scopes, framework ops lines, GPU user annotations, async spans */
+	TRACE_TRACK_ANNOTATIONS, /* name scopes, framework ops lines, GPU user annotations, async
+				    spans */
 	TRACE_TRACK_OTHER,
 	TRACE_TRACK_KIND_COUNT,
 };
@@ -49,12 +50,12 @@ enum trace_track_kind {
 struct trace_track {
 	uint32_t device;
 	enum trace_track_kind kind;
-	trace_str name;  /* thread or line name as written */
-	trace_str pid;   /* the raw process key as text ("0", "Spans", plane id) */
-	trace_str tid;   /* the raw thread key as text (tid, line id) */
+	trace_str name; /* thread or line name as written */
+	trace_str pid;	/* the raw process key as text ("0", "Spans", plane id) */
+	trace_str tid;	/* the raw thread key as text (tid, line id) */
 	uint64_t n_events;
-	int64_t first_ns; /* earliest start, INT64_MAX when empty */
-	int64_t last_ns;  /* latest end, INT64_MIN when empty */
+	int64_t first_ns;  /* earliest start, INT64_MAX when empty */
+	int64_t last_ns;   /* latest end, INT64_MIN when empty */
 	uint32_t cat_mask; /* TRACE_CATCLASS_* bits seen on this track */
 };
 
@@ -63,7 +64,7 @@ enum {
 	TRACE_EV_INSTANT = 1 << 0,   /* zero-duration marker (ph i/I/n) */
 	TRACE_EV_FROM_BE = 1 << 1,   /* built from a B/E pair */
 	TRACE_EV_ASYNC = 1 << 2,     /* built from a b/e pair */
-	TRACE_EV_FLOW = 1 << 3,      /* a flow endpoint (s/t/f); corr = flow id */
+	TRACE_EV_FLOW = 1 << 3,	     /* a flow endpoint (s/t/f); corr = flow id */
 	TRACE_EV_HAS_CORR = 1 << 4,  /* corr is meaningful */
 	TRACE_EV_FLOW_ENCL = 1 << 5, /* flow end binds to the enclosing slice (bp:e) */
 	TRACE_EV_CLIPPED = 1 << 6,   /* end was missing; clipped to the track's end */
@@ -78,23 +79,23 @@ enum {
 struct trace_event {
 	int64_t ts_ns;
 	int64_t dur_ns;
-	uint64_t corr;   /* Kineto correlation / XPlane correlation_id / flow id */
+	uint64_t corr; /* Kineto correlation / XPlane correlation_id / flow id */
 	trace_str name;
 	uint32_t track;
 	uint32_t args;
-	uint16_t cat;    /* index into trace.cats */
-	uint8_t ph;      /* 'X', 'i', 's', 'f', ... as in Chrome JSON */
+	uint16_t cat; /* index into trace.cats */
+	uint8_t ph;   /* 'X', 'i', 's', 'f', ... as in Chrome JSON */
 	uint8_t flags;
 };
 
 /* Category classes, from the category name (Kineto cats, XPlane line kinds). */
 enum {
-	TRACE_CATCLASS_DEVICE = 1 << 0,     /* kernel, gpu_memcpy, gpu_memset, Kernel, Memcpy, ... */
+	TRACE_CATCLASS_DEVICE = 1 << 0, /* kernel, gpu_memcpy, gpu_memset, Kernel, Memcpy, ... */
 	TRACE_CATCLASS_DEVICE_ANN = 1 << 1, /* gpu_user_annotation */
-	TRACE_CATCLASS_HOST = 1 << 2,       /* cpu_op, cuda_runtime, python_function, ... */
-	TRACE_CATCLASS_FLOW = 1 << 3,       /* ac2g, async_cpu_to_gpu, fwdbwd */
-	TRACE_CATCLASS_STEP = 1 << 4,       /* user_annotation */
-	TRACE_CATCLASS_ACCEL = 1 << 5,      /* non-GPU accelerator activity (MTIA) */
+	TRACE_CATCLASS_HOST = 1 << 2,	    /* cpu_op, cuda_runtime, python_function, ... */
+	TRACE_CATCLASS_FLOW = 1 << 3,	    /* ac2g, async_cpu_to_gpu, fwdbwd */
+	TRACE_CATCLASS_STEP = 1 << 4,	    /* user_annotation */
+	TRACE_CATCLASS_ACCEL = 1 << 5,	    /* non-GPU accelerator activity (MTIA) */
 };
 
 struct trace_cat {
@@ -114,7 +115,12 @@ struct trace_warning {
 };
 
 enum trace_format { TRACE_FMT_CHROME_JSON, TRACE_FMT_XPLANE };
-enum trace_dialect { TRACE_DIALECT_GENERIC, TRACE_DIALECT_JAX, TRACE_DIALECT_KINETO, TRACE_DIALECT_XPLANE };
+enum trace_dialect {
+	TRACE_DIALECT_GENERIC,
+	TRACE_DIALECT_JAX,
+	TRACE_DIALECT_KINETO,
+	TRACE_DIALECT_XPLANE
+};
 
 /* An XPlane plane as the file lists it (inspect reports every one). */
 struct trace_plane {
@@ -128,27 +134,27 @@ struct trace_file {
 	char *path;
 	enum trace_format format;
 	enum trace_dialect dialect;
-	int compressed;          /* gzip */
-	uint64_t bytes;          /* size on disk */
-	uint64_t content_bytes;  /* after decompression */
-	uint64_t entries;        /* elements of the event array (every phase) */
+	int compressed;		/* gzip */
+	uint64_t bytes;		/* size on disk */
+	uint64_t content_bytes; /* after decompression */
+	uint64_t entries;	/* elements of the event array (every phase) */
 	uint64_t phase_counts[128];
 	uint64_t events_kept;
 	char display_time_unit[8]; /* "ms", "ns" or "" (display hint only) */
-	int64_t base_time_ns;      /* Kineto baseTimeNanoseconds; 0 when absent */
-	int schema_version;        /* Kineto schemaVersion; -1 absent */
+	int64_t base_time_ns;	   /* Kineto baseTimeNanoseconds; 0 when absent */
+	int schema_version;	   /* Kineto schemaVersion; -1 absent */
 	int32_t rank, world_size;  /* distributedInfo; -1 absent */
-	char *backend;             /* distributedInfo.backend, or NULL */
-	char *framework;           /* "pytorch", "jax", "tensorflow", or NULL */
+	char *backend;		   /* distributedInfo.backend, or NULL */
+	char *framework;	   /* "pytorch", "jax", "tensorflow", or NULL */
 	char *framework_version;   /* when the file says */
-	char *device_kind;         /* hardware name of the profiled devices, when the file says */
+	char *device_kind;	   /* hardware name of the profiled devices, when the file says */
 	uint32_t declared_devices; /* devices the file lists (deviceProperties, planes) */
 	uint64_t aggregate_events; /* XPlane num_occurrences events: counted, not placed */
 	int64_t profile_start_ns;  /* epoch ns from XPlane Task Environment; 0 when absent */
 	int64_t profile_stop_ns;
-	char *host;                /* host name (XSpace hostnames or the file name) */
-	char sha256[65];           /* hex digest of the file's bytes, when computed */
-	uint32_t duplicate_of;     /* UINT32_MAX, or the file whose bytes these are */
+	char *host;		    /* host name (XSpace hostnames or the file name) */
+	char sha256[65];	    /* hex digest of the file's bytes, when computed */
+	uint32_t duplicate_of;	    /* UINT32_MAX, or the file whose bytes these are */
 	struct trace_plane *planes; /* XPlane only */
 	uint32_t n_planes;
 };
@@ -224,7 +230,7 @@ struct trace_event *trace_event_at(const struct trace *t, uint64_t i);
 void trace_events_truncate(struct trace *t, uint64_t n);
 
 void trace_warn(struct trace *t, uint32_t file, const char *code, const char *fmt, ...)
-	PG_PRINTF(4, 5);
+    PG_PRINTF(4, 5);
 
 const char *trace_dev_kind_name(enum trace_dev_kind k);
 const char *trace_track_kind_name(enum trace_track_kind k);

@@ -60,10 +60,22 @@ static void close_(struct pg_json *j, char c)
 		pg_buf_addc(j->out, '\n');
 }
 
-void pg_json_obj_begin(struct pg_json *j) { open(j, '{'); }
-void pg_json_obj_end(struct pg_json *j) { close_(j, '}'); }
-void pg_json_arr_begin(struct pg_json *j) { open(j, '['); }
-void pg_json_arr_end(struct pg_json *j) { close_(j, ']'); }
+void pg_json_obj_begin(struct pg_json *j)
+{
+	open(j, '{');
+}
+void pg_json_obj_end(struct pg_json *j)
+{
+	close_(j, '}');
+}
+void pg_json_arr_begin(struct pg_json *j)
+{
+	open(j, '[');
+}
+void pg_json_arr_end(struct pg_json *j)
+{
+	close_(j, ']');
+}
 
 void pg_json_key(struct pg_json *j, const char *key)
 {

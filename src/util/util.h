@@ -11,11 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PG_UNUSED(x) ((void)(x))
+#define PG_UNUSED(x)	((void)(x))
 #define PG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #if defined(__GNUC__)
 #define PG_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#define PG_WUR __attribute__((warn_unused_result))
+#define PG_WUR		__attribute__((warn_unused_result))
 #else
 #define PG_PRINTF(f, a)
 #define PG_WUR
@@ -29,11 +29,11 @@
 enum pg_err {
 	PG_OK = 0,
 	PG_ENOMEM = -1,
-	PG_EIO = -2,      /* cannot open or read a file */
-	PG_EFORMAT = -3,  /* the bytes are not what they claim to be */
-	PG_EUNSUPP = -4,  /* a known format profgate does not read */
-	PG_EUSAGE = -5,   /* bad flags or arguments */
-	PG_ELIMIT = -6,   /* a hard size or depth cap was hit */
+	PG_EIO = -2,	 /* cannot open or read a file */
+	PG_EFORMAT = -3, /* the bytes are not what they claim to be */
+	PG_EUNSUPP = -4, /* a known format profgate does not read */
+	PG_EUSAGE = -5,	 /* bad flags or arguments */
+	PG_ELIMIT = -6,	 /* a hard size or depth cap was hit */
 	PG_ENOTFOUND = -7,
 };
 
@@ -84,7 +84,10 @@ struct pg_buf {
 	char *ptr;
 	size_t len, cap;
 };
-#define PG_BUF_INIT {pg_buf_empty, 0, 0}
+#define PG_BUF_INIT                                                                                \
+	{                                                                                          \
+		pg_buf_empty, 0, 0                                                                 \
+	}
 extern char pg_buf_empty[];
 
 void pg_buf_init(struct pg_buf *b);

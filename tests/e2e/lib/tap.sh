@@ -1,0 +1,68 @@
+# tests/e2e/lib/tap.sh: sourced by the e2e scripts. TAP output for tests/run.sh, a temp dir,
+# and running profgate with its exit code, stdout and stderr captured.
+# Needs PROFGATE (the binary) and TOOLS (built test tools) in the environment.
+
+: "${PROFGATE:?set PROFGATE to the profgate binary}"
+: "${TOOLS:=}"
+tap_n=0
+tap_failed=0
+
+ok() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+not_ok() {
+	tap_n=$((tap_n + 1))
+	tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n - $*"
+}
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # skip $*"
+}
+# diag TEXT...: a diagnostic line; diag_file FILE: a file's first lines as diagnostics.
+diag() {
+	echo "# $*"
+}
+diag_file() {
+	head -n "${2:-5}" "$1" | sed 's/^/#   /'
+}
+# check TITLE COMMAND...: one test that passes when the command succeeds.
+check() {
+	_t=$1
+	shift
+	if "$@"; then ok "$_t"; else not_ok "$_t"; fi
+}
+done_testing() {
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/pg-e2e.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'rm -rf "$T"; exit 130' INT TERM
+
+# pg ARGS...: run profgate (at most 60 s) with stdout in $T/out, stderr in $T/err, code in $rc.
+pg() {
+	timeout 60 "$PROFGATE" "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+}
+# pg_rss ARGS...: like pg, and the peak RSS in KiB in $rss_kb (empty without the maxrss tool).
+pg_rss() {
+	rss_kb=
+	if [ -x "$TOOLS/maxrss" ]; then
+		rm -f "$T/rss"
+		timeout 60 "$TOOLS/maxrss" -o "$T/rss" "$PROFGATE" "$@" >"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		[ -s "$T/rss" ] && rss_kb=$(cat "$T/rss")
+	else
+		pg "$@"
+	fi
+}
+lines() {
+	wc -l <"$1" | tr -d ' '
+}
+# has FILE TEXT: the file contains TEXT literally.
+has() {
+	grep -qF -- "$2" "$1"
+}

@@ -1,0 +1,536 @@
+/*
+ * util tests: pg_buf invariants, the JSON writer's exact bytes and escaping, the arena, errors,
+ * pg_hash stability, pg_fmt_us, atomic file writes, the u64 map and sha256 test vectors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../src/util/util.h"
+
+/* ---- pg_buf ---- */
+
+static void buf_starts_empty_and_static(void **state)
+{
+	struct pg_buf a = PG_BUF_INIT, b;
+
+	(void)state;
+	pg_buf_init(&b);
+	assert_ptr_equal(a.ptr, pg_buf_empty);
+	assert_ptr_equal(b.ptr, pg_buf_empty);
+	assert_int_equal(a.len, 0);
+	assert_int_equal(a.cap, 0);
+	assert_int_equal(a.ptr[0], '\0');
+	/* empty appends and resets allocate nothing and never write the shared empty string */
+	pg_buf_add(&a, "x", 0);
+	pg_buf_adds(&a, "");
+	pg_buf_reset(&a);
+	assert_ptr_equal(a.ptr, pg_buf_empty);
+	assert_int_equal(a.cap, 0);
+	assert_int_equal(pg_buf_empty[0], '\0');
+	pg_buf_release(&a);
+	assert_ptr_equal(a.ptr, pg_buf_empty);
+}
+
+static void buf_appends_stay_nul_terminated(void **state)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	(void)state;
+	pg_buf_add(&b, "abc", 3);
+	assert_int_equal(b.len, 3);
+	assert_int_equal(b.ptr[3], '\0');
+	assert_true(b.cap > b.len);
+	pg_buf_addc(&b, 'd');
+	pg_buf_adds(&b, "ef");
+	pg_buf_addf(&b, "%d-%s", 42, "x");
+	assert_string_equal(b.ptr, "abcdef42-x");
+	assert_int_equal(b.len, 10);
+	/* a formatted append longer than the current capacity */
+	pg_buf_addf(&b, "%300s|", "");
+	assert_int_equal(b.len, 311);
+	assert_int_equal(b.ptr[310], '|');
+	assert_int_equal(b.ptr[311], '\0');
+	assert_int_equal(strlen(b.ptr), 311);
+	/* bytes with an embedded NUL count by length, and the terminator follows them */
+	pg_buf_add(&b, "a\0b", 3);
+	assert_int_equal(b.len, 314);
+	assert_memory_equal(b.ptr + 311, "a\0b", 3);
+	assert_int_equal(b.ptr[314], '\0');
+	/* grow reserves room for len + extra + the terminator and keeps the bytes */
+	pg_buf_grow(&b, 5000);
+	assert_true(b.cap >= b.len + 5000 + 1);
+	assert_memory_equal(b.ptr, "abcdef42-x", 10);
+	size_t cap = b.cap;
+	pg_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(b.ptr[0], '\0');
+	assert_int_equal(b.cap, cap);
+	pg_buf_release(&b);
+	assert_ptr_equal(b.ptr, pg_buf_empty);
+	assert_int_equal(b.cap, 0);
+}
+
+static void buf_many_small_appends(void **state)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++)
+		pg_buf_addc(&b, (char)('a' + i % 26));
+	assert_int_equal(b.len, 100000);
+	assert_int_equal(b.ptr[100000], '\0');
+	for (int i = 0; i < 100000; i += 997)
+		assert_int_equal(b.ptr[i], 'a' + i % 26);
+	pg_buf_release(&b);
+}
+
+static void buf_detach_hands_over_ownership(void **state)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	size_t n = 99;
+	char *p;
+
+	(void)state;
+	/* an empty buffer still hands out a string the caller can free */
+	p = pg_buf_detach(&b, &n);
+	assert_non_null(p);
+	assert_ptr_not_equal(p, pg_buf_empty);
+	assert_int_equal(n, 0);
+	assert_string_equal(p, "");
+	free(p);
+	pg_buf_adds(&b, "hello");
+	p = pg_buf_detach(&b, &n);
+	assert_string_equal(p, "hello");
+	assert_int_equal(n, 5);
+	assert_ptr_equal(b.ptr, pg_buf_empty);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(b.cap, 0);
+	/* the buffer is usable again and independent of the detached bytes */
+	pg_buf_adds(&b, "again");
+	assert_string_equal(p, "hello");
+	assert_string_equal(b.ptr, "again");
+	free(p);
+	p = pg_buf_detach(&b, NULL);
+	assert_string_equal(p, "again");
+	free(p);
+}
+
+/* ---- JSON writer ---- */
+
+static void write_sample(struct pg_json *j)
+{
+	pg_json_obj_begin(j);
+	pg_json_key(j, "a");
+	pg_json_int(j, -5);
+	pg_json_key(j, "b");
+	pg_json_arr_begin(j);
+	pg_json_uint(j, UINT64_MAX);
+	pg_json_bool(j, 1);
+	pg_json_null(j);
+	pg_json_double(j, 1.5, 3);
+	pg_json_str(j, "x");
+	pg_json_arr_end(j);
+	pg_json_key(j, "c");
+	pg_json_obj_begin(j);
+	pg_json_obj_end(j);
+	pg_json_key(j, "d");
+	pg_json_arr_begin(j);
+	pg_json_arr_end(j);
+	pg_json_obj_end(j);
+}
+
+static void json_compact_exact(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_json j;
+
+	(void)state;
+	pg_json_init(&j, &out, 0);
+	write_sample(&j);
+	assert_string_equal(out.ptr,
+			    "{\"a\":-5,\"b\":[18446744073709551615,true,null,1.500,\"x\"],\"c\":{},"
+			    "\"d\":[]}");
+	pg_buf_release(&out);
+}
+
+static void json_pretty_exact(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_json j;
+
+	(void)state;
+	pg_json_init(&j, &out, 1);
+	write_sample(&j);
+	assert_string_equal(out.ptr, "{\n"
+				     "  \"a\": -5,\n"
+				     "  \"b\": [\n"
+				     "    18446744073709551615,\n"
+				     "    true,\n"
+				     "    null,\n"
+				     "    1.500,\n"
+				     "    \"x\"\n"
+				     "  ],\n"
+				     "  \"c\": {},\n"
+				     "  \"d\": []\n"
+				     "}\n");
+	pg_buf_reset(&out);
+	pg_json_init(&j, &out, 1);
+	pg_json_arr_begin(&j);
+	pg_json_int(&j, 1);
+	pg_json_arr_end(&j);
+	assert_string_equal(out.ptr, "[\n  1\n]\n");
+	pg_buf_release(&out);
+}
+
+static void json_numbers(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_json j;
+
+	(void)state;
+	pg_json_init(&j, &out, 0);
+	pg_json_arr_begin(&j);
+	pg_json_int(&j, INT64_MIN);
+	pg_json_int(&j, INT64_MAX);
+	pg_json_uint(&j, 0);
+	pg_json_double(&j, -0.0, 3); /* no "-0.000" */
+	pg_json_double(&j, NAN, 3);  /* not JSON: null */
+	pg_json_double(&j, INFINITY, 2);
+	pg_json_double(&j, -12.3456, 2);
+	pg_json_double(&j, 0.1, 3);
+	pg_json_double(&j, 7.0, 0);
+	pg_json_str(&j, NULL);
+	pg_json_bool(&j, 0);
+	pg_json_arr_end(&j);
+	assert_string_equal(out.ptr, "[-9223372036854775808,9223372036854775807,0,0.000,null,null,"
+				     "-12.35,0.100,7,null,false]");
+	pg_buf_release(&out);
+}
+
+static void json_escapes_control_chars_and_quotes(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	struct pg_json j;
+	/* every byte below 0x20 and 0x7f must be escaped; '/' and UTF-8 pass through */
+	const char in[] = "q\"b\\s/n\nr\rt\tB\bF\f\x01\x1f\x7f\xc3\xa9";
+
+	(void)state;
+	pg_json_escape(&out, in, strlen(in));
+	assert_string_equal(out.ptr,
+			    "\"q\\\"b\\\\s/n\\nr\\rt\\tB\\u0008F\\u000c\\u0001\\u001f\\u007f"
+			    "\xc3\xa9\"");
+	pg_buf_reset(&out);
+	/* strn writes exactly n bytes, an embedded NUL included */
+	pg_json_init(&j, &out, 0);
+	pg_json_obj_begin(&j);
+	pg_json_key(&j, "k\"ey\n");
+	pg_json_strn(&j, "a\0b", 3);
+	pg_json_obj_end(&j);
+	assert_string_equal(out.ptr, "{\"k\\\"ey\\n\":\"a\\u0000b\"}");
+	pg_buf_reset(&out);
+	/* every control byte, one by one */
+	for (int c = 1; c < 0x20; c++) {
+		char s[1] = {(char)c}, want[16];
+		pg_buf_reset(&out);
+		pg_json_escape(&out, s, 1);
+		if (c == '\n')
+			snprintf(want, sizeof(want), "\"\\n\"");
+		else if (c == '\r')
+			snprintf(want, sizeof(want), "\"\\r\"");
+		else if (c == '\t')
+			snprintf(want, sizeof(want), "\"\\t\"");
+		else
+			snprintf(want, sizeof(want), "\"\\u%04x\"", c);
+		assert_string_equal(out.ptr, want);
+	}
+	pg_buf_release(&out);
+}
+
+/* ---- arena ---- */
+
+static void arena_allocations_are_aligned_and_distinct(void **state)
+{
+	struct pg_arena a;
+	unsigned char *p[200];
+	size_t sizes[200], total = 0;
+
+	(void)state;
+	pg_arena_init(&a, 256);
+	for (int i = 0; i < 200; i++) {
+		sizes[i] = (size_t)(1 + (i * 37) % 700); /* some larger than a block */
+		p[i] = pg_arena_alloc(&a, sizes[i]);
+		assert_non_null(p[i]);
+		assert_int_equal((uintptr_t)p[i] % _Alignof(max_align_t), 0);
+		memset(p[i], i, sizes[i]);
+		total += sizes[i];
+	}
+	/* no allocation overlaps another: each still holds its own fill byte */
+	for (int i = 0; i < 200; i++)
+		for (size_t k = 0; k < sizes[i]; k++)
+			assert_int_equal(p[i][k], (unsigned char)i);
+	assert_true(a.total_bytes >= total);
+	pg_arena_release(&a);
+	assert_int_equal(a.total_bytes, 0);
+	/* usable again after a release */
+	pg_arena_init(&a, 0);
+	assert_int_equal(a.block_size, 1 << 20);
+	char *s = pg_arena_strndup(&a, "kernel_name_and_more", 6);
+	assert_string_equal(s, "kernel");
+	s = pg_arena_strndup(&a, "", 0);
+	assert_string_equal(s, "");
+	pg_arena_release(&a);
+}
+
+/* ---- errors ---- */
+
+static void *set_error_in_thread(void *arg)
+{
+	(void)arg;
+	pg_error_set(PG_EIO, "worker thread message");
+	return (void *)(uintptr_t)(strcmp(pg_error_last(), "worker thread message") == 0);
+}
+
+static void errors_are_per_thread(void **state)
+{
+	pthread_t th;
+	void *ret = NULL;
+	char big[2000];
+
+	(void)state;
+	assert_int_equal(pg_error_set(PG_EFORMAT, "bad %s at byte %d", "thing", 7), PG_EFORMAT);
+	assert_string_equal(pg_error_last(), "bad thing at byte 7");
+	assert_int_equal(pthread_create(&th, NULL, set_error_in_thread, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_true(ret != NULL);
+	assert_string_equal(pg_error_last(), "bad thing at byte 7");
+	pg_error_clear();
+	assert_string_equal(pg_error_last(), "unknown error");
+	/* a long message is cut, never overflows */
+	memset(big, 'm', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	pg_error_set(PG_ELIMIT, "%s", big);
+	assert_int_equal(strlen(pg_error_last()), 1023);
+	char *d = pg_xstrndup("abcdef", 3);
+	assert_string_equal(d, "abc");
+	free(d);
+}
+
+/* ---- pg_hash ---- */
+
+/*
+ * The expected values come from an independent Python model of the documented algorithm
+ * (8-byte little-endian words, multiply-mix, zero-padded tail), not from running this
+ * code: they pin the hash so ids derived from it stay the same across builds and runs.
+ */
+static void hash_is_stable(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t h;
+	} known[] = {
+	    {"", 0x7d8bdf20b7a7dbeaULL},
+	    {"a", 0xa870468f0b4c67a1ULL},
+	    {"kernel", 0xaddb01a5340f9a9fULL},
+	    {"0123456789abcdef", 0x8f2a10291ed3671bULL},
+	    {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0x39e731c54523ca90ULL},
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < PG_ARRAY_LEN(known); i++) {
+		size_t n = strlen(known[i].s);
+		assert_int_equal(pg_hash(known[i].s, n), known[i].h);
+		/* the same bytes at an odd address hash the same */
+		memcpy(buf + 1, known[i].s, n);
+		assert_int_equal(pg_hash(buf + 1, n), known[i].h);
+	}
+	/* the length is part of the hash: a trailing NUL is not the same string */
+	assert_int_not_equal(pg_hash("a\0", 2), pg_hash("a", 1));
+	assert_int_not_equal(pg_hash("kernel1", 7), pg_hash("kernel2", 7));
+}
+
+/* ---- pg_fmt_us ---- */
+
+static void fmt_us_exact(void **state)
+{
+	static const struct {
+		int64_t ns;
+		const char *s;
+	} cases[] = {
+	    {0, "0.000"},
+	    {1, "0.001"},
+	    {999, "0.999"},
+	    {1000, "1.000"},
+	    {12345, "12.345"},
+	    {-1, "-0.001"},
+	    {-1500, "-1.500"},
+	    {1712195495505582988LL, "1712195495505582.988"},
+	    {INT64_MAX, "9223372036854775.807"},
+	    {INT64_MIN, "-9223372036854775.808"},
+	};
+	char out[32];
+
+	(void)state;
+	for (size_t i = 0; i < PG_ARRAY_LEN(cases); i++) {
+		pg_fmt_us(out, sizeof(out), cases[i].ns);
+		assert_string_equal(out, cases[i].s);
+	}
+	/* a short buffer is cut and still terminated */
+	pg_fmt_us(out, 4, 12345);
+	assert_string_equal(out, "12.");
+}
+
+/* ---- pg_write_file_atomic ---- */
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = pg_xmalloc(1 << 16);
+
+	assert_non_null(f);
+	*n = fread(p, 1, 1 << 16, f);
+	fclose(f);
+	return p;
+}
+
+static void write_file_atomic(void **state)
+{
+	char dir[] = "/tmp/pg-test-util-XXXXXX", path[64], bad[96];
+	size_t n;
+	char *got;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	assert_int_equal(pg_write_file_atomic(path, "{\"a\": 1}\n", 9), 0);
+	got = slurp(path, &n);
+	assert_int_equal(n, 9);
+	assert_memory_equal(got, "{\"a\": 1}\n", 9);
+	free(got);
+	/* replacing with shorter content leaves exactly the new bytes */
+	assert_int_equal(pg_write_file_atomic(path, "{}", 2), 0);
+	got = slurp(path, &n);
+	assert_int_equal(n, 2);
+	assert_memory_equal(got, "{}", 2);
+	free(got);
+	assert_int_equal(pg_write_file_atomic(path, "", 0), 0);
+	got = slurp(path, &n);
+	assert_int_equal(n, 0);
+	free(got);
+	/* no temporary file is left behind */
+	assert_int_equal(count_entries(dir), 1);
+	/* a directory that does not exist: PG_EIO, and the message names the path */
+	snprintf(bad, sizeof(bad), "%s/missing/out.json", dir);
+	pg_error_clear();
+	assert_int_equal(pg_write_file_atomic(bad, "x", 1), PG_EIO);
+	assert_non_null(strstr(pg_error_last(), bad));
+	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* ---- u64 map ---- */
+
+static void u64map_put_get(void **state)
+{
+	struct pg_u64map m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(pg_u64map_get(&m, 1), UINT32_MAX);
+	for (uint64_t k = 0; k < 5000; k++)
+		pg_u64map_put(&m, k * 0x100000001ULL, (uint32_t)k);
+	pg_u64map_put(&m, 7 * 0x100000001ULL, 70000); /* overwrite keeps one entry */
+	assert_int_equal(m.n, 5000);
+	for (uint64_t k = 0; k < 5000; k++)
+		assert_int_equal(pg_u64map_get(&m, k * 0x100000001ULL), k == 7 ? 70000 : k);
+	assert_int_equal(pg_u64map_get(&m, 3), UINT32_MAX);
+	pg_u64map_release(&m);
+	assert_int_equal(m.cap, 0);
+}
+
+/* ---- sha256: FIPS 180-2 test vectors ---- */
+
+static void sha256_vectors(void **state)
+{
+	struct pg_sha256 s;
+	char hex[65], dir[] = "/tmp/pg-test-sha-XXXXXX", path[64];
+	static const char two_blocks[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+
+	(void)state;
+	pg_sha256_init(&s);
+	pg_sha256_hex(&s, hex);
+	assert_string_equal(hex,
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	pg_sha256_init(&s);
+	pg_sha256_update(&s, "abc", 3);
+	pg_sha256_hex(&s, hex);
+	assert_string_equal(hex,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* the same input in odd pieces */
+	pg_sha256_init(&s);
+	for (size_t i = 0; i < strlen(two_blocks); i += 5)
+		pg_sha256_update(&s, two_blocks + i,
+				 strlen(two_blocks) - i < 5 ? strlen(two_blocks) - i : 5);
+	pg_sha256_hex(&s, hex);
+	assert_string_equal(hex,
+			    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/abc", dir);
+	assert_int_equal(pg_write_file_atomic(path, "abc", 3), 0);
+	assert_int_equal(pg_sha256_file(path, hex), 0);
+	assert_string_equal(hex,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(pg_sha256_file(path, hex), PG_EIO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(buf_starts_empty_and_static),
+	    cmocka_unit_test(buf_appends_stay_nul_terminated),
+	    cmocka_unit_test(buf_many_small_appends),
+	    cmocka_unit_test(buf_detach_hands_over_ownership),
+	    cmocka_unit_test(json_compact_exact),
+	    cmocka_unit_test(json_pretty_exact),
+	    cmocka_unit_test(json_numbers),
+	    cmocka_unit_test(json_escapes_control_chars_and_quotes),
+	    cmocka_unit_test(arena_allocations_are_aligned_and_distinct),
+	    cmocka_unit_test(errors_are_per_thread),
+	    cmocka_unit_test(hash_is_stable),
+	    cmocka_unit_test(fmt_us_exact),
+	    cmocka_unit_test(write_file_atomic),
+	    cmocka_unit_test(u64map_put_get),
+	    cmocka_unit_test(sha256_vectors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
