@@ -24,6 +24,21 @@ const char *analyze_marker_name(enum analyze_marker_kind k);
 /* Fill out[ANALYZE_MARK_COUNT] for the events of file. */
 void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out);
 
+/* ---- the summary (summarize.c) ---- */
+
+struct summary;
+
+struct analyze_options {
+	int warmup;		   /* steps to exclude by position; -1: decide from the data */
+	const char *version;	   /* profgate's version, recorded in the summary */
+	const char *const *labels; /* "key=value" */
+	uint32_t n_labels;
+};
+
+void analyze_options_init(struct analyze_options *o);
+/* Fill s (initialised by the caller) from t. Returns 0. */
+int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s);
+
 /* ---- classification (rules.c) ---- */
 
 enum analyze_category {

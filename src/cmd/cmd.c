@@ -5,7 +5,9 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void cmd_usage(const struct cmd_spec *spec, FILE *out)
 {
@@ -110,4 +112,21 @@ int cmd_finish(int code)
 		return code ? code : PG_EXIT_INPUT;
 	}
 	return code;
+}
+
+int cmd_parse_threads(const char *cmd, const char *text, int *out)
+{
+	char *end;
+	long v;
+
+	if (!text) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		*out = n < 1 ? 1 : n > 16 ? 16 : (int)n;
+		return 0;
+	}
+	v = strtol(text, &end, 10);
+	if (*end || v < 1 || v > 64)
+		return pg_error_set(PG_EUSAGE, "%s: --threads takes a number from 1 to 64", cmd);
+	*out = (int)v;
+	return 0;
 }

@@ -48,6 +48,10 @@ int cmd_error(int code);
 /* Flush stdout and check it; a failed write turns success into an error. */
 int cmd_finish(int code);
 
+/* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
+int cmd_parse_threads(const char *cmd, const char *text, int *out);
+
 int cmd_inspect(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
 
 #endif

@@ -60,7 +60,53 @@ static int first_byte(const char *path)
 	return -1;
 }
 
+struct hasher {
+	const char *path;
+	char hex[65];
+	int rc;
+	char err[512];
+};
+
+static void *hash_thread(void *arg)
+{
+	struct hasher *h = arg;
+
+	h->rc = pg_sha256_file(h->path, h->hex);
+	if (h->rc)
+		snprintf(h->err, sizeof(h->err), "%s", pg_error_last());
+	return NULL;
+}
+
+static int read_path_inner(struct trace *t, const char *path);
+
+/* With want_sha256, the file is hashed on a second thread while it is read:
+ * both read the page cache, and the hash costs no wall time on two cores. */
 int read_path(struct trace *t, const char *path)
+{
+	struct hasher h;
+	pthread_t th;
+	int started = 0, rc;
+	uint32_t file = t->n_files;
+
+	if (t->want_sha256) {
+		memset(&h, 0, sizeof(h));
+		h.path = path;
+		started = pthread_create(&th, NULL, hash_thread, &h) == 0;
+	}
+	rc = read_path_inner(t, path);
+	if (started) {
+		pthread_join(th, NULL);
+		if (!rc && h.rc == 0 && file < t->n_files)
+			memcpy(t->files[file].sha256, h.hex, 65);
+		else if (!rc && h.rc)
+			rc = pg_error_set(PG_EIO, "%s", h.err);
+	} else if (!rc && t->want_sha256 && file < t->n_files) {
+		rc = pg_sha256_file(path, t->files[file].sha256);
+	}
+	return rc;
+}
+
+static int read_path_inner(struct trace *t, const char *path)
 {
 	struct snapshot snap = {t->n_events, t->n_tracks, t->n_devices, t->n_files, t->n_warnings};
 	struct rd_in in;
@@ -109,6 +155,7 @@ struct job {
 };
 
 struct pool {
+	int want_sha256;
 	struct job *jobs;
 	uint32_t n;
 	uint32_t next;
@@ -128,6 +175,7 @@ static void *worker(void *arg)
 			return NULL;
 		struct job *j = &p->jobs[i];
 		trace_init(&j->tr);
+		j->tr.want_sha256 = p->want_sha256;
 		if (j->dup_of < 0) {
 			j->rc = read_path(&j->tr, j->path);
 			if (j->rc)
@@ -146,6 +194,7 @@ static uint32_t dup_record(struct trace *t, const char *path, uint32_t of)
 	struct stat st;
 
 	t->files[f].duplicate_of = of;
+	memcpy(t->files[f].sha256, t->files[of].sha256, sizeof(t->files[f].sha256));
 	if (stat(path, &st) == 0)
 		t->files[f].bytes = (uint64_t)st.st_size;
 	t->files[f].format = t->files[of].format;
@@ -170,6 +219,7 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 
 	memset(&p, 0, sizeof(p));
 	p.jobs = pg_xcalloc(n ? n : 1, sizeof(*p.jobs));
+	p.want_sha256 = t->want_sha256;
 	p.n = n;
 	for (uint32_t i = 0; i < n; i++) {
 		p.jobs[i].path = paths[i];

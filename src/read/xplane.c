@@ -1025,7 +1025,9 @@ static const char *guess_framework(const struct trace *t, uint32_t file)
 		if (tr->device == UINT32_MAX || t->devices[tr->device].file != file)
 			continue;
 		const char *n = trace_str_get(t, tr->name);
-		if (strncmp(n, "TensorFlow ", 11) == 0 || strncmp(n, "tf_", 3) == 0)
+		/* JAX hosts have tf_pjrt_* threads too: look for TensorFlow's own */
+		if (strncmp(n, "TensorFlow ", 11) == 0 || strncmp(n, "tf_Compute", 10) == 0 ||
+		    strncmp(n, "tf_data", 7) == 0)
 			return "tensorflow";
 	}
 	return "jax";

@@ -449,8 +449,10 @@ void trace_merge(struct trace *dst, struct trace *src)
 {
 	if (trace_is_empty(dst)) {
 		/* nothing to remap: take src whole, so one file costs one copy */
+		int want = dst->want_sha256;
 		trace_release(dst);
 		*dst = *src;
+		dst->want_sha256 = want;
 		memset(src, 0, sizeof(*src));
 		return;
 	}

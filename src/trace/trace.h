@@ -191,6 +191,7 @@ struct trace {
 
 	struct trace_file *files;
 	uint32_t n_files, cap_files;
+	int want_sha256; /* readers hash each file's bytes (on a thread of its own) */
 	struct trace_warning *warnings;
 	uint32_t n_warnings, cap_warnings;
 };

@@ -1,0 +1,1698 @@
+/*
+ * trace model -> summary: devices and their activity, steps, the exposed-time
+ * breakdown, ops, families, collectives, gaps, regions, quality, identity and
+ * candidates. Pure: reads the model, writes the summary, no I/O.
+ *
+ * How it works: one pass over the events collects, per accelerator device, its
+ * activity (kernels, copies and sets on device streams; XLA Ops on TPU) as
+ * compact records with a category and family from the rules table (cached per
+ * name and argument set). Nesting per track gives each record its self time
+ * and a leaf flag; only leaves enter the time split, so a "while" op never
+ * hides the all-reduce inside it. Steps come from the best source the profile
+ * has and give every device a list of step windows; the steady windows bound
+ * the per-step numbers. docs/summary.md states every definition.
+ */
+#include "analyze.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../summary/summary.h"
+
+/* One unit of device activity. */
+struct act {
+	int64_t s, e;
+	uint32_t ev; /* event index */
+	uint32_t track;
+	uint32_t op;  /* canonical op index */
+	int64_t self; /* ns */
+	uint8_t cat;  /* enum analyze_category */
+	uint8_t fam;  /* enum analyze_family */
+	uint8_t leaf;
+	uint8_t steady; /* starts inside a steady window of its device */
+};
+
+struct span {
+	int64_t step;
+	int64_t s, e;
+};
+
+struct spans {
+	struct span *v;
+	uint32_t n, cap;
+};
+
+struct dev {
+	uint32_t tdev; /* trace device */
+	uint32_t file;
+	struct act *a;
+	uint32_t n, cap;
+	struct spans steps;	/* this device's step windows */
+	int64_t *win_s, *win_e; /* steady windows, sorted */
+	uint32_t n_win;
+};
+
+struct opinfo {
+	char *name;
+	uint8_t fam, cat;
+	char *examples[3];
+	double count, self_ns, total_ns;
+	uint8_t marker;
+};
+
+struct az {
+	const struct trace *t;
+	const struct analyze_options *o;
+	struct summary *s;
+	struct dev *devs;
+	uint32_t n_devs;
+	struct opinfo *ops;
+	uint32_t n_ops, cap_ops;
+	struct pg_u64map op_by_name;  /* raw name id -> op index */
+	struct pg_u64map op_by_canon; /* hash of canonical text -> op index (+ check) */
+	struct pg_u64map cls_cache;   /* (name << 32 | args) -> fam << 8 | cat, +1 */
+	/* steps */
+	int64_t *step_ids;
+	uint32_t n_step_ids;
+	double n_steady; /* steady steps, >= 1 for normalisation */
+	int has_steps;
+	/* arg keys */
+	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
+	    k_step_num, k_r, k_flops, k_group_id;
+};
+
+static void *grow(void *p, uint32_t n, uint32_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	return pg_xrealloc(p, (size_t)*cap * size);
+}
+
+static const char *arg(const struct az *z, const struct trace_event *e, trace_str key)
+{
+	trace_str v = key ? trace_arg_get(z->t, e->args, key) : 0;
+	return v ? trace_str_get(z->t, v) : NULL;
+}
+
+/* ---- canonical names ---- */
+
+/* Fold compile-specific suffixes: "fusion.123" -> "fusion", "loop_add_fusion_2"
+ * -> "loop_add_fusion", "triton_poi_fused_add_0" -> "triton_poi_fused_add". */
+static char *canonical(const char *name)
+{
+	size_t n = strlen(name), end = n;
+
+	while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+		end--;
+	if (end < n && end > 0 && (name[end - 1] == '.' || name[end - 1] == '_'))
+		return pg_xstrndup(name, end - 1);
+	return pg_xstrdup(name);
+}
+
+static int is_marker_op(const char *canon)
+{
+	static const char *m[] = {"iota",      "constant", "bitcast",  "get-tuple-element",
+				  "parameter", "tuple",	   "after-all"};
+	for (size_t i = 0; i < PG_ARRAY_LEN(m); i++)
+		if (strcmp(canon, m[i]) == 0)
+			return 1;
+	return strncmp(canon, "copy-start", 10) == 0 || strncmp(canon, "copy-done", 9) == 0;
+}
+
+static uint32_t op_for(struct az *z, const struct trace_event *e, uint8_t cat, uint8_t fam)
+{
+	uint32_t i = pg_u64map_get(&z->op_by_name, e->name);
+
+	if (i != UINT32_MAX)
+		return i;
+	const char *raw = trace_str_get(z->t, e->name);
+	char *c = canonical(raw[0] ? raw : "(unnamed)");
+	uint64_t h = pg_hash(c, strlen(c));
+	uint32_t j = pg_u64map_get(&z->op_by_canon, h);
+	while (j != UINT32_MAX && strcmp(z->ops[j].name, c) != 0)
+		j = pg_u64map_get(&z->op_by_canon, ++h); /* probe on a rare collision */
+	if (j == UINT32_MAX) {
+		z->ops = grow(z->ops, z->n_ops, &z->cap_ops, sizeof(*z->ops));
+		j = z->n_ops++;
+		memset(&z->ops[j], 0, sizeof(z->ops[j]));
+		z->ops[j].name = c;
+		z->ops[j].fam = fam;
+		z->ops[j].cat = cat;
+		z->ops[j].marker = (uint8_t)is_marker_op(c);
+		pg_u64map_put(&z->op_by_canon, h, j);
+	} else {
+		free(c);
+	}
+	struct opinfo *o = &z->ops[j];
+	for (int k = 0; k < 3; k++) {
+		if (o->examples[k] && strcmp(o->examples[k], raw) == 0)
+			break;
+		if (!o->examples[k]) {
+			o->examples[k] = pg_xstrdup(raw);
+			break;
+		}
+	}
+	pg_u64map_put(&z->op_by_name, e->name, j);
+	return j;
+}
+
+/* ---- classification with a cache ---- */
+
+static void classify(struct az *z, const struct trace_event *e, uint8_t *cat, uint8_t *fam)
+{
+	uint64_t key = ((uint64_t)e->name << 32) | e->args;
+	uint32_t c = pg_u64map_get(&z->cls_cache, key);
+	struct analyze_event_facts f;
+	enum analyze_category ac;
+	enum analyze_family af;
+
+	if (c != UINT32_MAX && (c >> 16) == e->cat) {
+		*cat = (uint8_t)(c & 0xff);
+		*fam = (uint8_t)((c >> 8) & 0xff);
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.name = trace_str_get(z->t, e->name);
+	f.name_len = trace_str_len(z->t, e->name);
+	f.cat = e->cat ? trace_str_get(z->t, z->t->cats[e->cat].name) : NULL;
+	f.hlo_op = arg(z, e, z->k_hlo_op);
+	f.hlo_category = arg(z, e, z->k_hlo_cat);
+	f.collective_name = arg(z, e, z->k_coll);
+	analyze_classify(&f, &ac, &af);
+	*cat = (uint8_t)ac;
+	*fam = (uint8_t)af;
+	pg_u64map_put(&z->cls_cache, key, ((uint32_t)e->cat << 16) | ((uint32_t)af << 8) | ac);
+}
+
+/* ---- devices and activity ---- */
+
+static int activity_track(const struct trace *t, const struct trace_track *tr, int has_streams)
+{
+	if (tr->kind == TRACE_TRACK_STREAM)
+		return 1;
+	/* TPU: the XLA Ops line (Async XLA Ops spans in-flight transfers, not work) */
+	return !has_streams && tr->kind == TRACE_TRACK_DEVICE_OPS &&
+	       strcmp(trace_str_get(t, tr->name), "XLA Ops") == 0;
+}
+
+static int cmp_act_track(const void *a, const void *b)
+{
+	const struct act *x = a, *y = b;
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Nesting per track: self time and leaf flags. Partial overlaps are siblings. */
+static void nest(struct dev *d)
+{
+	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
+	uint32_t sp = 0;
+
+	qsort(d->a, d->n, sizeof(*d->a), cmp_act_track);
+	for (uint32_t i = 0; i < d->n; i++) {
+		struct act *a = &d->a[i];
+		a->self = a->e - a->s;
+		a->leaf = 1;
+		while (sp > 0) {
+			struct act *top = &d->a[stack[sp - 1]];
+			if (top->track != a->track || a->s >= top->e || a->e > top->e)
+				sp--;
+			else
+				break;
+		}
+		if (sp > 0) {
+			struct act *p = &d->a[stack[sp - 1]];
+			p->leaf = 0;
+			p->self -= a->e - a->s;
+			if (p->self < 0)
+				p->self = 0;
+		}
+		stack[sp++] = i;
+	}
+	free(stack);
+}
+
+static int collect_devices(struct az *z)
+{
+	const struct trace *t = z->t;
+	uint32_t *slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
+	uint8_t *has_streams = pg_xcalloc(t->n_devices + 1, 1);
+	uint32_t *dev_slot = pg_xmalloc((t->n_devices + 1) * sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < t->n_tracks; i++)
+		if (t->tracks[i].kind == TRACE_TRACK_STREAM && t->tracks[i].device != UINT32_MAX)
+			has_streams[t->tracks[i].device] = 1;
+	memset(dev_slot, 0xff, (t->n_devices + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		slot[i] = UINT32_MAX;
+		if (tr->device == UINT32_MAX || !tr->n_events)
+			continue;
+		const struct trace_device *td = &t->devices[tr->device];
+		if (td->kind == TRACE_DEV_CPU || !activity_track(t, tr, has_streams[tr->device]))
+			continue;
+		if (dev_slot[tr->device] == UINT32_MAX) {
+			dev_slot[tr->device] = z->n_devs;
+			z->devs = pg_xrealloc(z->devs, (z->n_devs + 1) * sizeof(*z->devs));
+			memset(&z->devs[z->n_devs], 0, sizeof(*z->devs));
+			z->devs[z->n_devs].tdev = tr->device;
+			z->devs[z->n_devs].file = td->file;
+			z->n_devs++;
+		}
+		slot[i] = dev_slot[tr->device];
+	}
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		uint32_t sl = slot[e->track];
+		if (sl == UINT32_MAX || e->ph != 'X' || (e->flags & TRACE_EV_AGGREGATE))
+			continue;
+		/* Kineto puts GPU user annotations on the stream: they span work, are not work */
+		if (t->cats[e->cat].class_mask & TRACE_CATCLASS_DEVICE_ANN)
+			continue;
+		struct dev *d = &z->devs[sl];
+		d->a = grow(d->a, d->n, &d->cap, sizeof(*d->a));
+		struct act *a = &d->a[d->n++];
+		memset(a, 0, sizeof(*a));
+		a->s = e->ts_ns;
+		a->e = e->ts_ns + e->dur_ns;
+		a->ev = (uint32_t)i;
+		a->track = e->track;
+		classify(z, e, &a->cat, &a->fam);
+		a->op = op_for(z, e, a->cat, a->fam);
+	}
+	for (uint32_t i = 0; i < z->n_devs; i++)
+		nest(&z->devs[i]);
+	free(slot);
+	free(has_streams);
+	free(dev_slot);
+	return 0;
+}
+
+/* ---- steps ---- */
+
+static void spans_add(struct spans *sp, int64_t step, int64_t s, int64_t e)
+{
+	sp->v = grow(sp->v, sp->n, &sp->cap, sizeof(*sp->v));
+	sp->v[sp->n++] = (struct span){step, s, e};
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	if (*end)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* Steps lines (TPU, TensorFlow GPU): each device's own step events. */
+static int steps_from_lines(struct az *z)
+{
+	const struct trace *t = z->t;
+	int any = 0;
+
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		const struct trace_track *tr = &t->tracks[e->track];
+		if (tr->kind != TRACE_TRACK_STEPS || e->ph != 'X' ||
+		    (e->flags & TRACE_EV_AGGREGATE))
+			continue;
+		for (uint32_t d = 0; d < z->n_devs; d++) {
+			if (z->devs[d].tdev != tr->device)
+				continue;
+			int64_t step;
+			if (!parse_i64(trace_str_get(t, e->name), &step) &&
+			    !parse_i64(arg(z, e, z->k_group_id), &step))
+				step = z->devs[d].steps.n;
+			spans_add(&z->devs[d].steps, step, e->ts_ns, e->ts_ns + e->dur_ns);
+			any = 1;
+		}
+	}
+	return any;
+}
+
+struct hostmark {
+	uint32_t file;
+	int64_t step, s, e;
+};
+
+static int cmp_hostmark(const void *a, const void *b)
+{
+	const struct hostmark *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/*
+ * Host step markers (Kineto ProfilerStep#N, JAX StepTraceAnnotation) map device
+ * work to steps through correlations: a kernel belongs to the step whose host
+ * span holds the launch that has its correlation id.
+ */
+static int steps_from_host(struct az *z, int profiler_step, struct hostmark **hm_out,
+			   uint32_t *n_hm_out)
+{
+	const struct trace *t = z->t;
+	struct hostmark *hm = NULL;
+	uint32_t n = 0, cap = 0;
+
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		const struct trace_track *tr = &t->tracks[e->track];
+		int64_t step;
+		if (tr->kind != TRACE_TRACK_HOST_THREAD || e->ph != 'X' || tr->device == UINT32_MAX)
+			continue;
+		if (profiler_step) {
+			const char *nm = trace_str_get(t, e->name);
+			if (strncmp(nm, "ProfilerStep#", 13) != 0 || !parse_i64(nm + 13, &step))
+				continue;
+		} else {
+			if (!e->args || !parse_i64(arg(z, e, z->k_step_num), &step))
+				continue;
+			if (!arg(z, e, z->k_r) && strcmp(trace_str_get(t, e->name), "train") != 0)
+				continue;
+		}
+		hm = grow(hm, n, &cap, sizeof(*hm));
+		hm[n++] = (struct hostmark){t->devices[tr->device].file, step, e->ts_ns,
+					    e->ts_ns + e->dur_ns};
+	}
+	if (n == 0) {
+		free(hm);
+		return 0;
+	}
+	qsort(hm, n, sizeof(*hm), cmp_hostmark);
+	/* correlation -> step, from host launches inside a step's span */
+	struct pg_u64map corr2step = {0};
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		const struct trace_track *tr = &t->tracks[e->track];
+		if (!(e->flags & TRACE_EV_HAS_CORR) || tr->kind != TRACE_TRACK_HOST_THREAD ||
+		    tr->device == UINT32_MAX || (e->flags & TRACE_EV_FLOW))
+			continue;
+		uint32_t file = t->devices[tr->device].file;
+		/* binary search the file's markers for the one holding ts */
+		uint32_t lo = 0, hi = n;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (hm[mid].file < file || (hm[mid].file == file && hm[mid].s <= e->ts_ns))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0 || hm[lo - 1].file != file || e->ts_ns >= hm[lo - 1].e)
+			continue;
+		pg_u64map_put(&corr2step, e->corr ^ ((uint64_t)file << 56), lo - 1);
+	}
+	int any = 0;
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		/* per marker: min start and max end of the device work it launched */
+		int64_t *ms = pg_xmalloc(n * sizeof(int64_t)),
+			*me = pg_xmalloc(n * sizeof(int64_t));
+		for (uint32_t k = 0; k < n; k++) {
+			ms[k] = INT64_MAX;
+			me[k] = INT64_MIN;
+		}
+		for (uint32_t k = 0; k < dv->n; k++) {
+			const struct trace_event *e = trace_event_at(t, dv->a[k].ev);
+			if (!(e->flags & TRACE_EV_HAS_CORR))
+				continue;
+			uint32_t m =
+			    pg_u64map_get(&corr2step, e->corr ^ ((uint64_t)dv->file << 56));
+			if (m == UINT32_MAX)
+				continue;
+			if (dv->a[k].s < ms[m])
+				ms[m] = dv->a[k].s;
+			if (dv->a[k].e > me[m])
+				me[m] = dv->a[k].e;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			if (hm[k].file == dv->file && ms[k] <= me[k]) {
+				spans_add(&dv->steps, hm[k].step, ms[k], me[k]);
+				any = 1;
+			}
+		free(ms);
+		free(me);
+	}
+	pg_u64map_release(&corr2step);
+	*hm_out = hm;
+	*n_hm_out = n;
+	return any;
+}
+
+/* No marker: executions of the dominant module on XLA Modules lines. */
+static int steps_from_modules(struct az *z)
+{
+	const struct trace *t = z->t;
+	struct pg_u64map total = {0};
+	double *sum = NULL;
+	uint32_t n = 0, cap = 0;
+	trace_str *names = NULL;
+	uint32_t ncap = 0;
+
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		if (t->tracks[e->track].kind != TRACE_TRACK_MODULES || e->ph != 'X')
+			continue;
+		uint32_t k = pg_u64map_get(&total, e->name);
+		if (k == UINT32_MAX) {
+			sum = grow(sum, n, &cap, sizeof(double));
+			names = grow(names, n, &ncap, sizeof(trace_str));
+			k = n++;
+			sum[k] = 0;
+			names[k] = e->name;
+			pg_u64map_put(&total, e->name, k);
+		}
+		sum[k] += (double)e->dur_ns;
+	}
+	int any = 0;
+	if (n > 0) {
+		uint32_t best = 0;
+		for (uint32_t k = 1; k < n; k++)
+			if (sum[k] > sum[best] ||
+			    (sum[k] == sum[best] &&
+			     strcmp(trace_str_get(t, names[k]), trace_str_get(t, names[best])) < 0))
+				best = k;
+		for (uint64_t i = 0; i < t->n_events; i++) {
+			const struct trace_event *e = trace_event_at(t, i);
+			const struct trace_track *tr = &t->tracks[e->track];
+			if (tr->kind != TRACE_TRACK_MODULES || e->ph != 'X' ||
+			    e->name != names[best])
+				continue;
+			for (uint32_t d = 0; d < z->n_devs; d++)
+				if (z->devs[d].tdev == tr->device) {
+					spans_add(&z->devs[d].steps, 0, e->ts_ns,
+						  e->ts_ns + e->dur_ns);
+					any = 1;
+				}
+		}
+		/* a step is the period from one execution to the next, so work of other
+		 * modules in between (an all-reduce module, say) belongs to it; the last
+		 * execution ends its own step */
+		for (uint32_t d = 0; d < z->n_devs; d++) {
+			struct spans *sp = &z->devs[d].steps;
+			if (sp->n)
+				qsort(sp->v, sp->n, sizeof(*sp->v), cmp_span);
+			for (uint32_t k = 0; k < sp->n; k++) {
+				sp->v[k].step = k;
+				if (k + 1 < sp->n && sp->v[k + 1].s > sp->v[k].e)
+					sp->v[k].e = sp->v[k + 1].s;
+			}
+		}
+	}
+	pg_u64map_release(&total);
+	free(sum);
+	free(names);
+	return any;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation at position (n-1)q of sorted v. */
+static double quantile(const double *v, uint32_t n, double q)
+{
+	if (n == 0)
+		return 0;
+	double pos = (n - 1) * q;
+	uint32_t lo = (uint32_t)pos;
+	if (lo + 1 >= n)
+		return v[n - 1];
+	return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
+}
+
+static void stats_of(const double *vals, uint32_t n, struct sum_stats *st)
+{
+	double *v = pg_xmalloc((n + 1) * sizeof(double)), sum = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->count = n;
+	if (n == 0) {
+		free(v);
+		return;
+	}
+	memcpy(v, vals, n * sizeof(double));
+	qsort(v, n, sizeof(double), cmp_double);
+	for (uint32_t i = 0; i < n; i++)
+		sum += v[i];
+	st->mean_us = sum / n;
+	st->median_us = quantile(v, n, 0.5);
+	st->p90_us = quantile(v, n, 0.9);
+	st->min_us = v[0];
+	st->max_us = v[n - 1];
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - st->median_us);
+	qsort(v, n, sizeof(double), cmp_double);
+	st->mad_us = quantile(v, n, 0.5);
+	free(v);
+}
+
+static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
+{
+	struct summary *s = z->s;
+	int64_t *ids = NULL;
+	uint32_t n = 0, cap = 0;
+
+	for (uint32_t d = 0; d < z->n_devs; d++)
+		for (uint32_t k = 0; k < z->devs[d].steps.n; k++) {
+			ids = grow(ids, n, &cap, sizeof(int64_t));
+			ids[n++] = z->devs[d].steps.v[k].step;
+		}
+	if (n)
+		qsort(ids, n, sizeof(int64_t), cmp_i64);
+	uint32_t u = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (u == 0 || ids[u - 1] != ids[i])
+			ids[u++] = ids[i];
+	z->step_ids = ids;
+	z->n_step_ids = u;
+	s->steps = pg_xcalloc(u + 1, sizeof(*s->steps));
+	s->n_steps = u;
+	uint32_t missing = 0;
+	for (uint32_t i = 0; i < u; i++) {
+		struct sum_step *st = &s->steps[i];
+		st->step = ids[i];
+		st->host_us = -1;
+		st->device_us = pg_xmalloc((z->n_devs + 1) * sizeof(double));
+		int any_missing = 0;
+		for (uint32_t d = 0; d < z->n_devs; d++) {
+			st->device_us[d] = -1;
+			const struct spans *sp = &z->devs[d].steps;
+			for (uint32_t k = 0; k < sp->n; k++)
+				if (sp->v[k].step == ids[i]) {
+					double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
+					if (us > st->device_us[d])
+						st->device_us[d] = us;
+				}
+			if (st->device_us[d] < 0)
+				any_missing = 1;
+			else if (st->device_us[d] > st->us)
+				st->us = st->device_us[d];
+		}
+		missing += any_missing;
+		for (uint32_t k = 0; k < n_hm; k++)
+			if (hm[k].step == ids[i] &&
+			    (double)(hm[k].e - hm[k].s) / 1000.0 > st->host_us)
+				st->host_us = (double)(hm[k].e - hm[k].s) / 1000.0;
+	}
+	if (missing)
+		summary_add_warning(s, "steps-missing",
+				    "%u of %u steps are missing on at least one device", missing,
+				    u);
+}
+
+/* Leading steps that stand out (compilation, cache warm-up) are warm-up. */
+static void choose_warmup(struct az *z)
+{
+	struct summary *s = z->s;
+	uint32_t n = s->n_steps, w = 0;
+	char reason[256];
+
+	if (z->o->warmup >= 0) {
+		w = (uint32_t)z->o->warmup < n ? (uint32_t)z->o->warmup : n;
+		snprintf(reason, sizeof(reason), "--warmup %d", z->o->warmup);
+	} else if (n >= 3) {
+		double *v = pg_xmalloc(n * sizeof(double));
+		struct sum_stats st;
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = s->steps[i].us;
+		stats_of(v, n, &st);
+		double limit = st.median_us + fmax(0.5 * st.median_us, 5 * st.mad_us);
+		while (w + 2 < n && s->steps[w].us > limit)
+			w++;
+		free(v);
+		if (w)
+			snprintf(
+			    reason, sizeof(reason),
+			    "auto: the first %u step%s took more than %.3f us (median %.3f us)", w,
+			    w == 1 ? "" : "s", limit, st.median_us);
+		else
+			snprintf(reason, sizeof(reason), "auto: no leading step stands out");
+	} else {
+		snprintf(reason, sizeof(reason), "auto: too few steps to tell warm-up apart");
+	}
+	s->warmup = w;
+	s->warmup_reason = pg_xstrdup(reason);
+	for (uint32_t i = 0; i < n; i++)
+		s->steps[i].steady = i >= w;
+}
+
+static void step_classes(struct az *z, const double *v, const int64_t *ids, uint32_t n)
+{
+	struct summary *s = z->s;
+	double *lg = NULL, lo_c, hi_c;
+	uint8_t *heavy = NULL;
+	int split = 0;
+
+	if (n >= 6) {
+		double mn = v[0], mx = v[0];
+		for (uint32_t i = 1; i < n; i++) {
+			mn = fmin(mn, v[i]);
+			mx = fmax(mx, v[i]);
+		}
+		if (mn > 0 && mx / mn >= 1.25) {
+			lg = pg_xmalloc(n * sizeof(double));
+			heavy = pg_xcalloc(n, 1);
+			for (uint32_t i = 0; i < n; i++)
+				lg[i] = log(v[i]);
+			lo_c = log(mn);
+			hi_c = log(mx);
+			for (int it = 0; it < 40; it++) {
+				double sl = 0, sh = 0;
+				uint32_t nl = 0, nh = 0;
+				for (uint32_t i = 0; i < n; i++) {
+					heavy[i] = fabs(lg[i] - hi_c) < fabs(lg[i] - lo_c);
+					if (heavy[i]) {
+						sh += lg[i];
+						nh++;
+					} else {
+						sl += lg[i];
+						nl++;
+					}
+				}
+				double nlc = nl ? sl / nl : lo_c, nhc = nh ? sh / nh : hi_c;
+				int done = fabs(nlc - lo_c) < 1e-9 && fabs(nhc - hi_c) < 1e-9;
+				lo_c = nlc;
+				hi_c = nhc;
+				if (done)
+					break;
+			}
+			uint32_t nh = 0;
+			for (uint32_t i = 0; i < n; i++)
+				nh += heavy[i];
+			split = nh >= 2 && n - nh >= 2 && nh * 10 >= n && (n - nh) * 10 >= n &&
+				exp(hi_c - lo_c) >= 1.5;
+		}
+	}
+	int n_cls = split ? 2 : 1;
+	s->classes = pg_xcalloc((size_t)n_cls, sizeof(*s->classes));
+	s->n_classes = (uint32_t)n_cls;
+	for (int c = 0; c < n_cls; c++) {
+		struct sum_class *cl = &s->classes[c];
+		double *cv = pg_xmalloc((n + 1) * sizeof(double));
+		uint32_t cn = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (!split || heavy[i] == (uint8_t)c)
+				cv[cn++] = v[i];
+		struct sum_stats st;
+		stats_of(cv, cn, &st);
+		cl->name = pg_xstrdup(!split ? "typical" : c ? "heavy" : "light");
+		cl->count = cn;
+		cl->median_us = st.median_us;
+		double best = -1;
+		for (uint32_t i = 0; i < n; i++) {
+			if (split && heavy[i] != (uint8_t)c)
+				continue;
+			double dlt = fabs(v[i] - st.median_us);
+			if (best < 0 || dlt < best) {
+				best = dlt;
+				cl->representative_step = ids[i];
+			}
+		}
+		if (split && c == 1 && cn >= 3) {
+			/* most frequent difference > 1 between consecutive heavy steps */
+			int64_t prev = -1, best_d = 0;
+			int best_n = 0;
+			int64_t *dv = pg_xmalloc(n * sizeof(int64_t));
+			uint32_t nd = 0;
+			for (uint32_t i = 0; i < n; i++)
+				if (heavy[i]) {
+					if (prev >= 0 && ids[i] - prev > 1)
+						dv[nd++] = ids[i] - prev;
+					prev = ids[i];
+				}
+			for (uint32_t i = 0; i < nd; i++) {
+				int cnt = 0;
+				for (uint32_t k = 0; k < nd; k++)
+					cnt += dv[k] == dv[i];
+				if (cnt > best_n || (cnt == best_n && dv[i] < best_d)) {
+					best_n = cnt;
+					best_d = dv[i];
+				}
+			}
+			if (nd >= 2 && best_n >= 2)
+				cl->periodicity = (int32_t)best_d;
+			free(dv);
+		}
+		free(cv);
+	}
+	free(lg);
+	free(heavy);
+}
+
+static void steady_stats(struct az *z)
+{
+	struct summary *s = z->s;
+	double *v = pg_xmalloc((s->n_steps + 1) * sizeof(double));
+	int64_t *ids = pg_xmalloc((s->n_steps + 1) * sizeof(int64_t));
+	uint32_t n = 0, *slow = pg_xcalloc(z->n_devs + 1, sizeof(uint32_t));
+	double skew = 0;
+	uint32_t n_skew = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++) {
+		const struct sum_step *st = &s->steps[i];
+		if (!st->steady)
+			continue;
+		v[n] = st->us;
+		ids[n++] = st->step;
+		double mn = -1, mx = -1;
+		uint32_t arg_mx = 0, have = 0;
+		for (uint32_t d = 0; d < z->n_devs; d++) {
+			if (st->device_us[d] < 0)
+				continue;
+			have++;
+			if (mn < 0 || st->device_us[d] < mn)
+				mn = st->device_us[d];
+			if (st->device_us[d] > mx) {
+				mx = st->device_us[d];
+				arg_mx = d;
+			}
+		}
+		if (have >= 2) {
+			skew += mx - mn;
+			n_skew++;
+			slow[arg_mx]++;
+		}
+	}
+	stats_of(v, n, &s->steady);
+	step_classes(z, v, ids, n);
+	s->skew_us = n_skew ? skew / n_skew : 0;
+	if (n_skew) {
+		uint32_t best = 0;
+		for (uint32_t d = 1; d < z->n_devs; d++)
+			if (slow[d] > slow[best])
+				best = d;
+		s->slowest_device = pg_xstrdup(s->devices[best].id);
+	}
+	z->n_steady = n ? n : 1;
+	free(v);
+	free(ids);
+	free(slow);
+}
+
+/* Steady windows per device: its spans of the steady steps, sorted, merged. */
+static void steady_windows(struct az *z)
+{
+	struct summary *s = z->s;
+
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < dv->steps.n; k++) {
+			int steady = 0;
+			for (uint32_t i = 0; i < s->n_steps; i++)
+				if (s->steps[i].step == dv->steps.v[k].step)
+					steady = s->steps[i].steady;
+			if (steady)
+				w[n++] = dv->steps.v[k];
+		}
+		if (n)
+			qsort(w, n, sizeof(*w), cmp_span);
+		dv->win_s = pg_xmalloc((n + 1) * sizeof(int64_t));
+		dv->win_e = pg_xmalloc((n + 1) * sizeof(int64_t));
+		dv->n_win = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			if (dv->n_win && w[k].s <= dv->win_e[dv->n_win - 1]) {
+				if (w[k].e > dv->win_e[dv->n_win - 1])
+					dv->win_e[dv->n_win - 1] = w[k].e;
+				continue;
+			}
+			dv->win_s[dv->n_win] = w[k].s;
+			dv->win_e[dv->n_win++] = w[k].e;
+		}
+		free(w);
+		/* without steps, the whole capture is the window */
+		if (!z->has_steps && dv->n) {
+			int64_t lo = INT64_MAX, hi = INT64_MIN;
+			for (uint32_t k = 0; k < dv->n; k++) {
+				lo = dv->a[k].s < lo ? dv->a[k].s : lo;
+				hi = dv->a[k].e > hi ? dv->a[k].e : hi;
+			}
+			dv->win_s[0] = lo;
+			dv->win_e[0] = hi;
+			dv->n_win = 1;
+		}
+		for (uint32_t k = 0; k < dv->n; k++) {
+			int64_t t0 = dv->a[k].s;
+			uint32_t lo = 0, hi = dv->n_win;
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+				if (dv->win_s[mid] <= t0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			dv->a[k].steady = lo > 0 && t0 < dv->win_e[lo - 1];
+		}
+	}
+}
+
+/* ---- the time split ---- */
+
+struct point {
+	int64_t t;
+	int8_t delta;
+	uint8_t cat;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->delta - y->delta;
+}
+
+/*
+ * Exposed-time decomposition of a device over windows [ws, we): compute first,
+ * then communication not under compute, then memory not under either, then
+ * idle. Integer ns throughout, so the parts sum exactly to the wall time.
+ */
+static void split(const struct dev *dv, const int64_t *ws, const int64_t *we, uint32_t nw,
+		  struct sum_split *out)
+{
+	struct point *p = pg_xmalloc(((size_t)dv->n * 2 + 1) * sizeof(*p));
+	uint32_t np = 0;
+	int64_t wall = 0, busy = 0, comp = 0, ecomm = 0, emem = 0, comm = 0, mem = 0, ksum = 0;
+
+	for (uint32_t w = 0; w < nw; w++)
+		wall += we[w] - ws[w];
+	for (uint32_t k = 0; k < dv->n; k++) {
+		const struct act *a = &dv->a[k];
+		if (!a->leaf)
+			continue;
+		/* clip to the window holding its start (windows do not overlap) */
+		uint32_t lo = 0, hi = nw;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (ws[mid] <= a->s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		int64_t s0 = a->s, e0 = a->e;
+		if (lo == 0 || s0 >= we[lo - 1]) {
+			/* starts before a window: clip to the next one it reaches */
+			if (lo >= nw || e0 <= ws[lo])
+				continue;
+			s0 = ws[lo];
+			e0 = e0 < we[lo] ? e0 : we[lo];
+		} else {
+			e0 = e0 < we[lo - 1] ? e0 : we[lo - 1];
+		}
+		if (e0 <= s0)
+			continue;
+		ksum += e0 - s0;
+		uint8_t c = a->cat == ANALYZE_CAT_COMMUNICATION ? 1
+			    : a->cat == ANALYZE_CAT_MEMORY	? 2
+								: 0;
+		p[np++] = (struct point){s0, 1, c};
+		p[np++] = (struct point){e0, -1, c};
+	}
+	if (np)
+		qsort(p, np, sizeof(*p), cmp_point);
+	int cnt[3] = {0, 0, 0};
+	for (uint32_t i = 0; i + 1 <= np; i++) {
+		cnt[p[i].cat] += p[i].delta;
+		if (i + 1 == np)
+			break;
+		int64_t len = p[i + 1].t - p[i].t;
+		if (len <= 0)
+			continue;
+		if (cnt[0] || cnt[1] || cnt[2])
+			busy += len;
+		if (cnt[0])
+			comp += len;
+		else if (cnt[1])
+			ecomm += len;
+		else if (cnt[2])
+			emem += len;
+		if (cnt[1])
+			comm += len;
+		if (cnt[2])
+			mem += len;
+	}
+	free(p);
+	out->wall_us = (double)wall / 1000.0;
+	out->busy_us = (double)busy / 1000.0;
+	out->idle_us = (double)(wall - busy) / 1000.0;
+	out->compute_us = (double)comp / 1000.0;
+	out->exposed_comm_us = (double)ecomm / 1000.0;
+	out->exposed_memcpy_us = (double)emem / 1000.0;
+	out->comm_us = (double)comm / 1000.0;
+	out->memcpy_us = (double)mem / 1000.0;
+	out->kernel_sum_us = (double)ksum / 1000.0;
+}
+
+static void view_of(const struct sum_split *x, double steps, struct sum_breakdown_view *v)
+{
+	double w = x->wall_us > 0 ? x->wall_us : 1;
+
+	v->compute_share = x->compute_us / w;
+	v->exposed_comm_share = x->exposed_comm_us / w;
+	v->exposed_memcpy_share = x->exposed_memcpy_us / w;
+	v->idle_share = x->idle_us / w;
+	v->comm_overlap_share = x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : 0;
+	v->kernel_sum_minus_wall_us_per_step =
+	    (x->kernel_sum_us - x->wall_us) / (steps > 0 ? steps : 1);
+}
+
+static void breakdowns(struct az *z)
+{
+	struct summary *s = z->s;
+	double worst_idle = -1;
+
+	memset(&s->mean, 0, sizeof(s->mean));
+	memset(&s->worst, 0, sizeof(s->worst));
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (uint32_t k = 0; k < dv->n; k++) {
+			lo = dv->a[k].s < lo ? dv->a[k].s : lo;
+			hi = dv->a[k].e > hi ? dv->a[k].e : hi;
+		}
+		if (dv->n)
+			split(dv, &lo, &hi, 1, &s->devices[d].all);
+		split(dv, dv->win_s, dv->win_e, dv->n_win, &s->devices[d].steady);
+		struct sum_breakdown_view v;
+		view_of(&s->devices[d].steady, z->n_steady, &v);
+		s->mean.compute_share += v.compute_share / z->n_devs;
+		s->mean.exposed_comm_share += v.exposed_comm_share / z->n_devs;
+		s->mean.exposed_memcpy_share += v.exposed_memcpy_share / z->n_devs;
+		s->mean.idle_share += v.idle_share / z->n_devs;
+		s->mean.comm_overlap_share += v.comm_overlap_share / z->n_devs;
+		s->mean.kernel_sum_minus_wall_us_per_step +=
+		    v.kernel_sum_minus_wall_us_per_step / z->n_devs;
+		/* the worst device: the least busy one (largest idle plus exposed waits) */
+		double bad = v.idle_share + v.exposed_comm_share + v.exposed_memcpy_share;
+		if (bad > worst_idle) {
+			worst_idle = bad;
+			s->worst = v;
+			free(s->worst_device);
+			s->worst_device = pg_xstrdup(s->devices[d].id);
+		}
+	}
+}
+
+/* ---- ops, families, collectives, gaps, regions ---- */
+
+static int cmp_op_self(const void *a, const void *b)
+{
+	const struct sum_op *x = a, *y = b;
+	if (x->self_us_per_step != y->self_us_per_step)
+		return x->self_us_per_step > y->self_us_per_step ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static double dtype_bytes(const char *d)
+{
+	static const struct {
+		const char *n;
+		double b;
+	} t[] = {{"Float", 4}, {"Int", 4},  {"Long", 8},	  {"BFloat16", 2},
+		 {"Bool", 1},  {"Byte", 1}, {"Double", 8},	  {"Half", 2},
+		 {"Short", 2}, {"Char", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+	for (size_t i = 0; d && i < PG_ARRAY_LEN(t); i++)
+		if (strcmp(d, t[i].n) == 0)
+			return t[i].b;
+	return 0;
+}
+
+#define MAX_OPS 5000
+
+static void ops_and_families(struct az *z)
+{
+	struct summary *s = z->s;
+	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
+	double fam_self[ANALYZE_FAM_COUNT] = {0}, fam_count[ANALYZE_FAM_COUNT] = {0};
+	struct {
+		double count, ns, bytes, bw_factor_bytes, cap_count, cap_ns;
+		int sized;
+	} coll[ANALYZE_FAM_COUNT];
+	double flops = 0;
+	int has_flops = 0;
+
+	memset(coll, 0, sizeof(coll));
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		const struct dev *dv = &z->devs[d];
+		for (uint32_t k = 0; k < dv->n; k++) {
+			const struct act *a = &dv->a[k];
+			if (a->cat == ANALYZE_CAT_COMMUNICATION && a->leaf) {
+				coll[a->fam].cap_count += 1;
+				coll[a->fam].cap_ns += (double)(a->e - a->s);
+			}
+			if (!a->steady)
+				continue;
+			struct opinfo *o = &z->ops[a->op];
+			o->count += 1;
+			o->self_ns += (double)a->self;
+			o->total_ns += (double)(a->e - a->s);
+			fam_self[a->fam] += (double)a->self;
+			fam_count[a->fam] += 1;
+			const struct trace_event *e = trace_event_at(z->t, a->ev);
+			const char *fl = arg(z, e, z->k_flops);
+			if (fl) {
+				flops += strtod(fl, NULL);
+				has_flops = 1;
+			}
+			if (a->cat != ANALYZE_CAT_COMMUNICATION || !a->leaf)
+				continue;
+			coll[a->fam].count += 1;
+			coll[a->fam].ns += (double)(a->e - a->s);
+			const char *in = arg(z, e, z->k_in), *outn = arg(z, e, z->k_out);
+			double bytes = dtype_bytes(arg(z, e, z->k_dtype));
+			const char *ne = a->fam == ANALYZE_FAM_ALL_GATHER ? outn : in;
+			if (ne && bytes > 0) {
+				double b = strtod(ne, NULL) * bytes;
+				double n = strtod(
+				    arg(z, e, z->k_group) ? arg(z, e, z->k_group) : "0", NULL);
+				double f = a->fam == ANALYZE_FAM_ALL_REDUCE
+					       ? (n > 0 ? 2 * (n - 1) / n : 0)
+					       : (n > 0 ? (n - 1) / n : 0);
+				coll[a->fam].bytes += b;
+				coll[a->fam].bw_factor_bytes += b * f;
+				coll[a->fam].sized = 1;
+			}
+		}
+	}
+	/* ops, largest self time first; past MAX_OPS a tail bucket */
+	struct sum_op *ops = pg_xcalloc(z->n_ops + 1, sizeof(*ops));
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < z->n_ops; i++) {
+		struct opinfo *o = &z->ops[i];
+		if (o->count == 0)
+			continue;
+		struct sum_op *x = &ops[n++];
+		x->name = pg_xstrdup(o->name);
+		x->family = pg_xstrdup(analyze_family_name(o->fam));
+		x->category = pg_xstrdup(analyze_category_name(o->cat));
+		for (int k = 0; k < 3; k++)
+			x->examples[k] = o->examples[k] ? pg_xstrdup(o->examples[k]) : NULL;
+		x->count_per_step = o->count / norm;
+		x->self_us_per_step = o->self_ns / 1000.0 / norm;
+		x->total_us_per_step = o->total_ns / 1000.0 / norm;
+	}
+	if (n)
+		qsort(ops, n, sizeof(*ops), cmp_op_self);
+	if (n > MAX_OPS) {
+		struct sum_op *tail = &ops[MAX_OPS];
+		double c = 0, se = 0, to = 0;
+		for (uint32_t i = MAX_OPS; i < n; i++) {
+			c += ops[i].count_per_step;
+			se += ops[i].self_us_per_step;
+			to += ops[i].total_us_per_step;
+			if (i > MAX_OPS) {
+				free(ops[i].name);
+				free(ops[i].family);
+				free(ops[i].category);
+				for (int k = 0; k < 3; k++)
+					free(ops[i].examples[k]);
+			}
+		}
+		free(tail->name);
+		free(tail->family);
+		for (int k = 0; k < 3; k++) {
+			free(tail->examples[k]);
+			tail->examples[k] = NULL;
+		}
+		tail->name = pg_xstrdup("(other ops)");
+		tail->family = pg_xstrdup("other");
+		tail->count_per_step = c;
+		tail->self_us_per_step = se;
+		tail->total_us_per_step = to;
+		n = MAX_OPS + 1;
+	}
+	s->ops = ops;
+	s->n_ops = n;
+
+	double step_us = s->steady.count ? s->steady.median_us : 0;
+	s->families = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->families));
+	for (int f = 0; f < ANALYZE_FAM_COUNT; f++) {
+		if (fam_count[f] == 0)
+			continue;
+		struct sum_family *x = &s->families[s->n_families++];
+		x->family = pg_xstrdup(analyze_family_name((enum analyze_family)f));
+		/* the category of a family is the category of its ops */
+		enum analyze_category c = ANALYZE_CAT_COMPUTE;
+		if (f >= ANALYZE_FAM_ALL_REDUCE && f <= ANALYZE_FAM_COLLECTIVE_OTHER)
+			c = ANALYZE_CAT_COMMUNICATION;
+		else if (f == ANALYZE_FAM_MEMCPY || f == ANALYZE_FAM_MEMSET)
+			c = ANALYZE_CAT_MEMORY;
+		x->category = pg_xstrdup(analyze_category_name(c));
+		x->count_per_step = fam_count[f] / norm;
+		x->us_per_step = fam_self[f] / 1000.0 / norm;
+		x->share = step_us > 0 ? x->us_per_step / step_us : 0;
+	}
+	/* families by time, largest first (stable by name) */
+	for (uint32_t i = 1; i < s->n_families; i++)
+		for (uint32_t k = i; k > 0; k--) {
+			struct sum_family *a = &s->families[k - 1], *b = &s->families[k];
+			if (b->us_per_step > a->us_per_step || (b->us_per_step == a->us_per_step &&
+								strcmp(b->family, a->family) < 0)) {
+				struct sum_family t = *a;
+				*a = *b;
+				*b = t;
+			} else {
+				break;
+			}
+		}
+	s->collectives = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->collectives));
+	for (int f = ANALYZE_FAM_ALL_REDUCE; f <= ANALYZE_FAM_COLLECTIVE_OTHER; f++) {
+		if (coll[f].cap_count == 0)
+			continue;
+		struct sum_collective *c = &s->collectives[s->n_collectives++];
+		c->capture_count_per_device = coll[f].cap_count / (z->n_devs ? z->n_devs : 1);
+		c->capture_us_per_device = coll[f].cap_ns / 1000.0 / (z->n_devs ? z->n_devs : 1);
+		c->kind = pg_xstrdup(f == ANALYZE_FAM_COLLECTIVE_OTHER
+					 ? "other"
+					 : analyze_family_name((enum analyze_family)f));
+		c->count_per_step = coll[f].count / norm;
+		c->us_per_step = coll[f].ns / 1000.0 / norm;
+		c->bytes_per_step = coll[f].sized ? coll[f].bytes / norm : -1;
+		c->algbw_gbps = coll[f].sized && coll[f].ns > 0 ? coll[f].bytes / coll[f].ns : -1;
+		c->busbw_gbps =
+		    coll[f].sized && coll[f].ns > 0 ? coll[f].bw_factor_bytes / coll[f].ns : -1;
+	}
+	/* throughput: bytes/ns is GB/s; flops over the steady device time */
+	if (has_flops && z->n_devs) {
+		double wall = 0;
+		for (uint32_t d = 0; d < z->n_devs; d++)
+			wall += s->devices[d].steady.wall_us;
+		wall /= z->n_devs;
+		s->tflops_per_device = wall > 0 ? flops / z->n_devs / (wall * 1e-6) / 1e12 : -1;
+	}
+}
+
+struct gapagg {
+	double count, ns, max_ns;
+	uint32_t *markers; /* per op index counts, sparse: small list */
+	uint32_t marker_best, marker_best_n;
+};
+
+static int cmp_act_time(const void *a, const void *b)
+{
+	const struct act *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static int cmp_gap(const void *a, const void *b)
+{
+	const struct sum_gap *x = a, *y = b;
+	if (x->us_per_step != y->us_per_step)
+		return x->us_per_step > y->us_per_step ? -1 : 1;
+	return strcmp(x->op, y->op);
+}
+
+/*
+ * Idle before ops: gaps in a device's activity across all its streams (a comm
+ * stream waiting while compute runs is not idle), inside steady windows. When the op that
+ * ends the gap is a marker (iota, constant, copy-start, ...), the gap belongs
+ * to the first real op after it, looking at most 8 ops ahead and never across
+ * a second gap.
+ */
+static void gaps(struct az *z)
+{
+	struct summary *s = z->s;
+	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
+	double *cnt = pg_xcalloc(z->n_ops + 1, sizeof(double));
+	double *tot = pg_xcalloc(z->n_ops + 1, sizeof(double));
+	double *mx = pg_xcalloc(z->n_ops + 1, sizeof(double));
+	uint32_t *marker = pg_xmalloc((z->n_ops + 1) * sizeof(uint32_t));
+
+	for (uint32_t i = 0; i <= z->n_ops; i++)
+		marker[i] = UINT32_MAX;
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		struct act *a = pg_xmalloc((dv->n + 1) * sizeof(*a));
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < dv->n; k++)
+			if (dv->a[k].leaf)
+				a[n++] = dv->a[k];
+		if (n)
+			qsort(a, n, sizeof(*a), cmp_act_time);
+		int64_t prev_end = INT64_MIN;
+		for (uint32_t k = 0; k < n; k++) {
+			if (prev_end != INT64_MIN && a[k].s > prev_end && a[k].steady) {
+				int64_t gap = a[k].s - prev_end;
+				uint32_t payload = a[k].op, mk = a[k].op;
+				if (z->ops[mk].marker) {
+					int64_t chain = a[k].e;
+					for (uint32_t j = k + 1; j < n && j <= k + 8; j++) {
+						if (a[j].s > chain)
+							break;
+						if (!z->ops[a[j].op].marker) {
+							payload = a[j].op;
+							break;
+						}
+						chain = a[j].e > chain ? a[j].e : chain;
+					}
+				}
+				cnt[payload] += 1;
+				tot[payload] += (double)gap;
+				if ((double)gap > mx[payload])
+					mx[payload] = (double)gap;
+				if (marker[payload] == UINT32_MAX || mk != payload)
+					marker[payload] = mk;
+			}
+			if (a[k].e > prev_end)
+				prev_end = a[k].e;
+		}
+		free(a);
+	}
+	s->gaps = pg_xcalloc(z->n_ops + 1, sizeof(*s->gaps));
+	for (uint32_t i = 0; i < z->n_ops; i++) {
+		if (cnt[i] == 0)
+			continue;
+		struct sum_gap *g = &s->gaps[s->n_gaps++];
+		g->op = pg_xstrdup(z->ops[i].name);
+		g->marker = pg_xstrdup(z->ops[marker[i]].name);
+		g->count_per_step = cnt[i] / norm;
+		g->us_per_step = tot[i] / 1000.0 / norm;
+		g->max_us = mx[i] / 1000.0;
+	}
+	if (s->n_gaps)
+		qsort(s->gaps, s->n_gaps, sizeof(*s->gaps), cmp_gap);
+	if (s->n_gaps > 500) {
+		for (uint32_t i = 500; i < s->n_gaps; i++) {
+			free(s->gaps[i].op);
+			free(s->gaps[i].marker);
+		}
+		s->n_gaps = 500;
+	}
+	free(cnt);
+	free(tot);
+	free(mx);
+	free(marker);
+}
+
+/* ---- regions from scope paths (tf_op, name) ---- */
+
+struct region_acc {
+	char *path;
+	uint32_t depth;
+	double count, incl, excl;
+};
+
+static int wrapper(const char *seg, size_t n)
+{
+	static const char *w[] = {"jit",  "jvp",	"transpose", "vmap",
+				  "pjit", "named_call", "remat",     "checkpoint"};
+	for (size_t i = 0; i < PG_ARRAY_LEN(w); i++)
+		if (strlen(w[i]) == n && memcmp(seg, w[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* "transpose(jvp(Transformer))" -> "Transformer"; bare wrappers -> "". */
+static void unwrap(const char *seg, size_t n, const char **out, size_t *out_n)
+{
+	for (;;) {
+		const char *p = memchr(seg, '(', n);
+		if (!p || seg[n - 1] != ')' || !wrapper(seg, (size_t)(p - seg)))
+			break;
+		n = n - (size_t)(p - seg) - 2;
+		seg = p + 1;
+	}
+	if (wrapper(seg, n))
+		n = 0;
+	*out = seg;
+	*out_n = n;
+}
+
+static int skip_segment(const char *seg, size_t n)
+{
+	static const char *exact[] = {"xla",  "XlaModule", "pallas_call", "shard_map",
+				      "call", "execute",   "launch"};
+	for (size_t i = 0; i < PG_ARRAY_LEN(exact); i++)
+		if (strlen(exact[i]) == n && memcmp(seg, exact[i], n) == 0)
+			return 1;
+	return n == 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct sum_region *x = a, *y = b;
+	if (x->inclusive_us_per_step != y->inclusive_us_per_step)
+		return x->inclusive_us_per_step > y->inclusive_us_per_step ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void regions(struct az *z)
+{
+	struct summary *s = z->s;
+	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
+	struct region_acc *r = NULL;
+	uint32_t n = 0, cap = 0;
+	struct pg_u64map idx = {0};
+	struct pg_buf path = PG_BUF_INIT;
+
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		const struct dev *dv = &z->devs[d];
+		for (uint32_t k = 0; k < dv->n; k++) {
+			const struct act *a = &dv->a[k];
+			if (!a->steady)
+				continue;
+			const struct trace_event *e = trace_event_at(z->t, a->ev);
+			const char *scope = arg(z, e, z->k_tf_op);
+			/* XLA GPU kernels carry tf_op "XlaModule:"; the name stat is the path */
+			if (!scope || strncmp(scope, "XlaModule", 9) == 0)
+				scope = arg(z, e, z->k_name);
+			if (!scope || !*scope)
+				continue;
+			pg_buf_reset(&path);
+			uint32_t depth = 0;
+			const char *p = scope;
+			while (*p) {
+				const char *slash = strchr(p, '/');
+				size_t len = slash ? (size_t)(slash - p) : strlen(p);
+				const char *seg;
+				size_t sn;
+				unwrap(p, len, &seg, &sn);
+				while (sn > 0 && seg[sn - 1] == ':')
+					sn--;
+				if (!skip_segment(seg, sn)) {
+					if (path.len)
+						pg_buf_adds(&path, "/");
+					pg_buf_add(&path, seg, sn);
+					depth++;
+					uint64_t h = pg_hash(path.ptr, path.len);
+					uint32_t i = pg_u64map_get(&idx, h);
+					while (i != UINT32_MAX && strcmp(r[i].path, path.ptr) != 0)
+						i = pg_u64map_get(&idx, ++h);
+					if (i == UINT32_MAX) {
+						r = grow(r, n, &cap, sizeof(*r));
+						i = n++;
+						r[i] = (struct region_acc){pg_xstrdup(path.ptr),
+									   depth, 0, 0, 0};
+						pg_u64map_put(&idx, h, i);
+					}
+					r[i].count += 1;
+					r[i].incl += (double)a->self;
+					if (!slash || !slash[1])
+						r[i].excl += (double)a->self;
+				}
+				if (!slash)
+					break;
+				p = slash + 1;
+			}
+		}
+	}
+	s->regions = pg_xcalloc(n + 1, sizeof(*s->regions));
+	for (uint32_t i = 0; i < n; i++) {
+		struct sum_region *x = &s->regions[s->n_regions++];
+		x->path = r[i].path;
+		x->depth = r[i].depth;
+		x->count_per_step = r[i].count / norm;
+		x->inclusive_us_per_step = r[i].incl / 1000.0 / norm;
+		x->exclusive_us_per_step = r[i].excl / 1000.0 / norm;
+	}
+	if (s->n_regions)
+		qsort(s->regions, s->n_regions, sizeof(*s->regions), cmp_region);
+	if (s->n_regions > 500) {
+		for (uint32_t i = 500; i < s->n_regions; i++)
+			free(s->regions[i].path);
+		s->n_regions = 500;
+	}
+	free(r);
+	pg_u64map_release(&idx);
+	pg_buf_release(&path);
+}
+
+/* ---- identity, quality, candidates ---- */
+
+static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
+			  ...) PG_PRINTF(4, 5);
+
+static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
+			  ...)
+{
+	char ev[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev, sizeof(ev), fmt, ap);
+	va_end(ap);
+	s->candidates = pg_xrealloc(s->candidates, (s->n_candidates + 1) * sizeof(*s->candidates));
+	s->candidates[s->n_candidates++] =
+	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), pg_xstrdup(ev)};
+}
+
+static void candidates(struct az *z)
+{
+	struct summary *s = z->s;
+	double step = s->steady.count ? s->steady.median_us : 0;
+
+	if (s->mean.exposed_comm_share >= 0.10)
+		add_candidate(s, "exposed-communication", "Overlap communication with compute",
+			      "%.1f%% of device time is communication not hidden under compute; "
+			      "%.1f%% of communication overlaps compute",
+			      100 * s->mean.exposed_comm_share, 100 * s->mean.comm_overlap_share);
+	if (s->mean.idle_share >= 0.15)
+		add_candidate(s, "device-idle", "Find why the devices wait (host, input, launches)",
+			      "devices are idle %.1f%% of the steady step time (worst: %s)",
+			      100 * s->mean.idle_share, s->worst_device ? s->worst_device : "-");
+	if (s->mean.exposed_memcpy_share >= 0.05)
+		add_candidate(s, "exposed-memcpy", "Hide or remove memory copies",
+			      "%.1f%% of device time is memory copies under no compute",
+			      100 * s->mean.exposed_memcpy_share);
+	if (s->n_ops && step > 0 && s->ops[0].self_us_per_step / step >= 0.25)
+		add_candidate(s, "dominant-op", "Optimise the dominant op",
+			      "%s takes %.1f%% of the step (%.3f us per step)", s->ops[0].name,
+			      100 * s->ops[0].self_us_per_step / step, s->ops[0].self_us_per_step);
+	if (s->n_gaps && step > 0 && s->gaps[0].us_per_step / step >= 0.05)
+		add_candidate(s, "pre-op-gap", "Remove the wait before an op",
+			      "devices idle %.3f us per step before %s (%.1f%% of the step)",
+			      s->gaps[0].us_per_step, s->gaps[0].op,
+			      100 * s->gaps[0].us_per_step / step);
+	if (s->steady.count >= 4 && s->steady.median_us > 0 &&
+	    s->steady.p90_us / s->steady.median_us >= 1.4)
+		add_candidate(s, "step-jitter", "Make step time steady",
+			      "p90 step %.3f us is %.2fx the median %.3f us", s->steady.p90_us,
+			      s->steady.p90_us / s->steady.median_us, s->steady.median_us);
+	if (step > 0 && s->skew_us / step >= 0.10 && s->slowest_device)
+		add_candidate(s, "straggler", "Look at the slowest device",
+			      "devices differ by %.3f us per step (%.1f%%); %s is most often the "
+			      "slowest",
+			      s->skew_us, 100 * s->skew_us / step, s->slowest_device);
+}
+
+static void identity_and_files(struct az *z)
+{
+	const struct trace *t = z->t;
+	struct summary *s = z->s;
+	uint32_t hosts = 0;
+
+	s->profgate_version = pg_xstrdup(z->o->version ? z->o->version : "");
+	s->files = pg_xcalloc(t->n_files + 1, sizeof(*s->files));
+	s->n_files = t->n_files;
+	for (uint32_t i = 0; i < t->n_files; i++) {
+		const struct trace_file *f = &t->files[i];
+		struct sum_file *o = &s->files[i];
+		o->path = pg_xstrdup(f->path);
+		o->sha256 = pg_xstrdup(f->sha256);
+		o->bytes = f->bytes;
+		o->events =
+		    f->duplicate_of != UINT32_MAX ? t->files[f->duplicate_of].entries : f->entries;
+		o->format = pg_xstrdup(trace_format_name(f->format));
+		o->dialect = pg_xstrdup(trace_dialect_name(f->dialect));
+		int seen = 0;
+		for (uint32_t k = 0; k < i && f->host; k++)
+			if (t->files[k].host && strcmp(t->files[k].host, f->host) == 0)
+				seen = 1;
+		hosts += f->host && !seen;
+		if (!s->framework && f->framework)
+			s->framework = pg_xstrdup(f->framework);
+		if (!s->framework_version && f->framework_version)
+			s->framework_version = pg_xstrdup(f->framework_version);
+		if (f->world_size > s->world_size)
+			s->world_size = f->world_size;
+	}
+	/* Kineto files name no host: one file is one process, on some host */
+	s->host_count = hosts ? hosts : (t->n_files ? 1 : 0);
+	s->device_count = z->n_devs;
+	s->devices = pg_xcalloc(z->n_devs + 1, sizeof(*s->devices));
+	s->n_devices = z->n_devs;
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		const struct trace_device *td = &t->devices[z->devs[d].tdev];
+		const struct trace_file *f = &t->files[td->file];
+		struct sum_device *o = &s->devices[d];
+		char id[160];
+		const char *kind = trace_dev_kind_name(td->kind);
+		if (t->n_files > 1 && td->rank >= 0)
+			snprintf(id, sizeof(id), "rank%d/%s%d", td->rank, kind, td->index);
+		else if (t->n_files > 1 && f->host)
+			snprintf(id, sizeof(id), "%s/%s%d", f->host, kind, td->index);
+		else if (t->n_files > 1)
+			snprintf(id, sizeof(id), "file%u/%s%d", td->file, kind, td->index);
+		else
+			snprintf(id, sizeof(id), "%s%d", kind, td->index);
+		/* ids stay unique */
+		int dup = 0;
+		for (uint32_t k = 0; k < d; k++)
+			if (strncmp(s->devices[k].id, id, strlen(id)) == 0)
+				dup++;
+		if (dup) {
+			size_t l = strlen(id);
+			snprintf(id + l, sizeof(id) - l, "#%d", dup + 1);
+		}
+		o->id = pg_xstrdup(id);
+		o->kind = pg_xstrdup(kind);
+		o->index = td->index;
+		o->rank = td->rank >= 0 ? td->rank : f->rank;
+		o->name = td->name ? pg_xstrdup(trace_str_get(t, td->name)) : NULL;
+		o->host = f->host ? pg_xstrdup(f->host) : NULL;
+		if (!s->device_kind)
+			s->device_kind = pg_xstrdup(o->name ? o->name : kind);
+	}
+	s->basis = pg_xstrdup("profgate.timeline/1");
+	for (uint32_t i = 0; i < z->o->n_labels; i++) {
+		s->labels = pg_xrealloc(s->labels, (s->n_labels + 1) * sizeof(char *));
+		s->labels[s->n_labels++] = pg_xstrdup(z->o->labels[i]);
+	}
+}
+
+static void quality(struct az *z)
+{
+	const struct trace *t = z->t;
+	struct summary *s = z->s;
+
+	for (uint32_t i = 0; i < t->n_warnings; i++)
+		summary_add_warning(s, t->warnings[i].code, "%s: %s",
+				    t->files[t->warnings[i].file].path, t->warnings[i].message);
+	if (z->n_devs == 0)
+		summary_add_warning(s, "no-device-activity",
+				    "no device kernels, copies or XLA ops: breakdown, ops and "
+				    "collectives are empty");
+	if (!z->has_steps)
+		summary_add_warning(
+		    s, "no-steps",
+		    "no step markers (Steps line, StepTraceAnnotation, ProfilerStep#, "
+		    "XLA Modules): per-step numbers are over the whole capture, per "
+		    "device");
+	/* ranks: distinct ranks against the world size */
+	if (s->world_size > 0) {
+		uint32_t ranks = 0;
+		for (uint32_t i = 0; i < t->n_files; i++) {
+			int seen = 0;
+			for (uint32_t k = 0; k < i; k++)
+				seen |= t->files[k].rank == t->files[i].rank;
+			ranks += t->files[i].rank >= 0 && !seen;
+		}
+		if (ranks > 0 && ranks < (uint32_t)s->world_size)
+			summary_add_warning(
+			    s, "ranks-missing",
+			    "%u of %d ranks were profiled; the summary covers only those", ranks,
+			    s->world_size);
+	}
+}
+
+void analyze_options_init(struct analyze_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->warmup = -1;
+}
+
+int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s)
+{
+	struct az z;
+	struct hostmark *hm = NULL;
+	uint32_t n_hm = 0;
+	const char *src = "none";
+
+	memset(&z, 0, sizeof(z));
+	z.t = t;
+	z.o = o;
+	z.s = s;
+	z.k_hlo_op = trace_str_find(t, "hlo_op");
+	z.k_hlo_cat = trace_str_find(t, "hlo_category");
+	z.k_coll = trace_str_find(t, "Collective name");
+	z.k_in = trace_str_find(t, "In msg nelems");
+	z.k_out = trace_str_find(t, "Out msg nelems");
+	z.k_group = trace_str_find(t, "Group size");
+	z.k_dtype = trace_str_find(t, "dtype");
+	z.k_tf_op = trace_str_find(t, "tf_op");
+	z.k_name = trace_str_find(t, "name");
+	z.k_step_num = trace_str_find(t, "step_num");
+	z.k_r = trace_str_find(t, "_r");
+	z.k_flops = trace_str_find(t, "flops");
+	z.k_group_id = trace_str_find(t, "group_id");
+
+	collect_devices(&z);
+	identity_and_files(&z);
+	if (steps_from_lines(&z))
+		src = "steps-line";
+	else if (steps_from_host(&z, 0, &hm, &n_hm))
+		src = "step-annotation";
+	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_host(&z, 1, &hm, &n_hm)))
+		src = "profiler-step";
+	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_modules(&z)))
+		src = "module-period";
+	z.has_steps = strcmp(src, "none") != 0;
+	s->steps_source = pg_xstrdup(src);
+	s->step_source = pg_xstrdup(src);
+	build_step_table(&z, hm, n_hm);
+	free(hm);
+	s->steps_captured = s->n_steps;
+	choose_warmup(&z);
+	steady_stats(&z);
+	steady_windows(&z);
+	breakdowns(&z);
+	ops_and_families(&z);
+	gaps(&z);
+	regions(&z);
+	quality(&z);
+	candidates(&z);
+
+	for (uint32_t d = 0; d < z.n_devs; d++) {
+		free(z.devs[d].a);
+		free(z.devs[d].steps.v);
+		free(z.devs[d].win_s);
+		free(z.devs[d].win_e);
+	}
+	free(z.devs);
+	for (uint32_t i = 0; i < z.n_ops; i++) {
+		free(z.ops[i].name);
+		for (int k = 0; k < 3; k++)
+			free(z.ops[i].examples[k]);
+	}
+	free(z.ops);
+	free(z.step_ids);
+	pg_u64map_release(&z.op_by_name);
+	pg_u64map_release(&z.op_by_canon);
+	pg_u64map_release(&z.cls_cache);
+	return 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * profgate summarize: profiles (files or directories) to one summary JSON,
+ * every device of every host or rank in it. Written through a temporary name,
+ * so a failed run never leaves a partial file.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analyze/analyze.h"
+#include "../read/read.h"
+#include "../source/source.h"
+#include "../summary/summary.h"
+#include "../trace/trace.h"
+
+static const char *opt_out, *opt_warmup, *opt_capture, *opt_threads, *opt_label;
+static const char *labels[64];
+static int n_labels;
+
+static const struct cmd_opt summarize_opts[] = {
+    {"output", 'o', "FILE", "write the summary here (default: standard output)", NULL, &opt_out},
+    {"warmup", 0, "N", "exclude the first N captured steps (default: leading outliers)", NULL,
+     &opt_warmup},
+    {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label},
+    {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
+     &opt_capture},
+    {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
+     &opt_threads},
+};
+
+static const struct cmd_spec summarize_spec = {
+    "summarize", "INPUT... [-o FILE] [--warmup N] [--label KEY=VALUE]... [--capture NAME] [-j N]",
+    "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
+    "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
+    "profile file or directory; many hosts or ranks become one summary with every device.",
+    summarize_opts, (int)PG_ARRAY_LEN(summarize_opts)};
+
+/* --label repeats: collect every value from argv before the table parser keeps the last. */
+static int collect_labels(int argc, char **argv)
+{
+	n_labels = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		if ((strcmp(argv[i], "--label") == 0 || strcmp(argv[i], "-l") == 0) && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--label=", 8) == 0)
+			v = argv[i] + 8;
+		else if (strcmp(argv[i], "--") == 0)
+			break;
+		if (!v)
+			continue;
+		if (!strchr(v, '=') || v[0] == '=')
+			return pg_error_set(PG_EUSAGE,
+					    "summarize: --label takes KEY=VALUE, not '%s'", v);
+		if (n_labels == (int)PG_ARRAY_LEN(labels))
+			return pg_error_set(PG_EUSAGE, "summarize: at most %d labels",
+					    (int)PG_ARRAY_LEN(labels));
+		labels[n_labels++] = v;
+	}
+	return 0;
+}
+
+int cmd_summarize(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct source_set src;
+	struct trace t;
+	struct summary s;
+	struct analyze_options ao;
+	struct pg_buf out = PG_BUF_INIT;
+	int n_pos, help, rc = PG_EXIT_OK, threads = 0;
+	char **errors = NULL;
+
+	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
+	memset(&src, 0, sizeof(src));
+	if (cmd_parse(&summarize_spec, argc, argv, pos, &n_pos, &help) ||
+	    collect_labels(argc, argv)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (help) {
+		cmd_usage(&summarize_spec, stdout);
+		free(pos);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	analyze_options_init(&ao);
+	if (opt_warmup) {
+		char *end;
+		long v = strtol(opt_warmup, &end, 10);
+		if (*end || v < 0 || v > 1000000) {
+			free(pos);
+			pg_error_set(PG_EUSAGE,
+				     "summarize: --warmup takes a number of steps, not '%s'",
+				     opt_warmup);
+			return cmd_error(PG_EXIT_USAGE);
+		}
+		ao.warmup = (int)v;
+	}
+	if (n_pos == 0 || cmd_parse_threads("summarize", opt_threads, &threads)) {
+		free(pos);
+		if (n_pos == 0)
+			pg_error_set(PG_EUSAGE,
+				     "summarize: no input given (see 'profgate summarize --help')");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (source_resolve(&src, pos, n_pos, opt_capture)) {
+		source_set_release(&src);
+		free(pos);
+		return cmd_error(PG_EXIT_INPUT);
+	}
+	const char **paths = pg_xcalloc(src.n_files + 1, sizeof(char *));
+	int32_t *dups = pg_xcalloc(src.n_files + 1, sizeof(int32_t));
+	for (uint32_t i = 0; i < src.n_files; i++) {
+		paths[i] = src.files[i].path;
+		dups[i] = src.files[i].duplicate_of;
+	}
+	trace_init(&t);
+	t.want_sha256 = 1;
+	if (read_paths(&t, paths, dups, src.n_files, threads, &errors) > 0)
+		rc = PG_EXIT_INPUT;
+	for (uint32_t i = 0; i < src.n_files; i++)
+		if (errors[i]) {
+			fprintf(stderr, "profgate: %s\n", errors[i]);
+			free(errors[i]);
+		}
+	free(errors);
+	if (rc == PG_EXIT_OK) {
+		ao.version = PG_VERSION;
+		ao.labels = labels;
+		ao.n_labels = (uint32_t)n_labels;
+		summary_init(&s);
+		analyze_summarize(&t, &ao, &s);
+		summary_write_json(&s, &out);
+		summary_free(&s);
+		if (opt_out && strcmp(opt_out, "-") != 0) {
+			if (pg_write_file_atomic(opt_out, out.ptr, out.len))
+				rc = cmd_error(PG_EXIT_INPUT);
+		} else {
+			fwrite(out.ptr, 1, out.len, stdout);
+		}
+	}
+	pg_buf_release(&out);
+	trace_release(&t);
+	source_set_release(&src);
+	free(paths);
+	free(dups);
+	free(pos);
+	return cmd_finish(rc);
+}

@@ -1,0 +1,158 @@
+/*
+ * summary: profgate.summary/1, the small deterministic reduction of a profile
+ * that everything downstream works on. Times are microseconds (`_us`), shares
+ * are 0..1 (`_share`). The struct owns all its strings; summary_free()
+ * releases them. The JSON writer is byte-deterministic.
+ */
+#ifndef PG_SUMMARY_H
+#define PG_SUMMARY_H
+
+#include <stdint.h>
+
+#include "../util/util.h"
+
+#define SUMMARY_SCHEMA "profgate.summary/1"
+
+struct sum_file {
+	char *path, *sha256, *format, *dialect;
+	uint64_t bytes, events;
+};
+
+struct sum_warning {
+	char *code, *message;
+};
+
+/* Time split of one device over a window; sums exactly to wall_us. */
+struct sum_split {
+	double wall_us, busy_us, idle_us;
+	double compute_us, exposed_comm_us, exposed_memcpy_us;
+	double comm_us;	      /* union of communication */
+	double memcpy_us;     /* union of memory copies and sets */
+	double kernel_sum_us; /* sum of activity durations */
+};
+
+struct sum_device {
+	char *id, *kind, *name, *host;
+	int32_t index, rank;
+	struct sum_split all, steady;
+};
+
+struct sum_step {
+	int64_t step;
+	double us;	   /* the slowest device's span */
+	double host_us;	   /* host annotation span; < 0 when none */
+	double *device_us; /* per device, summary order; < 0 when the device has none */
+	int steady;
+};
+
+struct sum_stats {
+	uint32_t count;
+	double mean_us, median_us, p90_us, min_us, max_us, mad_us;
+};
+
+struct sum_class {
+	char *name; /* typical, light, heavy */
+	uint32_t count;
+	double median_us;
+	int64_t representative_step;
+	int32_t periodicity; /* heavy steps every N steps; 0 when none */
+};
+
+struct sum_op {
+	char *name, *family, *category;
+	char *examples[3];
+	double count_per_step, self_us_per_step, total_us_per_step;
+};
+
+struct sum_family {
+	char *family, *category;
+	double us_per_step, share; /* share of the steady step time */
+	double count_per_step;
+};
+
+struct sum_collective {
+	char *kind;
+	double count_per_step, us_per_step;
+	double bytes_per_step;	       /* < 0 when sizes are unknown */
+	double algbw_gbps, busbw_gbps; /* < 0 when unknown */
+	/* over the whole capture, per device: collectives outside the steady steps
+	 * (setup, evaluation) still show */
+	double capture_count_per_device, capture_us_per_device;
+};
+
+struct sum_gap {
+	char *op, *marker;
+	double count_per_step, us_per_step, max_us;
+};
+
+struct sum_region {
+	char *path;
+	uint32_t depth;
+	double count_per_step, inclusive_us_per_step, exclusive_us_per_step;
+};
+
+struct sum_candidate {
+	char *id, *title, *evidence;
+};
+
+struct sum_breakdown_view {
+	double compute_share, exposed_comm_share, exposed_memcpy_share, idle_share;
+	double comm_overlap_share; /* share of communication under compute */
+	double kernel_sum_minus_wall_us_per_step;
+};
+
+struct summary {
+	char *profgate_version;
+	struct sum_file *files;
+	uint32_t n_files;
+
+	/* identity */
+	char *device_kind, *framework, *framework_version, *step_source, *basis;
+	uint32_t device_count, host_count;
+	int32_t world_size;
+	uint32_t steps_captured;
+	char **labels; /* "key=value" */
+	uint32_t n_labels;
+
+	struct sum_warning *warnings;
+	uint32_t n_warnings;
+
+	/* steps */
+	char *steps_source;
+	uint32_t warmup; /* steps excluded at the start */
+	char *warmup_reason;
+	struct sum_step *steps;
+	uint32_t n_steps;
+	struct sum_stats steady;
+	struct sum_class *classes;
+	uint32_t n_classes;
+	double skew_us;	      /* mean over steady steps of slowest minus fastest device */
+	char *slowest_device; /* most often the slowest in steady steps */
+
+	struct sum_device *devices;
+	uint32_t n_devices;
+	struct sum_breakdown_view mean, worst;
+	char *worst_device;
+
+	struct sum_family *families;
+	uint32_t n_families;
+	struct sum_op *ops;
+	uint32_t n_ops;
+	struct sum_collective *collectives;
+	uint32_t n_collectives;
+	struct sum_gap *gaps;
+	uint32_t n_gaps;
+	struct sum_region *regions;
+	uint32_t n_regions;
+	double tflops_per_device; /* < 0 when the trace carries no flops */
+	struct sum_candidate *candidates;
+	uint32_t n_candidates;
+};
+
+void summary_init(struct summary *s);
+void summary_free(struct summary *s);
+/* Append the summary's JSON to out (pretty, deterministic). */
+void summary_write_json(const struct summary *s, struct pg_buf *out);
+void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...) PG_PRINTF(3, 4);
+
+#endif
