@@ -1,6 +1,8 @@
 #!/bin/sh
 # make bench: time `profgate inspect` against `gzip -dc FILE >/dev/null` on the same files, run
-# alternately, and report median wall times, their ratio and profgate's peak RSS against the goals.
+# alternately, and report median wall times, their ratio and profgate's peak RSS against the goals;
+# then a synthetic XPlane of 15.4M events against `cat FILE`, and a folder of 64 per-rank Kineto
+# files read with -j 1 against -j 2.
 # Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder.
 set -eu
 
@@ -10,6 +12,16 @@ CORPUS=${PG_CORPUS:-$top/../shared/corpus}
 SOURCE=facebookresearch__HolisticTraceAnalysis/nccl_data.json.gz
 PG=$BUILD/profgate
 GEN=$BUILD/tools/bench_gen
+XGEN=$BUILD/tools/gen_xplane
+XSOURCE=openxla__xprof/tpu_inference_2.xplane.pb
+# The Python tool profgate replaces: 36.8 s and 2.36 GB for 15,382,975 XPlane events.
+PY_EVENTS=15382975
+PY_S=36.8
+XEVENTS=15400000
+# The rank folder: RANKS Kineto files of RANK_EVENTS entries, stamped RANK_T0 + rank ms.
+RANKS=64
+RANK_EVENTS=75000
+RANK_T0=1732233600000
 TIMER=$BUILD/tools/bench_time
 OUT=$BUILD/bench
 MIB=1048576
@@ -20,7 +32,7 @@ if [ ! -d "$CORPUS" ] || [ ! -f "$CORPUS/$SOURCE" ]; then
 	exit 0
 fi
 CORPUS=$(cd "$CORPUS" && pwd)
-for b in "$PG" "$GEN" "$TIMER"; do
+for b in "$PG" "$GEN" "$XGEN" "$TIMER"; do
 	[ -x "$b" ] || { echo "bench: $b is missing (run 'make bench')" >&2; exit 1; }
 done
 mkdir -p "$OUT"
@@ -104,6 +116,34 @@ pair() {
 		"$tmp/runs" >>"$tmp/windows"
 }
 
+# alt RUNS K: RUNS rounds of the commands run_1 .. run_K (shell functions the caller defines, each
+# printing one bench_time line), in that order each round. $tmp/runs gets one line per round: the
+# K bench_time triples (wall s, peak RSS KiB, CPU s) side by side.
+alt() {
+	: >"$tmp/runs"
+	w0="$(busy_s) $(now_s)"
+	i=0
+	while [ $i -lt "$1" ]; do
+		line=
+		k=1
+		while [ $k -le "$2" ]; do
+			r=$(run_$k) || failed $? "$(what_$k)"
+			line="$line $r"
+			k=$((k + 1))
+		done
+		echo "$line" >>"$tmp/runs"
+		i=$((i + 1))
+	done
+	awk -v w0="$w0" -v w1="$(busy_s) $(now_s)" '{ for (c = 3; c <= NF; c += 3) own += $c } END {
+		split(w0, a, " "); split(w1, b, " "); print b[1] - a[1], b[2] - a[2], own }' \
+		"$tmp/runs" >>"$tmp/windows"
+}
+
+# col N: the median of column N of $tmp/runs.
+col() {
+	awk -v c="$1" '{ print $c }' "$tmp/runs" | median
+}
+
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
@@ -127,10 +167,70 @@ row() {
 	tail -n 1 "$tmp/table" >&2
 }
 
+# gen_xplane_file NAME N: build/bench/NAME.xplane.pb from XSOURCE with at least N events, made
+# once and reused while its stamp matches.
+gen_xplane_file() {
+	f=$OUT/$1.xplane.pb
+	stamp="gen_xplane $(cksum <"$top/tests/tools/gen_xplane.c" | cut -d' ' -f1) --events $2 --source $XSOURCE $(cksum <"$CORPUS/$XSOURCE" | cut -d' ' -f1)"
+	if [ -f "$f" ] && [ -f "$OUT/$1.stamp" ] && [ "$(cat "$OUT/$1.stamp")" = "$stamp" ]; then
+		return 0
+	fi
+	rm -f "$OUT/$1.stamp" "$f"
+	echo "bench: generating $f (at least $2 events from $XSOURCE; synthetic)" >&2
+	"$XGEN" --source "$CORPUS/$XSOURCE" --events "$2" -o "$f.tmp" >&2 ||
+		failed $? gen_xplane -o "$f.tmp"
+	mv "$f.tmp" "$f"
+	n=$(events_of "$f")
+	if [ -z "$n" ] || [ "$n" -lt "$2" ]; then
+		echo "bench: $f: profgate inspect counts ${n:-no} events, fewer than $2" >&2
+		exit 1
+	fi
+	echo "$stamp" >"$OUT/$1.stamp"
+}
+
+# gen_ranks NAME: build/bench/NAME/ with RANKS Kineto files rank<i>.<RANK_T0 + i>.pt.trace.json.gz
+# of RANK_EVENTS entries each: one bench_gen trace whose distributedInfo says rank i of RANKS.
+gen_ranks() {
+	d=$OUT/$1
+	stamp="bench_gen $(cksum <"$top/tests/tools/bench_gen.c" | cut -d' ' -f1) --style kineto --events $RANK_EVENTS --source $SOURCE; $RANKS ranks from $RANK_T0"
+	if [ -d "$d" ] && [ -f "$d.stamp" ] && [ "$(cat "$d.stamp")" = "$stamp" ]; then
+		return 0
+	fi
+	rm -rf "$d.stamp" "$d" "$d.tmp"
+	echo "bench: generating $d/ ($RANKS ranks of $RANK_EVENTS events, kineto style; synthetic)" >&2
+	"$GEN" --source "$CORPUS/$SOURCE" --events "$RANK_EVENTS" --style kineto -o "$tmp/rank.json"
+	mkdir "$d.tmp"
+	i=0
+	while [ $i -lt $RANKS ]; do
+		sed "1s/\\(\"distributedInfo\":{[^}]*\"rank\":\\)[0-9]*,\\([^}]*\"world_size\":\\)[0-9]*/\\1$i,\\2$RANKS/" \
+			"$tmp/rank.json" | gzip -6 >"$d.tmp/rank$i.$((RANK_T0 + i)).pt.trace.json.gz"
+		i=$((i + 1))
+	done
+	rm -f "$tmp/rank.json"
+	mv "$d.tmp" "$d"
+	# one capture of RANKS files, RANKS distinct ranks, no duplicates, RANKS * RANK_EVENTS events
+	"$PG" inspect --json "$d" >"$tmp/ranks.json" || failed $? profgate inspect --json "$d"
+	got=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["captures"]), len(d["captures"][0]["files"]) if d["captures"] else 0, d["read"]["files"],
+      d["read"]["ranks"], d["read"]["duplicates"], sum(f["events"] for f in d["files"]))' "$tmp/ranks.json")
+	want="1 $RANKS $RANKS $RANKS 0 $((RANKS * RANK_EVENTS))"
+	if [ "$got" != "$want" ]; then
+		echo "bench: $d: profgate reads (captures, capture files, files, ranks, duplicates," \
+			"events) $got, not $want" >&2
+		exit 1
+	fi
+	echo "$stamp" >"$d.stamp"
+}
+
 gen kineto-1M kineto 1000000
 gen kineto-5M kineto 5000000
 gen jax-1M jax 1000000
 gen jax-5M jax 5000000
+if [ -f "$CORPUS/$XSOURCE" ]; then
+	gen_xplane_file xplane-15.4M $XEVENTS
+fi
+gen_ranks ranks-$RANKS
 if [ ! -f "$OUT/kineto-1M.json" ] || [ "$OUT/kineto-1M.json" -ot "$OUT/kineto-1M.json.gz" ]; then
 	gzip -dc "$OUT/kineto-1M.json.gz" >"$OUT/kineto-1M.json.tmp"
 	mv "$OUT/kineto-1M.json.tmp" "$OUT/kineto-1M.json"
@@ -153,6 +253,68 @@ row "synthetic JAX 5M \`jax-5M.json.gz\`" gz "$OUT/jax-5M.json.gz" 3 1.3
 	echo "|---|---:|---:|---:|---:|---|---:|---:|---:|"
 } >>"$tmp/table"
 row "synthetic Kineto 1M \`kineto-1M.json\`" plain "$OUT/kineto-1M.json" 5 1.0
+
+# XPlane: cat FILE >/dev/null against profgate inspect FILE, against the Python tool's rate.
+if [ -f "$CORPUS/$XSOURCE" ]; then
+	xf=$OUT/xplane-15.4M.xplane.pb
+	what_1() { echo cat "$xf"; }
+	run_1() { "$TIMER" cat "$xf"; }
+	what_2() { echo profgate inspect "$xf"; }
+	run_2() { "$TIMER" "$PG" inspect "$xf"; }
+	cat "$xf" >/dev/null
+	alt 3 2
+	ev=$(events_of "$xf")
+	if [ -z "$ev" ] || [ "$ev" -lt "$XEVENTS" ]; then
+		echo "bench: $xf: profgate inspect counts ${ev:-no} events, fewer than $XEVENTS" >&2
+		exit 1
+	fi
+	# runs: cat wall, KiB, CPU, profgate wall, KiB, CPU
+	rss=$(awk 'BEGIN { m = 0 } $5 > m { m = $5 } END { print m }' "$tmp/runs")
+	{
+		echo
+		echo "| XPlane | MiB | events | runs | cat s | profgate s | profgate CPU s | events/s | × Python's $(awk -v e=$PY_EVENTS -v s=$PY_S 'BEGIN { printf "%.0f", e / s / 1000 }')k events/s (≥ 20×) | peak RSS MiB | RSS budget MiB (met) |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+	} >>"$tmp/table"
+	awk -v l="synthetic \`$(basename "$xf")\` ($XSOURCE repeated)" -v size="$(wc -c <"$xf")" \
+		-v ev="$ev" -v cat="$(col 1)" -v pg="$(col 4)" -v cpu="$(col 6)" -v rss="$rss" \
+		-v pyev=$PY_EVENTS -v pys=$PY_S -v mib=$MIB 'BEGIN {
+		rate = ev / pg; x = rate / (pyev / pys); rmib = rss / 1024
+		budget = (size + 40 * ev + 64 * mib) / mib
+		t = x >= 20 ? "yes" : "**no**"; m = rmib <= budget ? "yes" : "**no**"
+		printf "| %s | %.0f | %d | 3 | %.3f | %.3f | %.3f | %.2fM | %.1f× (%s) | %.0f | %.0f (%s) |\n",
+			l, size / mib, ev, cat, pg, cpu, rate / 1e6, x, t, rmib, budget, m }' >>"$tmp/table"
+	tail -n 1 "$tmp/table" >&2
+else
+	echo "bench: XPlane row skipped: no $XSOURCE in $CORPUS" >&2
+fi
+
+# A folder of RANKS per-rank Kineto files, one capture: -j 1 against -j 2, gzip -dc for reference.
+rd=$OUT/ranks-$RANKS
+nfiles=$(find "$rd" -name '*.pt.trace.json.gz' -type f | wc -l)
+what_1() { echo gzip -dc "$rd/*.pt.trace.json.gz"; }
+run_1() { "$TIMER" gzip -dc "$rd"/*.pt.trace.json.gz; }
+what_2() { echo profgate inspect -j 1 "$rd"; }
+run_2() { "$TIMER" "$PG" inspect -j 1 "$rd"; }
+what_3() { echo profgate inspect -j 2 "$rd"; }
+run_3() { "$TIMER" "$PG" inspect -j 2 "$rd"; }
+cat "$rd"/*.pt.trace.json.gz >/dev/null
+alt 3 3
+# runs: gzip wall, KiB, CPU, -j 1 wall, KiB, CPU, -j 2 wall, KiB, CPU
+rss=$(awk 'BEGIN { m = 0 } $8 > m { m = $8 } END { print m }' "$tmp/runs")
+{
+	echo
+	echo "| Kineto folder | files | events | runs | gzip -dc s | -j 1 s | -j 1 CPU s | -j 2 s | -j 2 CPU s | -j 2 CPU / wall | -j 1 / -j 2 | -j 2 peak RSS MiB | RSS budget MiB (met) | on both cores |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+} >>"$tmp/table"
+awk -v l="synthetic \`$(basename "$rd")/rank<i>.<ms>.pt.trace.json.gz\`" -v n="$nfiles" \
+	-v ev=$((RANKS * RANK_EVENTS)) -v gz="$(col 1)" -v w1="$(col 4)" -v c1="$(col 6)" \
+	-v w2="$(col 7)" -v c2="$(col 9)" -v sp="$(awk '{ print $4 / $7 }' "$tmp/runs" | median)" \
+	-v rss="$rss" -v mib=$MIB 'BEGIN {
+	util = c2 / w2; rmib = rss / 1024; budget = (40 * ev + 64 * mib) / mib
+	both = util >= 1.5 && sp >= 1.2 ? "yes" : "**no**"; m = rmib <= budget ? "yes" : "**no**"
+	printf "| %s | %d | %d | 3 | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.0f | %.0f (%s) | %s |\n",
+		l, n, ev, gz, w1, c1, w2, c2, util, sp, rmib, budget, m, both }' >>"$tmp/table"
+tail -n 1 "$tmp/table" >&2
 
 # Other processes' CPU use during the timed runs: all busy CPU time minus what the runs used.
 others=$(awk '{ busy += $1; wall += $2; own += $3 } END { printf "%.2f", (busy - own) / wall }' \

@@ -51,6 +51,16 @@ static size_t put_ld(FILE *out, int field, uint64_t len)
 static uint8_t *scratch;
 static size_t scratch_cap;
 
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "gen_xplane: out of memory\n");
+		exit(1);
+	}
+	return q;
+}
+
 static size_t pack_event(XEvent *e, int64_t shift, FILE *out)
 {
 	int64_t saved = e->offset_ps;
@@ -62,7 +72,7 @@ static size_t pack_event(XEvent *e, int64_t shift, FILE *out)
 	if (out) {
 		if (n > scratch_cap) {
 			scratch_cap = n * 2;
-			scratch = realloc(scratch, scratch_cap);
+			scratch = xrealloc(scratch, scratch_cap);
 		}
 		tensorflow__profiler__xevent__pack(e, scratch);
 		fwrite(scratch, 1, n, out);
@@ -90,7 +100,7 @@ static size_t emit_line(XLine *l, int reps, int64_t span_ps, FILE *out)
 	l->n_events = 0;
 	size_t hn = tensorflow__profiler__xline__get_packed_size(l);
 	if (out) {
-		uint8_t *h = malloc(hn ? hn : 1);
+		uint8_t *h = xrealloc(NULL, hn);
 		tensorflow__profiler__xline__pack(l, h);
 		fwrite(h, 1, hn, out);
 		free(h);
@@ -118,7 +128,7 @@ static size_t emit_plane(XPlane *p, int reps, int64_t span_ps, FILE *out)
 	p->n_lines = 0;
 	size_t rn = tensorflow__profiler__xplane__get_packed_size(p);
 	if (out) {
-		uint8_t *b = malloc(rn ? rn : 1);
+		uint8_t *b = xrealloc(NULL, rn);
 		tensorflow__profiler__xplane__pack(p, b);
 		fwrite(b, 1, rn, out);
 		free(b);
@@ -152,10 +162,16 @@ int main(int argc, char **argv)
 	}
 	fseek(in, 0, SEEK_END);
 	long size = ftell(in);
-	fseek(in, 0, SEEK_SET);
-	uint8_t *buf = malloc((size_t)size);
+	if (size <= 0 || fseek(in, 0, SEEK_SET) != 0) {
+		fprintf(stderr, "%s: cannot size the file\n", src);
+		fclose(in);
+		return 1;
+	}
+	uint8_t *buf = xrealloc(NULL, (size_t)size);
 	if (fread(buf, 1, (size_t)size, in) != (size_t)size) {
 		fprintf(stderr, "%s: short read\n", src);
+		free(buf);
+		fclose(in);
 		return 1;
 	}
 	fclose(in);
@@ -185,6 +201,7 @@ int main(int argc, char **argv)
 		}
 	if (per == 0 || lo > hi) {
 		fprintf(stderr, "%s: no events to repeat\n", src);
+		tensorflow__profiler__xspace__free_unpacked(s, NULL);
 		return 1;
 	}
 	int reps = (int)((target + per - 1) / per);
@@ -193,6 +210,7 @@ int main(int argc, char **argv)
 	FILE *out = fopen(dst, "wb");
 	if (!out) {
 		perror(dst);
+		tensorflow__profiler__xspace__free_unpacked(s, NULL);
 		return 1;
 	}
 	for (size_t p = 0; p < s->n_planes; p++) {
@@ -211,12 +229,14 @@ int main(int argc, char **argv)
 		put_ld(out, 4, strlen(s->hostnames[h]));
 		fwrite(s->hostnames[h], 1, strlen(s->hostnames[h]), out);
 	}
-	if (fclose(out) != 0) {
-		perror(dst);
-		return 1;
+	int rc = 0, werr = ferror(out);
+	if (fclose(out) != 0 || werr) {
+		fprintf(stderr, "%s: write error\n", dst);
+		rc = 1;
+	} else {
+		printf("%lld events (%d copies of %lld)\n", (long long)reps * per, reps, per);
 	}
-	printf("%lld events (%d copies of %lld)\n", (long long)reps * per, reps, per);
 	tensorflow__profiler__xspace__free_unpacked(s, NULL);
 	free(scratch);
-	return 0;
+	return rc;
 }

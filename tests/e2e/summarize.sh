@@ -1,0 +1,111 @@
+#!/bin/sh
+# profgate summarize on the real corpus: every valid trace summarizes with the split
+# invariant on every device; host step spans equal the files' ProfilerStep#N spans; the
+# DLRM ranks, the TPU XPlane and the TensorFlow two-host folder give what issue C says;
+# output is deterministic across runs and thread counts.
+. "$(dirname "$0")/lib/tap.sh"
+
+CORPUS=${PG_CORPUS:-$(git rev-parse --show-toplevel 2>/dev/null)/../shared/corpus}
+
+pg summarize --help
+check "summarize --help exits 0 with usage" sh -c "[ $rc -eq 0 ] && grep -q 'usage: profgate summarize' '$T/out'"
+pg summarize
+check "summarize with no input exits 2" [ "$rc" -eq 2 ]
+pg summarize --warmup x "$T"
+check "a bad --warmup exits 2" [ "$rc" -eq 2 ]
+pg summarize --label nokey "$T"
+check "a --label without '=' exits 2" [ "$rc" -eq 2 ]
+printf 'garbage' >"$T/bad.json"
+pg summarize "$T/bad.json" -o "$T/never.json"
+check "unreadable input exits 3 and writes no output file" sh -c "[ $rc -eq 3 ] && [ ! -e '$T/never.json' ]"
+
+if [ ! -f "$CORPUS/manifest.json" ]; then
+	skip "corpus absent ($CORPUS)"
+	done_testing
+	exit $?
+fi
+
+python3 - "$CORPUS" >"$T/valid" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+for f in m["files"]:
+    if not f["negative"]:
+        print(f["file"])
+PY
+n=0
+bad=0
+while read -r f; do
+	n=$((n + 1))
+	pg summarize "$CORPUS/$f" -o "$T/s.json"
+	if [ "$rc" -ne 0 ]; then
+		bad=$((bad + 1))
+		diag "$f: exit $rc"
+		diag_file "$T/err"
+		continue
+	fi
+	if ! python3 - "$T/s.json" "$CORPUS/$f" >"$T/why" 2>&1 <<'PY'
+import gzip, json, re, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "profgate.summary/1"
+assert len(d["source"]["files"]) == 1 and len(d["source"]["files"][0]["sha256"]) == 64
+for dev in d["devices"]:
+    for x in (dev, dev["steady"]):
+        s = x["compute_us"] + x["exposed_comm_us"] + x["exposed_memcpy_us"] + x["idle_us"]
+        assert abs(s - x["wall_us"]) < 0.002, (dev["id"], s, x["wall_us"])
+        assert x["busy_us"] <= x["wall_us"] + 0.001
+# host step spans equal the ProfilerStep#N events in the file
+if d["steps"]["source"] == "profiler-step":
+    p = sys.argv[2]
+    raw = (gzip.open(p) if p.endswith(".gz") else open(p, "rb")).read()
+    doc = json.loads(raw)
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    want = {}
+    for e in evs:
+        n = e.get("name", "")
+        if e.get("ph") == "X" and isinstance(n, str) and re.fullmatch(r"ProfilerStep#\d+", n):
+            want[int(n[13:])] = max(want.get(int(n[13:]), 0), float(e["dur"]))
+    for st in d["steps"]["all"]:
+        assert st["step"] in want, st["step"]
+        assert abs(st["host_us"] - want[st["step"]]) < 0.0015, (st["step"], st["host_us"], want[st["step"]])
+        assert st["us"] == max(v for v in st["device_us"] if v is not None)
+PY
+	then
+		bad=$((bad + 1))
+		diag "$f:"
+		diag_file "$T/why" 8
+	fi
+done <"$T/valid"
+check "every valid corpus file summarizes; split sums to wall on every device; host steps match ProfilerStep spans ($n files)" [ "$bad" -eq 0 ]
+
+pg summarize "$CORPUS/facebookresearch__param/dlrm_kineto" -j 1 -o "$T/dlrm1.json"
+check "DLRM: 8 ranks give one summary with 8 devices, step time the slowest rank's" python3 -c "
+import json
+d=json.load(open('$T/dlrm1.json'))
+assert d['identity']['device_count']==8 and len(d['devices'])==8, d['identity']
+assert sorted(x['rank'] for x in d['devices'])==list(range(8))
+st=d['steps']['all']; assert len(st)==1 and st[0]['step']==10
+assert st[0]['us']==max(st[0]['device_us']) and min(st[0]['device_us'])>0
+"
+pg summarize "$CORPUS/facebookresearch__param/dlrm_kineto" -j 2 -o "$T/dlrm2.json"
+check "threads change nothing: -j 1 and -j 2 give byte-identical summaries" cmp -s "$T/dlrm1.json" "$T/dlrm2.json"
+pg summarize "$CORPUS/facebookresearch__param/dlrm_kineto" -j 2 -o "$T/dlrm3.json"
+check "the same inputs twice give byte-identical summaries" cmp -s "$T/dlrm2.json" "$T/dlrm3.json"
+
+pg summarize "$CORPUS/openxla__xprof/tpu_inference_2.xplane.pb" -o "$T/tpu.json"
+check "TPU XPlane: 4 TPU devices, steps from XLA Modules executions, all-reduce under collectives" python3 -c "
+import json
+d=json.load(open('$T/tpu.json'))
+assert [x['kind'] for x in d['devices']]==['tpu']*4, [x['id'] for x in d['devices']]
+assert d['steps']['source']=='module-period' and len(d['steps']['all'])==100
+ar=[c for c in d['collectives'] if c['kind']=='all-reduce']
+assert ar and ar[0]['capture_us_per_device']>0 and ar[0]['capture_count_per_device']==3, d['collectives']
+"
+
+pg summarize "$CORPUS/tensorflow__profiler" -o "$T/tf.json"
+check "TensorFlow multi-worker capture: steps from the Steps lines" python3 -c "
+import json
+d=json.load(open('$T/tf.json'))
+assert d['steps']['source']=='steps-line' and len(d['steps']['all'])>=1, d['steps']['source']
+assert d['identity']['framework']=='tensorflow' and d['identity']['host_count']==2
+"
+done_testing

@@ -1,0 +1,358 @@
+/*
+ * Golden tests for the summary: traces built through the trace API whose right
+ * answers are known by construction (every number below is worked out in the
+ * comments), checked field by field, plus the split invariant and determinism.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/analyze/analyze.h"
+#include "../../src/summary/summary.h"
+#include "../../src/trace/trace.h"
+
+#define US 1000 /* ns per us */
+
+struct gen {
+	struct trace t;
+	uint32_t file;
+	trace_str k_corr;
+};
+
+static void gen_init(struct gen *g, int rank)
+{
+	trace_init(&g->t);
+	g->file = trace_file_add(&g->t, "synthetic.json");
+	g->t.files[g->file].rank = rank;
+	g->t.files[g->file].framework = strdup("pytorch");
+}
+
+static uint32_t device(struct gen *g, enum trace_dev_kind kind, int index)
+{
+	struct trace_device d;
+	memset(&d, 0, sizeof(d));
+	d.kind = kind;
+	d.index = index;
+	d.rank = g->t.files[g->file].rank;
+	d.file = g->file;
+	return trace_device_add(&g->t, &d);
+}
+
+static uint32_t track(struct gen *g, uint32_t dev, enum trace_track_kind kind, const char *name)
+{
+	struct trace_track tr;
+	memset(&tr, 0, sizeof(tr));
+	tr.device = dev;
+	tr.kind = kind;
+	tr.name = trace_intern_cstr(&g->t, name);
+	tr.pid = trace_intern_cstr(&g->t, "p");
+	tr.tid = trace_intern_cstr(&g->t, name);
+	return trace_track_add(&g->t, &tr);
+}
+
+/* An X event; cat is a Kineto category name. */
+static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
+	       int64_t dur_us, int64_t corr)
+{
+	struct trace_event *e = trace_event_add(&g->t);
+	e->ts_ns = ts_us * US;
+	e->dur_ns = dur_us * US;
+	e->name = trace_intern_cstr(&g->t, name);
+	e->track = tr;
+	e->cat = trace_cat_intern(&g->t, cat, strlen(cat));
+	e->ph = 'X';
+	if (corr >= 0) {
+		e->corr = (uint64_t)corr;
+		e->flags = TRACE_EV_HAS_CORR;
+	}
+	trace_event_commit(&g->t, e);
+	g->t.tracks[tr].cat_mask |= g->t.cats[e->cat].class_mask;
+}
+
+static void summarize(struct gen *g, int warmup, struct summary *s)
+{
+	struct analyze_options o;
+	analyze_options_init(&o);
+	o.warmup = warmup;
+	o.version = "test";
+	summary_init(s);
+	assert_int_equal(analyze_summarize(&g->t, &o, s), 0);
+}
+
+static void assert_split_sums(const struct sum_split *x)
+{
+	double sum = x->compute_us + x->exposed_comm_us + x->exposed_memcpy_us + x->idle_us;
+	assert_true(fabs(sum - x->wall_us) < 1e-6);
+}
+
+static const struct sum_family *family(const struct summary *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->n_families; i++)
+		if (strcmp(s->families[i].family, name) == 0)
+			return &s->families[i];
+	return NULL;
+}
+
+/*
+ * One GPU, two streams, one ProfilerStep of 100 us on the host launching
+ * everything (correlations 1..4):
+ *   stream 7: gemm 0..40, elementwise 60..80
+ *   stream 9: nccl all-reduce 20..70 (overlaps gemm 20..40 and ew 60..70)
+ *   stream 7: memcpy 85..95 (under nothing)
+ * Device span: 0..95 = 95 us. Union compute = 40 + 20 = 60. Comm union 50,
+ * exposed comm = 40..60 = 20. Exposed memcpy 10. Idle = 95 - 90 = 5.
+ */
+static void test_overlap_split(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t s9 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 9");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#7", "user_annotation", -10, 120, -1);
+	for (int c = 1; c <= 4; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 0, 40, 1);
+	ev(&g, s7, "vectorized_elementwise_kernel", "kernel", 60, 20, 2);
+	ev(&g, s9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", 20, 50, 3);
+	ev(&g, s7, "Memcpy DtoH (Device -> Pageable)", "gpu_memcpy", 85, 10, 4);
+	summarize(&g, 0, &s);
+
+	assert_string_equal(s.steps_source, "profiler-step");
+	assert_int_equal(s.n_steps, 1);
+	assert_int_equal(s.steps[0].step, 7);
+	assert_true(fabs(s.steps[0].us - 95.0) < 1e-9);
+	assert_true(fabs(s.steps[0].host_us - 120.0) < 1e-9);
+	assert_int_equal(s.n_devices, 1);
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->wall_us - 95) < 1e-9);
+	assert_true(fabs(x->compute_us - 60) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 20) < 1e-9);
+	assert_true(fabs(x->comm_us - 50) < 1e-9);
+	assert_true(fabs(x->exposed_memcpy_us - 10) < 1e-9);
+	assert_true(fabs(x->idle_us - 5) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 120) < 1e-9);
+	assert_split_sums(x);
+	assert_split_sums(&s.devices[0].all);
+	/* 30 of 50 us of communication is under compute */
+	assert_true(fabs(s.mean.comm_overlap_share - 0.6) < 1e-9);
+	assert_true(fabs(s.mean.idle_share - 5.0 / 95) < 1e-9);
+	assert_int_equal(s.n_collectives, 1);
+	assert_string_equal(s.collectives[0].kind, "all-reduce");
+	assert_true(fabs(s.collectives[0].us_per_step - 50) < 1e-9);
+	assert_non_null(family(&s, "matmul"));
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 40) < 1e-9);
+	assert_true(fabs(family(&s, "memcpy")->us_per_step - 10) < 1e-9);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * XLA-style nesting on a TPU op line: while 0..100 holds fusion 10..40 and
+ * all-reduce 50..90. Self: while 100 - 30 - 40 = 30; only leaves enter the
+ * split: compute 30, exposed comm 40, idle 100 - 70 = 30 (the while's own
+ * time is not work by itself).
+ */
+static void test_nesting(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	ev(&g, steps, "3", "", 0, 100, -1);
+	ev(&g, ops, "while.5", "", 0, 100, -1);
+	ev(&g, ops, "fusion.12", "", 10, 30, -1);
+	ev(&g, ops, "all-reduce.3", "", 50, 40, -1);
+	summarize(&g, 0, &s);
+
+	assert_string_equal(s.steps_source, "steps-line");
+	assert_int_equal(s.steps[0].step, 3);
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->compute_us - 30) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 40) < 1e-9);
+	assert_true(fabs(x->idle_us - 30) < 1e-9);
+	assert_split_sums(x);
+	int seen = 0;
+	for (uint32_t i = 0; i < s.n_ops; i++) {
+		if (strcmp(s.ops[i].name, "while") == 0) {
+			assert_true(fabs(s.ops[i].self_us_per_step - 30) < 1e-9);
+			assert_true(fabs(s.ops[i].total_us_per_step - 100) < 1e-9);
+			seen |= 1;
+		}
+		if (strcmp(s.ops[i].name, "fusion") == 0) {
+			assert_string_equal(s.ops[i].examples[0], "fusion.12");
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * Twelve steps on a Steps line: step 0 is compilation (1000 us), the rest 100
+ * us except every 4th (steps 4, 8) at 300 us. Auto warm-up drops step 0 only.
+ */
+static void test_warmup_and_classes(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	int64_t t0 = 0;
+	for (int i = 0; i < 13; i++) {
+		int64_t d = i == 0 ? 1000 : (i % 4 == 0 ? 300 : 100);
+		char nm[16];
+		snprintf(nm, sizeof(nm), "%d", i);
+		ev(&g, steps, nm, "", t0, d, -1);
+		ev(&g, ops, "fusion.1", "", t0, d / 2, -1);
+		t0 += d;
+	}
+	summarize(&g, -1, &s);
+	assert_int_equal(s.warmup, 1);
+	assert_false(s.steps[0].steady);
+	assert_true(s.steps[1].steady);
+	assert_int_equal(s.steady.count, 12);
+	assert_true(fabs(s.steady.median_us - 100) < 1e-9);
+	assert_true(fabs(s.steady.max_us - 300) < 1e-9);
+	assert_int_equal(s.n_classes, 2);
+	assert_string_equal(s.classes[1].name, "heavy");
+	assert_int_equal(s.classes[1].count, 3);
+	assert_int_equal(s.classes[1].periodicity, 4);
+	summary_free(&s);
+
+	/* --warmup 3 by position */
+	summarize(&g, 3, &s);
+	assert_int_equal(s.warmup, 3);
+	assert_int_equal(s.steady.count, 10);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * Eight ranks, one GPU each, one ProfilerStep#10 per rank; rank 5 is a
+ * straggler (its kernel takes 180 us, the others 100 us). Step time is the
+ * slowest device's: 180 us. Skew 80 us; the slowest device is rank 5's.
+ */
+static void test_eight_ranks_straggler(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	trace_init(&g.t);
+	for (int r = 0; r < 8; r++) {
+		char path[32];
+		snprintf(path, sizeof(path), "rank%d.json", r);
+		g.file = trace_file_add(&g.t, path);
+		g.t.files[g.file].rank = r;
+		g.t.files[g.file].world_size = 8;
+		uint32_t gpu = device(&g, TRACE_DEV_GPU, r), cpu = device(&g, TRACE_DEV_CPU, 0);
+		uint32_t st = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+		uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+		ev(&g, host, "ProfilerStep#10", "user_annotation", 0, 500, -1);
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 1, 1, 77); /* same id on every rank */
+		ev(&g, st, "ampere_sgemm", "kernel", 10, r == 5 ? 180 : 100, 77);
+	}
+	summarize(&g, 0, &s);
+	assert_int_equal(s.n_devices, 8);
+	assert_int_equal(s.device_count, 8);
+	assert_int_equal(s.world_size, 8);
+	assert_string_equal(s.devices[5].id, "rank5/gpu5");
+	assert_int_equal(s.n_steps, 1);
+	assert_true(fabs(s.steps[0].us - 180) < 1e-9);
+	for (int r = 0; r < 8; r++)
+		assert_true(fabs(s.steps[0].device_us[r] - (r == 5 ? 180 : 100)) < 1e-9);
+	assert_true(fabs(s.skew_us - 80) < 1e-9);
+	assert_string_equal(s.slowest_device, "rank5/gpu5");
+	/* per device per step: (7 * 100 + 180) / 8 */
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 110) < 1e-9);
+	for (uint32_t w = 0; w < s.n_warnings; w++)
+		assert_string_not_equal(s.warnings[w].code, "ranks-missing");
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
+/* Idle gaps: a marker op (copy-start) hands its gap to the op after it. */
+static void test_gaps_marker(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	ev(&g, steps, "1", "", 0, 200, -1);
+	ev(&g, ops, "fusion.0", "", 0, 10, -1);
+	ev(&g, ops, "copy-start.3", "", 100, 1, -1); /* gap 90 before the marker */
+	ev(&g, ops, "convolution.1", "", 101, 20, -1);
+	summarize(&g, 0, &s);
+	assert_true(s.n_gaps >= 1);
+	assert_string_equal(s.gaps[0].op, "convolution");
+	assert_string_equal(s.gaps[0].marker, "copy-start");
+	assert_true(fabs(s.gaps[0].us_per_step - 90) < 1e-9);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
+/* The same trace twice gives byte-identical JSON. */
+static void test_deterministic_json(void **state)
+{
+	struct gen g;
+	struct summary a, b;
+	struct pg_buf ja = PG_BUF_INIT, jb = PG_BUF_INIT;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	for (int i = 0; i < 50; i++)
+		ev(&g, ops, i % 3 ? "fusion.1" : "all-gather.2", "", i * 10, 7, -1);
+	summarize(&g, -1, &a);
+	summarize(&g, -1, &b);
+	summary_write_json(&a, &ja);
+	summary_write_json(&b, &jb);
+	assert_int_equal(ja.len, jb.len);
+	assert_memory_equal(ja.ptr, jb.ptr, ja.len);
+	assert_non_null(strstr(ja.ptr, "\"schema\": \"profgate.summary/1\""));
+	assert_non_null(strstr(ja.ptr, "\"no-steps\""));
+	summary_free(&a);
+	summary_free(&b);
+	pg_buf_release(&ja);
+	pg_buf_release(&jb);
+	trace_release(&g.t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_overlap_split),
+		cmocka_unit_test(test_nesting),
+		cmocka_unit_test(test_warmup_and_classes),
+		cmocka_unit_test(test_eight_ranks_straggler),
+		cmocka_unit_test(test_gaps_marker),
+		cmocka_unit_test(test_deterministic_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
