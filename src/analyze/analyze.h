@@ -21,8 +21,8 @@ struct analyze_marker {
 };
 
 const char *analyze_marker_name(enum analyze_marker_kind k);
-/* Fill out[ANALYZE_MARK_COUNT] for the events of file. */
-void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out);
+/* Fill out[f * ANALYZE_MARK_COUNT + k] for every file f of t, in one pass. */
+void analyze_markers(const struct trace *t, struct analyze_marker *out);
 
 /* ---- the summary (summarize.c) ---- */
 

@@ -38,27 +38,23 @@ static void note(struct analyze_marker *m, int has, int64_t step)
 		m->last_step = step;
 }
 
-static int file_of_track(const struct trace *t, uint32_t track)
-{
-	return (int)t->devices[t->tracks[track].device].file;
-}
-
-void analyze_markers(const struct trace *t, uint32_t file, struct analyze_marker *out)
+void analyze_markers(const struct trace *t, struct analyze_marker *all)
 {
 	trace_str k_r = trace_str_find(t, "_r"), k_step = trace_str_find(t, "step_num");
 	/* per name: 0 unknown, 1 a ProfilerStep#, 2 not; names repeat, strncmp is not free */
 	unsigned char *is_step = pg_xcalloc(t->n_strs ? t->n_strs : 1, 1);
 
-	for (int i = 0; i < ANALYZE_MARK_COUNT; i++)
-		out[i] = (struct analyze_marker){0, -1, -1};
+	for (uint32_t i = 0; i < t->n_files * ANALYZE_MARK_COUNT; i++)
+		all[i] = (struct analyze_marker){0, -1, -1};
 	for (uint64_t i = 0; i < t->n_events; i++) {
 		const struct trace_event *e = trace_event_at(t, i);
 		const struct trace_track *tr = &t->tracks[e->track];
 		int64_t step = 0;
 
-		if (e->ph != 'X' || tr->device == UINT32_MAX ||
-		    file_of_track(t, e->track) != (int)file)
+		if (e->ph != 'X' || tr->device == UINT32_MAX)
 			continue;
+		struct analyze_marker *out =
+		    &all[(size_t)t->devices[tr->device].file * ANALYZE_MARK_COUNT];
 		switch (tr->kind) {
 		case TRACE_TRACK_STEPS: {
 			int has = parse_step(trace_str_get(t, e->name), &step);

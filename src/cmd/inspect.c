@@ -74,10 +74,10 @@ static void phases_json(struct pg_json *j, const struct trace_file *f)
 	pg_json_obj_end(j);
 }
 
-static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi)
+static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi,
+		      const struct analyze_marker *mk)
 {
 	const struct trace_file *f = &t->files[fi];
-	struct analyze_marker mk[ANALYZE_MARK_COUNT];
 	char id[64];
 
 	pg_json_obj_begin(j);
@@ -219,7 +219,6 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi)
 	}
 	pg_json_arr_end(j);
 
-	analyze_markers(t, fi, mk);
 	pg_json_key(j, "steps");
 	pg_json_arr_begin(j);
 	for (int k = 0; k < ANALYZE_MARK_COUNT; k++) {
@@ -270,10 +269,10 @@ static void fmt_span(char *out, size_t cap, int64_t ns)
 		snprintf(out, cap, "%.3f us", (double)ns / 1e3);
 }
 
-static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
+static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
+		      const struct analyze_marker *mk)
 {
 	const struct trace_file *f = &t->files[fi];
-	struct analyze_marker mk[ANALYZE_MARK_COUNT];
 	char id[64], span[32];
 	int any = 0;
 
@@ -365,7 +364,6 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi)
 		pg_buf_addf(b,
 			    "    ... %u more host threads with %llu events (--json lists them)\n",
 			    host_more, (unsigned long long)host_more_events);
-	analyze_markers(t, fi, mk);
 	pg_buf_adds(b, "  steps     ");
 	any = 0;
 	for (int k = 0; k < ANALYZE_MARK_COUNT; k++) {
@@ -557,6 +555,9 @@ int cmd_inspect(int argc, char **argv)
 			free(errors[i]);
 		}
 	free(errors);
+	struct analyze_marker *marks =
+	    pg_xcalloc((size_t)t.n_files * ANALYZE_MARK_COUNT + 1, sizeof(*marks));
+	analyze_markers(&t, marks);
 	if (opt_json) {
 		pg_json_init(&j, &out, 1);
 		pg_json_obj_begin(&j);
@@ -567,7 +568,7 @@ int cmd_inspect(int argc, char **argv)
 		pg_json_key(&j, "files");
 		pg_json_arr_begin(&j);
 		for (uint32_t f = 0; f < t.n_files; f++)
-			file_json(&j, &t, f);
+			file_json(&j, &t, f, &marks[(size_t)f * ANALYZE_MARK_COUNT]);
 		pg_json_arr_end(&j);
 		pg_json_obj_end(&j);
 	} else {
@@ -585,10 +586,11 @@ int cmd_inspect(int argc, char **argv)
 		for (uint32_t f = 0; f < t.n_files; f++) {
 			if (f)
 				pg_buf_addc(&out, '\n');
-			file_text(&out, &t, f);
+			file_text(&out, &t, f, &marks[(size_t)f * ANALYZE_MARK_COUNT]);
 		}
 	}
 	fwrite(out.ptr, 1, out.len, stdout);
+	free(marks);
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);
