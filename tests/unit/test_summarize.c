@@ -270,7 +270,8 @@ static void test_eight_ranks_straggler(void **state)
 		uint32_t st = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
 		uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
 		ev(&g, host, "ProfilerStep#10", "user_annotation", 0, 500, -1);
-		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 1, 1, 77); /* same id on every rank */
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 1, 1,
+		   77); /* same id on every rank */
 		ev(&g, st, "ampere_sgemm", "kernel", 10, r == 5 ? 180 : 100, 77);
 	}
 	summarize(&g, 0, &s);
@@ -347,12 +348,9 @@ static void test_deterministic_json(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_overlap_split),
-		cmocka_unit_test(test_nesting),
-		cmocka_unit_test(test_warmup_and_classes),
-		cmocka_unit_test(test_eight_ranks_straggler),
-		cmocka_unit_test(test_gaps_marker),
-		cmocka_unit_test(test_deterministic_json),
+	    cmocka_unit_test(test_overlap_split),      cmocka_unit_test(test_nesting),
+	    cmocka_unit_test(test_warmup_and_classes), cmocka_unit_test(test_eight_ranks_straggler),
+	    cmocka_unit_test(test_gaps_marker),	       cmocka_unit_test(test_deterministic_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
