@@ -156,6 +156,7 @@ struct job {
 
 struct pool {
 	int want_sha256;
+	int threads;
 	struct job *jobs;
 	uint32_t n;
 	uint32_t next;
@@ -176,6 +177,8 @@ static void *worker(void *arg)
 		struct job *j = &p->jobs[i];
 		trace_init(&j->tr);
 		j->tr.want_sha256 = p->want_sha256;
+		/* one file: its reader may use every thread; many: one each */
+		j->tr.decode_threads = p->n == 1 ? p->threads : 1;
 		if (j->dup_of < 0) {
 			j->rc = read_path(&j->tr, j->path);
 			if (j->rc)
@@ -220,6 +223,7 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 	memset(&p, 0, sizeof(p));
 	p.jobs = pg_xcalloc(n ? n : 1, sizeof(*p.jobs));
 	p.want_sha256 = t->want_sha256;
+	p.threads = threads;
 	p.n = n;
 	for (uint32_t i = 0; i < n; i++) {
 		p.jobs[i].path = paths[i];

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -104,6 +105,31 @@ struct xp {
 	uint32_t n_hostnames;
 	uint64_t plane_events;
 	struct pg_buf scratch;
+	pthread_mutex_t *lock; /* interning while lines decode on several threads */
+	struct jobs *jobs;     /* lines to decode, across planes */
+};
+
+/* One line to decode: its bytes, track and event slots; results merged after. */
+struct job {
+	struct xp *x; /* its plane */
+	const uint8_t *p, *end;
+	uint32_t track;
+	int64_t ts_ns;
+	int steps_line;
+	uint64_t n_events, first; /* slots [first, first + n_events) */
+	/* results */
+	uint64_t n_aggregate;
+	int64_t first_ns, last_ns;
+	int rc;
+	char *err;
+};
+
+struct jobs {
+	struct job *v;
+	uint32_t n, cap;
+	uint32_t next;	 /* dynamic scheduling */
+	uint32_t *order; /* largest first */
+	pthread_mutex_t mu;
 };
 
 /* ---- wire format ---- */
@@ -298,8 +324,17 @@ static int decode_stat_metadata(struct xp *x, struct pb *entry)
 	return 0;
 }
 
+static trace_str intern_locked(struct xp *x, const char *s, size_t n)
+{
+	pthread_mutex_lock(x->lock);
+	trace_str id = trace_intern(x->t, s, n);
+	pthread_mutex_unlock(x->lock);
+	return id;
+}
+
 /* The text of a stat value, interned; 0 when it has none worth keeping. */
-static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *p, size_t n)
+static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *p, size_t n,
+			    struct pg_buf *scratch)
 {
 	char buf[64];
 
@@ -308,15 +343,15 @@ static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *
 		double d;
 		memcpy(&d, &u, 8);
 		snprintf(buf, sizeof(buf), "%.17g", d);
-		return trace_intern_cstr(x->t, buf);
+		return intern_locked(x, buf, strlen(buf));
 	}
 	case 3:
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)u);
-		return trace_intern_cstr(x->t, buf);
+		return intern_locked(x, buf, strlen(buf));
 	case 4:
 		snprintf(buf, sizeof(buf), "%lld", (long long)(int64_t)u);
-		return trace_intern_cstr(x->t, buf);
-	case 5: return trace_intern(x->t, (const char *)p, n);
+		return intern_locked(x, buf, strlen(buf));
+	case 5: return intern_locked(x, (const char *)p, n);
 	case 7: {
 		struct statinfo *r = stat_slot(x, u, 0);
 		return r ? r->name : 0;
@@ -330,16 +365,16 @@ static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *
 			return 0;
 		zs.next_in = (unsigned char *)(uintptr_t)p;
 		zs.avail_in = (uInt)n;
-		pg_buf_reset(&x->scratch);
+		pg_buf_reset(scratch);
 		int rc;
 		do {
 			zs.next_out = out;
 			zs.avail_out = sizeof(out);
 			rc = inflate(&zs, Z_NO_FLUSH);
-			pg_buf_add(&x->scratch, out, sizeof(out) - zs.avail_out);
-		} while (rc == Z_OK && x->scratch.len < RD_MAX_STRING_BYTES);
+			pg_buf_add(scratch, out, sizeof(out) - zs.avail_out);
+		} while (rc == Z_OK && scratch->len < RD_MAX_STRING_BYTES);
 		if (rc == Z_STREAM_END)
-			id = trace_intern(x->t, x->scratch.ptr, x->scratch.len);
+			id = intern_locked(x, scratch->ptr, scratch->len);
 		inflateEnd(&zs);
 		return id;
 	}
@@ -498,25 +533,25 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_DOUBLE_VALUE: {
 			uint64_t bits;
 			memcpy(&bits, &s->double_value, 8);
-			v = value_text(x, 2, bits, NULL, 0);
+			v = value_text(x, 2, bits, NULL, 0, &x->scratch);
 			break;
 		}
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE:
-			v = value_text(x, 3, s->uint64_value, NULL, 0);
+			v = value_text(x, 3, s->uint64_value, NULL, 0, &x->scratch);
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE:
-			v = value_text(x, 4, (uint64_t)s->int64_value, NULL, 0);
+			v = value_text(x, 4, (uint64_t)s->int64_value, NULL, 0, &x->scratch);
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE:
-			v = value_text(x, 5, 0, (const uint8_t *)s->str_value,
-				       strlen(s->str_value));
+			v = value_text(x, 5, 0, (const uint8_t *)s->str_value, strlen(s->str_value),
+				       &x->scratch);
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE:
-			v = value_text(x, 7, s->ref_value, NULL, 0);
+			v = value_text(x, 7, s->ref_value, NULL, 0, &x->scratch);
 			break;
 		case TENSORFLOW__PROFILER__XSTAT__VALUE_COMPRESSED_STR_VALUE:
 			v = value_text(x, 8, 0, s->compressed_str_value.data,
-				       s->compressed_str_value.len);
+				       s->compressed_str_value.len, &x->scratch);
 			break;
 		default: break;
 		}
@@ -524,6 +559,16 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 			margs_add(x, si->key, v);
 	}
 	e->n_args = x->n_margs - e->args_off;
+	/* the set for events with no kept stats of their own, interned now so the
+	 * parallel decode never has to */
+	struct trace_arg args[MAX_EVENT_ARGS];
+	uint32_t n_args = 0;
+	for (uint32_t i = 0; i < e->n_args && n_args < MAX_EVENT_ARGS; i++)
+		args[n_args++] = x->margs[e->args_off + i];
+	if (e->long_name && n_args < MAX_EVENT_ARGS)
+		args[n_args++] = (struct trace_arg){x->k_long_name, e->long_name};
+	e->argset = trace_argset_intern(x->t, args, n_args);
+	e->has_argset = 1;
 	tensorflow__profiler__xevent_metadata__free_unpacked(m, NULL);
 	return 0;
 }
@@ -646,9 +691,14 @@ static int ps_to_ns(int64_t base_ns, int64_t ps, int64_t *out)
 	return __builtin_add_overflow(base_ns, q, out) ? -1 : 0;
 }
 
-static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line_ts_ns,
-			int steps_line)
+/* Decode one XEvent into slot `slot`; counters go to the job. Runs on worker
+ * threads: touches only the slot, the job and (locked) interning. */
+static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot,
+			struct pg_buf *scratch)
 {
+	uint32_t track = j->track;
+	int64_t line_ts_ns = j->ts_ns;
+	int steps_line = j->steps_line;
 	uint32_t f;
 	int wt;
 	uint64_t mid = 0, v;
@@ -713,7 +763,7 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 					break;
 				/* fall through */
 			case STAT_KEEP: {
-				trace_str val = value_text(x, s.field, s.u, s.p, s.n);
+				trace_str val = value_text(x, s.field, s.u, s.p, s.n, scratch);
 				if (val && n_args < MAX_EVENT_ARGS)
 					args[n_args++] = (struct trace_arg){si->key, val};
 				break;
@@ -724,12 +774,13 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 			return corrupt(x, b->p, "bad event field");
 		}
 	}
-	x->plane_events++;
-	x->t->files[x->file].entries++;
+	struct trace_event *e = trace_event_at(x->t, slot);
+	memset(e, 0, sizeof(*e));
+	e->track = track;
 	if (has_nocc || !has_off) {
 		/* an aggregate (no timestamp): counted, not placed */
-		x->t->files[x->file].aggregate_events++;
-		x->t->tracks[track].n_events++;
+		e->flags = TRACE_EV_AGGREGATE;
+		j->n_aggregate++;
 		return 0;
 	}
 	struct evmeta *em = evm_slot(x, mid, 0);
@@ -743,19 +794,15 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 		for (uint32_t i = 0; i < em->n_args && n_args < MAX_EVENT_ARGS; i++) {
 			const struct trace_arg *ma = &x->margs[em->args_off + i];
 			int dup = 0;
-			for (uint32_t j = 0; j < n_args; j++)
-				if (args[j].key == ma->key)
+			for (uint32_t k = 0; k < n_args; k++)
+				if (args[k].key == ma->key)
 					dup = 1;
 			if (!dup)
 				args[n_args++] = *ma;
 		}
 		if (em->long_name && n_args < MAX_EVENT_ARGS)
 			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
-		if (own == 0) {
-			em->argset = trace_argset_intern(x->t, args, n_args);
-			em->has_argset = 1;
-			argset = em->argset;
-		}
+		PG_UNUSED(own);
 	}
 	if (has_dev_off)
 		off = dev_off;
@@ -768,29 +815,46 @@ static int decode_event(struct xp *x, struct pb *b, uint32_t track, int64_t line
 	if (__builtin_add_overflow(off, dur, &end_ps) || ps_to_ns(line_ts_ns, off, &ts_ns) ||
 	    ps_to_ns(line_ts_ns, end_ps, &end_ns))
 		return corrupt(x, start, "event time out of range");
-	struct trace_event *e = trace_event_add(x->t);
 	e->ts_ns = ts_ns;
 	e->dur_ns = end_ns - ts_ns;
 	e->name = name;
-	e->track = track;
 	e->ph = 'X';
 	e->corr = corr;
 	e->flags = has_corr ? TRACE_EV_HAS_CORR : 0;
-	e->args = argset != UINT32_MAX ? argset : trace_argset_intern(x->t, args, n_args);
-	trace_event_commit(x->t, e);
+	if (argset != UINT32_MAX) {
+		e->args = argset;
+	} else {
+		pthread_mutex_lock(x->lock);
+		e->args = trace_argset_intern(x->t, args, n_args);
+		pthread_mutex_unlock(x->lock);
+	}
+	if (ts_ns < j->first_ns)
+		j->first_ns = ts_ns;
+	if (end_ns > j->last_ns)
+		j->last_ns = end_ns;
 	return 0;
 }
 
-static int decode_line(struct xp *x, const struct range *r)
+static void jobs_add(struct jobs *js, const struct job *j)
+{
+	if (js->n == js->cap) {
+		js->cap = js->cap ? 2 * js->cap : 64;
+		js->v = pg_xrealloc(js->v, js->cap * sizeof(*js->v));
+	}
+	js->v[js->n++] = *j;
+}
+
+/* Sequential pre-pass over a line: its header, its track, its event count. */
+static int prepass_line(struct xp *x, const struct range *r)
 {
 	struct pb b = {r->p, r->end};
 	uint32_t f;
 	int wt;
-	uint64_t v;
-	int64_t id = 0, display_id = 0, ts_ns = 0;
-	struct pb name = {NULL, NULL}, dname = {NULL, NULL}, sub;
+	uint64_t v, n_events = 0;
+	int64_t id = 0, ts_ns = 0;
+	struct pb name = {NULL, NULL}, dname = {NULL, NULL};
 
-	/* pass 1: the header; display_name (11) follows the events (4) on the wire */
+	/* display_name (11) follows the events (4) on the wire: read the whole line */
 	while (b.p < b.end) {
 		if (pb_key(&b, &f, &wt))
 			return corrupt(x, b.p, "bad line field");
@@ -799,38 +863,76 @@ static int decode_line(struct xp *x, const struct range *r)
 				return corrupt(x, b.p, "bad line varint");
 			if (f == 1)
 				id = (int64_t)v;
-			else if (f == 10)
-				display_id = (int64_t)v;
 			else if (f == 3)
 				ts_ns = (int64_t)v;
 		} else if (wt == 2 && (f == 2 || f == 11)) {
 			if (pb_sub(&b, f == 2 ? &name : &dname))
 				return corrupt(x, b.p, "line name past its end");
-		} else if (pb_skip(&b, wt)) {
-			return corrupt(x, b.p, "bad line field");
+		} else {
+			if (f == 4 && wt == 2)
+				n_events++;
+			if (pb_skip(&b, wt))
+				return corrupt(x, b.p,
+					       f == 4 ? "event past the end of its line"
+						      : "bad line field");
 		}
 	}
-	PG_UNUSED(display_id);
 	const struct pb *nm = dname.p && dname.end > dname.p ? &dname : &name;
 	uint32_t track = line_track(x, id, nm->p ? (const char *)nm->p : "",
 				    nm->p ? (size_t)(nm->end - nm->p) : 0);
-	int steps_line = x->t->tracks[track].kind == TRACE_TRACK_STEPS;
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.x = x;
+	j.p = r->p;
+	j.end = r->end;
+	j.track = track;
+	j.ts_ns = ts_ns;
+	j.steps_line = x->t->tracks[track].kind == TRACE_TRACK_STEPS;
+	j.n_events = n_events;
+	j.first_ns = INT64_MAX;
+	j.last_ns = INT64_MIN;
+	x->plane_events += n_events;
+	x->t->files[x->file].entries += n_events;
+	jobs_add(x->jobs, &j);
+	return 0;
+}
 
-	/* pass 2: the events */
-	b.p = r->p;
+/* Decode a line's events into its slots; then let the kernel drop its pages. */
+static void decode_job(struct job *j, struct pg_buf *scratch, size_t page)
+{
+	struct xp *x = j->x;
+	struct pb b = {j->p, j->end}, sub;
+	uint32_t f;
+	int wt;
+	uint64_t k = 0;
+
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt))
-			return corrupt(x, b.p, "bad line field");
+		if (pb_key(&b, &f, &wt)) {
+			j->rc = corrupt(x, b.p, "bad line field");
+			break;
+		}
 		if (f == 4 && wt == 2) {
-			if (pb_sub(&b, &sub))
-				return corrupt(x, b.p, "event past the end of its line");
-			if (decode_event(x, &sub, track, ts_ns, steps_line))
-				return PG_EFORMAT;
+			if (pb_sub(&b, &sub) || k >= j->n_events) {
+				j->rc = corrupt(x, b.p, "event past the end of its line");
+				break;
+			}
+			if (decode_event(x, &sub, j, j->first + k, scratch)) {
+				j->rc = PG_EFORMAT;
+				break;
+			}
+			k++;
 		} else if (pb_skip(&b, wt)) {
-			return corrupt(x, b.p, "bad line field");
+			j->rc = corrupt(x, b.p, "bad line field");
+			break;
 		}
 	}
-	return 0;
+	if (j->rc)
+		j->err = pg_xstrdup(pg_error_last());
+	/* whole pages inside this line are not needed again */
+	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 static void plane_reset(struct xp *x)
@@ -874,7 +976,6 @@ static int decode_plane(struct xp *x, const struct range *r)
 	int wt;
 	uint64_t v;
 
-	plane_reset(x);
 	while (b.p < b.end) {
 		if (pb_key(&b, &f, &wt))
 			return corrupt(x, b.p, "bad plane field");
@@ -935,7 +1036,7 @@ static int decode_plane(struct xp *x, const struct range *r)
 			}
 			continue;
 		}
-		if (decode_line(x, &x->line_r.v[i]))
+		if (prepass_line(x, &x->line_r.v[i]))
 			return PG_EFORMAT;
 	}
 	if (x->device != UINT32_MAX)
@@ -960,14 +1061,105 @@ static void host_from_path(struct xp *x)
 	f->host = pg_xstrndup(base, suf ? (size_t)(suf - base) : strlen(base));
 }
 
-static int decode_space(struct xp *x)
+static void *job_worker(void *arg)
+{
+	struct jobs *js = arg;
+	struct pg_buf scratch = PG_BUF_INIT;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (;;) {
+		pthread_mutex_lock(&js->mu);
+		uint32_t i = js->next < js->n ? js->order[js->next++] : UINT32_MAX;
+		pthread_mutex_unlock(&js->mu);
+		if (i == UINT32_MAX)
+			break;
+		decode_job(&js->v[i], &scratch, page);
+	}
+	pg_buf_release(&scratch);
+	return NULL;
+}
+
+static const struct jobs *cmp_jobs;
+
+static int cmp_job_size(const void *a, const void *b)
+{
+	const struct job *x = &cmp_jobs->v[*(const uint32_t *)a];
+	const struct job *y = &cmp_jobs->v[*(const uint32_t *)b];
+	if (x->n_events != y->n_events)
+		return x->n_events > y->n_events ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/*
+ * Decode every line's events into slots reserved in advance, largest lines
+ * first, on `threads` threads; then fold the per-line counts into tracks and
+ * the file in line order, so nothing depends on which thread ran what.
+ */
+static int run_jobs(struct xp *x, struct jobs *js, int threads)
+{
+	uint64_t total = 0;
+	pthread_t tid[16];
+	int nt = 0;
+
+	for (uint32_t i = 0; i < js->n; i++)
+		total += js->v[i].n_events;
+	uint64_t first = trace_events_reserve(x->t, total);
+	js->order = pg_xmalloc((js->n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < js->n; i++) {
+		js->v[i].first = first;
+		first += js->v[i].n_events;
+		js->order[i] = i;
+	}
+	cmp_jobs = js;
+	if (js->n)
+		qsort(js->order, js->n, sizeof(uint32_t), cmp_job_size);
+	if (threads > 16)
+		threads = 16;
+	for (int i = 1; i < threads && total >= 100000; i++)
+		if (pthread_create(&tid[nt], NULL, job_worker, js) == 0)
+			nt++;
+	job_worker(js);
+	for (int i = 0; i < nt; i++)
+		pthread_join(tid[i], NULL);
+	for (uint32_t i = 0; i < js->n; i++) {
+		struct job *j = &js->v[i];
+		if (j->rc) {
+			pg_error_set(PG_EFORMAT, "%s", j->err);
+			return PG_EFORMAT;
+		}
+		struct trace_track *tr = &x->t->tracks[j->track];
+		tr->n_events += j->n_events;
+		if (j->first_ns < tr->first_ns)
+			tr->first_ns = j->first_ns;
+		if (j->last_ns > tr->last_ns)
+			tr->last_ns = j->last_ns;
+		x->t->files[x->file].aggregate_events += j->n_aggregate;
+	}
+	return 0;
+}
+
+static void plane_ctx_free(struct xp *pc)
+{
+	plane_reset(pc);
+	free(pc->line_r.v);
+	free(pc->meta_r.v);
+	free(pc->stat_r.v);
+	pg_buf_release(&pc->scratch);
+	free(pc);
+}
+
+static int decode_space(struct xp *x, int threads)
 {
 	struct pb b = {x->base, x->base + x->size}, sub;
 	struct ranges planes = {NULL, 0, 0};
+	struct jobs js;
+	struct xp **pcs = NULL;
+	uint32_t n_pcs = 0;
 	uint32_t f;
 	int wt, rc = PG_EFORMAT;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
+	memset(&js, 0, sizeof(js));
+	pthread_mutex_init(&js.mu, NULL);
 	while (b.p < b.end) {
 		if (pb_key(&b, &f, &wt)) {
 			corrupt(x, b.p, "bad field key");
@@ -1003,17 +1195,34 @@ static int decode_space(struct xp *x)
 		goto out;
 	}
 	host_from_path(x);
+	/* metadata of every plane first (kept alive), then all lines at once */
+	pcs = pg_xcalloc(planes.n, sizeof(*pcs));
 	for (uint32_t i = 0; i < planes.n; i++) {
-		if (decode_plane(x, &planes.v[i]))
+		struct xp *pc = pg_xcalloc(1, sizeof(*pc));
+		pc->t = x->t;
+		pc->file = x->file;
+		pc->path = x->path;
+		pc->base = x->base;
+		pc->size = x->size;
+		pc->k_long_name = x->k_long_name;
+		pc->lock = x->lock;
+		pc->jobs = &js;
+		pc->device = UINT32_MAX;
+		pg_buf_init(&pc->scratch);
+		pcs[n_pcs++] = pc;
+		if (decode_plane(pc, &planes.v[i]))
 			goto out;
-		/* done with these pages: let the kernel drop them from our RSS */
-		uintptr_t lo = ((uintptr_t)planes.v[i].p) & ~(uintptr_t)(page - 1);
-		uintptr_t hi = ((uintptr_t)planes.v[i].end) & ~(uintptr_t)(page - 1);
-		if (hi > lo)
-			madvise((void *)lo, hi - lo, MADV_DONTNEED);
 	}
-	rc = 0;
+	rc = run_jobs(x, &js, threads);
 out:
+	for (uint32_t i = 0; i < js.n; i++)
+		free(js.v[i].err);
+	free(js.v);
+	free(js.order);
+	pthread_mutex_destroy(&js.mu);
+	for (uint32_t i = 0; i < n_pcs; i++)
+		plane_ctx_free(pcs[i]);
+	free(pcs);
 	free(planes.v);
 	return rc;
 }
@@ -1061,10 +1270,13 @@ int read_xplane(struct trace *t, uint32_t file, const char *path)
 	x.base = map;
 	x.size = (size_t)st.st_size;
 	x.k_long_name = trace_intern_cstr(t, "long_name");
+	pthread_mutex_t lock;
+	pthread_mutex_init(&lock, NULL);
+	x.lock = &lock;
 	t->files[file].format = TRACE_FMT_XPLANE;
 	t->files[file].dialect = TRACE_DIALECT_XPLANE;
 	t->files[file].content_bytes = x.size;
-	rc = decode_space(&x);
+	rc = decode_space(&x, t->decode_threads > 0 ? t->decode_threads : 1);
 	if (!rc) {
 		t->files[file].framework = pg_xstrdup(guess_framework(t, file));
 		t->files[file].events_kept = 0;
@@ -1073,10 +1285,7 @@ int read_xplane(struct trace *t, uint32_t file, const char *path)
 				t->files[file].events_kept += t->devices[i].n_events;
 		t->files[file].events_kept -= t->files[file].aggregate_events;
 	}
-	plane_reset(&x);
-	free(x.line_r.v);
-	free(x.meta_r.v);
-	free(x.stat_r.v);
+	pthread_mutex_destroy(&lock);
 	for (uint32_t i = 0; i < x.n_hostnames; i++)
 		free(x.hostnames[i]);
 	free(x.hostnames);

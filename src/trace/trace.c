@@ -384,6 +384,19 @@ struct trace_event *trace_event_at(const struct trace *t, uint64_t i)
 	return &t->blocks[i >> EVBLOCK_SHIFT]->ev[i & (EVBLOCK_SIZE - 1)];
 }
 
+uint64_t trace_events_reserve(struct trace *t, uint64_t n)
+{
+	uint64_t first = t->n_events;
+	uint64_t blocks = (first + n + EVBLOCK_SIZE - 1) >> EVBLOCK_SHIFT;
+
+	while (t->n_blocks < blocks) {
+		GROW(t->blocks, t->n_blocks, t->cap_blocks);
+		t->blocks[t->n_blocks++] = pg_xmalloc(sizeof(struct trace_evblock));
+	}
+	t->n_events += n;
+	return first;
+}
+
 void trace_events_truncate(struct trace *t, uint64_t n)
 {
 	if (n >= t->n_events)
@@ -449,10 +462,11 @@ void trace_merge(struct trace *dst, struct trace *src)
 {
 	if (trace_is_empty(dst)) {
 		/* nothing to remap: take src whole, so one file costs one copy */
-		int want = dst->want_sha256;
+		int want = dst->want_sha256, threads = dst->decode_threads;
 		trace_release(dst);
 		*dst = *src;
 		dst->want_sha256 = want;
+		dst->decode_threads = threads;
 		memset(src, 0, sizeof(*src));
 		return;
 	}

@@ -191,7 +191,8 @@ struct trace {
 
 	struct trace_file *files;
 	uint32_t n_files, cap_files;
-	int want_sha256; /* readers hash each file's bytes (on a thread of its own) */
+	int want_sha256;    /* readers hash each file's bytes (on a thread of its own) */
+	int decode_threads; /* threads a reader may use within one file (XPlane lines) */
 	struct trace_warning *warnings;
 	uint32_t n_warnings, cap_warnings;
 };
@@ -227,6 +228,9 @@ void trace_file_free_planes(struct trace_file *f);
 struct trace_event *trace_event_add(struct trace *t);
 void trace_event_commit(struct trace *t, const struct trace_event *e);
 struct trace_event *trace_event_at(const struct trace *t, uint64_t i);
+/* Reserve n event slots (uninitialised) and return the first index; readers
+ * fill them, possibly from several threads, and update track counts after. */
+uint64_t trace_events_reserve(struct trace *t, uint64_t n);
 /* Drop events from index n on (used to undo a file that failed mid-read). */
 void trace_events_truncate(struct trace *t, uint64_t n);
 
