@@ -154,5 +154,9 @@ void summary_free(struct summary *s);
 /* Append the summary's JSON to out (pretty, deterministic). */
 void summary_write_json(const struct summary *s, struct pg_buf *out);
 void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...) PG_PRINTF(3, 4);
+/* Read a profgate.summary/1 file (s is initialised here; summary_free it).
+ * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the
+ * file and the key. */
+int summary_read_json(const char *path, struct summary *s) PG_WUR;
 
 #endif

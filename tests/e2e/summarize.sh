@@ -19,6 +19,13 @@ printf 'garbage' >"$T/bad.json"
 pg summarize "$T/bad.json" -o "$T/never.json"
 check "unreadable input exits 3 and writes no output file" sh -c "[ $rc -eq 3 ] && [ ! -e '$T/never.json' ]"
 
+pg report "$T/bad.json"
+check "report of a file that is not a summary exits 3 with one line" \
+	sh -c "[ $rc -eq 3 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'not JSON\|not a profgate summary' '$T/err'"
+printf '{"schema": "profile_summary.v1"}' >"$T/marin.json"
+pg report "$T/marin.json"
+check "report refuses another schema, naming it" sh -c "[ $rc -eq 3 ] && grep -q 'profile_summary.v1' '$T/err'"
+
 if [ ! -f "$CORPUS/manifest.json" ]; then
 	skip "corpus absent ($CORPUS)"
 	done_testing
@@ -100,6 +107,12 @@ assert d['steps']['source']=='module-period' and len(d['steps']['all'])==100
 ar=[c for c in d['collectives'] if c['kind']=='all-reduce']
 assert ar and ar[0]['capture_us_per_device']>0 and ar[0]['capture_count_per_device']==3, d['collectives']
 "
+
+pg report "$T/dlrm1.json" -o "$T/dlrm.md"
+check "report of the DLRM summary: a markdown report naming the worst device" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^# profgate report' '$T/dlrm.md' && grep -q '(worst)' '$T/dlrm.md'"
+pg report "$T/dlrm1.json"
+check "report is deterministic (file and stdout identical)" cmp -s "$T/out" "$T/dlrm.md"
 
 pg summarize "$CORPUS/tensorflow__profiler" -o "$T/tf.json"
 check "TensorFlow multi-worker capture: steps from the Steps lines" python3 -c "

@@ -1,0 +1,87 @@
+/*
+ * Escaping for markdown that GitHub renders: profile text is untrusted (kernel
+ * names, scope paths, labels), and must not ping people, inject HTML, or break
+ * the tables it sits in.
+ */
+#include "report.h"
+
+#include <string.h>
+
+/* Bytes of s to keep so that at most max bytes are used without splitting a
+ * UTF-8 sequence. */
+static size_t cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	size_t k = max;
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	return k;
+}
+
+void report_code(struct pg_buf *b, const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
+
+	pg_buf_addc(b, '`');
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '`')
+			pg_buf_addc(b, '\'');
+		else if (c == '|')
+			pg_buf_add(b, "\\|", 2);
+		else if (c < 0x20 || c == 0x7f)
+			pg_buf_addc(b, ' ');
+		else
+			pg_buf_addc(b, (char)c);
+	}
+	if (k < n)
+		pg_buf_adds(b, "…");
+	pg_buf_addc(b, '`');
+}
+
+void report_text(struct pg_buf *b, const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
+
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '<': pg_buf_adds(b, "&lt;"); break;
+		case '>': pg_buf_adds(b, "&gt;"); break;
+		case '&': pg_buf_adds(b, "&amp;"); break;
+		case '|': pg_buf_adds(b, "\\|"); break;
+		case '@':
+		case '#':
+			pg_buf_addc(b, (char)c);
+			pg_buf_adds(b, "\xe2\x80\x8d"); /* zero-width joiner: no mention, no link */
+			break;
+		case '\\':
+		case '`':
+		case '*':
+		case '_':
+		case '[':
+		case ']':
+		case '~':
+		case '!':
+			pg_buf_addc(b, '\\');
+			pg_buf_addc(b, (char)c);
+			break;
+		default: pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+		}
+	}
+	if (k < n)
+		pg_buf_adds(b, "…");
+}
+
+void report_time(struct pg_buf *b, double us)
+{
+	double a = us < 0 ? -us : us;
+
+	if (a >= 1e6)
+		pg_buf_addf(b, "%.3f s", us / 1e6);
+	else if (a >= 1e3)
+		pg_buf_addf(b, "%.2f ms", us / 1e3);
+	else
+		pg_buf_addf(b, "%.1f us", us);
+}

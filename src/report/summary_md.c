@@ -1,0 +1,306 @@
+/*
+ * The one-profile report: what was measured, the step time, where the time
+ * goes (per device and for the job), the heaviest families, ops, collectives,
+ * gaps and regions, what to try next, and what to distrust. Deterministic: the
+ * same summary gives the same bytes.
+ */
+#include "report.h"
+
+#include <string.h>
+
+#define NAME_MAX_BYTES 100
+
+static void pct(struct pg_buf *b, double share)
+{
+	pg_buf_addf(b, "%.1f%%", 100 * share);
+}
+
+static void headline(const struct summary *s, struct pg_buf *b)
+{
+	pg_buf_adds(b, "# profgate report\n\n");
+	if (s->steady.count) {
+		pg_buf_adds(b, "**Step time ");
+		report_time(b, s->steady.median_us);
+		pg_buf_adds(b, "** (median of ");
+		pg_buf_addf(b, "%u steady step%s, p90 ", s->steady.count,
+			    s->steady.count == 1 ? "" : "s");
+		report_time(b, s->steady.p90_us);
+		pg_buf_addf(b, ", steps from `%s`)", s->steps_source ? s->steps_source : "none");
+	} else {
+		pg_buf_adds(
+		    b, "**No steps found**: numbers below are over the whole capture, per device");
+	}
+	pg_buf_addf(b, " on %u device%s", s->device_count, s->device_count == 1 ? "" : "s");
+	if (s->device_kind) {
+		pg_buf_adds(b, " (");
+		report_text(b, s->device_kind, NAME_MAX_BYTES);
+		pg_buf_adds(b, ")");
+	}
+	pg_buf_adds(b, ".\n\n");
+	if (s->n_devices) {
+		pg_buf_adds(b, "Where the time goes (mean over devices, steady steps): compute ");
+		pct(b, s->mean.compute_share);
+		pg_buf_adds(b, ", exposed communication ");
+		pct(b, s->mean.exposed_comm_share);
+		pg_buf_adds(b, ", exposed memory copies ");
+		pct(b, s->mean.exposed_memcpy_share);
+		pg_buf_adds(b, ", idle ");
+		pct(b, s->mean.idle_share);
+		pg_buf_adds(b, ".\n\n");
+	}
+}
+
+static void identity(const struct summary *s, struct pg_buf *b)
+{
+	pg_buf_adds(b, "## What was measured\n\n| | |\n|---|---|\n");
+	pg_buf_adds(b, "| framework | ");
+	report_text(b, s->framework ? s->framework : "unknown", 40);
+	if (s->framework_version) {
+		pg_buf_adds(b, " (");
+		report_text(b, s->framework_version, 60);
+		pg_buf_adds(b, ")");
+	}
+	pg_buf_addf(b, " |\n| devices | %u", s->device_count);
+	if (s->device_kind) {
+		pg_buf_adds(b, " × ");
+		report_text(b, s->device_kind, NAME_MAX_BYTES);
+	}
+	pg_buf_addf(b, " |\n| hosts | %u |\n", s->host_count);
+	if (s->world_size >= 0)
+		pg_buf_addf(b, "| world size | %d |\n", s->world_size);
+	pg_buf_addf(b, "| steps | %u captured, %u warm-up excluded (", s->steps_captured,
+		    s->warmup);
+	report_text(b, s->warmup_reason ? s->warmup_reason : "", 160);
+	pg_buf_adds(b, ") |\n");
+	for (uint32_t i = 0; i < s->n_labels; i++) {
+		pg_buf_adds(b, "| label | ");
+		report_code(b, s->labels[i], NAME_MAX_BYTES);
+		pg_buf_adds(b, " |\n");
+	}
+	for (uint32_t i = 0; i < s->n_files && i < 20; i++) {
+		pg_buf_adds(b, "| file | ");
+		report_code(b, s->files[i].path, NAME_MAX_BYTES);
+		pg_buf_addf(b, " (%s, %llu events, sha256 `%.12s`) |\n",
+			    s->files[i].dialect ? s->files[i].dialect : "?",
+			    (unsigned long long)s->files[i].events,
+			    s->files[i].sha256 ? s->files[i].sha256 : "");
+	}
+	if (s->n_files > 20)
+		pg_buf_addf(b, "| file | … and %u more |\n", s->n_files - 20);
+	pg_buf_adds(b, "\n");
+}
+
+static void steps(const struct summary *s, struct pg_buf *b)
+{
+	if (!s->steady.count)
+		return;
+	pg_buf_adds(b, "## Step time\n\n| count | mean | median | p90 | min | max | MAD |\n"
+		       "|---:|---:|---:|---:|---:|---:|---:|\n");
+	pg_buf_addf(b, "| %u | ", s->steady.count);
+	const double v[] = {s->steady.mean_us, s->steady.median_us, s->steady.p90_us,
+			    s->steady.min_us,  s->steady.max_us,    s->steady.mad_us};
+	for (size_t i = 0; i < PG_ARRAY_LEN(v); i++) {
+		report_time(b, v[i]);
+		pg_buf_adds(b, i + 1 < PG_ARRAY_LEN(v) ? " | " : " |\n\n");
+	}
+	if (s->n_classes > 1) {
+		pg_buf_adds(b, "Two kinds of step: ");
+		for (uint32_t i = 0; i < s->n_classes; i++) {
+			const struct sum_class *c = &s->classes[i];
+			pg_buf_addf(b, "%s%s ×%u at ", i ? ", " : "", c->name, c->count);
+			report_time(b, c->median_us);
+			if (c->periodicity > 0)
+				pg_buf_addf(b, " (every %d steps)", c->periodicity);
+		}
+		pg_buf_adds(b, ".\n\n");
+	}
+	if (s->n_devices > 1 && s->slowest_device) {
+		pg_buf_adds(b, "Devices differ by ");
+		report_time(b, s->skew_us);
+		pg_buf_adds(b, " per step on average; the slowest is most often ");
+		report_code(b, s->slowest_device, NAME_MAX_BYTES);
+		pg_buf_adds(b, ".\n\n");
+	}
+}
+
+static void devices(const struct summary *s, struct pg_buf *b)
+{
+	if (!s->n_devices)
+		return;
+	pg_buf_adds(
+	    b,
+	    "## Where the time goes, per device (steady steps)\n\n"
+	    "| device | wall | compute | exposed comm | exposed memcpy | idle | comm overlapped |\n"
+	    "|---|---:|---:|---:|---:|---:|---:|\n");
+	uint32_t shown = 0;
+	for (uint32_t i = 0; i < s->n_devices; i++) {
+		const struct sum_split *x = &s->devices[i].steady;
+		int worst = s->worst_device && strcmp(s->worst_device, s->devices[i].id) == 0;
+		if (shown >= 16 && !worst)
+			continue;
+		shown++;
+		double w = x->wall_us > 0 ? x->wall_us : 1;
+		pg_buf_adds(b, "| ");
+		report_code(b, s->devices[i].id, 60);
+		pg_buf_adds(b, worst && s->n_devices > 1 ? " (worst) | " : " | ");
+		report_time(b, x->wall_us);
+		pg_buf_adds(b, " | ");
+		pct(b, x->compute_us / w);
+		pg_buf_adds(b, " | ");
+		pct(b, x->exposed_comm_us / w);
+		pg_buf_adds(b, " | ");
+		pct(b, x->exposed_memcpy_us / w);
+		pg_buf_adds(b, " | ");
+		pct(b, x->idle_us / w);
+		pg_buf_adds(b, " | ");
+		if (x->comm_us > 0)
+			pct(b, (x->comm_us - x->exposed_comm_us) / x->comm_us);
+		else
+			pg_buf_adds(b, "–");
+		pg_buf_adds(b, " |\n");
+	}
+	if (shown < s->n_devices)
+		pg_buf_addf(b, "| … %u more devices | | | | | | |\n", s->n_devices - shown);
+	pg_buf_adds(b, "\n");
+}
+
+static void families_ops(const struct summary *s, struct pg_buf *b)
+{
+	if (s->n_families) {
+		pg_buf_adds(b, "## Families\n\n| family | category | per step | share of step | "
+			       "count per step |\n"
+			       "|---|---|---:|---:|---:|\n");
+		for (uint32_t i = 0; i < s->n_families; i++) {
+			const struct sum_family *f = &s->families[i];
+			pg_buf_addf(b, "| %s | %s | ", f->family, f->category ? f->category : "");
+			report_time(b, f->us_per_step);
+			pg_buf_adds(b, " | ");
+			pct(b, f->share);
+			pg_buf_addf(b, " | %.1f |\n", f->count_per_step);
+		}
+		pg_buf_adds(b, "\n");
+	}
+	if (s->n_ops) {
+		uint32_t n = s->n_ops < 15 ? s->n_ops : 15;
+		pg_buf_addf(b,
+			    "## Top ops (%u of %u)\n\n| op | family | self per step | total per "
+			    "step | count per step |\n"
+			    "|---|---|---:|---:|---:|\n",
+			    n, s->n_ops);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sum_op *o = &s->ops[i];
+			pg_buf_adds(b, "| ");
+			report_code(b, o->name, NAME_MAX_BYTES);
+			pg_buf_addf(b, " | %s | ", o->family ? o->family : "");
+			report_time(b, o->self_us_per_step);
+			pg_buf_adds(b, " | ");
+			report_time(b, o->total_us_per_step);
+			pg_buf_addf(b, " | %.1f |\n", o->count_per_step);
+		}
+		pg_buf_adds(b, "\n");
+	}
+}
+
+static void collectives(const struct summary *s, struct pg_buf *b)
+{
+	if (!s->n_collectives)
+		return;
+	pg_buf_adds(b, "## Collectives\n\n| kind | count per step | time per step | bytes per step "
+		       "| algbw | busbw | over the capture, per device |\n"
+		       "|---|---:|---:|---:|---:|---:|---:|\n");
+	for (uint32_t i = 0; i < s->n_collectives; i++) {
+		const struct sum_collective *c = &s->collectives[i];
+		pg_buf_addf(b, "| %s | %.1f | ", c->kind, c->count_per_step);
+		report_time(b, c->us_per_step);
+		if (c->bytes_per_step >= 0)
+			pg_buf_addf(b, " | %.3g MB | %.2f GB/s | %.2f GB/s | ",
+				    c->bytes_per_step / 1e6, c->algbw_gbps, c->busbw_gbps);
+		else
+			pg_buf_adds(b, " | – | – | – | ");
+		pg_buf_addf(b, "%.0f × , ", c->capture_count_per_device);
+		report_time(b, c->capture_us_per_device);
+		pg_buf_adds(b, " |\n");
+	}
+	pg_buf_adds(b, "\n");
+}
+
+static void gaps_regions(const struct summary *s, struct pg_buf *b)
+{
+	if (s->n_gaps) {
+		uint32_t n = s->n_gaps < 10 ? s->n_gaps : 10;
+		pg_buf_adds(b, "## Idle before ops\n\n| before op | after marker | idle per step | "
+			       "largest | count per step |\n"
+			       "|---|---|---:|---:|---:|\n");
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sum_gap *g = &s->gaps[i];
+			pg_buf_adds(b, "| ");
+			report_code(b, g->op, NAME_MAX_BYTES);
+			pg_buf_adds(b, " | ");
+			if (g->marker && strcmp(g->marker, g->op) != 0)
+				report_code(b, g->marker, 60);
+			pg_buf_adds(b, " | ");
+			report_time(b, g->us_per_step);
+			pg_buf_adds(b, " | ");
+			report_time(b, g->max_us);
+			pg_buf_addf(b, " | %.1f |\n", g->count_per_step);
+		}
+		pg_buf_adds(b, "\n");
+	}
+	if (s->n_regions) {
+		uint32_t n = s->n_regions < 10 ? s->n_regions : 10;
+		pg_buf_adds(b, "## Regions\n\n| region | inclusive per step | exclusive per step "
+			       "|\n|---|---:|---:|\n");
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sum_region *r = &s->regions[i];
+			pg_buf_adds(b, "| ");
+			report_code(b, r->path, 140);
+			pg_buf_adds(b, " | ");
+			report_time(b, r->inclusive_us_per_step);
+			pg_buf_adds(b, " | ");
+			report_time(b, r->exclusive_us_per_step);
+			pg_buf_adds(b, " |\n");
+		}
+		pg_buf_adds(b, "\n");
+	}
+}
+
+static void candidates_quality(const struct summary *s, struct pg_buf *b)
+{
+	if (s->n_candidates) {
+		pg_buf_adds(b, "## What to try next\n\n");
+		for (uint32_t i = 0; i < s->n_candidates; i++) {
+			pg_buf_adds(b, "- **");
+			report_text(b, s->candidates[i].title, 120);
+			pg_buf_adds(b, "**: ");
+			report_text(b, s->candidates[i].evidence, 400);
+			pg_buf_adds(b, "\n");
+		}
+		pg_buf_adds(b, "\n");
+	}
+	if (s->n_warnings) {
+		pg_buf_adds(b, "## Quality warnings\n\n");
+		for (uint32_t i = 0; i < s->n_warnings; i++) {
+			pg_buf_adds(b, "- ");
+			report_code(b, s->warnings[i].code, 40);
+			pg_buf_adds(b, ": ");
+			report_text(b, s->warnings[i].message, 400);
+			pg_buf_adds(b, "\n");
+		}
+		pg_buf_adds(b, "\n");
+	}
+}
+
+void report_summary_md(const struct summary *s, struct pg_buf *out)
+{
+	headline(s, out);
+	identity(s, out);
+	steps(s, out);
+	devices(s, out);
+	families_ops(s, out);
+	collectives(s, out);
+	gaps_regions(s, out);
+	candidates_quality(s, out);
+	pg_buf_addf(out, "<sub>profgate %s · %s · basis `%s`</sub>\n",
+		    s->profgate_version ? s->profgate_version : "", SUMMARY_SCHEMA,
+		    s->basis ? s->basis : "");
+}
