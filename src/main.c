@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
     {"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps"},
     {"summarize", cmd_summarize, "reduce profiles to one summary JSON (profgate.summary/1)"},
+    {"merge", cmd_merge, "combine per-host or per-rank summaries into one"},
     {"report", cmd_report, "render a summary as a markdown report"},
 };
 

@@ -75,7 +75,6 @@ struct az {
 	/* steps */
 	int64_t *step_ids;
 	uint32_t n_step_ids;
-	double n_steady; /* steady steps, >= 1 for normalisation */
 	int has_steps;
 	/* arg keys */
 	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
@@ -534,50 +533,6 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Linear interpolation at position (n-1)q of sorted v. */
-static double quantile(const double *v, uint32_t n, double q)
-{
-	if (n == 0)
-		return 0;
-	double pos = (n - 1) * q;
-	uint32_t lo = (uint32_t)pos;
-	if (lo + 1 >= n)
-		return v[n - 1];
-	return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
-}
-
-static void stats_of(const double *vals, uint32_t n, struct sum_stats *st)
-{
-	double *v = pg_xmalloc((n + 1) * sizeof(double)), sum = 0;
-
-	memset(st, 0, sizeof(*st));
-	st->count = n;
-	if (n == 0) {
-		free(v);
-		return;
-	}
-	memcpy(v, vals, n * sizeof(double));
-	qsort(v, n, sizeof(double), cmp_double);
-	for (uint32_t i = 0; i < n; i++)
-		sum += v[i];
-	st->mean_us = sum / n;
-	st->median_us = quantile(v, n, 0.5);
-	st->p90_us = quantile(v, n, 0.9);
-	st->min_us = v[0];
-	st->max_us = v[n - 1];
-	for (uint32_t i = 0; i < n; i++)
-		v[i] = fabs(v[i] - st->median_us);
-	qsort(v, n, sizeof(double), cmp_double);
-	st->mad_us = quantile(v, n, 0.5);
-	free(v);
-}
-
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
 {
 	struct summary *s = z->s;
@@ -599,7 +554,6 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 	z->n_step_ids = u;
 	s->steps = pg_xcalloc(u + 1, sizeof(*s->steps));
 	s->n_steps = u;
-	uint32_t missing = 0;
 	for (uint32_t i = 0; i < u; i++) {
 		struct sum_step *st = &s->steps[i];
 		st->step = ids[i];
@@ -620,205 +574,12 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 			else if (st->device_us[d] > st->us)
 				st->us = st->device_us[d];
 		}
-		missing += any_missing;
+		PG_UNUSED(any_missing);
 		for (uint32_t k = 0; k < n_hm; k++)
 			if (hm[k].step == ids[i] &&
 			    (double)(hm[k].e - hm[k].s) / 1000.0 > st->host_us)
 				st->host_us = (double)(hm[k].e - hm[k].s) / 1000.0;
 	}
-	if (missing)
-		summary_add_warning(s, "steps-missing",
-				    "%u of %u steps are missing on at least one device", missing,
-				    u);
-}
-
-/* Leading steps that stand out (compilation, cache warm-up) are warm-up. */
-static void choose_warmup(struct az *z)
-{
-	struct summary *s = z->s;
-	uint32_t n = s->n_steps, w = 0;
-	char reason[256];
-
-	if (z->o->warmup >= 0) {
-		w = (uint32_t)z->o->warmup < n ? (uint32_t)z->o->warmup : n;
-		snprintf(reason, sizeof(reason), "--warmup %d", z->o->warmup);
-	} else if (n >= 3) {
-		double *v = pg_xmalloc(n * sizeof(double));
-		struct sum_stats st;
-		for (uint32_t i = 0; i < n; i++)
-			v[i] = s->steps[i].us;
-		stats_of(v, n, &st);
-		double limit = st.median_us + fmax(0.5 * st.median_us, 5 * st.mad_us);
-		while (w + 2 < n && s->steps[w].us > limit)
-			w++;
-		free(v);
-		if (w)
-			snprintf(
-			    reason, sizeof(reason),
-			    "auto: the first %u step%s took more than %.3f us (median %.3f us)", w,
-			    w == 1 ? "" : "s", limit, st.median_us);
-		else
-			snprintf(reason, sizeof(reason), "auto: no leading step stands out");
-	} else {
-		snprintf(reason, sizeof(reason), "auto: too few steps to tell warm-up apart");
-	}
-	s->warmup = w;
-	s->warmup_reason = pg_xstrdup(reason);
-	for (uint32_t i = 0; i < n; i++)
-		s->steps[i].steady = i >= w;
-}
-
-static void step_classes(struct az *z, const double *v, const int64_t *ids, uint32_t n)
-{
-	struct summary *s = z->s;
-	double *lg = NULL, lo_c, hi_c;
-	uint8_t *heavy = NULL;
-	int split = 0;
-
-	if (n >= 6) {
-		double mn = v[0], mx = v[0];
-		for (uint32_t i = 1; i < n; i++) {
-			mn = fmin(mn, v[i]);
-			mx = fmax(mx, v[i]);
-		}
-		if (mn > 0 && mx / mn >= 1.25) {
-			lg = pg_xmalloc(n * sizeof(double));
-			heavy = pg_xcalloc(n, 1);
-			for (uint32_t i = 0; i < n; i++)
-				lg[i] = log(v[i]);
-			lo_c = log(mn);
-			hi_c = log(mx);
-			for (int it = 0; it < 40; it++) {
-				double sl = 0, sh = 0;
-				uint32_t nl = 0, nh = 0;
-				for (uint32_t i = 0; i < n; i++) {
-					heavy[i] = fabs(lg[i] - hi_c) < fabs(lg[i] - lo_c);
-					if (heavy[i]) {
-						sh += lg[i];
-						nh++;
-					} else {
-						sl += lg[i];
-						nl++;
-					}
-				}
-				double nlc = nl ? sl / nl : lo_c, nhc = nh ? sh / nh : hi_c;
-				int done = fabs(nlc - lo_c) < 1e-9 && fabs(nhc - hi_c) < 1e-9;
-				lo_c = nlc;
-				hi_c = nhc;
-				if (done)
-					break;
-			}
-			uint32_t nh = 0;
-			for (uint32_t i = 0; i < n; i++)
-				nh += heavy[i];
-			split = nh >= 2 && n - nh >= 2 && nh * 10 >= n && (n - nh) * 10 >= n &&
-				exp(hi_c - lo_c) >= 1.5;
-		}
-	}
-	int n_cls = split ? 2 : 1;
-	s->classes = pg_xcalloc((size_t)n_cls, sizeof(*s->classes));
-	s->n_classes = (uint32_t)n_cls;
-	for (int c = 0; c < n_cls; c++) {
-		struct sum_class *cl = &s->classes[c];
-		double *cv = pg_xmalloc((n + 1) * sizeof(double));
-		uint32_t cn = 0;
-		for (uint32_t i = 0; i < n; i++)
-			if (!split || heavy[i] == (uint8_t)c)
-				cv[cn++] = v[i];
-		struct sum_stats st;
-		stats_of(cv, cn, &st);
-		cl->name = pg_xstrdup(!split ? "typical" : c ? "heavy" : "light");
-		cl->count = cn;
-		cl->median_us = st.median_us;
-		double best = -1;
-		for (uint32_t i = 0; i < n; i++) {
-			if (split && heavy[i] != (uint8_t)c)
-				continue;
-			double dlt = fabs(v[i] - st.median_us);
-			if (best < 0 || dlt < best) {
-				best = dlt;
-				cl->representative_step = ids[i];
-			}
-		}
-		if (split && c == 1 && cn >= 3) {
-			/* most frequent difference > 1 between consecutive heavy steps */
-			int64_t prev = -1, best_d = 0;
-			int best_n = 0;
-			int64_t *dv = pg_xmalloc(n * sizeof(int64_t));
-			uint32_t nd = 0;
-			for (uint32_t i = 0; i < n; i++)
-				if (heavy[i]) {
-					if (prev >= 0 && ids[i] - prev > 1)
-						dv[nd++] = ids[i] - prev;
-					prev = ids[i];
-				}
-			for (uint32_t i = 0; i < nd; i++) {
-				int cnt = 0;
-				for (uint32_t k = 0; k < nd; k++)
-					cnt += dv[k] == dv[i];
-				if (cnt > best_n || (cnt == best_n && dv[i] < best_d)) {
-					best_n = cnt;
-					best_d = dv[i];
-				}
-			}
-			if (nd >= 2 && best_n >= 2)
-				cl->periodicity = (int32_t)best_d;
-			free(dv);
-		}
-		free(cv);
-	}
-	free(lg);
-	free(heavy);
-}
-
-static void steady_stats(struct az *z)
-{
-	struct summary *s = z->s;
-	double *v = pg_xmalloc((s->n_steps + 1) * sizeof(double));
-	int64_t *ids = pg_xmalloc((s->n_steps + 1) * sizeof(int64_t));
-	uint32_t n = 0, *slow = pg_xcalloc(z->n_devs + 1, sizeof(uint32_t));
-	double skew = 0;
-	uint32_t n_skew = 0;
-
-	for (uint32_t i = 0; i < s->n_steps; i++) {
-		const struct sum_step *st = &s->steps[i];
-		if (!st->steady)
-			continue;
-		v[n] = st->us;
-		ids[n++] = st->step;
-		double mn = -1, mx = -1;
-		uint32_t arg_mx = 0, have = 0;
-		for (uint32_t d = 0; d < z->n_devs; d++) {
-			if (st->device_us[d] < 0)
-				continue;
-			have++;
-			if (mn < 0 || st->device_us[d] < mn)
-				mn = st->device_us[d];
-			if (st->device_us[d] > mx) {
-				mx = st->device_us[d];
-				arg_mx = d;
-			}
-		}
-		if (have >= 2) {
-			skew += mx - mn;
-			n_skew++;
-			slow[arg_mx]++;
-		}
-	}
-	stats_of(v, n, &s->steady);
-	step_classes(z, v, ids, n);
-	s->skew_us = n_skew ? skew / n_skew : 0;
-	if (n_skew) {
-		uint32_t best = 0;
-		for (uint32_t d = 1; d < z->n_devs; d++)
-			if (slow[d] > slow[best])
-				best = d;
-		s->slowest_device = pg_xstrdup(s->devices[best].id);
-	}
-	z->n_steady = n ? n : 1;
-	free(v);
-	free(ids);
-	free(slow);
 }
 
 /* Steady windows per device: its spans of the steady steps, sorted, merged. */
@@ -976,26 +737,11 @@ static void split(const struct dev *dv, const int64_t *ws, const int64_t *we, ui
 	out->kernel_sum_us = (double)ksum / 1000.0;
 }
 
-static void view_of(const struct sum_split *x, double steps, struct sum_breakdown_view *v)
-{
-	double w = x->wall_us > 0 ? x->wall_us : 1;
-
-	v->compute_share = x->compute_us / w;
-	v->exposed_comm_share = x->exposed_comm_us / w;
-	v->exposed_memcpy_share = x->exposed_memcpy_us / w;
-	v->idle_share = x->idle_us / w;
-	v->comm_overlap_share = x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : 0;
-	v->kernel_sum_minus_wall_us_per_step =
-	    (x->kernel_sum_us - x->wall_us) / (steps > 0 ? steps : 1);
-}
-
+/* Each device's split over the whole capture and over its steady windows. */
 static void breakdowns(struct az *z)
 {
 	struct summary *s = z->s;
-	double worst_idle = -1;
 
-	memset(&s->mean, 0, sizeof(s->mean));
-	memset(&s->worst, 0, sizeof(s->worst));
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		struct dev *dv = &z->devs[d];
 		int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -1006,35 +752,10 @@ static void breakdowns(struct az *z)
 		if (dv->n)
 			split(dv, &lo, &hi, 1, &s->devices[d].all);
 		split(dv, dv->win_s, dv->win_e, dv->n_win, &s->devices[d].steady);
-		struct sum_breakdown_view v;
-		view_of(&s->devices[d].steady, z->n_steady, &v);
-		s->mean.compute_share += v.compute_share / z->n_devs;
-		s->mean.exposed_comm_share += v.exposed_comm_share / z->n_devs;
-		s->mean.exposed_memcpy_share += v.exposed_memcpy_share / z->n_devs;
-		s->mean.idle_share += v.idle_share / z->n_devs;
-		s->mean.comm_overlap_share += v.comm_overlap_share / z->n_devs;
-		s->mean.kernel_sum_minus_wall_us_per_step +=
-		    v.kernel_sum_minus_wall_us_per_step / z->n_devs;
-		/* the worst device: the least busy one (largest idle plus exposed waits) */
-		double bad = v.idle_share + v.exposed_comm_share + v.exposed_memcpy_share;
-		if (bad > worst_idle) {
-			worst_idle = bad;
-			s->worst = v;
-			free(s->worst_device);
-			s->worst_device = pg_xstrdup(s->devices[d].id);
-		}
 	}
 }
 
 /* ---- ops, families, collectives, gaps, regions ---- */
-
-static int cmp_op_self(const void *a, const void *b)
-{
-	const struct sum_op *x = a, *y = b;
-	if (x->self_us_per_step != y->self_us_per_step)
-		return x->self_us_per_step > y->self_us_per_step ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
 
 static double dtype_bytes(const char *d)
 {
@@ -1050,19 +771,17 @@ static double dtype_bytes(const char *d)
 	return 0;
 }
 
-#define MAX_OPS 5000
-
+/* Totals over activity starting in steady windows (exact: integer ns summed
+ * in doubles, written as us with three decimals). */
 static void ops_and_families(struct az *z)
 {
 	struct summary *s = z->s;
-	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
 	double fam_self[ANALYZE_FAM_COUNT] = {0}, fam_count[ANALYZE_FAM_COUNT] = {0};
 	struct {
-		double count, ns, bytes, bw_factor_bytes, cap_count, cap_ns;
+		double count, ns, bytes, cap_count, cap_ns;
+		uint32_t group;
 		int sized;
 	} coll[ANALYZE_FAM_COUNT];
-	double flops = 0;
-	int has_flops = 0;
 
 	memset(coll, 0, sizeof(coll));
 	for (uint32_t d = 0; d < z->n_devs; d++) {
@@ -1084,8 +803,8 @@ static void ops_and_families(struct az *z)
 			const struct trace_event *e = trace_event_at(z->t, a->ev);
 			const char *fl = arg(z, e, z->k_flops);
 			if (fl) {
-				flops += strtod(fl, NULL);
-				has_flops = 1;
+				s->flops_total += strtod(fl, NULL);
+				s->has_flops = 1;
 			}
 			if (a->cat != ANALYZE_CAT_COMMUNICATION || !a->leaf)
 				continue;
@@ -1095,123 +814,60 @@ static void ops_and_families(struct az *z)
 			double bytes = dtype_bytes(arg(z, e, z->k_dtype));
 			const char *ne = a->fam == ANALYZE_FAM_ALL_GATHER ? outn : in;
 			if (ne && bytes > 0) {
-				double b = strtod(ne, NULL) * bytes;
-				double n = strtod(
-				    arg(z, e, z->k_group) ? arg(z, e, z->k_group) : "0", NULL);
-				double f = a->fam == ANALYZE_FAM_ALL_REDUCE
-					       ? (n > 0 ? 2 * (n - 1) / n : 0)
-					       : (n > 0 ? (n - 1) / n : 0);
-				coll[a->fam].bytes += b;
-				coll[a->fam].bw_factor_bytes += b * f;
+				const char *gs = arg(z, e, z->k_group);
+				long n = gs ? strtol(gs, NULL, 10) : 0;
+				coll[a->fam].bytes += strtod(ne, NULL) * bytes;
+				if (n > 0 && (uint32_t)n > coll[a->fam].group)
+					coll[a->fam].group = (uint32_t)n;
 				coll[a->fam].sized = 1;
 			}
 		}
 	}
-	/* ops, largest self time first; past MAX_OPS a tail bucket */
-	struct sum_op *ops = pg_xcalloc(z->n_ops + 1, sizeof(*ops));
-	uint32_t n = 0;
+	s->ops = pg_xcalloc(z->n_ops + 1, sizeof(*s->ops));
 	for (uint32_t i = 0; i < z->n_ops; i++) {
 		struct opinfo *o = &z->ops[i];
 		if (o->count == 0)
 			continue;
-		struct sum_op *x = &ops[n++];
+		struct sum_op *x = &s->ops[s->n_ops++];
 		x->name = pg_xstrdup(o->name);
 		x->family = pg_xstrdup(analyze_family_name(o->fam));
 		x->category = pg_xstrdup(analyze_category_name(o->cat));
 		for (int k = 0; k < 3; k++)
 			x->examples[k] = o->examples[k] ? pg_xstrdup(o->examples[k]) : NULL;
-		x->count_per_step = o->count / norm;
-		x->self_us_per_step = o->self_ns / 1000.0 / norm;
-		x->total_us_per_step = o->total_ns / 1000.0 / norm;
+		x->count_total = o->count;
+		x->self_us_total = o->self_ns / 1000.0;
+		x->total_us_total = o->total_ns / 1000.0;
 	}
-	if (n)
-		qsort(ops, n, sizeof(*ops), cmp_op_self);
-	if (n > MAX_OPS) {
-		struct sum_op *tail = &ops[MAX_OPS];
-		double c = 0, se = 0, to = 0;
-		for (uint32_t i = MAX_OPS; i < n; i++) {
-			c += ops[i].count_per_step;
-			se += ops[i].self_us_per_step;
-			to += ops[i].total_us_per_step;
-			if (i > MAX_OPS) {
-				free(ops[i].name);
-				free(ops[i].family);
-				free(ops[i].category);
-				for (int k = 0; k < 3; k++)
-					free(ops[i].examples[k]);
-			}
-		}
-		free(tail->name);
-		free(tail->family);
-		for (int k = 0; k < 3; k++) {
-			free(tail->examples[k]);
-			tail->examples[k] = NULL;
-		}
-		tail->name = pg_xstrdup("(other ops)");
-		tail->family = pg_xstrdup("other");
-		tail->count_per_step = c;
-		tail->self_us_per_step = se;
-		tail->total_us_per_step = to;
-		n = MAX_OPS + 1;
-	}
-	s->ops = ops;
-	s->n_ops = n;
-
-	double step_us = s->steady.count ? s->steady.median_us : 0;
 	s->families = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->families));
 	for (int f = 0; f < ANALYZE_FAM_COUNT; f++) {
 		if (fam_count[f] == 0)
 			continue;
 		struct sum_family *x = &s->families[s->n_families++];
 		x->family = pg_xstrdup(analyze_family_name((enum analyze_family)f));
-		/* the category of a family is the category of its ops */
 		enum analyze_category c = ANALYZE_CAT_COMPUTE;
 		if (f >= ANALYZE_FAM_ALL_REDUCE && f <= ANALYZE_FAM_COLLECTIVE_OTHER)
 			c = ANALYZE_CAT_COMMUNICATION;
 		else if (f == ANALYZE_FAM_MEMCPY || f == ANALYZE_FAM_MEMSET)
 			c = ANALYZE_CAT_MEMORY;
 		x->category = pg_xstrdup(analyze_category_name(c));
-		x->count_per_step = fam_count[f] / norm;
-		x->us_per_step = fam_self[f] / 1000.0 / norm;
-		x->share = step_us > 0 ? x->us_per_step / step_us : 0;
+		x->count_total = fam_count[f];
+		x->us_total = fam_self[f] / 1000.0;
 	}
-	/* families by time, largest first (stable by name) */
-	for (uint32_t i = 1; i < s->n_families; i++)
-		for (uint32_t k = i; k > 0; k--) {
-			struct sum_family *a = &s->families[k - 1], *b = &s->families[k];
-			if (b->us_per_step > a->us_per_step || (b->us_per_step == a->us_per_step &&
-								strcmp(b->family, a->family) < 0)) {
-				struct sum_family t = *a;
-				*a = *b;
-				*b = t;
-			} else {
-				break;
-			}
-		}
 	s->collectives = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->collectives));
 	for (int f = ANALYZE_FAM_ALL_REDUCE; f <= ANALYZE_FAM_COLLECTIVE_OTHER; f++) {
 		if (coll[f].cap_count == 0)
 			continue;
 		struct sum_collective *c = &s->collectives[s->n_collectives++];
-		c->capture_count_per_device = coll[f].cap_count / (z->n_devs ? z->n_devs : 1);
-		c->capture_us_per_device = coll[f].cap_ns / 1000.0 / (z->n_devs ? z->n_devs : 1);
 		c->kind = pg_xstrdup(f == ANALYZE_FAM_COLLECTIVE_OTHER
 					 ? "other"
 					 : analyze_family_name((enum analyze_family)f));
-		c->count_per_step = coll[f].count / norm;
-		c->us_per_step = coll[f].ns / 1000.0 / norm;
-		c->bytes_per_step = coll[f].sized ? coll[f].bytes / norm : -1;
-		c->algbw_gbps = coll[f].sized && coll[f].ns > 0 ? coll[f].bytes / coll[f].ns : -1;
-		c->busbw_gbps =
-		    coll[f].sized && coll[f].ns > 0 ? coll[f].bw_factor_bytes / coll[f].ns : -1;
-	}
-	/* throughput: bytes/ns is GB/s; flops over the steady device time */
-	if (has_flops && z->n_devs) {
-		double wall = 0;
-		for (uint32_t d = 0; d < z->n_devs; d++)
-			wall += s->devices[d].steady.wall_us;
-		wall /= z->n_devs;
-		s->tflops_per_device = wall > 0 ? flops / z->n_devs / (wall * 1e-6) / 1e12 : -1;
+		c->count_total = coll[f].count;
+		c->us_total = coll[f].ns / 1000.0;
+		c->bytes_total = coll[f].bytes;
+		c->group_size = coll[f].group;
+		c->sized = coll[f].sized;
+		c->capture_count_total = coll[f].cap_count;
+		c->capture_us_total = coll[f].cap_ns / 1000.0;
 	}
 }
 
@@ -1229,14 +885,6 @@ static int cmp_act_time(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static int cmp_gap(const void *a, const void *b)
-{
-	const struct sum_gap *x = a, *y = b;
-	if (x->us_per_step != y->us_per_step)
-		return x->us_per_step > y->us_per_step ? -1 : 1;
-	return strcmp(x->op, y->op);
-}
-
 /*
  * Idle before ops: gaps in a device's activity across all its streams (a comm
  * stream waiting while compute runs is not idle), inside steady windows. When the op that
@@ -1247,7 +895,6 @@ static int cmp_gap(const void *a, const void *b)
 static void gaps(struct az *z)
 {
 	struct summary *s = z->s;
-	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
 	double *cnt = pg_xcalloc(z->n_ops + 1, sizeof(double));
 	double *tot = pg_xcalloc(z->n_ops + 1, sizeof(double));
 	double *mx = pg_xcalloc(z->n_ops + 1, sizeof(double));
@@ -1300,18 +947,9 @@ static void gaps(struct az *z)
 		struct sum_gap *g = &s->gaps[s->n_gaps++];
 		g->op = pg_xstrdup(z->ops[i].name);
 		g->marker = pg_xstrdup(z->ops[marker[i]].name);
-		g->count_per_step = cnt[i] / norm;
-		g->us_per_step = tot[i] / 1000.0 / norm;
+		g->count_total = cnt[i];
+		g->us_total = tot[i] / 1000.0;
 		g->max_us = mx[i] / 1000.0;
-	}
-	if (s->n_gaps)
-		qsort(s->gaps, s->n_gaps, sizeof(*s->gaps), cmp_gap);
-	if (s->n_gaps > 500) {
-		for (uint32_t i = 500; i < s->n_gaps; i++) {
-			free(s->gaps[i].op);
-			free(s->gaps[i].marker);
-		}
-		s->n_gaps = 500;
 	}
 	free(cnt);
 	free(tot);
@@ -1363,18 +1001,9 @@ static int skip_segment(const char *seg, size_t n)
 	return n == 0;
 }
 
-static int cmp_region(const void *a, const void *b)
-{
-	const struct sum_region *x = a, *y = b;
-	if (x->inclusive_us_per_step != y->inclusive_us_per_step)
-		return x->inclusive_us_per_step > y->inclusive_us_per_step ? -1 : 1;
-	return strcmp(x->path, y->path);
-}
-
 static void regions(struct az *z)
 {
 	struct summary *s = z->s;
-	double norm = z->n_devs ? (double)z->n_devs * z->n_steady : 1;
 	struct region_acc *r = NULL;
 	uint32_t n = 0, cap = 0;
 	struct pg_u64map idx = {0};
@@ -1436,16 +1065,9 @@ static void regions(struct az *z)
 		struct sum_region *x = &s->regions[s->n_regions++];
 		x->path = r[i].path;
 		x->depth = r[i].depth;
-		x->count_per_step = r[i].count / norm;
-		x->inclusive_us_per_step = r[i].incl / 1000.0 / norm;
-		x->exclusive_us_per_step = r[i].excl / 1000.0 / norm;
-	}
-	if (s->n_regions)
-		qsort(s->regions, s->n_regions, sizeof(*s->regions), cmp_region);
-	if (s->n_regions > 500) {
-		for (uint32_t i = 500; i < s->n_regions; i++)
-			free(s->regions[i].path);
-		s->n_regions = 500;
+		x->count_total = r[i].count;
+		x->inclusive_us_total = r[i].incl / 1000.0;
+		x->exclusive_us_total = r[i].excl / 1000.0;
 	}
 	free(r);
 	pg_u64map_release(&idx);
@@ -1453,62 +1075,6 @@ static void regions(struct az *z)
 }
 
 /* ---- identity, quality, candidates ---- */
-
-static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
-			  ...) PG_PRINTF(4, 5);
-
-static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
-			  ...)
-{
-	char ev[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ev, sizeof(ev), fmt, ap);
-	va_end(ap);
-	s->candidates = pg_xrealloc(s->candidates, (s->n_candidates + 1) * sizeof(*s->candidates));
-	s->candidates[s->n_candidates++] =
-	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), pg_xstrdup(ev)};
-}
-
-static void candidates(struct az *z)
-{
-	struct summary *s = z->s;
-	double step = s->steady.count ? s->steady.median_us : 0;
-
-	if (s->mean.exposed_comm_share >= 0.10)
-		add_candidate(s, "exposed-communication", "Overlap communication with compute",
-			      "%.1f%% of device time is communication not hidden under compute; "
-			      "%.1f%% of communication overlaps compute",
-			      100 * s->mean.exposed_comm_share, 100 * s->mean.comm_overlap_share);
-	if (s->mean.idle_share >= 0.15)
-		add_candidate(s, "device-idle", "Find why the devices wait (host, input, launches)",
-			      "devices are idle %.1f%% of the steady step time (worst: %s)",
-			      100 * s->mean.idle_share, s->worst_device ? s->worst_device : "-");
-	if (s->mean.exposed_memcpy_share >= 0.05)
-		add_candidate(s, "exposed-memcpy", "Hide or remove memory copies",
-			      "%.1f%% of device time is memory copies under no compute",
-			      100 * s->mean.exposed_memcpy_share);
-	if (s->n_ops && step > 0 && s->ops[0].self_us_per_step / step >= 0.25)
-		add_candidate(s, "dominant-op", "Optimise the dominant op",
-			      "%s takes %.1f%% of the step (%.3f us per step)", s->ops[0].name,
-			      100 * s->ops[0].self_us_per_step / step, s->ops[0].self_us_per_step);
-	if (s->n_gaps && step > 0 && s->gaps[0].us_per_step / step >= 0.05)
-		add_candidate(s, "pre-op-gap", "Remove the wait before an op",
-			      "devices idle %.3f us per step before %s (%.1f%% of the step)",
-			      s->gaps[0].us_per_step, s->gaps[0].op,
-			      100 * s->gaps[0].us_per_step / step);
-	if (s->steady.count >= 4 && s->steady.median_us > 0 &&
-	    s->steady.p90_us / s->steady.median_us >= 1.4)
-		add_candidate(s, "step-jitter", "Make step time steady",
-			      "p90 step %.3f us is %.2fx the median %.3f us", s->steady.p90_us,
-			      s->steady.p90_us / s->steady.median_us, s->steady.median_us);
-	if (step > 0 && s->skew_us / step >= 0.10 && s->slowest_device)
-		add_candidate(s, "straggler", "Look at the slowest device",
-			      "devices differ by %.3f us per step (%.1f%%); %s is most often the "
-			      "slowest",
-			      s->skew_us, 100 * s->skew_us / step, s->slowest_device);
-}
 
 static void identity_and_files(struct az *z)
 {
@@ -1529,6 +1095,8 @@ static void identity_and_files(struct az *z)
 		    f->duplicate_of != UINT32_MAX ? t->files[f->duplicate_of].entries : f->entries;
 		o->format = pg_xstrdup(trace_format_name(f->format));
 		o->dialect = pg_xstrdup(trace_dialect_name(f->dialect));
+		o->host = f->host ? pg_xstrdup(f->host) : NULL;
+		o->rank = f->rank;
 		int seen = 0;
 		for (uint32_t k = 0; k < i && f->host; k++)
 			if (t->files[k].host && strcmp(t->files[k].host, f->host) == 0)
@@ -1550,33 +1118,13 @@ static void identity_and_files(struct az *z)
 		const struct trace_device *td = &t->devices[z->devs[d].tdev];
 		const struct trace_file *f = &t->files[td->file];
 		struct sum_device *o = &s->devices[d];
-		char id[160];
 		const char *kind = trace_dev_kind_name(td->kind);
-		if (t->n_files > 1 && td->rank >= 0)
-			snprintf(id, sizeof(id), "rank%d/%s%d", td->rank, kind, td->index);
-		else if (t->n_files > 1 && f->host)
-			snprintf(id, sizeof(id), "%s/%s%d", f->host, kind, td->index);
-		else if (t->n_files > 1)
-			snprintf(id, sizeof(id), "file%u/%s%d", td->file, kind, td->index);
-		else
-			snprintf(id, sizeof(id), "%s%d", kind, td->index);
-		/* ids stay unique */
-		int dup = 0;
-		for (uint32_t k = 0; k < d; k++)
-			if (strncmp(s->devices[k].id, id, strlen(id)) == 0)
-				dup++;
-		if (dup) {
-			size_t l = strlen(id);
-			snprintf(id + l, sizeof(id) - l, "#%d", dup + 1);
-		}
-		o->id = pg_xstrdup(id);
+		o->file = td->file; /* the id is given by summary_finalize */
 		o->kind = pg_xstrdup(kind);
 		o->index = td->index;
 		o->rank = td->rank >= 0 ? td->rank : f->rank;
 		o->name = td->name ? pg_xstrdup(trace_str_get(t, td->name)) : NULL;
 		o->host = f->host ? pg_xstrdup(f->host) : NULL;
-		if (!s->device_kind)
-			s->device_kind = pg_xstrdup(o->name ? o->name : kind);
 	}
 	s->basis = pg_xstrdup("profgate.timeline/1");
 	for (uint32_t i = 0; i < z->o->n_labels; i++) {
@@ -1585,39 +1133,14 @@ static void identity_and_files(struct az *z)
 	}
 }
 
+/* Reader warnings, with the file they came from; finalize adds the derived ones. */
 static void quality(struct az *z)
 {
 	const struct trace *t = z->t;
-	struct summary *s = z->s;
 
 	for (uint32_t i = 0; i < t->n_warnings; i++)
-		summary_add_warning(s, t->warnings[i].code, "%s: %s",
+		summary_add_warning(z->s, t->warnings[i].code, "%s: %s",
 				    t->files[t->warnings[i].file].path, t->warnings[i].message);
-	if (z->n_devs == 0)
-		summary_add_warning(s, "no-device-activity",
-				    "no device kernels, copies or XLA ops: breakdown, ops and "
-				    "collectives are empty");
-	if (!z->has_steps)
-		summary_add_warning(
-		    s, "no-steps",
-		    "no step markers (Steps line, StepTraceAnnotation, ProfilerStep#, "
-		    "XLA Modules): per-step numbers are over the whole capture, per "
-		    "device");
-	/* ranks: distinct ranks against the world size */
-	if (s->world_size > 0) {
-		uint32_t ranks = 0;
-		for (uint32_t i = 0; i < t->n_files; i++) {
-			int seen = 0;
-			for (uint32_t k = 0; k < i; k++)
-				seen |= t->files[k].rank == t->files[i].rank;
-			ranks += t->files[i].rank >= 0 && !seen;
-		}
-		if (ranks > 0 && ranks < (uint32_t)s->world_size)
-			summary_add_warning(
-			    s, "ranks-missing",
-			    "%u of %d ranks were profiled; the summary covers only those", ranks,
-			    s->world_size);
-	}
 }
 
 void analyze_options_init(struct analyze_options *o)
@@ -1666,16 +1189,19 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	s->step_source = pg_xstrdup(src);
 	build_step_table(&z, hm, n_hm);
 	free(hm);
-	s->steps_captured = s->n_steps;
-	choose_warmup(&z);
-	steady_stats(&z);
+	summary_choose_warmup(s, o->warmup);
+	uint32_t steady = 0;
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		steady += s->steps[i].steady;
 	steady_windows(&z);
 	breakdowns(&z);
 	ops_and_families(&z);
 	gaps(&z);
 	regions(&z);
 	quality(&z);
-	candidates(&z);
+	s->basis_devices = z.n_devs;
+	s->basis_steady_steps = steady;
+	summary_finalize(s);
 
 	for (uint32_t d = 0; d < z.n_devs; d++) {
 		free(z.devs[d].a);

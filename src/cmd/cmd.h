@@ -54,5 +54,6 @@ int cmd_parse_threads(const char *cmd, const char *text, int *out);
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -131,6 +131,8 @@ static void read_source_identity(struct rd *r, const cJSON *root, struct summary
 		f->sha256 = str(r, it, "sha256", 0);
 		f->format = str(r, it, "format", 0);
 		f->dialect = str(r, it, "dialect", 0);
+		f->host = str(r, it, "host", 0);
+		f->rank = (int32_t)num(r, it, "rank", -1);
 		f->bytes = (uint64_t)num(r, it, "bytes", 0);
 		f->events = (uint64_t)num(r, it, "events", 0);
 	}
@@ -169,6 +171,7 @@ static void read_steps(struct rd *r, const cJSON *root, struct summary *s, uint3
 		return;
 	s->steps_source = str(r, st, "source", 1);
 	s->warmup = (uint32_t)num(r, st, "warmup", 0);
+	s->warmup_requested = (int32_t)num(r, st, "warmup_requested", -1);
 	s->warmup_reason = str(r, st, "warmup_reason", 0);
 	const cJSON *all = arr(r, st, "all");
 	s->steps = pg_xcalloc(count(all) + 1, sizeof(*s->steps));
@@ -228,6 +231,7 @@ static void read_devices(struct rd *r, const cJSON *devs, struct summary *s)
 	cJSON_ArrayForEach (it, devs) {
 		struct sum_device *d = &s->devices[i++];
 		d->id = str(r, it, "id", 1);
+		d->file = (uint32_t)num(r, it, "file", 0);
 		d->kind = str(r, it, "kind", 1);
 		d->name = str(r, it, "name", 0);
 		d->host = str(r, it, "host", 0);
@@ -256,6 +260,8 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		f->count_per_step = num(r, it, "count_per_step", 0);
 		f->us_per_step = num(r, it, "us_per_step", 0);
 		f->share = num(r, it, "share", 0);
+		f->count_total = num(r, it, "count_total", 0);
+		f->us_total = num(r, it, "us_total", 0);
 	}
 	s->n_families = i;
 
@@ -270,6 +276,9 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		o->count_per_step = num(r, it, "count_per_step", 0);
 		o->self_us_per_step = num(r, it, "self_us_per_step", 0);
 		o->total_us_per_step = num(r, it, "total_us_per_step", 0);
+		o->count_total = num(r, it, "count_total", 0);
+		o->self_us_total = num(r, it, "self_us_total", 0);
+		o->total_us_total = num(r, it, "total_us_total", 0);
 		const cJSON *ex = arr(r, it, "examples"), *e;
 		int k = 0;
 		cJSON_ArrayForEach (e, ex)
@@ -291,6 +300,15 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		c->busbw_gbps = num(r, it, "busbw_gbps", -1);
 		c->capture_count_per_device = num(r, it, "capture_count_per_device", 0);
 		c->capture_us_per_device = num(r, it, "capture_us_per_device", 0);
+		c->count_total = num(r, it, "count_total", 0);
+		c->us_total = num(r, it, "us_total", 0);
+		c->bytes_total = num(r, it, "bytes_total", -1);
+		c->sized = c->bytes_total >= 0;
+		if (!c->sized)
+			c->bytes_total = 0;
+		c->group_size = (uint32_t)num(r, it, "group_size", 0);
+		c->capture_count_total = num(r, it, "capture_count_total", 0);
+		c->capture_us_total = num(r, it, "capture_us_total", 0);
 	}
 	s->n_collectives = i;
 
@@ -304,6 +322,8 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		g->count_per_step = num(r, it, "count_per_step", 0);
 		g->us_per_step = num(r, it, "us_per_step", 0);
 		g->max_us = num(r, it, "max_us", 0);
+		g->count_total = num(r, it, "count_total", 0);
+		g->us_total = num(r, it, "us_total", 0);
 	}
 	s->n_gaps = i;
 
@@ -317,11 +337,23 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		g->count_per_step = num(r, it, "count_per_step", 0);
 		g->inclusive_us_per_step = num(r, it, "inclusive_us_per_step", 0);
 		g->exclusive_us_per_step = num(r, it, "exclusive_us_per_step", 0);
+		g->count_total = num(r, it, "count_total", 0);
+		g->inclusive_us_total = num(r, it, "inclusive_us_total", 0);
+		g->exclusive_us_total = num(r, it, "exclusive_us_total", 0);
 	}
 	s->n_regions = i;
 
 	const cJSON *tp = obj(r, root, "throughput", 0);
 	s->tflops_per_device = tp ? num(r, tp, "tflops_per_device", -1) : -1;
+	s->flops_total = tp ? num(r, tp, "flops_total", -1) : -1;
+	s->has_flops = s->flops_total >= 0;
+	if (!s->has_flops)
+		s->flops_total = 0;
+	const cJSON *basis = obj(r, root, "per_step_basis", 1);
+	if (basis) {
+		s->basis_devices = (uint32_t)num(r, basis, "devices", 0);
+		s->basis_steady_steps = (uint32_t)num(r, basis, "steady_steps", 0);
+	}
 
 	a = arr(r, root, "candidates");
 	s->candidates = pg_xcalloc(count(a) + 1, sizeof(*s->candidates));

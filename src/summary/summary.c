@@ -31,6 +31,7 @@ void summary_free(struct summary *s)
 		free(s->files[i].sha256);
 		free(s->files[i].format);
 		free(s->files[i].dialect);
+		free(s->files[i].host);
 	}
 	free(s->files);
 	free(s->device_kind);
@@ -234,6 +235,7 @@ static void write_steps(struct pg_json *j, const struct summary *s)
 	pg_json_obj_begin(j);
 	kv_str(j, "source", s->steps_source);
 	kv_int(j, "warmup", s->warmup);
+	kv_int(j, "warmup_requested", s->warmup_requested);
 	kv_str(j, "warmup_reason", s->warmup_reason);
 	pg_json_key(j, "all");
 	pg_json_arr_begin(j);
@@ -289,6 +291,7 @@ static void write_devices(struct pg_json *j, const struct summary *s)
 		const struct sum_device *d = &s->devices[i];
 		pg_json_obj_begin(j);
 		kv_str(j, "id", d->id);
+		kv_int(j, "file", d->file);
 		kv_str(j, "kind", d->kind);
 		kv_int(j, "index", d->index);
 		kv_str(j, "name", d->name);
@@ -320,6 +323,8 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_num(j, "count_per_step", f->count_per_step, 3);
 		kv_us(j, "us_per_step", f->us_per_step);
 		kv_share(j, "share", f->share);
+		kv_num(j, "count_total", f->count_total, 0);
+		kv_us(j, "us_total", f->us_total);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -335,6 +340,9 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_num(j, "count_per_step", o->count_per_step, 3);
 		kv_us(j, "self_us_per_step", o->self_us_per_step);
 		kv_us(j, "total_us_per_step", o->total_us_per_step);
+		kv_num(j, "count_total", o->count_total, 0);
+		kv_us(j, "self_us_total", o->self_us_total);
+		kv_us(j, "total_us_total", o->total_us_total);
 		pg_json_key(j, "examples");
 		pg_json_arr_begin(j);
 		for (int k = 0; k < 3 && o->examples[k]; k++)
@@ -357,6 +365,16 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_us_opt(j, "busbw_gbps", c->busbw_gbps);
 		kv_num(j, "capture_count_per_device", c->capture_count_per_device, 3);
 		kv_us(j, "capture_us_per_device", c->capture_us_per_device);
+		kv_num(j, "count_total", c->count_total, 0);
+		kv_us(j, "us_total", c->us_total);
+		pg_json_key(j, "bytes_total");
+		if (c->sized)
+			pg_json_double(j, c->bytes_total, 0);
+		else
+			pg_json_null(j);
+		kv_int(j, "group_size", c->group_size);
+		kv_num(j, "capture_count_total", c->capture_count_total, 0);
+		kv_us(j, "capture_us_total", c->capture_us_total);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -371,6 +389,8 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_num(j, "count_per_step", g->count_per_step, 3);
 		kv_us(j, "us_per_step", g->us_per_step);
 		kv_us(j, "max_us", g->max_us);
+		kv_num(j, "count_total", g->count_total, 0);
+		kv_us(j, "us_total", g->us_total);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -385,6 +405,9 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_num(j, "count_per_step", r->count_per_step, 3);
 		kv_us(j, "inclusive_us_per_step", r->inclusive_us_per_step);
 		kv_us(j, "exclusive_us_per_step", r->exclusive_us_per_step);
+		kv_num(j, "count_total", r->count_total, 0);
+		kv_us(j, "inclusive_us_total", r->inclusive_us_total);
+		kv_us(j, "exclusive_us_total", r->exclusive_us_total);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -392,6 +415,11 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 	pg_json_key(j, "throughput");
 	pg_json_obj_begin(j);
 	kv_us_opt(j, "tflops_per_device", s->tflops_per_device);
+	pg_json_key(j, "flops_total");
+	if (s->has_flops)
+		pg_json_double(j, s->flops_total, 0);
+	else
+		pg_json_null(j);
 	pg_json_obj_end(j);
 
 	pg_json_key(j, "candidates");
@@ -430,6 +458,12 @@ void summary_write_json(const struct summary *s, struct pg_buf *out)
 		pg_json_uint(&j, f->events);
 		kv_str(&j, "format", f->format);
 		kv_str(&j, "dialect", f->dialect);
+		kv_str(&j, "host", f->host);
+		pg_json_key(&j, "rank");
+		if (f->rank >= 0)
+			pg_json_int(&j, f->rank);
+		else
+			pg_json_null(&j);
 		pg_json_obj_end(&j);
 	}
 	pg_json_arr_end(&j);
@@ -449,6 +483,11 @@ void summary_write_json(const struct summary *s, struct pg_buf *out)
 	pg_json_obj_end(&j);
 	write_steps(&j, s);
 	write_devices(&j, s);
+	pg_json_key(&j, "per_step_basis");
+	pg_json_obj_begin(&j);
+	kv_int(&j, "devices", s->basis_devices);
+	kv_int(&j, "steady_steps", s->basis_steady_steps);
+	pg_json_obj_end(&j);
 	pg_json_key(&j, "breakdown");
 	pg_json_obj_begin(&j);
 	kv_str(&j, "basis", "steady steps, per device; mean over devices and the worst device");

@@ -15,6 +15,8 @@
 
 struct sum_file {
 	char *path, *sha256, *format, *dialect;
+	char *host;   /* XPlane host, or NULL */
+	int32_t rank; /* Kineto distributed rank, or -1 */
 	uint64_t bytes, events;
 };
 
@@ -34,6 +36,7 @@ struct sum_split {
 struct sum_device {
 	char *id, *kind, *name, *host;
 	int32_t index, rank;
+	uint32_t file; /* index into files */
 	struct sum_split all, steady;
 };
 
@@ -62,12 +65,14 @@ struct sum_op {
 	char *name, *family, *category;
 	char *examples[3];
 	double count_per_step, self_us_per_step, total_us_per_step;
+	double count_total, self_us_total, total_us_total; /* exact sums: merge adds these */
 };
 
 struct sum_family {
 	char *family, *category;
 	double us_per_step, share; /* share of the steady step time */
 	double count_per_step;
+	double count_total, us_total;
 };
 
 struct sum_collective {
@@ -78,17 +83,22 @@ struct sum_collective {
 	/* over the whole capture, per device: collectives outside the steady steps
 	 * (setup, evaluation) still show */
 	double capture_count_per_device, capture_us_per_device;
+	double count_total, us_total, bytes_total, capture_count_total, capture_us_total;
+	uint32_t group_size; /* the largest NCCL group size seen; busbw uses it */
+	int sized;
 };
 
 struct sum_gap {
 	char *op, *marker;
 	double count_per_step, us_per_step, max_us;
+	double count_total, us_total;
 };
 
 struct sum_region {
 	char *path;
 	uint32_t depth;
 	double count_per_step, inclusive_us_per_step, exclusive_us_per_step;
+	double count_total, inclusive_us_total, exclusive_us_total;
 };
 
 struct sum_candidate {
@@ -145,6 +155,12 @@ struct summary {
 	struct sum_region *regions;
 	uint32_t n_regions;
 	double tflops_per_device; /* < 0 when the trace carries no flops */
+	double flops_total;
+	int has_flops;
+	/* per-step numbers are totals / (basis_devices x basis_steady_steps) */
+	uint32_t basis_devices;
+	uint32_t basis_steady_steps;
+	int32_t warmup_requested; /* --warmup N, or -1 for the automatic rule */
 	struct sum_candidate *candidates;
 	uint32_t n_candidates;
 };
@@ -154,6 +170,27 @@ void summary_free(struct summary *s);
 /* Append the summary's JSON to out (pretty, deterministic). */
 void summary_write_json(const struct summary *s, struct pg_buf *out);
 void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...) PG_PRINTF(3, 4);
+/*
+ * Decide the warm-up (requested >= 0: the first N steps; else leading steps
+ * that stand out) and set steps[].steady. Shared by summarize and merge.
+ */
+void summary_choose_warmup(struct summary *s, int32_t requested);
+/*
+ * Everything derived from the raw parts (steps with device times and steady
+ * flags, device splits, totals, reader warnings): steady statistics, classes,
+ * skew, per-step numbers, shares, bandwidths, the breakdown views, sorted and
+ * capped lists, derived quality warnings and candidates. Called last by both
+ * summarize and merge, so equal raw parts give equal bytes.
+ */
+void summary_finalize(struct summary *s);
+/* Combine summaries of hosts or ranks of one capture into out (initialised
+ * here); inputs are left as they were. Returns 0 or PG_EUSAGE with the message
+ * set when they cannot be one capture. */
+int summary_merge(struct summary *out, const struct summary *in, uint32_t n);
+/* The same, with names for error messages (the summaries' file names). */
+int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
+			const char *const *names);
+
 /* Read a profgate.summary/1 file (s is initialised here; summary_free it).
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the
  * file and the key. */

@@ -98,6 +98,18 @@ check "threads change nothing: -j 1 and -j 2 give byte-identical summaries" cmp 
 pg summarize "$CORPUS/facebookresearch__param/dlrm_kineto" -j 2 -o "$T/dlrm3.json"
 check "the same inputs twice give byte-identical summaries" cmp -s "$T/dlrm2.json" "$T/dlrm3.json"
 
+# merge: per-rank summaries made separately combine into the summary of all ranks at once
+mkdir -p "$T/ranks"
+for f in "$CORPUS"/facebookresearch__param/dlrm_kineto/*.pt.trace.json; do
+	"$PROFGATE" summarize "$f" -o "$T/ranks/$(basename "$f" .json).sum.json"
+done
+pg merge "$T"/ranks/*.sum.json -o "$T/merged.json"
+check "merge of the 8 per-rank summaries equals summarize of the folder, byte for byte" \
+	sh -c "[ $rc -eq 0 ] && cmp -s '$T/merged.json' '$T/dlrm1.json'"
+pg merge "$T/ranks/worker0_step_12.1694128201545.pt.trace.sum.json" -o "$T/self.json"
+check "merge of one summary is that summary" \
+	cmp -s "$T/self.json" "$T/ranks/worker0_step_12.1694128201545.pt.trace.sum.json"
+
 pg summarize "$CORPUS/openxla__xprof/tpu_inference_2.xplane.pb" -o "$T/tpu.json"
 check "TPU XPlane: 4 TPU devices, steps from XLA Modules executions, all-reduce under collectives" python3 -c "
 import json
@@ -113,6 +125,12 @@ check "report of the DLRM summary: a markdown report naming the worst device" \
 	sh -c "[ $rc -eq 0 ] && grep -q '^# profgate report' '$T/dlrm.md' && grep -q '(worst)' '$T/dlrm.md'"
 pg report "$T/dlrm1.json"
 check "report is deterministic (file and stdout identical)" cmp -s "$T/out" "$T/dlrm.md"
+
+pg merge "$T/dlrm1.json" "$T/tpu.json"
+check "merge refuses summaries that are not one capture (exit 2, one line)" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'not one capture' '$T/err'"
+pg merge "$T/dlrm1.json" "$T/bad.json"
+check "merge of an unreadable summary exits 3" [ "$rc" -eq 3 ]
 
 pg summarize "$CORPUS/tensorflow__profiler" -o "$T/tf.json"
 check "TensorFlow multi-worker capture: steps from the Steps lines" python3 -c "

@@ -1,0 +1,75 @@
+/*
+ * profgate merge: summaries of the hosts or ranks of one capture, made where
+ * the profiles are (a Slurm array, a CI matrix), combined into one — the same
+ * result as summarizing all files at once.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../summary/summary.h"
+
+static const char *opt_out;
+
+static const struct cmd_opt merge_opts[] = {
+    {"output", 'o', "FILE", "write the merged summary here (default: standard output)", NULL,
+     &opt_out},
+};
+
+static const struct cmd_spec merge_spec = {
+    "merge", "SUMMARY... [-o FILE]",
+    "Combine summaries of the hosts or ranks of one capture (from 'profgate summarize') into\n"
+    "one summary with every device: steps joined by number, totals added, statistics\n"
+    "recomputed. Give them in the order summarize would read the files (by path).",
+    merge_opts, (int)PG_ARRAY_LEN(merge_opts)};
+
+int cmd_merge(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct summary *in = NULL, out;
+	struct pg_buf buf = PG_BUF_INIT;
+	int n_pos, help, rc = PG_EXIT_OK, n_read = 0;
+
+	opt_out = NULL;
+	if (cmd_parse(&merge_spec, argc, argv, pos, &n_pos, &help)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (help) {
+		cmd_usage(&merge_spec, stdout);
+		free(pos);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	if (n_pos == 0) {
+		free(pos);
+		pg_error_set(PG_EUSAGE, "merge: no summaries given (see 'profgate merge --help')");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	in = pg_xcalloc((size_t)n_pos, sizeof(*in));
+	for (; n_read < n_pos; n_read++)
+		if (summary_read_json(pos[n_read], &in[n_read])) {
+			rc = cmd_error(PG_EXIT_INPUT);
+			goto out;
+		}
+	if (summary_merge_named(&out, in, (uint32_t)n_pos, pos)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		summary_free(&out);
+		goto out;
+	}
+	summary_write_json(&out, &buf);
+	summary_free(&out);
+	if (opt_out && strcmp(opt_out, "-") != 0) {
+		if (pg_write_file_atomic(opt_out, buf.ptr, buf.len))
+			rc = cmd_error(PG_EXIT_INPUT);
+	} else {
+		fwrite(buf.ptr, 1, buf.len, stdout);
+	}
+out:
+	for (int i = 0; i < n_read; i++)
+		summary_free(&in[i]);
+	free(in);
+	pg_buf_release(&buf);
+	free(pos);
+	return cmd_finish(rc);
+}

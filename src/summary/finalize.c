@@ -1,0 +1,598 @@
+/*
+ * The derived half of a summary: from raw parts (steps with per-device times
+ * and steady flags, per-device splits, exact totals, reader warnings) to every
+ * statistic, per-step number, share, bandwidth, sorted list, derived warning
+ * and candidate. summarize and merge both end here, so a merge of per-host
+ * summaries and a summary of all hosts at once give the same bytes.
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPS	 5000
+#define MAX_LIST 500
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation at position (n-1)q of sorted v. */
+static double quantile(const double *v, uint32_t n, double q)
+{
+	if (n == 0)
+		return 0;
+	double pos = (n - 1) * q;
+	uint32_t lo = (uint32_t)pos;
+	if (lo + 1 >= n)
+		return v[n - 1];
+	return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
+}
+
+static void stats_of(const double *vals, uint32_t n, struct sum_stats *st)
+{
+	double *v = pg_xmalloc((n + 1) * sizeof(double)), sum = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->count = n;
+	if (n == 0) {
+		free(v);
+		return;
+	}
+	memcpy(v, vals, n * sizeof(double));
+	qsort(v, n, sizeof(double), cmp_double);
+	for (uint32_t i = 0; i < n; i++)
+		sum += v[i];
+	st->mean_us = sum / n;
+	st->median_us = quantile(v, n, 0.5);
+	st->p90_us = quantile(v, n, 0.9);
+	st->min_us = v[0];
+	st->max_us = v[n - 1];
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - st->median_us);
+	qsort(v, n, sizeof(double), cmp_double);
+	st->mad_us = quantile(v, n, 0.5);
+	free(v);
+}
+
+void summary_choose_warmup(struct summary *s, int32_t requested)
+{
+	uint32_t n = s->n_steps, w = 0;
+	char reason[256];
+
+	s->warmup_requested = requested;
+	if (requested >= 0) {
+		w = (uint32_t)requested < n ? (uint32_t)requested : n;
+		snprintf(reason, sizeof(reason), "--warmup %d", requested);
+	} else if (n >= 3) {
+		double *v = pg_xmalloc(n * sizeof(double));
+		struct sum_stats st;
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = s->steps[i].us;
+		stats_of(v, n, &st);
+		double limit = st.median_us + fmax(0.5 * st.median_us, 5 * st.mad_us);
+		while (w + 2 < n && s->steps[w].us > limit)
+			w++;
+		free(v);
+		if (w)
+			snprintf(
+			    reason, sizeof(reason),
+			    "auto: the first %u step%s took more than %.3f us (median %.3f us)", w,
+			    w == 1 ? "" : "s", limit, st.median_us);
+		else
+			snprintf(reason, sizeof(reason), "auto: no leading step stands out");
+	} else {
+		snprintf(reason, sizeof(reason), "auto: too few steps to tell warm-up apart");
+	}
+	s->warmup = w;
+	free(s->warmup_reason);
+	s->warmup_reason = pg_xstrdup(reason);
+	for (uint32_t i = 0; i < n; i++)
+		s->steps[i].steady = i >= w;
+}
+
+/* Two-means on log step time; light/heavy only when clearly apart. */
+static void step_classes(struct summary *s, const double *v, const int64_t *ids, uint32_t n)
+{
+	double *lg = NULL, lo_c = 0, hi_c = 0;
+	uint8_t *heavy = NULL;
+	int split = 0;
+
+	if (n >= 6) {
+		double mn = v[0], mx = v[0];
+		for (uint32_t i = 1; i < n; i++) {
+			mn = fmin(mn, v[i]);
+			mx = fmax(mx, v[i]);
+		}
+		if (mn > 0 && mx / mn >= 1.25) {
+			lg = pg_xmalloc(n * sizeof(double));
+			heavy = pg_xcalloc(n, 1);
+			for (uint32_t i = 0; i < n; i++)
+				lg[i] = log(v[i]);
+			lo_c = log(mn);
+			hi_c = log(mx);
+			for (int it = 0; it < 40; it++) {
+				double sl = 0, sh = 0;
+				uint32_t nl = 0, nh = 0;
+				for (uint32_t i = 0; i < n; i++) {
+					heavy[i] = fabs(lg[i] - hi_c) < fabs(lg[i] - lo_c);
+					if (heavy[i]) {
+						sh += lg[i];
+						nh++;
+					} else {
+						sl += lg[i];
+						nl++;
+					}
+				}
+				double nlc = nl ? sl / nl : lo_c, nhc = nh ? sh / nh : hi_c;
+				int done = fabs(nlc - lo_c) < 1e-9 && fabs(nhc - hi_c) < 1e-9;
+				lo_c = nlc;
+				hi_c = nhc;
+				if (done)
+					break;
+			}
+			uint32_t nh = 0;
+			for (uint32_t i = 0; i < n; i++)
+				nh += heavy[i];
+			split = nh >= 2 && n - nh >= 2 && nh * 10 >= n && (n - nh) * 10 >= n &&
+				exp(hi_c - lo_c) >= 1.5;
+		}
+	}
+	int n_cls = split ? 2 : 1;
+	s->classes = pg_xcalloc((size_t)n_cls, sizeof(*s->classes));
+	s->n_classes = (uint32_t)n_cls;
+	for (int c = 0; c < n_cls; c++) {
+		struct sum_class *cl = &s->classes[c];
+		double *cv = pg_xmalloc((n + 1) * sizeof(double));
+		uint32_t cn = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (!split || heavy[i] == (uint8_t)c)
+				cv[cn++] = v[i];
+		struct sum_stats st;
+		stats_of(cv, cn, &st);
+		cl->name = pg_xstrdup(!split ? "typical" : c ? "heavy" : "light");
+		cl->count = cn;
+		cl->median_us = st.median_us;
+		double best = -1;
+		for (uint32_t i = 0; i < n; i++) {
+			if (split && heavy[i] != (uint8_t)c)
+				continue;
+			double dlt = fabs(v[i] - st.median_us);
+			if (best < 0 || dlt < best) {
+				best = dlt;
+				cl->representative_step = ids[i];
+			}
+		}
+		if (split && c == 1 && cn >= 3) {
+			/* most frequent difference > 1 between consecutive heavy steps */
+			int64_t prev = -1, best_d = 0;
+			int best_n = 0;
+			int64_t *dv = pg_xmalloc(n * sizeof(int64_t));
+			uint32_t nd = 0;
+			for (uint32_t i = 0; i < n; i++)
+				if (heavy[i]) {
+					if (prev >= 0 && ids[i] - prev > 1)
+						dv[nd++] = ids[i] - prev;
+					prev = ids[i];
+				}
+			for (uint32_t i = 0; i < nd; i++) {
+				int cnt = 0;
+				for (uint32_t k = 0; k < nd; k++)
+					cnt += dv[k] == dv[i];
+				if (cnt > best_n || (cnt == best_n && dv[i] < best_d)) {
+					best_n = cnt;
+					best_d = dv[i];
+				}
+			}
+			if (nd >= 2 && best_n >= 2)
+				cl->periodicity = (int32_t)best_d;
+			free(dv);
+		}
+		free(cv);
+	}
+	free(lg);
+	free(heavy);
+}
+
+static void steady_part(struct summary *s)
+{
+	double *v = pg_xmalloc((s->n_steps + 1) * sizeof(double));
+	int64_t *ids = pg_xmalloc((s->n_steps + 1) * sizeof(int64_t));
+	uint32_t n = 0, *slow = pg_xcalloc(s->n_devices + 1, sizeof(uint32_t)), n_skew = 0;
+	double skew = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++) {
+		const struct sum_step *st = &s->steps[i];
+		if (!st->steady)
+			continue;
+		v[n] = st->us;
+		ids[n++] = st->step;
+		double mn = -1, mx = -1;
+		uint32_t arg_mx = 0, have = 0;
+		for (uint32_t d = 0; d < s->n_devices; d++) {
+			if (st->device_us[d] < 0)
+				continue;
+			have++;
+			if (mn < 0 || st->device_us[d] < mn)
+				mn = st->device_us[d];
+			if (st->device_us[d] > mx) {
+				mx = st->device_us[d];
+				arg_mx = d;
+			}
+		}
+		if (have >= 2) {
+			skew += mx - mn;
+			n_skew++;
+			slow[arg_mx]++;
+		}
+	}
+	stats_of(v, n, &s->steady);
+	for (uint32_t i = 0; i < s->n_classes; i++)
+		free(s->classes[i].name);
+	free(s->classes);
+	s->classes = NULL;
+	step_classes(s, v, ids, n);
+	s->skew_us = n_skew ? skew / n_skew : 0;
+	free(s->slowest_device);
+	s->slowest_device = NULL;
+	if (n_skew) {
+		uint32_t best = 0;
+		for (uint32_t d = 1; d < s->n_devices; d++)
+			if (slow[d] > slow[best])
+				best = d;
+		s->slowest_device = pg_xstrdup(s->devices[best].id);
+	}
+	free(v);
+	free(ids);
+	free(slow);
+}
+
+static void view_of(const struct sum_split *x, double steps, struct sum_breakdown_view *v)
+{
+	double w = x->wall_us > 0 ? x->wall_us : 1;
+
+	v->compute_share = x->compute_us / w;
+	v->exposed_comm_share = x->exposed_comm_us / w;
+	v->exposed_memcpy_share = x->exposed_memcpy_us / w;
+	v->idle_share = x->idle_us / w;
+	v->comm_overlap_share = x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : 0;
+	v->kernel_sum_minus_wall_us_per_step =
+	    (x->kernel_sum_us - x->wall_us) / (steps > 0 ? steps : 1);
+}
+
+static void breakdown_part(struct summary *s)
+{
+	double worst = -1, n = s->n_devices ? s->n_devices : 1;
+
+	memset(&s->mean, 0, sizeof(s->mean));
+	memset(&s->worst, 0, sizeof(s->worst));
+	free(s->worst_device);
+	s->worst_device = NULL;
+	for (uint32_t d = 0; d < s->n_devices; d++) {
+		struct sum_breakdown_view v;
+		view_of(&s->devices[d].steady, s->basis_steady_steps, &v);
+		s->mean.compute_share += v.compute_share / n;
+		s->mean.exposed_comm_share += v.exposed_comm_share / n;
+		s->mean.exposed_memcpy_share += v.exposed_memcpy_share / n;
+		s->mean.idle_share += v.idle_share / n;
+		s->mean.comm_overlap_share += v.comm_overlap_share / n;
+		s->mean.kernel_sum_minus_wall_us_per_step +=
+		    v.kernel_sum_minus_wall_us_per_step / n;
+		/* the worst device: the largest idle plus exposed waits */
+		double bad = v.idle_share + v.exposed_comm_share + v.exposed_memcpy_share;
+		if (bad > worst) {
+			worst = bad;
+			s->worst = v;
+			free(s->worst_device);
+			s->worst_device = pg_xstrdup(s->devices[d].id);
+		}
+	}
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct sum_op *x = a, *y = b;
+	if (x->self_us_total != y->self_us_total)
+		return x->self_us_total > y->self_us_total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_family(const void *a, const void *b)
+{
+	const struct sum_family *x = a, *y = b;
+	if (x->us_total != y->us_total)
+		return x->us_total > y->us_total ? -1 : 1;
+	return strcmp(x->family, y->family);
+}
+
+static int cmp_collective(const void *a, const void *b)
+{
+	return strcmp(((const struct sum_collective *)a)->kind,
+		      ((const struct sum_collective *)b)->kind);
+}
+
+static int cmp_gap(const void *a, const void *b)
+{
+	const struct sum_gap *x = a, *y = b;
+	if (x->us_total != y->us_total)
+		return x->us_total > y->us_total ? -1 : 1;
+	return strcmp(x->op, y->op);
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct sum_region *x = a, *y = b;
+	if (x->inclusive_us_total != y->inclusive_us_total)
+		return x->inclusive_us_total > y->inclusive_us_total ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void free_op(struct sum_op *o)
+{
+	free(o->name);
+	free(o->family);
+	free(o->category);
+	for (int k = 0; k < 3; k++)
+		free(o->examples[k]);
+}
+
+/* Past MAX_OPS, the rest of the ops are one "(other ops)" row. */
+static void cap_ops(struct summary *s)
+{
+	if (s->n_ops <= MAX_OPS + 1)
+		return;
+	struct sum_op *tail = &s->ops[MAX_OPS];
+	double c = 0, se = 0, to = 0;
+	for (uint32_t i = MAX_OPS; i < s->n_ops; i++) {
+		c += s->ops[i].count_total;
+		se += s->ops[i].self_us_total;
+		to += s->ops[i].total_us_total;
+		if (i > MAX_OPS)
+			free_op(&s->ops[i]);
+	}
+	free_op(tail);
+	memset(tail, 0, sizeof(*tail));
+	tail->name = pg_xstrdup("(other ops)");
+	tail->family = pg_xstrdup("other");
+	tail->category = pg_xstrdup("compute");
+	tail->count_total = c;
+	tail->self_us_total = se;
+	tail->total_us_total = to;
+	s->n_ops = MAX_OPS + 1;
+}
+
+/* Totals are integer ns written as us with three decimals: round back to ns
+ * first, so summarize and merge divide the very same number. */
+static double per(double total_us, double norm)
+{
+	return (double)llround(total_us * 1000.0) / norm / 1000.0;
+}
+
+static void per_step_part(struct summary *s)
+{
+	double norm = (double)(s->basis_devices ? s->basis_devices : 1) *
+		      (s->basis_steady_steps ? s->basis_steady_steps : 1);
+	double step_us = s->steady.count ? s->steady.median_us : 0;
+
+	if (s->n_ops)
+		qsort(s->ops, s->n_ops, sizeof(*s->ops), cmp_op);
+	cap_ops(s);
+	for (uint32_t i = 0; i < s->n_ops; i++) {
+		struct sum_op *o = &s->ops[i];
+		o->count_per_step = o->count_total / norm;
+		o->self_us_per_step = per(o->self_us_total, norm);
+		o->total_us_per_step = per(o->total_us_total, norm);
+	}
+	if (s->n_families)
+		qsort(s->families, s->n_families, sizeof(*s->families), cmp_family);
+	for (uint32_t i = 0; i < s->n_families; i++) {
+		struct sum_family *f = &s->families[i];
+		f->count_per_step = f->count_total / norm;
+		f->us_per_step = per(f->us_total, norm);
+		f->share = step_us > 0 ? f->us_per_step / step_us : 0;
+	}
+	if (s->n_collectives)
+		qsort(s->collectives, s->n_collectives, sizeof(*s->collectives), cmp_collective);
+	double devs = s->basis_devices ? s->basis_devices : 1;
+	for (uint32_t i = 0; i < s->n_collectives; i++) {
+		struct sum_collective *c = &s->collectives[i];
+		c->count_per_step = c->count_total / norm;
+		c->us_per_step = per(c->us_total, norm);
+		/* bytes / us = MB/s; / 1000 = GB/s */
+		c->bytes_per_step = c->sized ? c->bytes_total / norm : -1;
+		c->algbw_gbps =
+		    c->sized && c->us_total > 0 ? c->bytes_total / c->us_total / 1000 : -1;
+		/* bus bandwidth: 2(n-1)/n of algbw for all-reduce, (n-1)/n otherwise */
+		double n = c->group_size, f = n > 0 ? (n - 1) / n : 0;
+		if (strcmp(c->kind, "all-reduce") == 0)
+			f *= 2;
+		c->busbw_gbps = c->algbw_gbps >= 0 && n > 0 ? c->algbw_gbps * f : -1;
+		c->capture_count_per_device = c->capture_count_total / devs;
+		c->capture_us_per_device = per(c->capture_us_total, devs);
+	}
+	if (s->n_gaps)
+		qsort(s->gaps, s->n_gaps, sizeof(*s->gaps), cmp_gap);
+	for (uint32_t i = MAX_LIST; i < s->n_gaps; i++) {
+		free(s->gaps[i].op);
+		free(s->gaps[i].marker);
+	}
+	if (s->n_gaps > MAX_LIST)
+		s->n_gaps = MAX_LIST;
+	for (uint32_t i = 0; i < s->n_gaps; i++) {
+		s->gaps[i].count_per_step = s->gaps[i].count_total / norm;
+		s->gaps[i].us_per_step = per(s->gaps[i].us_total, norm);
+	}
+	if (s->n_regions)
+		qsort(s->regions, s->n_regions, sizeof(*s->regions), cmp_region);
+	for (uint32_t i = MAX_LIST; i < s->n_regions; i++)
+		free(s->regions[i].path);
+	if (s->n_regions > MAX_LIST)
+		s->n_regions = MAX_LIST;
+	for (uint32_t i = 0; i < s->n_regions; i++) {
+		struct sum_region *r = &s->regions[i];
+		r->count_per_step = r->count_total / norm;
+		r->inclusive_us_per_step = per(r->inclusive_us_total, norm);
+		r->exclusive_us_per_step = per(r->exclusive_us_total, norm);
+	}
+	s->tflops_per_device = -1;
+	if (s->has_flops && s->n_devices) {
+		double wall = 0;
+		for (uint32_t d = 0; d < s->n_devices; d++)
+			wall += s->devices[d].steady.wall_us;
+		wall /= s->n_devices;
+		if (wall > 0)
+			s->tflops_per_device = s->flops_total / s->n_devices / (wall * 1e-6) / 1e12;
+	}
+}
+
+static void derived_warnings(struct summary *s)
+{
+	if (s->n_devices == 0)
+		summary_add_warning(s, "no-device-activity",
+				    "no device kernels, copies or XLA ops: breakdown, ops and "
+				    "collectives are empty");
+	if (!s->steps_source || strcmp(s->steps_source, "none") == 0)
+		summary_add_warning(
+		    s, "no-steps",
+		    "no step markers (Steps line, StepTraceAnnotation, ProfilerStep#, "
+		    "XLA Modules): per-step numbers are over the whole capture, per "
+		    "device");
+	uint32_t missing = 0;
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		for (uint32_t d = 0; d < s->n_devices; d++)
+			if (s->steps[i].device_us[d] < 0) {
+				missing++;
+				break;
+			}
+	if (missing)
+		summary_add_warning(s, "steps-missing",
+				    "%u of %u steps are missing on at least one device", missing,
+				    s->n_steps);
+	if (s->world_size > 0) {
+		uint32_t ranks = 0;
+		for (uint32_t i = 0; i < s->n_files; i++) {
+			int seen = 0;
+			for (uint32_t k = 0; k < i; k++)
+				seen |= s->files[k].rank == s->files[i].rank;
+			ranks += s->files[i].rank >= 0 && !seen;
+		}
+		if (ranks > 0 && ranks < (uint32_t)s->world_size)
+			summary_add_warning(
+			    s, "ranks-missing",
+			    "%u of %d ranks were profiled; the summary covers only those", ranks,
+			    s->world_size);
+	}
+}
+
+static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
+			  ...) PG_PRINTF(4, 5);
+
+static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
+			  ...)
+{
+	char ev[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev, sizeof(ev), fmt, ap);
+	va_end(ap);
+	s->candidates = pg_xrealloc(s->candidates, (s->n_candidates + 1) * sizeof(*s->candidates));
+	s->candidates[s->n_candidates++] =
+	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), pg_xstrdup(ev)};
+}
+
+static void candidates(struct summary *s)
+{
+	double step = s->steady.count ? s->steady.median_us : 0;
+
+	if (s->mean.exposed_comm_share >= 0.10)
+		add_candidate(s, "exposed-communication", "Overlap communication with compute",
+			      "%.1f%% of device time is communication not hidden under compute; "
+			      "%.1f%% of communication overlaps compute",
+			      100 * s->mean.exposed_comm_share, 100 * s->mean.comm_overlap_share);
+	if (s->mean.idle_share >= 0.15)
+		add_candidate(s, "device-idle", "Find why the devices wait (host, input, launches)",
+			      "devices are idle %.1f%% of the steady step time (worst: %s)",
+			      100 * s->mean.idle_share, s->worst_device ? s->worst_device : "-");
+	if (s->mean.exposed_memcpy_share >= 0.05)
+		add_candidate(s, "exposed-memcpy", "Hide or remove memory copies",
+			      "%.1f%% of device time is memory copies under no compute",
+			      100 * s->mean.exposed_memcpy_share);
+	if (s->n_ops && step > 0 && s->ops[0].self_us_per_step / step >= 0.25)
+		add_candidate(s, "dominant-op", "Optimise the dominant op",
+			      "%s takes %.1f%% of the step (%.3f us per step)", s->ops[0].name,
+			      100 * s->ops[0].self_us_per_step / step, s->ops[0].self_us_per_step);
+	if (s->n_gaps && step > 0 && s->gaps[0].us_per_step / step >= 0.05)
+		add_candidate(s, "pre-op-gap", "Remove the wait before an op",
+			      "devices idle %.3f us per step before %s (%.1f%% of the step)",
+			      s->gaps[0].us_per_step, s->gaps[0].op,
+			      100 * s->gaps[0].us_per_step / step);
+	if (s->steady.count >= 4 && s->steady.median_us > 0 &&
+	    s->steady.p90_us / s->steady.median_us >= 1.4)
+		add_candidate(s, "step-jitter", "Make step time steady",
+			      "p90 step %.3f us is %.2fx the median %.3f us", s->steady.p90_us,
+			      s->steady.p90_us / s->steady.median_us, s->steady.median_us);
+	if (step > 0 && s->skew_us / step >= 0.10 && s->slowest_device)
+		add_candidate(s, "straggler", "Look at the slowest device",
+			      "devices differ by %.3f us per step (%.1f%%); %s is most often the "
+			      "slowest",
+			      s->skew_us, 100 * s->skew_us / step, s->slowest_device);
+}
+
+/* Device ids: gpu0 with one file; rank3/gpu3, <host>/gpu0 or file2/gpu0 with
+ * several; "#n" where still not unique. */
+static void device_ids(struct summary *s)
+{
+	for (uint32_t d = 0; d < s->n_devices; d++) {
+		struct sum_device *o = &s->devices[d];
+		char id[160];
+		const char *kind = o->kind ? o->kind : "other";
+		const char *host = o->file < s->n_files ? s->files[o->file].host : NULL;
+		if (s->n_files > 1 && o->rank >= 0)
+			snprintf(id, sizeof(id), "rank%d/%s%d", o->rank, kind, o->index);
+		else if (s->n_files > 1 && host)
+			snprintf(id, sizeof(id), "%s/%s%d", host, kind, o->index);
+		else if (s->n_files > 1)
+			snprintf(id, sizeof(id), "file%u/%s%d", o->file, kind, o->index);
+		else
+			snprintf(id, sizeof(id), "%s%d", kind, o->index);
+		int dup = 0;
+		for (uint32_t k = 0; k < d; k++)
+			if (strncmp(s->devices[k].id, id, strlen(id)) == 0)
+				dup++;
+		if (dup) {
+			size_t l = strlen(id);
+			snprintf(id + l, sizeof(id) - l, "#%d", dup + 1);
+		}
+		free(o->id);
+		o->id = pg_xstrdup(id);
+	}
+}
+
+void summary_finalize(struct summary *s)
+{
+	device_ids(s);
+	free(s->device_kind);
+	s->device_kind = NULL;
+	if (s->n_devices)
+		s->device_kind =
+		    pg_xstrdup(s->devices[0].name ? s->devices[0].name : s->devices[0].kind);
+	s->steps_captured = s->n_steps;
+	s->device_count = s->n_devices;
+	steady_part(s);
+	breakdown_part(s);
+	per_step_part(s);
+	derived_warnings(s);
+	for (uint32_t i = 0; i < s->n_candidates; i++) {
+		free(s->candidates[i].id);
+		free(s->candidates[i].title);
+		free(s->candidates[i].evidence);
+	}
+	free(s->candidates);
+	s->candidates = NULL;
+	s->n_candidates = 0;
+	candidates(s);
+}
