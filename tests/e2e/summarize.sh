@@ -84,6 +84,66 @@ PY
 done <"$T/valid"
 check "every valid corpus file summarizes; split sums to wall on every device; host steps match ProfilerStep spans ($n files)" [ "$bad" -eq 0 ]
 
+# An independent implementation of the HTA/TraceLens definitions (formats.md §11.3, §12.2)
+# on real traces: unions of the GPU's kernels, copies and sets over the whole capture.
+for f in facebookresearch__HolisticTraceAnalysis/nccl_data.json.gz \
+	pytorch__kineto/worker0.1623143089861.pt.trace.json.gz \
+	facebookresearch__HolisticTraceAnalysis/rank0.json.gz; do
+	pg summarize "$CORPUS/$f" -o "$T/x.json"
+	check "$f: wall, busy, idle, compute, exposed comm and memcpy match an independent union computation" \
+		python3 - "$CORPUS/$f" "$T/x.json" <<'PY'
+import gzip, json, sys
+from decimal import Decimal
+raw = gzip.open(sys.argv[1]).read()
+evs = json.loads(raw, parse_float=Decimal)["traceEvents"]
+dev = json.load(open(sys.argv[2]))["devices"]
+assert len(dev) == 1, len(dev)
+gpu = str(dev[0]["index"])
+def ns(x): return int((Decimal(str(x)) * 1000).to_integral_value())
+iv = {"comp": [], "comm": [], "mem": []}
+for e in evs:
+    if e.get("ph") != "X" or str(e.get("pid")) != gpu:
+        continue
+    cat = e.get("cat", "")
+    if cat in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset"):
+        k = "mem"
+    elif cat in ("kernel", "Kernel"):
+        n = e["name"].lower()
+        k = "comm" if ("nccl" in n or "rccl" in n) else "comp"
+    else:
+        continue
+    s = ns(e["ts"]); iv[k].append((s, s + ns(e["dur"])))
+def union(v):
+    v = sorted(v); out = []
+    for a, b in v:
+        if out and a <= out[-1][1]: out[-1][1] = max(out[-1][1], b)
+        else: out.append([a, b])
+    return out
+def length(u): return sum(b - a for a, b in u)
+def minus(u, w):
+    # length of u not covered by w (both unions)
+    tot = 0; j = 0
+    for a, b in u:
+        cur = a
+        while j < len(w) and w[j][1] <= cur: j += 1
+        k = j
+        while k < len(w) and w[k][0] < b:
+            if w[k][0] > cur: tot += w[k][0] - cur
+            cur = max(cur, w[k][1]); k += 1
+        if cur < b: tot += b - cur
+    return tot
+allv = iv["comp"] + iv["comm"] + iv["mem"]
+wall = max(b for a, b in allv) - min(a for a, b in allv)
+busy = length(union(allv)); comp = length(union(iv["comp"]))
+ecomm = minus(union(iv["comm"]), union(iv["comp"]))
+emem = minus(union(iv["mem"]), union(iv["comp"] + iv["comm"]))
+got = dev[0]
+for key, want in (("wall_us", wall), ("busy_us", busy), ("idle_us", wall - busy),
+                  ("compute_us", comp), ("exposed_comm_us", ecomm), ("exposed_memcpy_us", emem)):
+    assert abs(got[key] * 1000 - want) < 1.5, (key, got[key], want / 1000)
+PY
+done
+
 pg summarize "$CORPUS/facebookresearch__param/dlrm_kineto" -j 1 -o "$T/dlrm1.json"
 check "DLRM: 8 ranks give one summary with 8 devices, step time the slowest rank's" python3 -c "
 import json
