@@ -10,7 +10,7 @@ VERSION := 0.1.0
 PREFIX ?= /usr/local
 BUILD ?= build
 CC ?= cc
-PKGS := libgit2 libcurl libcjson zlib libprotobuf-c
+PKGS := libgit2 libcurl libcjson zlib libprotobuf-c libcrypto
 
 ifeq ($(V),1)
 Q :=

@@ -208,13 +208,81 @@ static int cmp_act_track(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+/*
+ * Order a device's activity by (track, start, end descending). Events of one
+ * track nearly always arrive in time order, so: a stable bucket pass by track
+ * (linear), then a sort only for the tracks that are not in order already.
+ */
+static void order_by_track(struct dev *d)
+{
+	struct pg_u64map slot = {0};
+	uint32_t *first = NULL, *count = NULL, n_tr = 0;
+	struct act *out;
+
+	if (d->n < 2)
+		return;
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint32_t k = pg_u64map_get(&slot, d->a[i].track);
+		if (k == UINT32_MAX) {
+			k = n_tr++;
+			pg_u64map_put(&slot, d->a[i].track, k);
+			count = pg_xrealloc(count, n_tr * sizeof(uint32_t));
+			count[k] = 0;
+		}
+		count[k]++;
+	}
+	/* buckets in track-id order, as cmp_act_track orders tracks */
+	uint32_t *tracks = pg_xmalloc(n_tr * sizeof(uint32_t)),
+		 *rank = pg_xmalloc(n_tr * sizeof(uint32_t));
+	for (uint32_t i = 0, k = 0; i < d->n && k < n_tr; i++)
+		if (pg_u64map_get(&slot, d->a[i].track) == k)
+			tracks[k++] = d->a[i].track;
+	for (uint32_t k = 0; k < n_tr; k++) {
+		rank[k] = 0;
+		for (uint32_t q = 0; q < n_tr; q++)
+			rank[k] += tracks[q] < tracks[k];
+	}
+	first = pg_xmalloc(n_tr * sizeof(uint32_t));
+	uint32_t *by_rank = pg_xmalloc(n_tr * sizeof(uint32_t));
+	for (uint32_t k = 0; k < n_tr; k++)
+		by_rank[rank[k]] = k;
+	for (uint32_t r = 0, at = 0; r < n_tr; r++) {
+		first[by_rank[r]] = at;
+		at += count[by_rank[r]];
+	}
+	out = pg_xmalloc(d->n * sizeof(*out));
+	uint32_t *fill = pg_xcalloc(n_tr, sizeof(uint32_t));
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint32_t k = pg_u64map_get(&slot, d->a[i].track);
+		out[first[k] + fill[k]++] = d->a[i];
+	}
+	for (uint32_t k = 0; k < n_tr; k++) {
+		struct act *v = out + first[k];
+		for (uint32_t i = 1; i < count[k]; i++)
+			if (cmp_act_track(&v[i - 1], &v[i]) > 0) {
+				qsort(v, count[k], sizeof(*v), cmp_act_track);
+				break;
+			}
+	}
+	free(d->a);
+	d->a = out;
+	d->cap = d->n;
+	free(fill);
+	free(first);
+	free(by_rank);
+	free(rank);
+	free(tracks);
+	free(count);
+	pg_u64map_release(&slot);
+}
+
 /* Nesting per track: self time and leaf flags. Partial overlaps are siblings. */
 static void nest(struct dev *d)
 {
 	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
 	uint32_t sp = 0;
 
-	qsort(d->a, d->n, sizeof(*d->a), cmp_act_track);
+	order_by_track(d);
 	for (uint32_t i = 0; i < d->n; i++) {
 		struct act *a = &d->a[i];
 		a->self = a->e - a->s;
@@ -533,6 +601,21 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Index of step in the sorted unique ids, or UINT32_MAX. */
+static uint32_t step_index(const int64_t *ids, uint32_t n, int64_t step)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (ids[mid] < step)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ids[lo] == step ? lo : UINT32_MAX;
+}
+
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
 {
 	struct summary *s = z->s;
@@ -555,30 +638,32 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 	s->steps = pg_xcalloc(u + 1, sizeof(*s->steps));
 	s->n_steps = u;
 	for (uint32_t i = 0; i < u; i++) {
-		struct sum_step *st = &s->steps[i];
-		st->step = ids[i];
-		st->host_us = -1;
-		st->device_us = pg_xmalloc((z->n_devs + 1) * sizeof(double));
-		int any_missing = 0;
-		for (uint32_t d = 0; d < z->n_devs; d++) {
-			st->device_us[d] = -1;
-			const struct spans *sp = &z->devs[d].steps;
-			for (uint32_t k = 0; k < sp->n; k++)
-				if (sp->v[k].step == ids[i]) {
-					double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
-					if (us > st->device_us[d])
-						st->device_us[d] = us;
-				}
-			if (st->device_us[d] < 0)
-				any_missing = 1;
-			else if (st->device_us[d] > st->us)
-				st->us = st->device_us[d];
+		s->steps[i].step = ids[i];
+		s->steps[i].host_us = -1;
+		s->steps[i].device_us = pg_xmalloc((z->n_devs + 1) * sizeof(double));
+		for (uint32_t d = 0; d < z->n_devs; d++)
+			s->steps[i].device_us[d] = -1;
+	}
+	/* each span and host marker finds its step by binary search: thousands of
+	 * steps on many devices must not cost steps x spans */
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		const struct spans *sp = &z->devs[d].steps;
+		for (uint32_t k = 0; k < sp->n; k++) {
+			uint32_t i = step_index(ids, u, sp->v[k].step);
+			double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
+			if (i != UINT32_MAX && us > s->steps[i].device_us[d])
+				s->steps[i].device_us[d] = us;
 		}
-		PG_UNUSED(any_missing);
-		for (uint32_t k = 0; k < n_hm; k++)
-			if (hm[k].step == ids[i] &&
-			    (double)(hm[k].e - hm[k].s) / 1000.0 > st->host_us)
-				st->host_us = (double)(hm[k].e - hm[k].s) / 1000.0;
+	}
+	for (uint32_t i = 0; i < u; i++)
+		for (uint32_t d = 0; d < z->n_devs; d++)
+			if (s->steps[i].device_us[d] > s->steps[i].us)
+				s->steps[i].us = s->steps[i].device_us[d];
+	for (uint32_t k = 0; k < n_hm; k++) {
+		uint32_t i = step_index(ids, u, hm[k].step);
+		double us = (double)(hm[k].e - hm[k].s) / 1000.0;
+		if (i != UINT32_MAX && us > s->steps[i].host_us)
+			s->steps[i].host_us = us;
 	}
 }
 
@@ -592,11 +677,8 @@ static void steady_windows(struct az *z)
 		struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < dv->steps.n; k++) {
-			int steady = 0;
-			for (uint32_t i = 0; i < s->n_steps; i++)
-				if (s->steps[i].step == dv->steps.v[k].step)
-					steady = s->steps[i].steady;
-			if (steady)
+			uint32_t i = step_index(z->step_ids, z->n_step_ids, dv->steps.v[k].step);
+			if (i != UINT32_MAX && s->steps[i].steady)
 				w[n++] = dv->steps.v[k];
 		}
 		if (n)
@@ -877,9 +959,14 @@ struct gapagg {
 	uint32_t marker_best, marker_best_n;
 };
 
-static int cmp_act_time(const void *a, const void *b)
+struct tkey {
+	int64_t s;
+	uint32_t ev, idx;
+};
+
+static int cmp_tkey(const void *a, const void *b)
 {
-	const struct act *x = a, *y = b;
+	const struct tkey *x = a, *y = b;
 	if (x->s != y->s)
 		return x->s < y->s ? -1 : 1;
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
@@ -904,13 +991,19 @@ static void gaps(struct az *z)
 		marker[i] = UINT32_MAX;
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		struct dev *dv = &z->devs[d];
-		struct act *a = pg_xmalloc((dv->n + 1) * sizeof(*a));
+		/* leaves in time order, through compact (start, index) keys: sorting
+		 * the 48-byte records themselves moved most of the time */
+		struct tkey *keys = pg_xmalloc((dv->n + 1) * sizeof(*keys));
 		uint32_t n = 0;
 		for (uint32_t k = 0; k < dv->n; k++)
 			if (dv->a[k].leaf)
-				a[n++] = dv->a[k];
+				keys[n++] = (struct tkey){dv->a[k].s, dv->a[k].ev, k};
 		if (n)
-			qsort(a, n, sizeof(*a), cmp_act_time);
+			qsort(keys, n, sizeof(*keys), cmp_tkey);
+		struct act *a = pg_xmalloc((n + 1) * sizeof(*a));
+		for (uint32_t k = 0; k < n; k++)
+			a[k] = dv->a[keys[k].idx];
+		free(keys);
 		int64_t prev_end = INT64_MIN;
 		for (uint32_t k = 0; k < n; k++) {
 			if (prev_end != INT64_MIN && a[k].s > prev_end && a[k].steady) {

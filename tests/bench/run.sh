@@ -316,6 +316,34 @@ awk -v l="synthetic \`$(basename "$rd")/rank<i>.<ms>.pt.trace.json.gz\`" -v n="$
 		l, n, ev, gz, w1, c1, w2, c2, util, sp, rmib, budget, m, both }' >>"$tmp/table"
 tail -n 1 "$tmp/table" >&2
 
+# summarize against inspect on the same files: the analysis must cost at most 15 % more.
+{
+	echo
+	echo "| summarize vs inspect | events | runs | inspect s | summarize s | ratio | summarize CPU s | summarize peak RSS MiB | RSS budget MiB (met) |"
+	echo "|---|---:|---:|---:|---:|---|---:|---:|---:|"
+} >>"$tmp/table"
+for sf in "$OUT/kineto-5M.json.gz" "$OUT/jax-5M.json.gz" "$OUT/xplane-15.4M.xplane.pb"; do
+	[ -f "$sf" ] || continue
+	what_1() { echo profgate inspect "$sf"; }
+	run_1() { "$TIMER" "$PG" inspect "$sf"; }
+	what_2() { echo profgate summarize "$sf"; }
+	run_2() { "$TIMER" "$PG" summarize "$sf"; }
+	cat "$sf" >/dev/null
+	alt 3 2
+	ev=$(events_of "$sf")
+	size=0
+	case "$sf" in *.xplane.pb) size=$(wc -c <"$sf") ;; esac
+	rss=$(awk 'BEGIN { m = 0 } $5 > m { m = $5 } END { print m }' "$tmp/runs")
+	awk -v l="synthetic \`$(basename "$sf")\`" -v ev="$ev" -v a="$(col 1)" -v b="$(col 4)" \
+		-v r="$(awk '{ print $4 / $1 }' "$tmp/runs" | median)" -v cpu="$(col 6)" -v rss="$rss" \
+		-v size="$size" -v mib=$MIB 'BEGIN {
+		rmib = rss / 1024; budget = (size + 40 * ev + 64 * mib) / mib
+		t = r <= 1.15 ? "yes" : "**no**"; m = rmib <= budget ? "yes" : "**no**"
+		printf "| %s | %d | 3 | %.3f | %.3f | %.2f (≤ 1.15: %s) | %.3f | %.0f | %.0f (%s) |\n",
+			l, ev, a, b, r, t, cpu, rmib, budget, m }' >>"$tmp/table"
+	tail -n 1 "$tmp/table" >&2
+done
+
 # Other processes' CPU use during the timed runs: all busy CPU time minus what the runs used.
 others=$(awk '{ busy += $1; wall += $2; own += $3 } END { printf "%.2f", (busy - own) / wall }' \
 	"$tmp/windows")

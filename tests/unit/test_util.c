@@ -513,6 +513,28 @@ static void sha256_vectors(void **state)
 	assert_int_equal(pg_sha256_file(path, hex), PG_EIO);
 }
 
+/* pg_sha256_file (OpenSSL) and the streaming code agree on a file's bytes. */
+static void sha256_file_matches_streaming(void **state)
+{
+	char path[256], a[65], b[65];
+	struct pg_sha256 s;
+	unsigned char buf[3000];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 3);
+	snprintf(path, sizeof(path), "%s/pg-sha-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		 (int)getpid());
+	assert_int_equal(pg_write_file_atomic(path, buf, sizeof(buf)), 0);
+	assert_int_equal(pg_sha256_file(path, a), 0);
+	pg_sha256_init(&s);
+	pg_sha256_update(&s, buf, 1000);
+	pg_sha256_update(&s, buf + 1000, 2000);
+	pg_sha256_hex(&s, b);
+	assert_string_equal(a, b);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +553,7 @@ int main(void)
 	    cmocka_unit_test(write_file_atomic),
 	    cmocka_unit_test(u64map_put_get),
 	    cmocka_unit_test(sha256_vectors),
+	    cmocka_unit_test(sha256_file_matches_streaming),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
