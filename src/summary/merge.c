@@ -242,6 +242,13 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 	summary_init(out);
 	if (n == 0)
 		return pg_error_set(PG_EUSAGE, "merge: no summaries given");
+	for (uint32_t i = 0; i < n; i++)
+		if (in[i].basis && strncmp(in[i].basis, "marin.", 6) == 0)
+			return pg_error_set(
+			    PG_EUSAGE,
+			    "merge: '%s' is marin's profile_summary.v1, which has no "
+			    "per-device data to merge; summarize the profiles instead",
+			    names[i]);
 	if (check_compatible(in, n, names))
 		return PG_EUSAGE;
 	out->profgate_version = dup_or_null(in[0].profgate_version);

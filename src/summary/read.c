@@ -14,6 +14,8 @@
 
 #define MAX_SUMMARY_BYTES (512u << 20)
 
+int summary_from_marin(const char *path, const cJSON *root, struct summary *s);
+
 struct rd {
 	const char *path;
 	int bad;
@@ -416,6 +418,15 @@ int summary_read_json(const char *path, struct summary *s)
 	}
 	free(text);
 	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	const cJSON *marin = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
+	if (cJSON_IsObject(root) && !schema && cJSON_IsString(marin) &&
+	    strcmp(marin->valuestring, "profile_summary.v1") == 0) {
+		int rc = summary_from_marin(path, root, s);
+		cJSON_Delete(root);
+		if (rc)
+			summary_free(s);
+		return rc;
+	}
 	if (!cJSON_IsObject(root) || !cJSON_IsString(schema)) {
 		pg_error_set(PG_EFORMAT,
 			     "cannot read summary '%s': not a profgate summary (no schema)", path);

@@ -22,9 +22,31 @@ check "unreadable input exits 3 and writes no output file" sh -c "[ $rc -eq 3 ] 
 pg report "$T/bad.json"
 check "report of a file that is not a summary exits 3 with one line" \
 	sh -c "[ $rc -eq 3 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'not JSON\|not a profgate summary' '$T/err'"
-printf '{"schema": "profile_summary.v1"}' >"$T/marin.json"
+printf '{"schema": "profgate.summary/9"}' >"$T/future.json"
+pg report "$T/future.json"
+check "report refuses another schema, naming it" sh -c "[ $rc -eq 3 ] && grep -q 'profgate.summary/9' '$T/err'"
+
+# marin's profile_summary.v1 is read as a summary, its basis recorded
+cat >"$T/marin.json" <<'JSON'
+{"schema_version": "profile_summary.v1", "source_path": "perfetto_trace.json.gz",
+ "run_metadata": {"hardware_type": "TPU v5e", "num_devices": 8, "num_hosts": 2, "run_id": "abc"},
+ "trace_overview": {"num_events_total": 18, "quality_warnings": ["<b>@team</b> look"]},
+ "trace_provenance": {"trace_sha256": "aaaa"},
+ "step_time": {"warmup_steps_ignored": 2, "steady_state_steps": {"count": 4, "mean": 135.0,
+   "median": 135.0, "p90": 147.0, "min": 120.0, "max": 150.0}},
+ "time_breakdown": {"duration_basis": "exclusive_duration_global_timeline", "total_duration": 310.0,
+   "compute": {"share_of_total": 0.3871}, "communication": {"share_of_total": 0.1935}},
+ "hot_ops": [{"name": "fusion.1", "canonical_name": "fusion", "category": "compute", "count": 4,
+   "total_duration": 100.0, "exclusive_duration": 60.0}],
+ "hierarchical_regions": [{"path": "train=>block", "depth": 2, "count": 1,
+   "inclusive_duration": 60.0, "exclusive_duration": 60.0}]}
+JSON
 pg report "$T/marin.json"
-check "report refuses another schema, naming it" sh -c "[ $rc -eq 3 ] && grep -q 'profile_summary.v1' '$T/err'"
+check "marin's profile_summary.v1 is read: step time, basis recorded, its text escaped" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'Step time 135.0 us' '$T/out' && grep -q 'marin.profile_summary.v1/exclusive_duration_global_timeline' '$T/out' && grep -q 'train/block' '$T/out' && ! grep -q '<b>' '$T/out'"
+pg merge "$T/marin.json" "$T/marin.json"
+check "merge refuses marin summaries (no per-device data), exit 2" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'profile_summary.v1' '$T/err'"
 
 if [ ! -f "$CORPUS/manifest.json" ]; then
 	skip "corpus absent ($CORPUS)"
