@@ -43,11 +43,21 @@ struct spans {
 	uint32_t n, cap;
 };
 
+/* A GPU user annotation (Kineto record_function on the device): a region. */
+struct ann {
+	int64_t s, e;
+	trace_str name;
+	int32_t parent; /* enclosing annotation, or -1 */
+	char *path;	/* "outer/inner", names with #N folded */
+};
+
 struct dev {
 	uint32_t tdev; /* trace device */
 	uint32_t file;
 	struct act *a;
 	uint32_t n, cap;
+	struct ann *ann;
+	uint32_t n_ann, cap_ann;
 	struct spans steps;	/* this device's step windows */
 	int64_t *win_s, *win_e; /* steady windows, sorted */
 	uint32_t n_win;
@@ -306,6 +316,76 @@ static void nest(struct dev *d)
 	free(stack);
 }
 
+static int cmp_ann(const void *a, const void *b)
+{
+	const struct ann *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* "ProfilerStep#7" -> "ProfilerStep#": one region, not one per step. */
+static void fold_name(struct pg_buf *b, const char *name)
+{
+	size_t n = strlen(name), end = n;
+	while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+		end--;
+	if (end < n && end > 0 && name[end - 1] == '#')
+		n = end;
+	for (size_t i = 0; i < n; i++)
+		pg_buf_addc(b, name[i] == '/' ? '|' : name[i]);
+}
+
+/* Nest a device's annotations by containment and give each its path. */
+static void annotation_paths(struct az *z, struct dev *d)
+{
+	int32_t *stack;
+	uint32_t sp = 0;
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!d->n_ann)
+		return;
+	qsort(d->ann, d->n_ann, sizeof(*d->ann), cmp_ann);
+	stack = pg_xmalloc(d->n_ann * sizeof(int32_t));
+	for (uint32_t i = 0; i < d->n_ann; i++) {
+		struct ann *a = &d->ann[i];
+		while (sp > 0 &&
+		       (a->s >= d->ann[stack[sp - 1]].e || a->e > d->ann[stack[sp - 1]].e))
+			sp--;
+		a->parent = sp > 0 ? stack[sp - 1] : -1;
+		pg_buf_reset(&b);
+		if (a->parent >= 0) {
+			pg_buf_adds(&b, d->ann[a->parent].path);
+			pg_buf_addc(&b, '/');
+		}
+		fold_name(&b, trace_str_get(z->t, a->name));
+		a->path = pg_xstrdup(b.ptr);
+		stack[sp++] = (int32_t)i;
+	}
+	free(stack);
+	pg_buf_release(&b);
+}
+
+/* The deepest annotation of d holding time t, or NULL. */
+static const struct ann *annotation_at(const struct dev *d, int64_t t)
+{
+	uint32_t lo = 0, hi = d->n_ann;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (d->ann[mid].s <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int32_t i = (int32_t)lo - 1; i >= 0; i = d->ann[i].parent)
+		if (t < d->ann[i].e)
+			return &d->ann[i];
+	return NULL;
+}
+
 static int collect_devices(struct az *z)
 {
 	const struct trace *t = z->t;
@@ -354,8 +434,23 @@ static int collect_devices(struct az *z)
 		classify(z, e, &a->cat, &a->fam);
 		a->op = op_for(z, e, a->cat, a->fam);
 	}
-	for (uint32_t i = 0; i < z->n_devs; i++)
+	/* GPU user annotations on any track of a selected device become regions */
+	for (uint64_t i = 0; i < t->n_events; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		const struct trace_track *tr = &t->tracks[e->track];
+		if (e->ph != 'X' || tr->device == UINT32_MAX ||
+		    dev_slot[tr->device] == UINT32_MAX ||
+		    !(t->cats[e->cat].class_mask & TRACE_CATCLASS_DEVICE_ANN))
+			continue;
+		struct dev *d = &z->devs[dev_slot[tr->device]];
+		d->ann = grow(d->ann, d->n_ann, &d->cap_ann, sizeof(*d->ann));
+		d->ann[d->n_ann++] =
+		    (struct ann){e->ts_ns, e->ts_ns + e->dur_ns, e->name, -1, NULL};
+	}
+	for (uint32_t i = 0; i < z->n_devs; i++) {
 		nest(&z->devs[i]);
+		annotation_paths(z, &z->devs[i]);
+	}
 	free(slot);
 	free(has_streams);
 	free(dev_slot);
@@ -1113,6 +1208,11 @@ static void regions(struct az *z)
 			/* XLA GPU kernels carry tf_op "XlaModule:"; the name stat is the path */
 			if (!scope || strncmp(scope, "XlaModule", 9) == 0)
 				scope = arg(z, e, z->k_name);
+			if (!scope || !*scope) {
+				/* Kineto: the GPU user annotation around the kernel */
+				const struct ann *an = dv->n_ann ? annotation_at(dv, a->s) : NULL;
+				scope = an ? an->path : NULL;
+			}
 			if (!scope || !*scope)
 				continue;
 			pg_buf_reset(&path);
@@ -1297,6 +1397,9 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	summary_finalize(s);
 
 	for (uint32_t d = 0; d < z.n_devs; d++) {
+		for (uint32_t k = 0; k < z.devs[d].n_ann; k++)
+			free(z.devs[d].ann[k].path);
+		free(z.devs[d].ann);
 		free(z.devs[d].a);
 		free(z.devs[d].steps.v);
 		free(z.devs[d].win_s);

@@ -317,6 +317,47 @@ static void test_gaps_marker(void **state)
 	trace_release(&g.t);
 }
 
+/*
+ * Kineto GPU user annotations as regions: "ProfilerStep#3" (folded to
+ * "ProfilerStep#") holds "forward", which holds a 30 us gemm; a 20 us kernel
+ * sits in the step outside "forward". Inclusive: step 50, forward 30;
+ * exclusive: step 20, forward 30.
+ */
+static void test_annotation_regions(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0);
+	uint32_t st = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t an = track(&g, gpu, TRACE_TRACK_ANNOTATIONS, "stream 7 annotations");
+	ev(&g, an, "ProfilerStep#3", "gpu_user_annotation", 0, 100, -1);
+	ev(&g, an, "forward", "gpu_user_annotation", 10, 50, -1);
+	ev(&g, st, "ampere_sgemm", "kernel", 15, 30, -1);
+	ev(&g, st, "vectorized_elementwise_kernel", "kernel", 70, 20, -1);
+	summarize(&g, 0, &s);
+	const struct sum_region *step = NULL, *fwd = NULL;
+	for (uint32_t i = 0; i < s.n_regions; i++) {
+		if (strcmp(s.regions[i].path, "ProfilerStep#") == 0)
+			step = &s.regions[i];
+		if (strcmp(s.regions[i].path, "ProfilerStep#/forward") == 0)
+			fwd = &s.regions[i];
+	}
+	assert_non_null(step);
+	assert_non_null(fwd);
+	assert_int_equal(fwd->depth, 2);
+	assert_true(fabs(step->inclusive_us_per_step - 50) < 1e-9);
+	assert_true(fabs(step->exclusive_us_per_step - 20) < 1e-9);
+	assert_true(fabs(fwd->inclusive_us_per_step - 30) < 1e-9);
+	assert_true(fabs(fwd->exclusive_us_per_step - 30) < 1e-9);
+	/* annotations are regions, never work */
+	assert_true(fabs(s.devices[0].all.busy_us - 50) < 1e-9);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
 /* The same trace twice gives byte-identical JSON. */
 static void test_deterministic_json(void **state)
 {
@@ -351,6 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_overlap_split),      cmocka_unit_test(test_nesting),
 	    cmocka_unit_test(test_warmup_and_classes), cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),	       cmocka_unit_test(test_deterministic_json),
+	    cmocka_unit_test(test_annotation_regions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
