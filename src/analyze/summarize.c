@@ -88,7 +88,7 @@ struct az {
 	int has_steps;
 	/* arg keys */
 	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
-	    k_step_num, k_r, k_flops, k_group_id;
+	    k_step_num, k_r, k_flops, k_group_id, k_long_name;
 };
 
 static void *grow(void *p, uint32_t n, uint32_t *cap, size_t size)
@@ -948,6 +948,117 @@ static double dtype_bytes(const char *d)
 	return 0;
 }
 
+static double hlo_dtype_bytes(const char *t, size_t n)
+{
+	static const struct {
+		const char *name;
+		double bytes;
+	} tab[] = {{"pred", 1}, {"s8", 1},  {"u8", 1},	  {"s16", 2},  {"u16", 2}, {"f16", 2},
+		   {"bf16", 2}, {"s32", 4}, {"u32", 4},	  {"f32", 4},  {"s64", 8}, {"u64", 8},
+		   {"f64", 8},	{"c64", 8}, {"c128", 16}, {"s4", 0.5}, {"u4", 0.5}};
+	for (size_t i = 0; i < PG_ARRAY_LEN(tab); i++)
+		if (strlen(tab[i].name) == n && memcmp(tab[i].name, t, n) == 0)
+			return tab[i].bytes;
+	if (n >= 2 && t[0] == 'f' && t[1] == '8') /* f8e4m3fn, f8e5m2, ... */
+		return 1;
+	return 0;
+}
+
+/*
+ * Bytes and group size of an HLO collective from its text ("%all-reduce =
+ * f32[5,1024]{1,0} all-reduce(...), replica_groups=[4,2]<=[2,4]T(1,0)"):
+ * the output shapes (a tuple's summed) and the replica group size, from the
+ * iota form [groups,size] or the first explicit {a,b,...} group. 0 when the
+ * text says nothing.
+ */
+static double hlo_collective(const char *text, uint32_t *group)
+{
+	const char *eq = text ? strstr(text, " = ") : NULL, *p;
+	double total = 0;
+
+	*group = 0;
+	if (!eq)
+		return 0;
+	p = eq + 3;
+	const char *op_end = p;
+	/* shapes run until the opcode: the first '(' after the result types */
+	int depth = 0;
+	for (; *op_end; op_end++) {
+		if (*op_end == '(' && depth == 0 && op_end > p && op_end[-1] != ' ')
+			break;
+		if (*op_end == '(' && op_end == p)
+			depth++;
+	}
+	for (const char *q = p; q < op_end; q++) {
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
+			continue;
+		const char *t = q;
+		while (q < op_end && ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
+			q++;
+		if (q >= op_end || *q != '[')
+			continue;
+		double bytes = hlo_dtype_bytes(t, (size_t)(q - t)), elems = 1;
+		q++;
+		while (q < op_end && *q != ']') {
+			char *end;
+			long v = strtol(q, &end, 10);
+			if (end == q)
+				break;
+			elems *= (double)v;
+			q = end;
+			if (*q == ',')
+				q++;
+		}
+		total += bytes * elems;
+	}
+	const char *rg = strstr(op_end, "replica_groups=");
+	if (rg) {
+		rg += 15;
+		if (*rg == '[') { /* iota: [groups,size]<=... */
+			const char *comma = strchr(rg, ',');
+			if (comma)
+				*group = (uint32_t)strtoul(comma + 1, NULL, 10);
+		} else if (rg[0] == '{' && rg[1] == '{') {
+			uint32_t n = 1;
+			for (const char *q = rg + 2; *q && *q != '}'; q++)
+				n += *q == ',';
+			*group = n;
+		}
+	}
+	return total;
+}
+
+/* Bytes a collective moves and its group size: Kineto NCCL args (In/Out msg
+ * nelems x dtype, Group size), else the HLO text of an XLA op. 0 when unknown. */
+static int collective_size(const struct az *z, const struct trace_event *e, uint8_t fam,
+			   double *bytes_out, uint32_t *group_out)
+{
+	const char *in = arg(z, e, z->k_in), *outn = arg(z, e, z->k_out);
+	const char *ne = fam == ANALYZE_FAM_ALL_GATHER ? outn : in;
+	double dbytes = dtype_bytes(arg(z, e, z->k_dtype));
+
+	*bytes_out = 0;
+	*group_out = 0;
+	if (ne && dbytes > 0) {
+		const char *gs = arg(z, e, z->k_group);
+		long n = gs ? strtol(gs, NULL, 10) : 0;
+		*bytes_out = strtod(ne, NULL) * dbytes;
+		*group_out = n > 0 ? (uint32_t)n : 0;
+		return 1;
+	}
+	const char *hlo = arg(z, e, z->k_long_name);
+	if (!hlo)
+		return 0;
+	double b = hlo_collective(hlo, group_out);
+	if (b <= 0)
+		return 0;
+	/* reduce-scatter moves its input: group-size times its output */
+	if (fam == ANALYZE_FAM_REDUCE_SCATTER && *group_out > 0)
+		b *= *group_out;
+	*bytes_out = b;
+	return 1;
+}
+
 /* Totals over activity starting in steady windows (exact: integer ns summed
  * in doubles, written as us with three decimals). */
 static void ops_and_families(struct az *z)
@@ -955,9 +1066,9 @@ static void ops_and_families(struct az *z)
 	struct summary *s = z->s;
 	double fam_self[ANALYZE_FAM_COUNT] = {0}, fam_count[ANALYZE_FAM_COUNT] = {0};
 	struct {
-		double count, ns, bytes, cap_count, cap_ns;
+		double count, ns, bytes, cap_count, cap_ns, cap_bytes;
 		uint32_t group;
-		int sized;
+		int sized, cap_sized;
 	} coll[ANALYZE_FAM_COUNT];
 
 	memset(coll, 0, sizeof(coll));
@@ -966,8 +1077,17 @@ static void ops_and_families(struct az *z)
 		for (uint32_t k = 0; k < dv->n; k++) {
 			const struct act *a = &dv->a[k];
 			if (a->cat == ANALYZE_CAT_COMMUNICATION && a->leaf) {
+				double b = 0;
+				uint32_t g = 0;
 				coll[a->fam].cap_count += 1;
 				coll[a->fam].cap_ns += (double)(a->e - a->s);
+				if (collective_size(z, trace_event_at(z->t, a->ev), a->fam, &b,
+						    &g)) {
+					coll[a->fam].cap_bytes += b;
+					coll[a->fam].cap_sized = 1;
+					if (g > coll[a->fam].group)
+						coll[a->fam].group = g;
+				}
 			}
 			if (!a->steady)
 				continue;
@@ -987,15 +1107,12 @@ static void ops_and_families(struct az *z)
 				continue;
 			coll[a->fam].count += 1;
 			coll[a->fam].ns += (double)(a->e - a->s);
-			const char *in = arg(z, e, z->k_in), *outn = arg(z, e, z->k_out);
-			double bytes = dtype_bytes(arg(z, e, z->k_dtype));
-			const char *ne = a->fam == ANALYZE_FAM_ALL_GATHER ? outn : in;
-			if (ne && bytes > 0) {
-				const char *gs = arg(z, e, z->k_group);
-				long n = gs ? strtol(gs, NULL, 10) : 0;
-				coll[a->fam].bytes += strtod(ne, NULL) * bytes;
-				if (n > 0 && (uint32_t)n > coll[a->fam].group)
-					coll[a->fam].group = (uint32_t)n;
+			double b = 0;
+			uint32_t g = 0;
+			if (collective_size(z, e, a->fam, &b, &g)) {
+				coll[a->fam].bytes += b;
+				if (g > coll[a->fam].group)
+					coll[a->fam].group = g;
 				coll[a->fam].sized = 1;
 			}
 		}
@@ -1044,6 +1161,8 @@ static void ops_and_families(struct az *z)
 		c->group_size = coll[f].group;
 		c->sized = coll[f].sized;
 		c->capture_count_total = coll[f].cap_count;
+		c->capture_bytes_total = coll[f].cap_bytes;
+		c->capture_sized = coll[f].cap_sized;
 		c->capture_us_total = coll[f].cap_ns / 1000.0;
 	}
 }
@@ -1366,6 +1485,7 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	z.k_r = trace_str_find(t, "_r");
 	z.k_flops = trace_str_find(t, "flops");
 	z.k_group_id = trace_str_find(t, "group_id");
+	z.k_long_name = trace_str_find(t, "long_name");
 
 	collect_devices(&z);
 	identity_and_files(&z);

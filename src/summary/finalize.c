@@ -403,8 +403,14 @@ static void per_step_part(struct summary *s)
 		c->us_per_step = per(c->us_total, norm);
 		/* bytes / us = MB/s; / 1000 = GB/s */
 		c->bytes_per_step = c->sized ? c->bytes_total / norm : -1;
-		c->algbw_gbps =
-		    c->sized && c->us_total > 0 ? c->bytes_total / c->us_total / 1000 : -1;
+		/* bandwidth over the steady steps, or over the capture when the kind
+		 * never runs in them (a setup all-reduce) */
+		if (c->sized && c->us_total > 0)
+			c->algbw_gbps = c->bytes_total / c->us_total / 1000;
+		else if (c->capture_sized && c->capture_us_total > 0)
+			c->algbw_gbps = c->capture_bytes_total / c->capture_us_total / 1000;
+		else
+			c->algbw_gbps = -1;
 		/* bus bandwidth: 2(n-1)/n of algbw for all-reduce, (n-1)/n otherwise */
 		double n = c->group_size, f = n > 0 ? (n - 1) / n : 0;
 		if (strcmp(c->kind, "all-reduce") == 0)

@@ -163,7 +163,9 @@ static void merge_lists(struct summary *out, const struct summary *in, uint32_t 
 			x->bytes_total += c->bytes_total;
 			x->capture_count_total += c->capture_count_total;
 			x->capture_us_total += c->capture_us_total;
+			x->capture_bytes_total += c->capture_bytes_total;
 			x->sized |= c->sized;
+			x->capture_sized |= c->capture_sized;
 			if (c->group_size > x->group_size)
 				x->group_size = c->group_size;
 		}

@@ -311,6 +311,10 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		c->group_size = (uint32_t)num(r, it, "group_size", 0);
 		c->capture_count_total = num(r, it, "capture_count_total", 0);
 		c->capture_us_total = num(r, it, "capture_us_total", 0);
+		c->capture_bytes_total = num(r, it, "capture_bytes_total", -1);
+		c->capture_sized = c->capture_bytes_total >= 0;
+		if (!c->capture_sized)
+			c->capture_bytes_total = 0;
 	}
 	s->n_collectives = i;
 

@@ -375,6 +375,11 @@ static void write_lists(struct pg_json *j, const struct summary *s)
 		kv_int(j, "group_size", c->group_size);
 		kv_num(j, "capture_count_total", c->capture_count_total, 0);
 		kv_us(j, "capture_us_total", c->capture_us_total);
+		pg_json_key(j, "capture_bytes_total");
+		if (c->capture_sized)
+			pg_json_double(j, c->capture_bytes_total, 0);
+		else
+			pg_json_null(j);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);

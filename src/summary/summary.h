@@ -84,8 +84,9 @@ struct sum_collective {
 	 * (setup, evaluation) still show */
 	double capture_count_per_device, capture_us_per_device;
 	double count_total, us_total, bytes_total, capture_count_total, capture_us_total;
-	uint32_t group_size; /* the largest NCCL group size seen; busbw uses it */
-	int sized;
+	double capture_bytes_total;
+	uint32_t group_size; /* the largest group size seen (NCCL, HLO replica groups) */
+	int sized, capture_sized;
 };
 
 struct sum_gap {

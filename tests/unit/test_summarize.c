@@ -358,6 +358,58 @@ static void test_annotation_regions(void **state)
 	trace_release(&g.t);
 }
 
+/* An XLA event with an argument set (long_name carries the HLO text). */
+static void ev_hlo(struct gen *g, uint32_t tr, const char *name, int64_t ts_us, int64_t dur_us,
+		   const char *hlo)
+{
+	struct trace_arg a = {trace_intern_cstr(&g->t, "long_name"), trace_intern_cstr(&g->t, hlo)};
+	ev(g, tr, name, "", ts_us, dur_us, -1);
+	trace_event_at(&g->t, g->t.n_events - 1)->args = trace_argset_intern(&g->t, &a, 1);
+}
+
+/*
+ * Collective sizes from HLO text: an all-reduce of bf16[1024,512] (1 MiB) over
+ * groups of 4 in 100 us: algbw 10.486 GB/s, busbw x 2(4-1)/4 = 15.729; a
+ * reduce-scatter whose f32[256] output (1 KiB) comes from groups of size 4 in
+ * iota form moves 4 KiB.
+ */
+static void test_hlo_collective_sizes(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	ev(&g, steps, "1", "", 0, 1000, -1);
+	ev_hlo(&g, ops, "all-reduce.3", 0, 100,
+	       "%all-reduce.3 = bf16[1024,512]{1,0:T(8,128)} all-reduce(bf16[1024,512]{1,0} %p), "
+	       "replica_groups={{0,1,2,3},{4,5,6,7}}, to_apply=%add");
+	ev_hlo(&g, ops, "reduce-scatter.1", 200, 10,
+	       "%reduce-scatter.1 = f32[256]{0} reduce-scatter(f32[1024]{0} %x), channel_id=2, "
+	       "replica_groups=[2,4]<=[8], dimensions={0}");
+	summarize(&g, 0, &s);
+	const struct sum_collective *ar = NULL, *rs = NULL;
+	for (uint32_t i = 0; i < s.n_collectives; i++) {
+		if (strcmp(s.collectives[i].kind, "all-reduce") == 0)
+			ar = &s.collectives[i];
+		if (strcmp(s.collectives[i].kind, "reduce-scatter") == 0)
+			rs = &s.collectives[i];
+	}
+	assert_non_null(ar);
+	assert_non_null(rs);
+	assert_true(fabs(ar->bytes_per_step - 1048576) < 1e-6);
+	assert_int_equal(ar->group_size, 4);
+	assert_true(fabs(ar->algbw_gbps - 10.48576) < 1e-6);
+	assert_true(fabs(ar->busbw_gbps - 10.48576 * 1.5) < 1e-6);
+	assert_true(fabs(rs->bytes_per_step - 4096) < 1e-6);
+	assert_int_equal(rs->group_size, 4);
+	summary_free(&s);
+	trace_release(&g.t);
+}
+
 /* The same trace twice gives byte-identical JSON. */
 static void test_deterministic_json(void **state)
 {
@@ -392,7 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_overlap_split),      cmocka_unit_test(test_nesting),
 	    cmocka_unit_test(test_warmup_and_classes), cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),	       cmocka_unit_test(test_deterministic_json),
-	    cmocka_unit_test(test_annotation_regions),
+	    cmocka_unit_test(test_annotation_regions), cmocka_unit_test(test_hlo_collective_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
