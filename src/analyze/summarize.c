@@ -825,12 +825,47 @@ struct point {
 	uint8_t cat;
 };
 
-static int cmp_point(const void *a, const void *b)
+/*
+ * Points in time order: a stable LSD radix sort on the time alone, 16 bits a
+ * pass and only as many passes as the time range needs. The order of points
+ * with equal times changes no length in the sweep (it adds a length only
+ * between distinct times), so this is exact, and linear where qsort was the
+ * largest cost of summarize on millions of kernels.
+ */
+static void sort_points(struct point *p, uint32_t n)
 {
-	const struct point *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->delta - y->delta;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	if (n < 2)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		lo = p[i].t < lo ? p[i].t : lo;
+		hi = p[i].t > hi ? p[i].t : hi;
+	}
+	uint64_t range = (uint64_t)hi - (uint64_t)lo;
+	struct point *tmp = pg_xmalloc((size_t)n * sizeof(*tmp)), *src = p, *dst = tmp;
+	uint32_t *count = pg_xmalloc(65536 * sizeof(uint32_t));
+	for (int shift = 0; shift < 64 && (shift == 0 || (range >> shift) != 0); shift += 16) {
+		memset(count, 0, 65536 * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++)
+			count[(((uint64_t)src[i].t - (uint64_t)lo) >> shift) & 0xffff]++;
+		uint32_t sum = 0;
+		for (uint32_t b = 0; b < 65536; b++) {
+			uint32_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			dst[count[(((uint64_t)src[i].t - (uint64_t)lo) >> shift) & 0xffff]++] =
+			    src[i];
+		struct point *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != p)
+		memcpy(p, src, (size_t)n * sizeof(*p));
+	free(tmp);
+	free(count);
 }
 
 /*
@@ -879,8 +914,7 @@ static void split(const struct dev *dv, const int64_t *ws, const int64_t *we, ui
 		p[np++] = (struct point){s0, 1, c};
 		p[np++] = (struct point){e0, -1, c};
 	}
-	if (np)
-		qsort(p, np, sizeof(*p), cmp_point);
+	sort_points(p, np);
 	int cnt[3] = {0, 0, 0};
 	for (uint32_t i = 0; i + 1 <= np; i++) {
 		cnt[p[i].cat] += p[i].delta;
@@ -1308,6 +1342,74 @@ static int skip_segment(const char *seg, size_t n)
 	return n == 0;
 }
 
+/*
+ * The regions a scope string stands for, found once per distinct scope: every
+ * op of a scope adds its self time to the same chain of prefixes, so parsing
+ * per event (lookups, splitting, hashing each prefix) would be wasted work.
+ * Chain entries are region indices; the top bit marks the one that takes the
+ * exclusive time.
+ */
+struct chains {
+	struct pg_u64map by_key;
+	uint32_t *off, *len;
+	uint32_t n, cap;
+	uint32_t *ent;
+	uint32_t n_ent, cap_ent;
+};
+
+static uint32_t chain_for(struct chains *c, uint64_t key, const char *scope, struct region_acc **r,
+			  uint32_t *n, uint32_t *cap, struct pg_u64map *idx, struct pg_buf *path)
+{
+	uint32_t ci = pg_u64map_get(&c->by_key, key);
+
+	if (ci != UINT32_MAX)
+		return ci;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		c->off = pg_xrealloc(c->off, c->cap * sizeof(uint32_t));
+		c->len = pg_xrealloc(c->len, c->cap * sizeof(uint32_t));
+	}
+	ci = c->n++;
+	c->off[ci] = c->n_ent;
+	pg_buf_reset(path);
+	uint32_t depth = 0;
+	const char *p = scope;
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+		const char *seg;
+		size_t sn;
+		unwrap(p, len, &seg, &sn);
+		while (sn > 0 && seg[sn - 1] == ':')
+			sn--;
+		if (!skip_segment(seg, sn)) {
+			if (path->len)
+				pg_buf_adds(path, "/");
+			pg_buf_add(path, seg, sn);
+			depth++;
+			uint64_t h = pg_hash(path->ptr, path->len);
+			uint32_t i = pg_u64map_get(idx, h);
+			while (i != UINT32_MAX && strcmp((*r)[i].path, path->ptr) != 0)
+				i = pg_u64map_get(idx, ++h);
+			if (i == UINT32_MAX) {
+				*r = grow(*r, *n, cap, sizeof(**r));
+				i = (*n)++;
+				(*r)[i] =
+				    (struct region_acc){pg_xstrdup(path->ptr), depth, 0, 0, 0};
+				pg_u64map_put(idx, h, i);
+			}
+			c->ent = grow(c->ent, c->n_ent, &c->cap_ent, sizeof(uint32_t));
+			c->ent[c->n_ent++] = i | ((!slash || !slash[1]) ? 0x80000000u : 0);
+		}
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	c->len[ci] = c->n_ent - c->off[ci];
+	pg_u64map_put(&c->by_key, key, ci);
+	return ci;
+}
+
 static void regions(struct az *z)
 {
 	struct summary *s = z->s;
@@ -1315,7 +1417,9 @@ static void regions(struct az *z)
 	uint32_t n = 0, cap = 0;
 	struct pg_u64map idx = {0};
 	struct pg_buf path = PG_BUF_INIT;
+	struct chains ch;
 
+	memset(&ch, 0, sizeof(ch));
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		const struct dev *dv = &z->devs[d];
 		for (uint32_t k = 0; k < dv->n; k++) {
@@ -1323,52 +1427,34 @@ static void regions(struct az *z)
 			if (!a->steady)
 				continue;
 			const struct trace_event *e = trace_event_at(z->t, a->ev);
-			const char *scope = arg(z, e, z->k_tf_op);
+			trace_str sid =
+			    z->k_tf_op && e->args ? trace_arg_get(z->t, e->args, z->k_tf_op) : 0;
+			const char *scope = sid ? trace_str_get(z->t, sid) : NULL;
+			uint64_t key = sid;
 			/* XLA GPU kernels carry tf_op "XlaModule:"; the name stat is the path */
-			if (!scope || strncmp(scope, "XlaModule", 9) == 0)
-				scope = arg(z, e, z->k_name);
+			if (!scope || strncmp(scope, "XlaModule", 9) == 0) {
+				sid = z->k_name && e->args ? trace_arg_get(z->t, e->args, z->k_name)
+							   : 0;
+				scope = sid ? trace_str_get(z->t, sid) : NULL;
+				key = sid;
+			}
 			if (!scope || !*scope) {
 				/* Kineto: the GPU user annotation around the kernel */
 				const struct ann *an = dv->n_ann ? annotation_at(dv, a->s) : NULL;
 				scope = an ? an->path : NULL;
+				key = an ? (1ULL << 62) | ((uint64_t)d << 32) |
+					       (uint64_t)(an - dv->ann)
+					 : 0;
 			}
 			if (!scope || !*scope)
 				continue;
-			pg_buf_reset(&path);
-			uint32_t depth = 0;
-			const char *p = scope;
-			while (*p) {
-				const char *slash = strchr(p, '/');
-				size_t len = slash ? (size_t)(slash - p) : strlen(p);
-				const char *seg;
-				size_t sn;
-				unwrap(p, len, &seg, &sn);
-				while (sn > 0 && seg[sn - 1] == ':')
-					sn--;
-				if (!skip_segment(seg, sn)) {
-					if (path.len)
-						pg_buf_adds(&path, "/");
-					pg_buf_add(&path, seg, sn);
-					depth++;
-					uint64_t h = pg_hash(path.ptr, path.len);
-					uint32_t i = pg_u64map_get(&idx, h);
-					while (i != UINT32_MAX && strcmp(r[i].path, path.ptr) != 0)
-						i = pg_u64map_get(&idx, ++h);
-					if (i == UINT32_MAX) {
-						r = grow(r, n, &cap, sizeof(*r));
-						i = n++;
-						r[i] = (struct region_acc){pg_xstrdup(path.ptr),
-									   depth, 0, 0, 0};
-						pg_u64map_put(&idx, h, i);
-					}
-					r[i].count += 1;
-					r[i].incl += (double)a->self;
-					if (!slash || !slash[1])
-						r[i].excl += (double)a->self;
-				}
-				if (!slash)
-					break;
-				p = slash + 1;
+			uint32_t ci = chain_for(&ch, key, scope, &r, &n, &cap, &idx, &path);
+			for (uint32_t q = 0; q < ch.len[ci]; q++) {
+				uint32_t en = ch.ent[ch.off[ci] + q], i = en & 0x7fffffffu;
+				r[i].count += 1;
+				r[i].incl += (double)a->self;
+				if (en & 0x80000000u)
+					r[i].excl += (double)a->self;
 			}
 		}
 	}
@@ -1383,6 +1469,10 @@ static void regions(struct az *z)
 	}
 	free(r);
 	pg_u64map_release(&idx);
+	pg_u64map_release(&ch.by_key);
+	free(ch.off);
+	free(ch.len);
+	free(ch.ent);
 	pg_buf_release(&path);
 }
 

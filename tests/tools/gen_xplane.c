@@ -61,13 +61,41 @@ static void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+/* The plane's stat metadata id of device_offset_ps (TPU), or -1: device
+ * offsets replace offsets when the profile is read, so they shift too. */
+static int64_t dev_offset_id = -1;
+
+static void find_dev_offset(const XPlane *p)
+{
+	dev_offset_id = -1;
+	for (size_t i = 0; i < p->n_stat_metadata; i++) {
+		const Tensorflow__Profiler__XStatMetadata *m = p->stat_metadata[i]->value;
+		if (m && m->name && strcmp(m->name, "device_offset_ps") == 0)
+			dev_offset_id = p->stat_metadata[i]->key;
+	}
+}
+
 static size_t pack_event(XEvent *e, int64_t shift, FILE *out)
 {
 	int64_t saved = e->offset_ps;
 	size_t n;
+	Tensorflow__Profiler__XStat *dev = NULL;
+	uint64_t dev_saved_u = 0;
+	int64_t dev_saved_i = 0;
 
 	if (e->data_case == TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS)
 		e->offset_ps += shift;
+	for (size_t i = 0; dev_offset_id >= 0 && i < e->n_stats; i++)
+		if (e->stats[i]->metadata_id == dev_offset_id)
+			dev = e->stats[i];
+	if (dev) {
+		dev_saved_u = dev->uint64_value;
+		dev_saved_i = dev->int64_value;
+		if (dev->value_case == TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE)
+			dev->uint64_value += (uint64_t)shift;
+		else if (dev->value_case == TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE)
+			dev->int64_value += shift;
+	}
 	n = tensorflow__profiler__xevent__get_packed_size(e);
 	if (out) {
 		if (n > scratch_cap) {
@@ -78,6 +106,10 @@ static size_t pack_event(XEvent *e, int64_t shift, FILE *out)
 		fwrite(scratch, 1, n, out);
 	}
 	e->offset_ps = saved;
+	if (dev) {
+		dev->uint64_value = dev_saved_u;
+		dev->int64_value = dev_saved_i;
+	}
 	return n;
 }
 
@@ -113,6 +145,7 @@ static size_t emit_line(XLine *l, int reps, int64_t span_ps, FILE *out)
 /* Lines first (as serializers write them), then the rest of the plane. */
 static size_t emit_plane(XPlane *p, int reps, int64_t span_ps, FILE *out)
 {
+	find_dev_offset(p);
 	size_t total = 0;
 
 	for (size_t i = 0; i < p->n_lines; i++) {
