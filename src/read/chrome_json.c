@@ -28,42 +28,7 @@
 
 enum { CH_EOF = -1, CH_ERR = -2 };
 
-/* Args kept in argument sets. Everything else is skipped. */
-static const char *const kept_args[] = {
-    "name",
-    "hlo_op",
-    "hlo_module",
-    "tf_op",
-    "long_name",
-    "hlo_category",
-    "flops",
-    "bytes_accessed",
-    "step_num",
-    "_r",
-    "group_id",
-    "program_id",
-    "run_id",
-    "step_name",
-    "deduplicated_name",
-    "iter_num",
-    "Collective name",
-    "In msg nelems",
-    "Out msg nelems",
-    "Group size",
-    "dtype",
-    "bytes",
-    "Process Group Name",
-    "labels",
-    "sort_index",
-    "source",
-    "model_flops",
-};
-
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint32_t n, cap;
-};
+/* The argument names kept are read_kept_arg()'s (names.c), shared with XPlane. */
 
 struct pidinfo {
 	trace_str pid;
@@ -85,7 +50,7 @@ struct pending {
 };
 
 struct argval {
-	int key; /* index into kept_args */
+	int key; /* read_kept_arg() index */
 	uint32_t off, len;
 };
 
@@ -108,11 +73,12 @@ struct cj {
 	int n_args;
 
 	/* tables */
-	trace_str kept_ids[PG_ARRAY_LEN(kept_args)];
-	struct u64map tracks;
+	trace_str kept_ids[READ_KEPT_ARGS];
+	int a_name, a_labels, a_sort; /* read_kept_arg() indices the reader itself uses */
+	struct pg_u64map tracks;
 	struct pidinfo *pids;
 	uint32_t n_pids, cap_pids;
-	struct u64map pidmap;
+	struct pg_u64map pidmap;
 	struct pending *pend;
 	uint32_t n_pend, cap_pend;
 	uint32_t first_track;
@@ -130,67 +96,6 @@ struct cj {
 	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
 	uint64_t unmatched_end, unclosed_begin;
 };
-
-/* ---- a tiny u64 -> u32 map (open addressing) ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static void map_put(struct u64map *m, uint64_t key, uint32_t val);
-
-static void map_grow(struct u64map *m)
-{
-	struct u64map old = *m;
-
-	m->cap = old.cap ? old.cap * 2 : 256;
-	m->keys = pg_xmalloc((size_t)m->cap * sizeof(uint64_t));
-	m->vals = pg_xmalloc((size_t)m->cap * sizeof(uint32_t));
-	memset(m->vals, 0xff, (size_t)m->cap * sizeof(uint32_t));
-	m->n = 0;
-	for (uint32_t i = 0; i < old.cap; i++)
-		if (old.vals[i] != UINT32_MAX)
-			map_put(m, old.keys[i], old.vals[i]);
-	free(old.keys);
-	free(old.vals);
-}
-
-static void map_put(struct u64map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap)
-		map_grow(m);
-	uint32_t h = (uint32_t)mix64(key) & (m->cap - 1);
-	while (m->vals[h] != UINT32_MAX && m->keys[h] != key)
-		h = (h + 1) & (m->cap - 1);
-	if (m->vals[h] == UINT32_MAX)
-		m->n++;
-	m->keys[h] = key;
-	m->vals[h] = val;
-}
-
-static uint32_t map_get(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return UINT32_MAX;
-	uint32_t h = (uint32_t)mix64(key) & (m->cap - 1);
-	while (m->vals[h] != UINT32_MAX) {
-		if (m->keys[h] == key)
-			return m->vals[h];
-		h = (h + 1) & (m->cap - 1);
-	}
-	return UINT32_MAX;
-}
-
-static void map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- errors ---- */
 
@@ -789,7 +694,7 @@ static int read_scalar_text(struct cj *c, struct pg_buf *out, struct num *num, i
 
 static uint32_t pid_index(struct cj *c, trace_str pid)
 {
-	uint32_t i = map_get(&c->pidmap, pid);
+	uint32_t i = pg_u64map_get(&c->pidmap, pid);
 
 	if (i != UINT32_MAX)
 		return i;
@@ -800,7 +705,7 @@ static uint32_t pid_index(struct cj *c, trace_str pid)
 	i = c->n_pids++;
 	memset(&c->pids[i], 0, sizeof(c->pids[i]));
 	c->pids[i].pid = pid;
-	map_put(&c->pidmap, pid, i);
+	pg_u64map_put(&c->pidmap, pid, i);
 	return i;
 }
 
@@ -809,7 +714,7 @@ static uint32_t track_for(struct cj *c, trace_str pid, trace_str tid)
 	if (pid == c->last_pid && tid == c->last_tid && c->last_track != UINT32_MAX)
 		return c->last_track;
 	uint64_t key = ((uint64_t)pid << 32) | tid;
-	uint32_t tr = map_get(&c->tracks, key);
+	uint32_t tr = pg_u64map_get(&c->tracks, key);
 	if (tr == UINT32_MAX) {
 		struct trace_track t0;
 		memset(&t0, 0, sizeof(t0));
@@ -818,7 +723,7 @@ static uint32_t track_for(struct cj *c, trace_str pid, trace_str tid)
 		t0.pid = pid;
 		t0.tid = tid;
 		tr = trace_track_add(c->t, &t0);
-		map_put(&c->tracks, key, tr);
+		pg_u64map_put(&c->tracks, key, tr);
 		pid_index(c, pid);
 	}
 	c->last_pid = pid;
@@ -843,36 +748,6 @@ static uint16_t cat_id(struct cj *c)
 }
 
 /* ---- args ---- */
-
-#define KEPT_PER_LEN 6
-static signed char kept_by_len[33][KEPT_PER_LEN];
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
-
-static void kept_init(void)
-{
-	memset(kept_by_len, -1, sizeof(kept_by_len));
-	for (size_t i = 0; i < PG_ARRAY_LEN(kept_args); i++) {
-		size_t len = strlen(kept_args[i]);
-		for (int j = 0; j < KEPT_PER_LEN && len <= 32; j++)
-			if (kept_by_len[len][j] < 0) {
-				kept_by_len[len][j] = (signed char)i;
-				break;
-			}
-	}
-}
-
-/* Keys bucketed by length so a lookup compares at most a few strings; this
- * runs for every args key of every event. */
-static int kept_index(const char *k, size_t n)
-{
-	pthread_once(&kept_once, kept_init);
-	if (n > 32)
-		return -1;
-	for (int j = 0; j < KEPT_PER_LEN && kept_by_len[n][j] >= 0; j++)
-		if (memcmp(kept_args[kept_by_len[n][j]], k, n) == 0)
-			return kept_by_len[n][j];
-	return -1;
-}
 
 static int parse_args(struct cj *c)
 {
@@ -925,7 +800,7 @@ static int parse_args(struct cj *c)
 				}
 			}
 		} else {
-			int ki = kept_index(k, kn);
+			int ki = read_kept_arg(k, kn);
 			if (ki < 0 || c->n_args >= MAX_ARGS) {
 				if (skip_value(c, NULL))
 					return PG_EFORMAT;
@@ -966,8 +841,6 @@ static const char *arg_text(struct cj *c, int key, size_t *len)
 	return NULL;
 }
 
-enum { ARG_NAME = 0, ARG_LABELS = 23, ARG_SORT_INDEX = 24 };
-
 static uint32_t intern_args(struct cj *c)
 {
 	struct trace_arg a[MAX_ARGS];
@@ -975,10 +848,10 @@ static uint32_t intern_args(struct cj *c)
 
 	for (int i = 0; i < c->n_args; i++) {
 		int k = c->args[i].key;
-		if (k == ARG_LABELS || k == ARG_SORT_INDEX)
+		if (k == c->a_labels || k == c->a_sort)
 			continue;
 		if (!c->kept_ids[k])
-			c->kept_ids[k] = trace_intern_cstr(c->t, kept_args[k]);
+			c->kept_ids[k] = trace_intern_cstr(c->t, read_kept_arg_name(k));
 		a[n].key = c->kept_ids[k];
 		a[n].value = trace_intern(c->t, c->vals.ptr + c->args[i].off, c->args[i].len);
 		n++;
@@ -1038,7 +911,7 @@ static void handle_metadata(struct cj *c)
 	trace_str pid = intern_buf(c, &c->pid);
 
 	if (c->name.len == 12 && memcmp(c->name.ptr, "process_name", 12) == 0) {
-		v = arg_text(c, ARG_NAME, &n);
+		v = arg_text(c, c->a_name, &n);
 		if (v) {
 			/* pid_index() may grow c->pids: index only after it returns */
 			uint32_t pi_at = pid_index(c, pid);
@@ -1049,13 +922,13 @@ static void handle_metadata(struct cj *c)
 				c->jax_evidence++;
 		}
 	} else if (c->name.len == 14 && memcmp(c->name.ptr, "process_labels", 14) == 0) {
-		v = arg_text(c, ARG_LABELS, &n);
+		v = arg_text(c, c->a_labels, &n);
 		if (v) {
 			uint32_t pi_at = pid_index(c, pid);
 			c->pids[pi_at].labels = trace_intern(c->t, v, n);
 		}
 	} else if (c->name.len == 11 && memcmp(c->name.ptr, "thread_name", 11) == 0) {
-		v = arg_text(c, ARG_NAME, &n);
+		v = arg_text(c, c->a_name, &n);
 		if (v) {
 			uint32_t tr = track_for(c, pid, intern_buf(c, &c->tid));
 			c->t->tracks[tr].name = trace_intern(c->t, v, n);
@@ -1515,23 +1388,6 @@ static int parse_int_suffix(const char *s, const char *prefix, int32_t *out)
 	return 1;
 }
 
-static enum trace_track_kind jax_track_kind(const char *name, int device)
-{
-	if (strncmp(name, "Stream #", 8) == 0)
-		return TRACE_TRACK_STREAM;
-	if (strcmp(name, "XLA Ops") == 0 || strcmp(name, "Async XLA Ops") == 0 ||
-	    strncmp(name, "XLA Ops - from", 14) == 0)
-		return TRACE_TRACK_DEVICE_OPS;
-	if (strcmp(name, "Steps") == 0)
-		return TRACE_TRACK_STEPS;
-	if (strcmp(name, "XLA Modules") == 0)
-		return TRACE_TRACK_MODULES;
-	if (strstr(name, "Framework ") == name || strstr(name, "TensorFlow ") == name ||
-	    strcmp(name, "Source code") == 0 || strcmp(name, "XLA TraceMe") == 0)
-		return TRACE_TRACK_ANNOTATIONS;
-	return device ? TRACE_TRACK_OTHER : TRACE_TRACK_HOST_THREAD;
-}
-
 /* Devices are keyed by (kind, index, label) within the file. */
 static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index, trace_str label)
 {
@@ -1597,7 +1453,7 @@ static void resolve_tracks(struct cj *c)
 			index = 0;
 		tr->device = device_for(c, kind, index, label);
 		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
-			tr->kind = jax_track_kind(tname, kind != TRACE_DEV_CPU);
+			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);
 		} else if (kind == TRACE_DEV_CPU) {
 			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
 				       ? TRACE_TRACK_ANNOTATIONS
@@ -1674,8 +1530,8 @@ static void cj_free(struct cj *c)
 	pg_buf_release(&c->last_cat);
 	pg_buf_release(&c->dev_props);
 	pg_buf_release(&c->dist_info);
-	map_free(&c->tracks);
-	map_free(&c->pidmap);
+	pg_u64map_release(&c->tracks);
+	pg_u64map_release(&c->pidmap);
 	free(c->pids);
 	free(c->pend);
 }
@@ -1691,6 +1547,9 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	c.in = in;
 	c.path = t->files[file].path;
 	c.last_track = UINT32_MAX;
+	c.a_name = read_kept_arg("name", 4);
+	c.a_labels = read_kept_arg("labels", 6);
+	c.a_sort = read_kept_arg("sort_index", 10);
 	c.first_track = t->n_tracks;
 	c.first_event = t->n_events;
 	pg_buf_init(&c.key);

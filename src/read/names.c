@@ -60,6 +60,8 @@ static const char *const kept[] = {
     "shape_with_layout",
 };
 
+_Static_assert(PG_ARRAY_LEN(kept) == READ_KEPT_ARGS, "READ_KEPT_ARGS must match the list");
+
 #define PER_LEN 8
 static signed char by_len[40][PER_LEN];
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -64,6 +64,7 @@ int read_xplane(struct trace *t, uint32_t file, const char *path) PG_WUR;
  * stat names the model keeps (index into a fixed list, or -1). */
 enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
 int read_kept_arg(const char *k, size_t n);
+#define READ_KEPT_ARGS 30 /* entries of the kept list (names.c) */
 const char *read_kept_arg_name(int i);
 
 /* Hard caps on untrusted input, documented in the README. */
