@@ -4,6 +4,10 @@
  */
 #include "cmd.h"
 
+#include "../read/read.h"
+#include "../source/source.h"
+#include "../trace/trace.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,4 +133,33 @@ int cmd_parse_threads(const char *cmd, const char *text, int *out)
 		return pg_error_set(PG_EUSAGE, "%s: --threads takes a number from 1 to 64", cmd);
 	*out = (int)v;
 	return 0;
+}
+
+int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
+		    const char *capture, int threads, int want_sha256)
+{
+	char **errors = NULL;
+	int rc = PG_EXIT_OK;
+
+	trace_init(t);
+	t->want_sha256 = want_sha256;
+	if (source_resolve(src, inputs, n, capture))
+		return cmd_error(PG_EXIT_INPUT);
+	const char **paths = pg_xcalloc(src->n_files + 1, sizeof(char *));
+	int32_t *dups = pg_xcalloc(src->n_files + 1, sizeof(int32_t));
+	for (uint32_t i = 0; i < src->n_files; i++) {
+		paths[i] = src->files[i].path;
+		dups[i] = src->files[i].duplicate_of;
+	}
+	if (read_paths(t, paths, dups, src->n_files, threads, &errors) > 0)
+		rc = PG_EXIT_INPUT;
+	for (uint32_t i = 0; i < src->n_files; i++)
+		if (errors[i]) {
+			fprintf(stderr, "profgate: %s\n", errors[i]);
+			free(errors[i]);
+		}
+	free(errors);
+	free(paths);
+	free(dups);
+	return rc;
 }

@@ -51,6 +51,17 @@ int cmd_finish(int code);
 /* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
 int cmd_parse_threads(const char *cmd, const char *text, int *out);
 
+struct source_set;
+struct trace;
+/*
+ * Resolve inputs (files, profile directories) and read them on `threads`
+ * threads into t. src and t are always initialised here and the caller
+ * releases both. Every unreadable file gets its one line on stderr; returns
+ * PG_EXIT_OK or PG_EXIT_INPUT.
+ */
+int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
+		    const char *capture, int threads, int want_sha256);
+
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -492,12 +492,6 @@ static void readout_json(struct pg_json *j, const struct readout *r)
 	pg_json_obj_end(j);
 }
 
-static int default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 16 ? 16 : (int)n;
-}
-
 int cmd_inspect(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
@@ -506,7 +500,6 @@ int cmd_inspect(int argc, char **argv)
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_json j;
 	int n_pos, help, rc = PG_EXIT_OK, threads;
-	char **errors = NULL;
 
 	opt_json = 0;
 	opt_capture = opt_threads = NULL;
@@ -524,37 +517,11 @@ int cmd_inspect(int argc, char **argv)
 		pg_error_set(PG_EUSAGE, "inspect: no input given (see 'profgate inspect --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	threads = default_threads();
-	if (opt_threads) {
-		char *end;
-		long v = strtol(opt_threads, &end, 10);
-		if (*end || v < 1 || v > 64) {
-			free(pos);
-			pg_error_set(PG_EUSAGE, "inspect: --threads takes a number from 1 to 64");
-			return cmd_error(PG_EXIT_USAGE);
-		}
-		threads = (int)v;
-	}
-	if (source_resolve(&src, pos, n_pos, opt_capture)) {
-		source_set_release(&src);
+	if (cmd_parse_threads("inspect", opt_threads, &threads)) {
 		free(pos);
-		return cmd_error(PG_EXIT_INPUT);
+		return cmd_error(PG_EXIT_USAGE);
 	}
-	const char **paths = pg_xcalloc(src.n_files + 1, sizeof(char *));
-	int32_t *dups = pg_xcalloc(src.n_files + 1, sizeof(int32_t));
-	for (uint32_t i = 0; i < src.n_files; i++) {
-		paths[i] = src.files[i].path;
-		dups[i] = src.files[i].duplicate_of;
-	}
-	trace_init(&t);
-	if (read_paths(&t, paths, dups, src.n_files, threads, &errors) > 0)
-		rc = PG_EXIT_INPUT;
-	for (uint32_t i = 0; i < src.n_files; i++)
-		if (errors[i]) {
-			fprintf(stderr, "profgate: %s\n", errors[i]);
-			free(errors[i]);
-		}
-	free(errors);
+	rc = cmd_read_inputs(&src, &t, pos, n_pos, opt_capture, threads, 0);
 	struct analyze_marker *marks =
 	    pg_xcalloc((size_t)t.n_files * ANALYZE_MARK_COUNT + 1, sizeof(*marks));
 	analyze_markers(&t, marks);
@@ -594,8 +561,6 @@ int cmd_inspect(int argc, char **argv)
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);
-	free(paths);
-	free(dups);
 	free(pos);
 	return cmd_finish(rc);
 }

@@ -71,7 +71,6 @@ int cmd_summarize(int argc, char **argv)
 	struct analyze_options ao;
 	struct pg_buf out = PG_BUF_INIT;
 	int n_pos, help, rc = PG_EXIT_OK, threads = 0;
-	char **errors = NULL;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
 	memset(&src, 0, sizeof(src));
@@ -105,27 +104,7 @@ int cmd_summarize(int argc, char **argv)
 				     "summarize: no input given (see 'profgate summarize --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	if (source_resolve(&src, pos, n_pos, opt_capture)) {
-		source_set_release(&src);
-		free(pos);
-		return cmd_error(PG_EXIT_INPUT);
-	}
-	const char **paths = pg_xcalloc(src.n_files + 1, sizeof(char *));
-	int32_t *dups = pg_xcalloc(src.n_files + 1, sizeof(int32_t));
-	for (uint32_t i = 0; i < src.n_files; i++) {
-		paths[i] = src.files[i].path;
-		dups[i] = src.files[i].duplicate_of;
-	}
-	trace_init(&t);
-	t.want_sha256 = 1;
-	if (read_paths(&t, paths, dups, src.n_files, threads, &errors) > 0)
-		rc = PG_EXIT_INPUT;
-	for (uint32_t i = 0; i < src.n_files; i++)
-		if (errors[i]) {
-			fprintf(stderr, "profgate: %s\n", errors[i]);
-			free(errors[i]);
-		}
-	free(errors);
+	rc = cmd_read_inputs(&src, &t, pos, n_pos, opt_capture, threads, 1);
 	if (rc == PG_EXIT_OK) {
 		ao.version = PG_VERSION;
 		ao.labels = labels;
@@ -144,8 +123,6 @@ int cmd_summarize(int argc, char **argv)
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);
-	free(paths);
-	free(dups);
 	free(pos);
 	return cmd_finish(rc);
 }
