@@ -33,9 +33,9 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined -fno-omit-f
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_SRCS := $(sort $(wildcard src/util/*.c src/trace/*.c src/read/*.c src/source/*.c src/analyze/*.c src/summary/*.c src/report/*.c src/cmd/*.c))
+LIB_SRCS := $(sort $(wildcard src/util/*.c src/trace/*.c src/read/*.c src/source/*.c src/analyze/*.c src/summary/*.c src/gate/*.c src/report/*.c src/cmd/*.c))
 GEN_DIR := $(BUILD)/gen
-GEN_SRCS := $(GEN_DIR)/xplane.pb-c.c
+GEN_SRCS := $(GEN_DIR)/xplane.pb-c.c $(GEN_DIR)/thresholds_default.c
 GEN_HDRS := $(GEN_DIR)/xplane.pb-c.h
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(GEN_SRCS:%.c=%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
@@ -54,6 +54,18 @@ $(GEN_DIR)/xplane.pb-c.c $(GEN_DIR)/xplane.pb-c.h: src/read/proto/xplane.proto
 	@mkdir -p $(GEN_DIR)
 	$(if $(Q),@echo "  PROTOC  $<")
 	$(Q)protoc-c --c_out=$(GEN_DIR) -Isrc/read/proto $<
+
+# thresholds/default.json is compiled in: the gate's defaults are the shipped file.
+$(GEN_DIR)/thresholds_default.c: thresholds/default.json
+	@mkdir -p $(GEN_DIR)
+	$(if $(Q),@echo "  EMBED   $<")
+	$(Q){ echo '/* generated from $< by the Makefile */'; echo '#include <stddef.h>'; \
+	  echo 'extern const char gate_default_thresholds[];'; \
+	  echo 'extern const size_t gate_default_thresholds_len;'; \
+	  echo 'const char gate_default_thresholds[] = {'; \
+	  od -An -v -tx1 $< | sed 's/[0-9a-f][0-9a-f]/0x&,/g'; echo '0x00};'; \
+	  echo 'const size_t gate_default_thresholds_len = sizeof(gate_default_thresholds) - 1;'; \
+	} >$@.tmp && mv $@.tmp $@
 
 $(GEN_DIR)/%.o: $(GEN_DIR)/%.c $(BUILD)/CFLAGS
 	$(if $(Q),@echo "  CC      $<")
@@ -108,6 +120,7 @@ bench: deps
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/profgate/thresholds
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/profgate
+	install -m 644 thresholds/*.json $(DESTDIR)$(PREFIX)/share/profgate/thresholds
 
 format:
 	clang-format -i $(LIB_SRCS) src/main.c src/*/*.h $(TEST_SRCS) $(TOOL_SRCS)

@@ -18,6 +18,8 @@ static const struct command commands[] = {
     {"summarize", cmd_summarize, "reduce profiles to one summary JSON (profgate.summary/1)"},
     {"merge", cmd_merge, "combine per-host or per-rank summaries into one"},
     {"report", cmd_report, "render a summary as a markdown report"},
+    {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution"},
+    {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds"},
 };
 
 static void usage(FILE *out)

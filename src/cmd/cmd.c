@@ -4,13 +4,16 @@
  */
 #include "cmd.h"
 
+#include "../analyze/analyze.h"
 #include "../read/read.h"
 #include "../source/source.h"
+#include "../summary/summary.h"
 #include "../trace/trace.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cmd_usage(const struct cmd_spec *spec, FILE *out)
@@ -161,5 +164,63 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 	free(errors);
 	free(paths);
 	free(dups);
+	return rc;
+}
+
+/* A summary (profgate's or marin's JSON) rather than a profile: a plain file
+ * whose first 4 KiB name one of the two schemas. Profiles are gzip or start
+ * with other keys. */
+static int looks_like_summary(const char *path)
+{
+	char head[4097];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	head[n] = 0;
+	if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
+		return 0;
+	return strstr(head, "\"" SUMMARY_SCHEMA "\"") != NULL ||
+	       strstr(head, "\"profile_summary.v1\"") != NULL;
+}
+
+int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,
+		     char sha[65])
+{
+	struct stat st;
+	int rc;
+
+	sha[0] = 0;
+	summary_init(s);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (pg_sha256_file(path, sha))
+			return cmd_error(PG_EXIT_INPUT);
+		if (looks_like_summary(path)) {
+			summary_free(s);
+			if (summary_read_json(path, s)) {
+				summary_init(s);
+				return cmd_error(PG_EXIT_INPUT);
+			}
+			return PG_EXIT_OK;
+		}
+	}
+	{
+		struct source_set src;
+		struct trace t;
+		struct analyze_options ao;
+		const char *inputs[1] = {path};
+
+		rc = cmd_read_inputs(&src, &t, inputs, 1, capture, threads, 1);
+		if (rc == PG_EXIT_OK) {
+			analyze_options_init(&ao);
+			ao.version = PG_VERSION;
+			analyze_summarize(&t, &ao, s);
+		}
+		trace_release(&t);
+		source_set_release(&src);
+	}
 	return rc;
 }

@@ -62,9 +62,34 @@ struct trace;
 int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
 		    const char *capture, int threads, int want_sha256);
 
+struct summary;
+/*
+ * One side of a comparison: a summary JSON (profgate's or marin's) is read, a
+ * profile file or directory is read and summarized on the fly. s is always
+ * initialised (summary_free it); sha gets the sha256 of a regular file's
+ * bytes, or "" for a directory. Errors are printed; returns an exit code.
+ */
+int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,
+		     char sha[65]);
+
+/* What compare and gate share: load both sides and the thresholds, compare,
+ * write the verdict JSON and the report, print the verdict. */
+struct cmd_gate_job {
+	const char *cmd; /* "compare" or "gate", for messages */
+	const char *baseline, *candidate, *thresholds, *label;
+	const char *json_out;	/* NULL: none; "-": standard output */
+	const char *report_out; /* NULL: none; "-": standard output */
+	int threads;
+	int verdict_exit; /* 1: exit by the verdict (gate); 0: only 4 for incomparable */
+	int quiet;	  /* no verdict lines on stdout (the JSON goes there) */
+};
+int cmd_gate_run(const struct cmd_gate_job *job);
+
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
 
 #endif

@@ -10,8 +10,12 @@
 #include "../summary/summary.h"
 #include "../util/util.h"
 
+struct gate_result;
+
 /* The one-profile report: read top to bottom. */
 void report_summary_md(const struct summary *s, struct pg_buf *out);
+/* The comparison report: what the gate decided and where the time went. */
+void report_compare_md(const struct gate_result *r, struct pg_buf *out);
 
 /* A profile string as an inline code span, safe in a table cell: backticks
  * become ', pipes are escaped, control characters become spaces, and the text

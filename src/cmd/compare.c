@@ -1,0 +1,73 @@
+/*
+ * profgate compare: two profiles or summaries side by side, for an engineer
+ * at a terminal. Writes the verdict JSON (standard output or -o) and, with
+ * --report, the markdown; unlike runs are refused (exit 4) but a regression is
+ * reported, not failed: exit 0. `gate` is the command that fails.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *opt_out, *opt_thresholds, *opt_report, *opt_label, *opt_threads;
+
+static const struct cmd_opt compare_opts[] = {
+    {"output", 'o', "FILE", "write the comparison JSON here (default: standard output)", NULL,
+     &opt_out},
+    {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
+     &opt_thresholds},
+    {"report", 'r', "FILE", "also write the markdown report here", NULL, &opt_report},
+    {"label", 'l', "NAME", "a name for this comparison", NULL, &opt_label},
+    {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
+     &opt_threads},
+};
+
+static const struct cmd_spec compare_spec = {
+    "compare", "BASELINE CANDIDATE [-o compare.json] [--thresholds FILE] [--report FILE]",
+    "Compare a candidate against a baseline (summaries, or profiles summarized on the fly):\n"
+    "every metric with its delta, limit and verdict, the attribution of the step-time change,\n"
+    "provenance and quality warnings, as profgate.verdict/1 JSON. Exit 4 when the runs are not\n"
+    "comparable; a regression still exits 0 (use 'profgate gate' to fail on it).",
+    compare_opts, (int)PG_ARRAY_LEN(compare_opts)};
+
+int cmd_compare(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct cmd_gate_job job;
+	int n_pos, help, threads = 0, rc;
+
+	opt_out = opt_thresholds = opt_report = opt_label = opt_threads = NULL;
+	if (cmd_parse(&compare_spec, argc, argv, pos, &n_pos, &help)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (help) {
+		free(pos);
+		cmd_usage(&compare_spec, stdout);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	if (n_pos != 2) {
+		free(pos);
+		pg_error_set(PG_EUSAGE, "compare: give BASELINE and CANDIDATE (see 'profgate "
+					"compare --help')");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (cmd_parse_threads("compare", opt_threads, &threads)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	memset(&job, 0, sizeof(job));
+	job.cmd = "compare";
+	job.baseline = pos[0];
+	job.candidate = pos[1];
+	job.thresholds = opt_thresholds;
+	job.label = opt_label;
+	job.json_out = opt_out ? opt_out : "-";
+	job.report_out = opt_report;
+	job.threads = threads;
+	job.verdict_exit = 0;
+	job.quiet = strcmp(job.json_out, "-") == 0 || (opt_report && strcmp(opt_report, "-") == 0);
+	rc = cmd_gate_run(&job);
+	free(pos);
+	return cmd_finish(rc);
+}

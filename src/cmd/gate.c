@@ -1,0 +1,273 @@
+/*
+ * profgate gate: the pre-merge verdict. Loads a baseline and a candidate
+ * (summaries, or profiles summarized on the fly), applies a thresholds file,
+ * writes the verdict JSON and the markdown report, prints the verdict and
+ * exits by it (DESIGN §5). cmd_gate_run() is shared with `compare`.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../gate/gate.h"
+#include "../report/report.h"
+#include "../summary/summary.h"
+
+#define THRESHOLDS_MAX_BYTES (1 << 20)
+
+/* A thresholds file, or the built-in default for NULL or "default". Errors
+ * are configuration errors: exit 2. */
+static int load_thresholds(const char *path, struct gate_thresholds *th)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	char chunk[65536];
+	size_t n;
+	FILE *f;
+	int rc;
+
+	if (!path || strcmp(path, "default") == 0) {
+		gate_thresholds_default(th);
+		return 0;
+	}
+	memset(th, 0, sizeof(*th));
+	f = fopen(path, "rb");
+	if (!f)
+		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
+				    strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		pg_buf_add(&text, chunk, n);
+		if (text.len > THRESHOLDS_MAX_BYTES)
+			break;
+	}
+	rc = ferror(f);
+	fclose(f);
+	if (rc) {
+		pg_buf_release(&text);
+		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s'", path);
+	}
+	if (text.len > THRESHOLDS_MAX_BYTES) {
+		pg_buf_release(&text);
+		return pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
+				    path, THRESHOLDS_MAX_BYTES);
+	}
+	rc = gate_thresholds_parse(text.ptr, text.len, path, th);
+	pg_buf_release(&text);
+	return rc;
+}
+
+static int write_out(const char *path, const struct pg_buf *b)
+{
+	if (strcmp(path, "-") == 0) {
+		fwrite(b->ptr, 1, b->len, stdout);
+		return 0;
+	}
+	return pg_write_file_atomic(path, b->ptr, b->len);
+}
+
+static void print_time(FILE *f, double us)
+{
+	double a = fabs(us);
+	if (a >= 1e6)
+		fprintf(f, "%.3f s", us / 1e6);
+	else if (a >= 1e3)
+		fprintf(f, "%.2f ms", us / 1e3);
+	else
+		fprintf(f, "%.1f us", us);
+}
+
+static void print_metric(FILE *f, const struct gate_metric_result *m)
+{
+	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), m->name);
+	if (isfinite(m->delta_share))
+		fprintf(f, " %+.1f%%", 100 * m->delta_share);
+	if (m->note)
+		fprintf(f, " (%s)", m->note);
+	fprintf(f, "\n");
+}
+
+static void print_verdict(const struct gate_result *r, const struct cmd_gate_job *job)
+{
+	static const enum gate_verdict order[] = {GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE,
+						  GATE_IMPROVED};
+	FILE *f = stdout;
+	uint32_t shown = 0;
+
+	fprintf(f, "profgate %s: %s", job->cmd, gate_verdict_name(r->verdict));
+	if (job->label)
+		fprintf(f, " (%s)", job->label);
+	fprintf(f, "\n");
+	if (r->verdict == GATE_INCOMPARABLE) {
+		fprintf(f, "  refused: %s\n",
+			strcmp(r->provenance, "identical-inputs") == 0
+			    ? "the baseline and the candidate are the same bytes"
+			    : "the runs differ in identity");
+		for (uint32_t i = 0; i < r->n_diff; i++)
+			fprintf(f, "  %s: baseline %s, candidate %s\n", r->diff[i].field,
+				r->diff[i].baseline, r->diff[i].candidate);
+		return;
+	}
+	if (r->has_step) {
+		fprintf(f, "  steady median step: ");
+		print_time(f, r->step_baseline_us);
+		fprintf(f, " -> ");
+		print_time(f, r->step_candidate_us);
+		fprintf(f, " (%+.1f%%", 100 * r->step_delta_share);
+		if (r->has_interval)
+			fprintf(f, ", %.0f%% interval %+.1f%% .. %+.1f%%", 100 * r->confidence,
+				100 * r->interval_lo_share, 100 * r->interval_hi_share);
+		if (r->step_tested)
+			fprintf(f, ", p = %.3g", r->step_p_value);
+		fprintf(f, "; %u vs %u %s)\n", r->step_n_baseline, r->step_n_candidate,
+			r->step_samples);
+	}
+	/* the worst first, step metrics ahead of the rest within a verdict */
+	for (size_t v = 0; v < PG_ARRAY_LEN(order); v++)
+		for (int steps = 1; steps >= 0; steps--)
+			for (uint32_t i = 0; i < r->n_metrics; i++) {
+				const struct gate_metric_result *m = &r->metrics[i];
+				if (m->verdict != order[v] || (m->kind == GATE_K_STEP) != steps)
+					continue;
+				if (shown++ == 12)
+					continue;
+				print_metric(f, m);
+			}
+	if (shown > 12)
+		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
+	if (r->n_attribution > 0 && r->has_step) {
+		fprintf(f, "  where the time went:");
+		for (uint32_t i = 0; i < r->n_attribution && i < 4; i++) {
+			fprintf(f, "%s %s", i ? "," : "",
+				r->attribution[i].delta_us_per_step >= 0 ? "+" : "-");
+			print_time(f, fabs(r->attribution[i].delta_us_per_step));
+			fprintf(f, " %s", r->attribution[i].name);
+		}
+		fprintf(f, " (per step)\n");
+	}
+}
+
+int cmd_gate_run(const struct cmd_gate_job *job)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct gate_inputs in;
+	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT;
+	char sha_b[65], sha_c[65];
+	int rc;
+
+	if (load_thresholds(job->thresholds, &th)) {
+		gate_thresholds_release(&th);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	rc = cmd_load_summary(job->baseline, NULL, job->threads, &b, sha_b);
+	if (rc == PG_EXIT_OK)
+		rc = cmd_load_summary(job->candidate, NULL, job->threads, &c, sha_c);
+	else
+		summary_init(&c);
+	if (rc != PG_EXIT_OK)
+		goto out;
+	memset(&in, 0, sizeof(in));
+	in.baseline_path = job->baseline;
+	in.candidate_path = job->candidate;
+	in.baseline_sha256 = sha_b[0] ? sha_b : NULL;
+	in.candidate_sha256 = sha_c[0] ? sha_c : NULL;
+	in.label = job->label;
+	in.thresholds_origin = job->thresholds && strcmp(job->thresholds, "default") != 0
+				   ? job->thresholds
+				   : "built-in default";
+	in.version = PG_VERSION;
+	gate_compare(&b, &c, &th, &in, &r);
+	gate_result_write_json(&r, &json);
+	report_compare_md(&r, &md);
+	if (job->json_out && write_out(job->json_out, &json))
+		rc = cmd_error(PG_EXIT_INPUT);
+	else if (job->report_out && write_out(job->report_out, &md))
+		rc = cmd_error(PG_EXIT_INPUT);
+	if (rc == PG_EXIT_OK) {
+		if (!job->quiet) {
+			print_verdict(&r, job);
+			if (job->report_out && strcmp(job->report_out, "-") != 0)
+				printf("  report: %s\n", job->report_out);
+			if (job->json_out && strcmp(job->json_out, "-") != 0)
+				printf("  verdict JSON: %s\n", job->json_out);
+		}
+		rc = gate_verdict_exit(r.verdict);
+		if (!job->verdict_exit && rc == PG_EXIT_FAIL)
+			rc = PG_EXIT_OK;
+	}
+	gate_result_release(&r);
+out:
+	pg_buf_release(&json);
+	pg_buf_release(&md);
+	summary_free(&b);
+	summary_free(&c);
+	gate_thresholds_release(&th);
+	return rc;
+}
+
+static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *opt_json,
+    *opt_label, *opt_threads;
+
+static const struct cmd_opt gate_opts[] = {
+    {"baseline", 'b', "B", "the baseline: a summary JSON, or a profile file or directory", NULL,
+     &opt_baseline},
+    {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate},
+    {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
+     &opt_thresholds},
+    {"report", 'r', "FILE", "write the markdown report here ('-': standard output)", NULL,
+     &opt_report},
+    {"json", 0, "FILE", "write the verdict JSON here ('-': standard output)", NULL, &opt_json},
+    {"label", 'l', "NAME", "a name for this comparison, shown in the report and the JSON", NULL,
+     &opt_label},
+    {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
+     &opt_threads},
+};
+
+static const struct cmd_spec gate_spec = {
+    "gate",
+    "--baseline B --candidate C [--thresholds FILE] [--report FILE] [--json FILE] [--label NAME]",
+    "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
+    "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.",
+    gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
+
+int cmd_gate(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct cmd_gate_job job;
+	int n_pos, help, threads = 0;
+
+	opt_baseline = opt_candidate = opt_thresholds = opt_report = opt_json = opt_label =
+	    opt_threads = NULL;
+	if (cmd_parse(&gate_spec, argc, argv, pos, &n_pos, &help)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	free(pos);
+	if (help) {
+		cmd_usage(&gate_spec, stdout);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	if (n_pos > 0 || !opt_baseline || !opt_candidate) {
+		pg_error_set(PG_EUSAGE, "gate: give --baseline B and --candidate C (see 'profgate "
+					"gate --help')");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (cmd_parse_threads("gate", opt_threads, &threads))
+		return cmd_error(PG_EXIT_USAGE);
+	memset(&job, 0, sizeof(job));
+	job.cmd = "gate";
+	job.baseline = opt_baseline;
+	job.candidate = opt_candidate;
+	job.thresholds = opt_thresholds;
+	job.label = opt_label;
+	job.json_out = opt_json;
+	job.report_out = opt_report;
+	job.threads = threads;
+	job.verdict_exit = 1;
+	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
+		    (opt_report && strcmp(opt_report, "-") == 0);
+	return cmd_finish(cmd_gate_run(&job));
+}

@@ -1,0 +1,242 @@
+/*
+ * gate: decide pass, warn or fail on a candidate summary against a baseline.
+ * It reads a flat catalogue of named metrics taken from each summary, refuses
+ * unlike runs (provenance), applies the rules of a thresholds file with
+ * statistics on step samples, and explains a step-time change by the family,
+ * op and breakdown deltas that make it up. It renders and sends nothing.
+ */
+#ifndef PG_GATE_H
+#define PG_GATE_H
+
+#include <stdint.h>
+
+#include "../summary/summary.h"
+#include "../util/util.h"
+
+#define GATE_VERDICT_SCHEMA    "profgate.verdict/1"
+#define GATE_THRESHOLDS_SCHEMA "profgate.thresholds/1"
+
+/* Per metric: pass, improved, warn, fail, inconclusive, new, gone. Overall:
+ * the most severe, incomparable above all (gate_verdict_severity). */
+enum gate_verdict {
+	GATE_PASS,
+	GATE_IMPROVED,
+	GATE_WARN,
+	GATE_FAIL,
+	GATE_INCONCLUSIVE,
+	GATE_NEW,
+	GATE_GONE,
+	GATE_INCOMPARABLE,
+	GATE_IGNORE, /* thresholds "quality" action only: no effect */
+};
+
+const char *gate_verdict_name(enum gate_verdict v);
+/* pass, new, gone 0 < improved 1 < inconclusive 2 < warn 3 < fail 4 < incomparable 5 */
+int gate_verdict_severity(enum gate_verdict v);
+/* The exit code of DESIGN §5 for an overall verdict. */
+int gate_verdict_exit(enum gate_verdict v);
+
+/* ---- the metric catalogue (catalogue.c) ---- */
+
+enum gate_kind {
+	GATE_K_STEP,
+	GATE_K_BREAKDOWN,
+	GATE_K_FAMILY,
+	GATE_K_OP,
+	GATE_K_COLLECTIVE,
+	GATE_K_REGION,
+	GATE_K_THROUGHPUT,
+};
+
+struct gate_metric {
+	char *name;	     /* "family.matmul.us_per_step" */
+	const char *subject; /* the family, op, collective kind or region; NULL for others */
+	enum gate_kind kind;
+	double value;
+	double step_share; /* value over the steady median step; < 0 when not a time per step */
+};
+
+struct gate_catalogue {
+	struct gate_metric *m; /* sorted by name */
+	uint32_t n;
+	struct pg_arena arena; /* names */
+};
+
+/* The metrics of one summary: step statistics, breakdown shares, families,
+ * ops (self time), collectives, regions and throughput. */
+void gate_catalogue_build(const struct summary *s, struct gate_catalogue *c);
+const struct gate_metric *gate_catalogue_find(const struct gate_catalogue *c, const char *name);
+void gate_catalogue_release(struct gate_catalogue *c);
+
+/* ---- thresholds files (thresholds.c) ---- */
+
+enum gate_direction {
+	GATE_LOWER_IS_BETTER,
+	GATE_HIGHER_IS_BETTER,
+	GATE_INFO, /* shown, never judged */
+};
+
+struct gate_limit {
+	double relative, absolute; /* a change must reach every limit given */
+	int has_relative, has_absolute;
+};
+
+struct gate_rule {
+	char *metric; /* glob: '*' any run of characters, '?' one */
+	enum gate_direction direction;
+	struct gate_limit warn, fail;
+	double floor_share; /* ignore when both sides are under this share of the step; < 0: none */
+	int test;	    /* a fail needs significance on step samples */
+	double significance; /* < 0: the file's */
+	int32_t min_samples; /* < 0: the file's */
+	uint32_t order;	     /* position in the file, for ties */
+};
+
+struct gate_quality_rule {
+	char *code;		  /* a warning code, or "*" */
+	enum gate_verdict action; /* GATE_IGNORE, GATE_WARN, GATE_FAIL or GATE_INCONCLUSIVE */
+};
+
+struct gate_thresholds {
+	char *name, *description;
+	double significance;  /* for tested metrics, one-sided */
+	uint32_t min_samples; /* per side */
+	char **identity;      /* fields that must match */
+	uint32_t n_identity;
+	struct gate_rule *rules;
+	uint32_t n_rules;
+	struct gate_quality_rule *quality;
+	uint32_t n_quality;
+};
+
+/*
+ * Parse a thresholds file's text (origin names it in errors). th is
+ * initialised here; gate_thresholds_release() it in every case. Returns 0, or
+ * PG_EUSAGE with a message naming origin and the bad key.
+ */
+int gate_thresholds_parse(const char *text, size_t len, const char *origin,
+			  struct gate_thresholds *th) PG_WUR;
+/* The built-in set, thresholds/default.json compiled in. */
+void gate_thresholds_default(struct gate_thresholds *th);
+void gate_thresholds_release(struct gate_thresholds *th);
+/* The rule for a metric: exact names beat globs, then the glob with the most
+ * literal characters, then the earlier rule. NULL when none matches. */
+const struct gate_rule *gate_rule_for(const struct gate_thresholds *th, const char *metric);
+int gate_glob_match(const char *glob, const char *s);
+/* Every identity field a thresholds file may name. */
+extern const char *const gate_identity_fields[];
+
+/* ---- statistics (stats.c) ---- */
+
+/* One-sided Mann-Whitney U: the probability of samples at least this much
+ * larger in b than in a if both came from one distribution. Exact for small
+ * samples without ties, else the normal approximation with tie and continuity
+ * corrections. */
+double gate_mwu_p_greater(const double *a, uint32_t n, const double *b, uint32_t m);
+/* Percentile bootstrap interval of median(b) / median(a) - 1 at confidence
+ * conf, with a fixed seed so the same samples give the same interval. */
+void gate_bootstrap_median_ratio(const double *a, uint32_t n, const double *b, uint32_t m,
+				 double conf, uint32_t iters, double *lo, double *hi);
+double gate_median(const double *x, uint32_t n);
+
+/* ---- compare (compare.c) ---- */
+
+struct gate_inputs {
+	const char *baseline_path, *candidate_path;
+	const char *baseline_sha256, *candidate_sha256; /* of the input bytes; NULL if unknown */
+	const char *label;				/* NULL for none */
+	const char *thresholds_origin;			/* "built-in default" or a path */
+	const char *version;
+};
+
+struct gate_metric_result {
+	char *name;
+	enum gate_kind kind;
+	char *subject; /* the family, op, collective kind or region; NULL for others */
+	int has_baseline, has_candidate;
+	double baseline, candidate;
+	double delta;		      /* candidate - baseline */
+	double delta_share;	      /* delta / baseline; NAN when the baseline is 0 or absent */
+	double step_share;	      /* the larger side's share of the step; < 0 when not a time */
+	const struct gate_rule *rule; /* NULL: no rule matched (info) */
+	enum gate_verdict verdict;
+	int tested; /* p_value and the sample counts are set */
+	double p_value;
+	uint32_t n_baseline, n_candidate;
+	const char *samples; /* "steps", "device-steps" */
+	char *note;	     /* why, in a few words; NULL for none */
+};
+
+enum gate_attr_kind { GATE_ATTR_FAMILY, GATE_ATTR_OP, GATE_ATTR_BREAKDOWN };
+
+struct gate_attribution {
+	enum gate_attr_kind kind;
+	char *name;
+	double delta_us_per_step;
+	char *detail; /* families: the ops that moved most, separated by GATE_DETAIL_SEP; NULL for
+			 none */
+	const char *family; /* ops: their family (borrowed from a summary); NULL otherwise */
+};
+
+/* Between op names in gate_attribution.detail: kernel names hold ", ". */
+#define GATE_DETAIL_SEP '\x1f'
+
+struct gate_field_diff {
+	char *field, *baseline, *candidate; /* values as text, "null" when absent */
+};
+
+struct gate_quality_hit {
+	int candidate; /* 0: baseline, 1: candidate */
+	char *code, *message;
+	enum gate_verdict action;
+};
+
+struct gate_result {
+	enum gate_verdict verdict;
+	const char *provenance; /* "comparable", "incomparable", "identical-inputs" */
+	struct gate_field_diff *diff;
+	uint32_t n_diff;
+
+	/* the headline: steady median step time */
+	int has_step;
+	double step_baseline_us, step_candidate_us, step_delta_us, step_delta_share;
+	int has_interval;
+	double interval_lo_share, interval_hi_share, confidence;
+	int step_tested;
+	double step_p_value;
+	uint32_t step_n_baseline, step_n_candidate;
+	const char *step_samples;
+
+	struct gate_metric_result *metrics; /* judged or shown, in catalogue order */
+	uint32_t n_metrics;
+	uint32_t n_below_floor;		      /* metrics left out: under the floor on both sides */
+	struct gate_attribution *attribution; /* largest first */
+	uint32_t n_attribution;
+	struct gate_quality_hit *quality;
+	uint32_t n_quality;
+
+	/* breakdown before and after, microseconds per step (mean over devices) */
+	double bd_baseline_us[4],
+	    bd_candidate_us[4]; /* compute, exposed comm, exposed memcpy, idle */
+
+	struct gate_inputs in;			    /* borrowed */
+	const struct summary *baseline, *candidate; /* borrowed, for reports */
+	const struct gate_thresholds *thresholds;   /* borrowed */
+};
+
+extern const char *const gate_breakdown_names[4];
+
+/*
+ * Compare candidate c against baseline b under th. r is initialised here and
+ * borrows b, c, th and in until gate_result_release(). Never fails: refused
+ * comparisons give the verdict GATE_INCOMPARABLE with the reason in
+ * provenance and diff.
+ */
+void gate_compare(const struct summary *b, const struct summary *c,
+		  const struct gate_thresholds *th, const struct gate_inputs *in,
+		  struct gate_result *r);
+void gate_result_release(struct gate_result *r);
+/* The verdict JSON (profgate.verdict/1), deterministic. */
+void gate_result_write_json(const struct gate_result *r, struct pg_buf *out);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * The verdict JSON (profgate.verdict/1): what the gate decided and why, for
+ * machines — the Action's outputs, history records, other tools. Field by
+ * field in README "The verdict JSON". Deterministic bytes.
+ */
+#include "gate.h"
+
+#include <math.h>
+#include <string.h>
+
+static void num(struct pg_json *j, const char *k, double v, int decimals)
+{
+	double half = 0.5 * pow(10, -decimals);
+
+	if (k)
+		pg_json_key(j, k);
+	if (isfinite(v) && fabs(v) < half)
+		v = 0;
+	pg_json_double(j, v, decimals);
+}
+
+static void str(struct pg_json *j, const char *k, const char *v)
+{
+	pg_json_key(j, k);
+	pg_json_str(j, v);
+}
+
+/* Digits by unit: times in microseconds to the nanosecond, shares to 1e-6. */
+static int decimals_for(const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= 6 && strcmp(name + n - 6, "_share") == 0)
+		return 6;
+	return 3;
+}
+
+static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
+		       const struct summary *s)
+{
+	pg_json_key(j, key);
+	pg_json_obj_begin(j);
+	str(j, "path", path);
+	str(j, "sha256", sha);
+	pg_json_key(j, "profiles");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < s->n_files; i++) {
+		pg_json_obj_begin(j);
+		str(j, "path", s->files[i].path);
+		str(j, "sha256", s->files[i].sha256);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+	str(j, "device_kind", s->device_kind);
+	pg_json_key(j, "device_count");
+	pg_json_uint(j, s->device_count);
+	pg_json_key(j, "steady_steps");
+	pg_json_uint(j, s->steady.count);
+	pg_json_obj_end(j);
+}
+
+static void write_limit(struct pg_json *j, const char *k, const struct gate_limit *l)
+{
+	if (!l->has_relative && !l->has_absolute)
+		return;
+	pg_json_key(j, k);
+	pg_json_obj_begin(j);
+	if (l->has_relative)
+		num(j, "relative", l->relative, 6);
+	if (l->has_absolute)
+		num(j, "absolute", l->absolute, 6);
+	pg_json_obj_end(j);
+}
+
+static void write_rule(struct pg_json *j, const struct gate_rule *r)
+{
+	static const char *const dirs[] = {"lower", "higher", "info"};
+
+	pg_json_key(j, "limit");
+	if (!r) {
+		pg_json_null(j);
+		return;
+	}
+	pg_json_obj_begin(j);
+	str(j, "rule", r->metric);
+	str(j, "direction", dirs[r->direction]);
+	write_limit(j, "warn", &r->warn);
+	write_limit(j, "fail", &r->fail);
+	if (r->floor_share >= 0)
+		num(j, "floor_share", r->floor_share, 6);
+	pg_json_obj_end(j);
+}
+
+static void write_metric(struct pg_json *j, const struct gate_metric_result *m)
+{
+	int dec = decimals_for(m->name);
+
+	pg_json_obj_begin(j);
+	str(j, "name", m->name);
+	pg_json_key(j, "baseline");
+	if (m->has_baseline)
+		num(j, NULL, m->baseline, dec);
+	else
+		pg_json_null(j);
+	pg_json_key(j, "candidate");
+	if (m->has_candidate)
+		num(j, NULL, m->candidate, dec);
+	else
+		pg_json_null(j);
+	pg_json_key(j, "delta");
+	if (m->has_baseline && m->has_candidate)
+		num(j, NULL, m->delta, dec);
+	else
+		pg_json_null(j);
+	num(j, "delta_share", m->delta_share, 6);
+	pg_json_key(j, "step_share");
+	if (m->step_share >= 0)
+		num(j, NULL, m->step_share, 6);
+	else
+		pg_json_null(j);
+	write_rule(j, m->rule);
+	str(j, "verdict", gate_verdict_name(m->verdict));
+	if (m->tested) {
+		num(j, "p_value", m->p_value, 6);
+		pg_json_key(j, "samples");
+		pg_json_obj_begin(j);
+		str(j, "basis", m->samples);
+		pg_json_key(j, "baseline");
+		pg_json_uint(j, m->n_baseline);
+		pg_json_key(j, "candidate");
+		pg_json_uint(j, m->n_candidate);
+		pg_json_obj_end(j);
+	}
+	str(j, "note", m->note);
+	pg_json_obj_end(j);
+}
+
+static void write_step(struct pg_json *j, const struct gate_result *r)
+{
+	pg_json_key(j, "step");
+	if (!r->has_step) {
+		pg_json_null(j);
+		return;
+	}
+	pg_json_obj_begin(j);
+	num(j, "baseline_median_us", r->step_baseline_us, 3);
+	num(j, "candidate_median_us", r->step_candidate_us, 3);
+	num(j, "delta_us", r->step_delta_us, 3);
+	num(j, "delta_share", r->step_delta_share, 6);
+	pg_json_key(j, "interval_share");
+	if (r->has_interval) {
+		pg_json_arr_begin(j);
+		num(j, NULL, r->interval_lo_share, 6);
+		num(j, NULL, r->interval_hi_share, 6);
+		pg_json_arr_end(j);
+	} else {
+		pg_json_null(j);
+	}
+	num(j, "confidence", r->confidence, 4);
+	pg_json_key(j, "p_value");
+	if (r->step_tested)
+		num(j, NULL, r->step_p_value, 6);
+	else
+		pg_json_null(j);
+	pg_json_key(j, "samples");
+	pg_json_obj_begin(j);
+	str(j, "basis", r->step_samples);
+	pg_json_key(j, "baseline");
+	pg_json_uint(j, r->step_n_baseline);
+	pg_json_key(j, "candidate");
+	pg_json_uint(j, r->step_n_candidate);
+	pg_json_obj_end(j);
+	pg_json_obj_end(j);
+}
+
+static void write_provenance(struct pg_json *j, const struct gate_result *r)
+{
+	pg_json_key(j, "provenance");
+	pg_json_obj_begin(j);
+	str(j, "result", r->provenance);
+	pg_json_key(j, "checked");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < r->thresholds->n_identity; i++)
+		pg_json_str(j, r->thresholds->identity[i]);
+	pg_json_arr_end(j);
+	pg_json_key(j, "diff");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < r->n_diff; i++) {
+		pg_json_obj_begin(j);
+		str(j, "field", r->diff[i].field);
+		str(j, "baseline", r->diff[i].baseline);
+		str(j, "candidate", r->diff[i].candidate);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+	pg_json_obj_end(j);
+}
+
+static void write_attribution(struct pg_json *j, const struct gate_result *r)
+{
+	static const char *const kinds[] = {"family", "op", "breakdown"};
+
+	pg_json_key(j, "attribution");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < r->n_attribution; i++) {
+		const struct gate_attribution *a = &r->attribution[i];
+		pg_json_obj_begin(j);
+		str(j, "kind", kinds[a->kind]);
+		str(j, "name", a->name);
+		num(j, "delta_us_per_step", a->delta_us_per_step, 3);
+		if (a->family)
+			str(j, "family", a->family);
+		if (a->detail) {
+			pg_json_key(j, "ops");
+			pg_json_arr_begin(j);
+			for (const char *p = a->detail;;) {
+				const char *e = strchr(p, GATE_DETAIL_SEP);
+				pg_json_strn(j, p, e ? (size_t)(e - p) : strlen(p));
+				if (!e)
+					break;
+				p = e + 1;
+			}
+			pg_json_arr_end(j);
+		}
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+}
+
+static void write_quality(struct pg_json *j, const struct gate_result *r)
+{
+	static const char *const sides[] = {"baseline", "candidate"};
+
+	pg_json_key(j, "quality");
+	pg_json_obj_begin(j);
+	for (int k = 0; k < 2; k++) {
+		pg_json_key(j, sides[k]);
+		pg_json_arr_begin(j);
+		for (uint32_t i = 0; i < r->n_quality; i++) {
+			const struct gate_quality_hit *q = &r->quality[i];
+			if (q->candidate != k)
+				continue;
+			pg_json_obj_begin(j);
+			str(j, "code", q->code);
+			str(j, "message", q->message);
+			str(j, "effect", gate_verdict_name(q->action));
+			pg_json_obj_end(j);
+		}
+		pg_json_arr_end(j);
+	}
+	pg_json_obj_end(j);
+}
+
+static void write_breakdown(struct pg_json *j, const struct gate_result *r)
+{
+	static const char *const keys[4] = {"compute_us", "exposed_comm_us", "exposed_memcpy_us",
+					    "idle_us"};
+	const double *side[2] = {r->bd_baseline_us, r->bd_candidate_us};
+	static const char *const names[2] = {"baseline", "candidate"};
+
+	pg_json_key(j, "breakdown_us_per_step");
+	pg_json_obj_begin(j);
+	for (int k = 0; k < 2; k++) {
+		pg_json_key(j, names[k]);
+		pg_json_obj_begin(j);
+		for (int i = 0; i < 4; i++)
+			num(j, keys[i], side[k][i], 3);
+		pg_json_obj_end(j);
+	}
+	pg_json_obj_end(j);
+}
+
+static void write_counts(struct pg_json *j, const struct gate_result *r)
+{
+	static const enum gate_verdict order[] = {
+	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_PASS, GATE_NEW, GATE_GONE};
+
+	pg_json_key(j, "counts");
+	pg_json_obj_begin(j);
+	for (size_t k = 0; k < PG_ARRAY_LEN(order); k++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < r->n_metrics; i++)
+			n += r->metrics[i].verdict == order[k];
+		pg_json_key(j, gate_verdict_name(order[k]));
+		pg_json_uint(j, n);
+	}
+	pg_json_key(j, "below_floor");
+	pg_json_uint(j, r->n_below_floor);
+	pg_json_obj_end(j);
+}
+
+void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
+{
+	struct pg_json j;
+
+	pg_json_init(&j, out, 1);
+	pg_json_obj_begin(&j);
+	str(&j, "schema", GATE_VERDICT_SCHEMA);
+	str(&j, "profgate_version", r->in.version);
+	str(&j, "label", r->in.label);
+	str(&j, "verdict", gate_verdict_name(r->verdict));
+	pg_json_key(&j, "exit_code");
+	pg_json_int(&j, gate_verdict_exit(r->verdict));
+	pg_json_key(&j, "thresholds");
+	pg_json_obj_begin(&j);
+	str(&j, "origin", r->in.thresholds_origin);
+	str(&j, "name", r->thresholds->name);
+	num(&j, "significance", r->thresholds->significance, 6);
+	pg_json_key(&j, "min_samples");
+	pg_json_uint(&j, r->thresholds->min_samples);
+	pg_json_obj_end(&j);
+	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline);
+	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate);
+	write_provenance(&j, r);
+	write_step(&j, r);
+	write_counts(&j, r);
+	pg_json_key(&j, "metrics");
+	pg_json_arr_begin(&j);
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		write_metric(&j, &r->metrics[i]);
+	pg_json_arr_end(&j);
+	write_attribution(&j, r);
+	write_breakdown(&j, r);
+	write_quality(&j, r);
+	pg_json_obj_end(&j);
+	pg_buf_addc(out, '\n');
+}

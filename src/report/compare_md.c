@@ -1,0 +1,946 @@
+/*
+ * The comparison report: what the gate decided about a candidate against a
+ * baseline, and where the time went, in markdown for a PR reader. It renders a
+ * struct gate_result and decides nothing: verdicts, notes, limits and the
+ * attribution order are the gate's; this file only orders rows for reading
+ * (most severe first) and leaves out what would not show (changes under a
+ * display cut). Every profile string goes through report_code() or
+ * report_text(). Deterministic: the same result gives the same bytes.
+ *
+ * Sections, in order, each left out when empty (the metric table never is):
+ * title, headline, attribution, metrics, breakdown, top regressed, top
+ * improved, new and gone, provenance, quality warnings. Lists are capped so a
+ * PR comment stays far below GitHub's 65,536 characters. Plain-text verdict
+ * words, no emoji: it reads the same in a screen reader.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gate/gate.h"
+
+#define NAME_MAX_BYTES 80
+#define TEXT_MAX_BYTES 300
+/* Caps: metric table rows, attribution entries, movers per kind and
+ * direction, new and gone rows per side, quality warnings, ops named after an
+ * attributed family. */
+#define TABLE_ROWS     30
+#define ATTR_SHOWN     6
+#define TOP_SHOWN      5
+#define NEW_GONE_SHOWN 15
+#define QUALITY_SHOWN  20
+#define DETAIL_OPS     3
+/* Left out, as shares of the baseline step: attribution entries under
+ * ATTR_CUT, family and op moves under TOP_CUT (and under 0.05 us, which would
+ * print as zero). */
+#define ATTR_CUT 0.005
+#define TOP_CUT	 0.001
+
+/* ---- formatting ---- */
+
+enum unit { U_TIME, U_SHARE, U_GBPS, U_TFLOPS, U_NUMBER };
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The unit from the last component of a metric name ("op.fusion.3.us_per_step":
+ * "us_per_step"), so an op name cannot change it. */
+static enum unit unit_of(const char *name)
+{
+	const char *leaf = name ? strrchr(name, '.') : NULL;
+	leaf = leaf ? leaf + 1 : name ? name : "";
+	if (ends_with(leaf, "_share"))
+		return U_SHARE;
+	if (ends_with(leaf, "_us") || strstr(leaf, "us_per_step"))
+		return U_TIME;
+	if (strstr(leaf, "gbps"))
+		return U_GBPS;
+	if (strstr(leaf, "tflops"))
+		return U_TFLOPS;
+	return U_NUMBER;
+}
+
+/* v with a sign and d decimals; what rounds to zero prints as +0. */
+static void signed_fixed(struct pg_buf *b, double v, int d, const char *suffix)
+{
+	double scale = pow(10, d);
+	if (!isfinite(v)) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	if (round(fabs(v) * scale) == 0)
+		v = 0;
+	pg_buf_addf(b, "%+.*f%s", d, v, suffix);
+}
+
+static void signed_time(struct pg_buf *b, double us)
+{
+	if (!isfinite(us)) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	if (fabs(us) < 0.05)
+		us = 0;
+	if (us >= 0)
+		pg_buf_addc(b, '+');
+	report_time(b, us);
+}
+
+static void value(struct pg_buf *b, enum unit u, double v)
+{
+	if (!isfinite(v)) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	switch (u) {
+	case U_TIME: report_time(b, v); break;
+	case U_SHARE: pg_buf_addf(b, "%.1f%%", 100 * v); break;
+	case U_GBPS: pg_buf_addf(b, "%.2f GB/s", v); break;
+	case U_TFLOPS: pg_buf_addf(b, "%.2f TFLOP/s", v); break;
+	default: pg_buf_addf(b, "%.4g", v); break;
+	}
+}
+
+/* An absolute change in the metric's unit; shares in percentage points. */
+static void signed_value(struct pg_buf *b, enum unit u, double v)
+{
+	switch (u) {
+	case U_TIME: signed_time(b, v); break;
+	case U_SHARE: signed_fixed(b, 100 * v, 1, " pp"); break;
+	case U_GBPS: signed_fixed(b, v, 2, " GB/s"); break;
+	case U_TFLOPS: signed_fixed(b, v, 2, " TFLOP/s"); break;
+	default:
+		if (isfinite(v))
+			pg_buf_addf(b, "%+.4g", v);
+		else
+			pg_buf_adds(b, "—");
+		break;
+	}
+}
+
+static void pvalue(struct pg_buf *b, double p)
+{
+	if (!isfinite(p))
+		pg_buf_adds(b, "p unknown");
+	else if (p < 0.001)
+		pg_buf_adds(b, "p < 0.001");
+	else
+		pg_buf_addf(b, "p = %.2g", p);
+}
+
+static const char *verdict_name(enum gate_verdict v)
+{
+	const char *s = gate_verdict_name(v);
+	return s ? s : "unknown";
+}
+
+static void upper(struct pg_buf *b, const char *s)
+{
+	for (; *s; s++)
+		pg_buf_addc(b, *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s);
+}
+
+static const char *kind_name(enum gate_kind k)
+{
+	switch (k) {
+	case GATE_K_STEP: return "step";
+	case GATE_K_BREAKDOWN: return "breakdown";
+	case GATE_K_FAMILY: return "family";
+	case GATE_K_OP: return "op";
+	case GATE_K_COLLECTIVE: return "collective";
+	case GATE_K_REGION: return "region";
+	case GATE_K_THROUGHPUT: return "throughput";
+	}
+	return "metric";
+}
+
+/* A breakdown part for people: "exposed_comm" (or "breakdown.exposed_comm_share")
+ * is "exposed communication"; an unknown name is shown escaped. */
+static void part_name(struct pg_buf *b, const char *name)
+{
+	static const char *const known[][2] = {
+	    {"compute", "compute"},
+	    {"exposed_comm", "exposed communication"},
+	    {"exposed comm", "exposed communication"},
+	    {"exposed communication", "exposed communication"},
+	    {"exposed_communication", "exposed communication"},
+	    {"exposed_memcpy", "exposed memory copies"},
+	    {"exposed memcpy", "exposed memory copies"},
+	    {"idle", "idle"},
+	};
+	const char *s = name ? name : "";
+	if (strncmp(s, "breakdown.", 10) == 0)
+		s += 10;
+	size_t n = strlen(s);
+	static const char *const suffixes[] = {"_us_per_step", "_share", "_us"};
+	for (size_t i = 0; i < PG_ARRAY_LEN(suffixes); i++) {
+		if (ends_with(s, suffixes[i])) {
+			n -= strlen(suffixes[i]);
+			break;
+		}
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(known); i++) {
+		if (strlen(known[i][0]) == n && memcmp(s, known[i][0], n) == 0) {
+			pg_buf_adds(b, known[i][1]);
+			return;
+		}
+	}
+	report_text(b, name ? name : "", NAME_MAX_BYTES);
+}
+
+/* A metric's subject as people read it: families as text, anything else as code. */
+static void subject(struct pg_buf *b, const struct gate_metric_result *m)
+{
+	const char *s = m->subject && *m->subject ? m->subject : m->name;
+	if (m->kind == GATE_K_FAMILY)
+		report_text(b, s, NAME_MAX_BYTES);
+	else if (m->kind == GATE_K_OP)
+		report_code(b, s, NAME_MAX_BYTES);
+	else
+		report_code(b, m->name, NAME_MAX_BYTES);
+}
+
+/* The most severe first, for reading order only. */
+static int display_rank(enum gate_verdict v)
+{
+	switch (v) {
+	case GATE_INCOMPARABLE: return 0;
+	case GATE_FAIL: return 1;
+	case GATE_WARN: return 2;
+	case GATE_INCONCLUSIVE: return 3;
+	case GATE_IMPROVED: return 4;
+	case GATE_NEW: return 5;
+	case GATE_GONE: return 6;
+	case GATE_PASS: return 7;
+	case GATE_IGNORE: return 8;
+	}
+	return 9;
+}
+
+static double baseline_step_us(const struct gate_result *r)
+{
+	if (r->has_step)
+		return r->step_baseline_us;
+	if (r->baseline && r->baseline->steady.count)
+		return r->baseline->steady.median_us;
+	return 0;
+}
+
+/* ---- title, headline, attribution ---- */
+
+static const struct gate_metric_result *step_metric(const struct gate_result *r)
+{
+	const struct gate_metric_result *first = NULL;
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		const struct gate_metric_result *m = &r->metrics[i];
+		if (m->kind != GATE_K_STEP)
+			continue;
+		if (m->name && strcmp(m->name, "step.median_us") == 0)
+			return m;
+		if (!first && m->note)
+			first = m;
+	}
+	return first;
+}
+
+static void title(const struct gate_result *r, struct pg_buf *b)
+{
+	pg_buf_adds(b, "## profgate: ");
+	upper(b, verdict_name(r->verdict));
+	if (r->in.label && *r->in.label) {
+		pg_buf_adds(b, " — ");
+		report_text(b, r->in.label, 100);
+	}
+	pg_buf_adds(b, "\n\n");
+}
+
+static void refused(const struct gate_result *r, struct pg_buf *b)
+{
+	pg_buf_adds(b, "**Refused: the runs are not comparable.** ");
+	if (r->provenance && strcmp(r->provenance, "identical-inputs") == 0) {
+		pg_buf_adds(b, "The baseline and candidate inputs are byte-identical");
+		if (r->n_diff && r->diff[0].field && r->diff[0].baseline) {
+			/* the gate says what matched: the input files or the profiles inside */
+			pg_buf_adds(b, " (");
+			report_text(b, r->diff[0].field, 40);
+			pg_buf_adds(b, " ");
+			report_code(b, r->diff[0].baseline, 12);
+			pg_buf_adds(b, ")");
+		} else if (r->in.baseline_sha256) {
+			pg_buf_adds(b, " (sha256 ");
+			report_code(b, r->in.baseline_sha256, 12);
+			pg_buf_adds(b, ")");
+		}
+		pg_buf_adds(b, ": a run compared with itself proves nothing.\n\n");
+		return;
+	}
+	if (r->n_diff) {
+		pg_buf_addf(b, "%u identity field%s differ%s: ", r->n_diff,
+			    r->n_diff == 1 ? "" : "s", r->n_diff == 1 ? "s" : "");
+		uint32_t n = r->n_diff < 4 ? r->n_diff : 4;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct gate_field_diff *d = &r->diff[i];
+			pg_buf_adds(b, i ? ", " : "");
+			report_code(b, d->field, 40);
+			pg_buf_adds(b, " (");
+			report_code(b, d->baseline, 60);
+			pg_buf_adds(b, " vs ");
+			report_code(b, d->candidate, 60);
+			pg_buf_adds(b, ")");
+		}
+		if (n < r->n_diff)
+			pg_buf_addf(b, " and %u more", r->n_diff - n);
+		pg_buf_adds(b, ". See Provenance below.\n\n");
+		return;
+	}
+	pg_buf_adds(b, "Provenance: ");
+	report_code(b, r->provenance ? r->provenance : "unknown", 40);
+	pg_buf_adds(b, ".\n\n");
+}
+
+static void step_line(const struct gate_result *r, struct pg_buf *b)
+{
+	const char *samples = r->step_samples ? r->step_samples : "steps";
+
+	pg_buf_adds(b, "Steady median step: ");
+	report_time(b, r->step_baseline_us);
+	pg_buf_adds(b, " → ");
+	report_time(b, r->step_candidate_us);
+	pg_buf_adds(b, " (");
+	signed_time(b, r->step_delta_us);
+	pg_buf_adds(b, ", ");
+	signed_fixed(b, 100 * r->step_delta_share, 1, "%");
+	if (r->has_interval) {
+		if (r->confidence > 0 && r->confidence < 1)
+			pg_buf_addf(b, ", %g%% interval ", 100 * r->confidence);
+		else
+			pg_buf_adds(b, ", interval ");
+		signed_fixed(b, 100 * r->interval_lo_share, 1, "%");
+		pg_buf_adds(b, " to ");
+		signed_fixed(b, 100 * r->interval_hi_share, 1, "%");
+	}
+	if (r->step_tested) {
+		pg_buf_adds(b, ", ");
+		pvalue(b, r->step_p_value);
+	}
+	if (r->step_n_baseline || r->step_n_candidate)
+		pg_buf_addf(b, ", %u vs %u %s", r->step_n_baseline, r->step_n_candidate, samples);
+	pg_buf_adds(b, ").");
+	/* the gate's reason when it did not judge the step as the numbers suggest */
+	const struct gate_metric_result *m = step_metric(r);
+	if (m && m->note && *m->note) {
+		pg_buf_addf(b, " Step time verdict: %s (", verdict_name(m->verdict));
+		report_text(b, m->note, TEXT_MAX_BYTES);
+		pg_buf_adds(b, ").");
+	}
+	pg_buf_adds(b, "\n\n");
+}
+
+static void no_step_line(const struct gate_result *r, struct pg_buf *b)
+{
+	const struct gate_metric_result *m = step_metric(r);
+
+	pg_buf_adds(b, "**The step time could not be compared**: ");
+	if (m && m->note && *m->note) {
+		report_text(b, m->note, TEXT_MAX_BYTES);
+	} else if (r->baseline && r->candidate &&
+		   (!r->baseline->steady.count || !r->candidate->steady.count)) {
+		pg_buf_addf(b, "steady steps: %u in the baseline, %u in the candidate",
+			    r->baseline->steady.count, r->candidate->steady.count);
+	} else {
+		pg_buf_adds(b, "the gate gave no reason");
+	}
+	if (m && m->tested) {
+		pg_buf_adds(b, ", ");
+		pvalue(b, m->p_value);
+	}
+	if (m && (m->n_baseline || m->n_candidate))
+		pg_buf_addf(b, ", %u vs %u %s", m->n_baseline, m->n_candidate,
+			    m->samples ? m->samples : "steps");
+	pg_buf_adds(b, ".");
+	if (m && m->has_baseline && m->has_candidate) {
+		pg_buf_adds(b, " Steady median step: ");
+		report_time(b, m->baseline);
+		pg_buf_adds(b, " → ");
+		report_time(b, m->candidate);
+		pg_buf_adds(b, " (");
+		signed_fixed(b, 100 * m->delta_share, 1, "%");
+		pg_buf_adds(b, "), not judged.");
+	}
+	pg_buf_adds(b, "\n\n");
+}
+
+static void counts(const struct gate_result *r, struct pg_buf *b)
+{
+	static const enum gate_verdict order[] = {
+	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_NEW, GATE_GONE, GATE_PASS};
+	uint32_t n[PG_ARRAY_LEN(order)] = {0};
+	int any = 0;
+
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		for (size_t k = 0; k < PG_ARRAY_LEN(order); k++)
+			if (r->metrics[i].verdict == order[k])
+				n[k]++;
+	for (size_t k = 0; k < PG_ARRAY_LEN(order); k++) {
+		if (!n[k])
+			continue;
+		pg_buf_addf(b, "%s%u %s", any ? ", " : "Verdicts: ", n[k], verdict_name(order[k]));
+		any = 1;
+	}
+	if (!any)
+		return;
+	if (r->n_below_floor)
+		pg_buf_addf(b, "; %u under the floor on both sides, not judged", r->n_below_floor);
+	pg_buf_adds(b, ".\n\n");
+}
+
+/* gate_attribution.detail: op names separated by GATE_DETAIL_SEP, each shown as code. */
+static void detail_ops(struct pg_buf *b, const char *detail)
+{
+	struct pg_buf one = PG_BUF_INIT;
+	uint32_t n = 0;
+
+	for (const char *p = detail; p && *p;) {
+		const char *e = strchr(p, GATE_DETAIL_SEP);
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len) {
+			if (n < DETAIL_OPS) {
+				pg_buf_reset(&one);
+				pg_buf_add(&one, p, len);
+				pg_buf_adds(b, n ? ", " : "");
+				report_code(b, one.ptr, 60);
+			}
+			n++;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (n > DETAIL_OPS)
+		pg_buf_addf(b, ", %u more", n - DETAIL_OPS);
+	pg_buf_release(&one);
+}
+
+/* An op whose family the line already names is inside that family's time:
+ * listing it again would read as double counting. */
+static int family_listed(const struct gate_result *r, uint32_t upto, const char *family)
+{
+	if (!family)
+		return 0;
+	for (uint32_t i = 0; i < upto; i++)
+		if (r->attribution[i].kind == GATE_ATTR_FAMILY &&
+		    strcmp(r->attribution[i].name, family) == 0)
+			return 1;
+	return 0;
+}
+
+static void attribution(const struct gate_result *r, struct pg_buf *b)
+{
+	if (!r->has_step || !r->n_attribution)
+		return;
+	double cut = ATTR_CUT * fabs(r->step_baseline_us);
+	uint32_t shown = 0, left = 0;
+
+	pg_buf_adds(b, "Where the time went: ");
+	signed_time(b, r->step_delta_us);
+	pg_buf_adds(b, " per step: ");
+	for (uint32_t i = 0; i < r->n_attribution; i++) {
+		const struct gate_attribution *a = &r->attribution[i];
+		if (a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family))
+			continue;
+		if (shown >= ATTR_SHOWN || fabs(a->delta_us_per_step) < cut) {
+			left++;
+			continue;
+		}
+		pg_buf_adds(b, shown ? ", " : "");
+		signed_time(b, a->delta_us_per_step);
+		pg_buf_adds(b, " ");
+		switch (a->kind) {
+		case GATE_ATTR_FAMILY: report_text(b, a->name, NAME_MAX_BYTES); break;
+		case GATE_ATTR_OP: report_code(b, a->name, NAME_MAX_BYTES); break;
+		case GATE_ATTR_BREAKDOWN: part_name(b, a->name); break;
+		}
+		if (a->detail && *a->detail) {
+			pg_buf_adds(b, " (");
+			detail_ops(b, a->detail);
+			pg_buf_adds(b, ")");
+		}
+		shown++;
+	}
+	if (!shown)
+		pg_buf_adds(b, "no family, op or breakdown part moved by 0.5% of the step or more");
+	else if (left)
+		pg_buf_addf(b, "; %u smaller not shown", left);
+	pg_buf_adds(b, ".\n\n");
+}
+
+/* ---- the metric table ---- */
+
+static void limit_part(struct pg_buf *b, const struct gate_limit *l, enum gate_direction dir,
+		       enum unit u)
+{
+	char sign = dir == GATE_HIGHER_IS_BETTER ? '-' : '+';
+
+	if (l->has_relative)
+		pg_buf_addf(b, "%c%g%%", sign, 100 * fabs(l->relative));
+	if (l->has_relative && l->has_absolute)
+		pg_buf_adds(b, " and ");
+	if (l->has_absolute) {
+		double a = fabs(l->absolute);
+		if (u == U_SHARE)
+			pg_buf_addf(b, "%c%g pp", sign, 100 * a);
+		else {
+			pg_buf_addc(b, sign);
+			value(b, u, a);
+		}
+	}
+}
+
+static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enum unit u)
+{
+	const struct gate_rule *rule = m->rule;
+	int warn = rule && (rule->warn.has_relative || rule->warn.has_absolute);
+	int fail = rule && (rule->fail.has_relative || rule->fail.has_absolute);
+
+	if (!rule || rule->direction == GATE_INFO || (!warn && !fail)) {
+		pg_buf_adds(b, rule && rule->direction == GATE_INFO ? "— (info)" : "—");
+		return;
+	}
+	if (warn) {
+		pg_buf_adds(b, "warn ");
+		limit_part(b, &rule->warn, rule->direction, u);
+	}
+	if (fail) {
+		pg_buf_adds(b, warn ? ", fail " : "fail ");
+		limit_part(b, &rule->fail, rule->direction, u);
+	}
+}
+
+static void change_cell(struct pg_buf *b, const struct gate_metric_result *m, enum unit u)
+{
+	if (!m->has_baseline || !m->has_candidate) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	if (u == U_SHARE || !isfinite(m->delta_share)) {
+		signed_value(b, u, m->delta);
+		return;
+	}
+	signed_fixed(b, 100 * m->delta_share, 1, "%");
+	if (u == U_TIME) {
+		pg_buf_adds(b, " (");
+		signed_time(b, m->delta);
+		pg_buf_adds(b, ")");
+	}
+}
+
+static void verdict_cell(struct pg_buf *b, const struct gate_metric_result *m)
+{
+	const char *note = m->note && *m->note ? m->note : NULL;
+	int p = m->tested && !(note && (strstr(note, "p =") || strstr(note, "p <")));
+	int strong = m->verdict == GATE_FAIL || m->verdict == GATE_WARN;
+
+	pg_buf_addf(b, strong ? "**%s**" : "%s", verdict_name(m->verdict));
+	if (!note && !p)
+		return;
+	pg_buf_adds(b, " (");
+	if (note)
+		report_text(b, note, 160);
+	if (p) {
+		pg_buf_adds(b, note ? ", " : "");
+		pvalue(b, m->p_value);
+	}
+	pg_buf_adds(b, ")");
+}
+
+static void metric_row(struct pg_buf *b, const struct gate_metric_result *m)
+{
+	enum unit u = unit_of(m->name);
+
+	pg_buf_adds(b, "| ");
+	report_code(b, m->name, NAME_MAX_BYTES + 30);
+	pg_buf_adds(b, " | ");
+	if (m->has_baseline)
+		value(b, u, m->baseline);
+	else
+		pg_buf_adds(b, "—");
+	pg_buf_adds(b, " | ");
+	if (m->has_candidate)
+		value(b, u, m->candidate);
+	else
+		pg_buf_adds(b, "—");
+	pg_buf_adds(b, " | ");
+	change_cell(b, m, u);
+	pg_buf_adds(b, " | ");
+	limit_cell(b, m, u);
+	pg_buf_adds(b, " | ");
+	verdict_cell(b, m);
+	pg_buf_adds(b, " |\n");
+}
+
+struct row {
+	const struct gate_metric_result *m;
+	uint32_t index;
+	double key;
+};
+
+/* Within one verdict, the headline metrics before the parts that explain them. */
+static int kind_rank(enum gate_kind k)
+{
+	switch (k) {
+	case GATE_K_STEP: return 0;
+	case GATE_K_BREAKDOWN: return 1;
+	case GATE_K_THROUGHPUT: return 2;
+	case GATE_K_FAMILY: return 3;
+	case GATE_K_COLLECTIVE: return 4;
+	case GATE_K_OP: return 5;
+	case GATE_K_REGION: return 6;
+	}
+	return 7;
+}
+
+static int by_rank(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	int ra = display_rank(a->m->verdict), rb = display_rank(b->m->verdict);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	ra = kind_rank(a->m->kind);
+	rb = kind_rank(b->m->kind);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Larger key first, then catalogue order. */
+static int by_key(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int headline_kind(const struct gate_metric_result *m)
+{
+	return m->kind == GATE_K_STEP || m->kind == GATE_K_BREAKDOWN;
+}
+
+static void metrics(const struct gate_result *r, struct pg_buf *b)
+{
+	struct row *rows = pg_xmalloc((r->n_metrics + 1) * sizeof(*rows));
+	uint32_t n = 0, n_pass_hidden = 0;
+
+	pg_buf_adds(b, "### Metrics\n\n");
+	counts(r, b);
+	/* every metric not passing, most severe first, then the step and breakdown passes */
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].verdict != GATE_PASS)
+			rows[n++] = (struct row){&r->metrics[i], i, 0};
+	qsort(rows, n, sizeof(*rows), by_rank);
+	uint32_t first_pass = n;
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		if (r->metrics[i].verdict != GATE_PASS)
+			continue;
+		if (headline_kind(&r->metrics[i]))
+			rows[n++] = (struct row){&r->metrics[i], i, 0};
+		else
+			n_pass_hidden++;
+	}
+	qsort(rows + first_pass, n - first_pass, sizeof(*rows), by_rank);
+	if (!n) {
+		pg_buf_adds(b, r->n_metrics ? "Every metric passed.\n\n"
+					    : "No metrics were compared.\n\n");
+		free(rows);
+		return;
+	}
+	/* past the cap, drop the least severe rows that are not step or breakdown metrics */
+	uint32_t cut[GATE_IGNORE + 1] = {0}, n_cut = 0, keep = n;
+	for (uint32_t i = n; i-- > 0 && keep > TABLE_ROWS;) {
+		if (headline_kind(rows[i].m))
+			continue;
+		cut[rows[i].m->verdict <= GATE_IGNORE ? rows[i].m->verdict : GATE_IGNORE]++;
+		rows[i].m = NULL;
+		n_cut++;
+		keep--;
+	}
+	pg_buf_adds(b, "| metric | baseline | candidate | change | limit | verdict |\n"
+		       "|---|---:|---:|---:|---|---|\n");
+	for (uint32_t i = 0; i < n; i++)
+		if (rows[i].m)
+			metric_row(b, rows[i].m);
+	pg_buf_adds(b, "\n");
+	if (n_cut) {
+		pg_buf_addf(b, "%u more not shown (", n_cut);
+		int any = 0;
+		for (int v = GATE_PASS; v <= GATE_IGNORE; v++) {
+			if (!cut[v])
+				continue;
+			pg_buf_addf(b, "%s%u %s", any ? ", " : "", cut[v],
+				    verdict_name((enum gate_verdict)v));
+			any = 1;
+		}
+		pg_buf_adds(b, n_pass_hidden ? "); " : ").\n\n");
+	}
+	if (n_pass_hidden)
+		pg_buf_addf(b, "%u more metric%s passed.\n\n", n_pass_hidden,
+			    n_pass_hidden == 1 ? "" : "s");
+	free(rows);
+}
+
+/* ---- breakdown, top movers, new and gone ---- */
+
+static void breakdown(const struct gate_result *r, struct pg_buf *b)
+{
+	double tb = 0, tc = 0;
+
+	for (int i = 0; i < 4; i++) {
+		tb += r->bd_baseline_us[i];
+		tc += r->bd_candidate_us[i];
+	}
+	if (!(tb > 0) && !(tc > 0))
+		return;
+	pg_buf_adds(b, "### Breakdown per step (mean over devices)\n\n"
+		       "| part | baseline | candidate | change | share of step |\n"
+		       "|---|---:|---:|---:|---:|\n");
+	for (int i = 0; i < 4; i++) {
+		double x = r->bd_baseline_us[i], y = r->bd_candidate_us[i];
+		pg_buf_adds(b, "| ");
+		part_name(b, gate_breakdown_names[i]);
+		pg_buf_adds(b, " | ");
+		report_time(b, x);
+		pg_buf_adds(b, " | ");
+		report_time(b, y);
+		pg_buf_adds(b, " | ");
+		signed_time(b, y - x);
+		pg_buf_addf(b, " | %.1f%% → %.1f%% |\n", tb > 0 ? 100 * x / tb : 0,
+			    tc > 0 ? 100 * y / tc : 0);
+	}
+	pg_buf_adds(b, "| total | ");
+	report_time(b, tb);
+	pg_buf_adds(b, " | ");
+	report_time(b, tc);
+	pg_buf_adds(b, " | ");
+	signed_time(b, tc - tb);
+	pg_buf_adds(b, " | |\n\n");
+}
+
+static void mover_row(struct pg_buf *b, const struct gate_metric_result *m)
+{
+	pg_buf_addf(b, "| %s | ", kind_name(m->kind));
+	subject(b, m);
+	pg_buf_adds(b, " | ");
+	report_time(b, m->baseline);
+	pg_buf_adds(b, " | ");
+	report_time(b, m->candidate);
+	pg_buf_adds(b, " | ");
+	change_cell(b, m, U_TIME);
+	pg_buf_adds(b, " | ");
+	verdict_cell(b, m);
+	pg_buf_adds(b, " |\n");
+}
+
+/* Families, then ops, that moved most in one direction (sign +1: grew). */
+static void top(const struct gate_result *r, struct pg_buf *b, int sign, const char *heading)
+{
+	static const enum gate_kind kinds[] = {GATE_K_FAMILY, GATE_K_OP};
+	struct row *rows = pg_xmalloc((r->n_metrics + 1) * sizeof(*rows));
+	double min_move = fmax(0.05, TOP_CUT * fabs(baseline_step_us(r)));
+	int header = 0;
+
+	for (size_t k = 0; k < PG_ARRAY_LEN(kinds); k++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < r->n_metrics; i++) {
+			const struct gate_metric_result *m = &r->metrics[i];
+			if (m->kind != kinds[k] || !m->has_baseline || !m->has_candidate ||
+			    m->verdict == GATE_NEW || m->verdict == GATE_GONE ||
+			    unit_of(m->name) != U_TIME || !(sign * m->delta >= min_move))
+				continue;
+			rows[n++] = (struct row){m, i, sign * m->delta};
+		}
+		qsort(rows, n, sizeof(*rows), by_key);
+		for (uint32_t i = 0; i < n && i < TOP_SHOWN; i++) {
+			if (!header) {
+				pg_buf_addf(
+				    b,
+				    "### %s\n\n| kind | name | baseline | candidate | change "
+				    "| verdict |\n|---|---|---:|---:|---:|---|\n",
+				    heading);
+				header = 1;
+			}
+			mover_row(b, rows[i].m);
+		}
+	}
+	if (header)
+		pg_buf_adds(b, "\n");
+	free(rows);
+}
+
+static void new_gone(const struct gate_result *r, struct pg_buf *b)
+{
+	static const enum gate_verdict sides[] = {GATE_NEW, GATE_GONE};
+	struct row *rows = pg_xmalloc((r->n_metrics + 1) * sizeof(*rows));
+	int header = 0;
+
+	for (size_t k = 0; k < PG_ARRAY_LEN(sides); k++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < r->n_metrics; i++) {
+			const struct gate_metric_result *m = &r->metrics[i];
+			if (m->verdict != sides[k])
+				continue;
+			double v = m->has_candidate ? m->candidate : m->baseline;
+			rows[n++] = (struct row){m, i, unit_of(m->name) == U_TIME ? fabs(v) : -1};
+		}
+		qsort(rows, n, sizeof(*rows), by_key);
+		for (uint32_t i = 0; i < n && i < NEW_GONE_SHOWN; i++) {
+			const struct gate_metric_result *m = rows[i].m;
+			if (!header) {
+				pg_buf_adds(
+				    b, "### New and gone\n\n| | kind | name | per step | share "
+				       "of step |\n|---|---|---|---:|---:|\n");
+				header = 1;
+			}
+			pg_buf_addf(b, "| %s | %s | ", verdict_name(m->verdict),
+				    kind_name(m->kind));
+			subject(b, m);
+			pg_buf_adds(b, " | ");
+			if (m->has_candidate || m->has_baseline)
+				value(b, unit_of(m->name),
+				      m->has_candidate ? m->candidate : m->baseline);
+			else
+				pg_buf_adds(b, "—");
+			if (m->step_share >= 0)
+				pg_buf_addf(b, " | %.1f%% |\n", 100 * m->step_share);
+			else
+				pg_buf_adds(b, " | — |\n");
+		}
+		if (n > NEW_GONE_SHOWN)
+			pg_buf_addf(b, "| %s | | %u more | | |\n", verdict_name(sides[k]),
+				    n - NEW_GONE_SHOWN);
+	}
+	if (header)
+		pg_buf_adds(b, "\n");
+	free(rows);
+}
+
+/* ---- provenance and quality ---- */
+
+static void run_context(struct pg_buf *b, const char *side, const char *path, const char *sha,
+			const struct summary *s)
+{
+	pg_buf_addf(b, "- %s: ", side);
+	report_code(b, path ? path : "unknown", 120);
+	if (sha) {
+		pg_buf_adds(b, ", sha256 ");
+		report_code(b, sha, 12);
+	}
+	if (s) {
+		pg_buf_addf(b, "; %u steady step%s of %u captured, %u device%s", s->steady.count,
+			    s->steady.count == 1 ? "" : "s", s->steps_captured, s->device_count,
+			    s->device_count == 1 ? "" : "s");
+		if (s->device_kind) {
+			pg_buf_adds(b, " (");
+			report_text(b, s->device_kind, 60);
+			pg_buf_adds(b, ")");
+		}
+		if (s->framework) {
+			pg_buf_adds(b, ", ");
+			report_text(b, s->framework, 40);
+			if (s->framework_version) {
+				pg_buf_adds(b, " ");
+				report_text(b, s->framework_version, 40);
+			}
+		}
+	}
+	pg_buf_adds(b, "\n");
+}
+
+static void provenance(const struct gate_result *r, struct pg_buf *b)
+{
+	const struct gate_thresholds *th = r->thresholds;
+
+	pg_buf_adds(b, "### Provenance\n\n");
+	if (r->provenance && strcmp(r->provenance, "identical-inputs") == 0)
+		pg_buf_adds(b, "The two inputs are byte-identical.\n\n");
+	if (r->n_diff) {
+		pg_buf_adds(b, "| field | baseline | candidate |\n|---|---|---|\n");
+		for (uint32_t i = 0; i < r->n_diff; i++) {
+			pg_buf_adds(b, "| ");
+			report_code(b, r->diff[i].field, 40);
+			pg_buf_adds(b, " | ");
+			report_code(b, r->diff[i].baseline, NAME_MAX_BYTES);
+			pg_buf_adds(b, " | ");
+			report_code(b, r->diff[i].candidate, NAME_MAX_BYTES);
+			pg_buf_adds(b, " |\n");
+		}
+		pg_buf_adds(b, "\n");
+	} else if (r->verdict != GATE_INCOMPARABLE && th) {
+		if (th->n_identity) {
+			pg_buf_adds(b, "Identity matched on ");
+			for (uint32_t i = 0; i < th->n_identity; i++) {
+				pg_buf_adds(b, i ? ", " : "");
+				report_code(b, th->identity[i], 40);
+			}
+			pg_buf_adds(b, ".\n\n");
+		} else {
+			pg_buf_adds(
+			    b, "No identity fields were checked: the thresholds name none.\n\n");
+		}
+	}
+	run_context(b, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline);
+	run_context(b, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate);
+	pg_buf_adds(b, "- thresholds: ");
+	if (th && th->name) {
+		report_code(b, th->name, 60);
+		pg_buf_adds(b, " from ");
+	}
+	report_text(b, r->in.thresholds_origin ? r->in.thresholds_origin : "unknown", 160);
+	pg_buf_adds(b, "\n\n");
+}
+
+static void quality(const struct gate_result *r, struct pg_buf *b)
+{
+	if (!r->n_quality)
+		return;
+	pg_buf_adds(b, "### Quality warnings\n\n");
+	uint32_t n = r->n_quality < QUALITY_SHOWN ? r->n_quality : QUALITY_SHOWN;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gate_quality_hit *q = &r->quality[i];
+		pg_buf_addf(b, "- %s: ", q->candidate ? "candidate" : "baseline");
+		report_code(b, q->code, 40);
+		pg_buf_adds(b, ": ");
+		report_text(b, q->message, TEXT_MAX_BYTES);
+		if (q->action != GATE_IGNORE)
+			pg_buf_addf(b, " (action: %s)", verdict_name(q->action));
+		pg_buf_adds(b, "\n");
+	}
+	if (n < r->n_quality)
+		pg_buf_addf(b, "- and %u more\n", r->n_quality - n);
+	pg_buf_adds(b, "\n");
+}
+
+void report_compare_md(const struct gate_result *r, struct pg_buf *out)
+{
+	title(r, out);
+	if (r->verdict == GATE_INCOMPARABLE)
+		refused(r, out);
+	else if (r->has_step)
+		step_line(r, out);
+	else
+		no_step_line(r, out);
+	attribution(r, out);
+	metrics(r, out);
+	breakdown(r, out);
+	top(r, out, 1, "Top regressed");
+	top(r, out, -1, "Top improved");
+	new_gone(r, out);
+	provenance(r, out);
+	quality(r, out);
+	pg_buf_addf(out, "<sub>profgate %s · %s</sub>\n", r->in.version ? r->in.version : "",
+		    GATE_VERDICT_SCHEMA);
+}

@@ -1,0 +1,176 @@
+#!/bin/sh
+# profgate compare and gate end to end: injected regressions (tests/tools/slow_family on the
+# bundled baseline) fail, warn and pass as the default thresholds say, naming the slowed family
+# first; A/A pairs do not fail; unlike runs and identical bytes are refused (exit 4); missing
+# steps are inconclusive; bad thresholds files exit 2 naming the key; output is deterministic.
+set -u
+. "$(dirname "$0")/lib/tap.sh"
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CORPUS=${PG_CORPUS:-$TOP/../shared/corpus}
+EX=$TOP/tests/data/examples
+BASE=$EX/baseline.rank-0.pt.trace.json.gz
+CAND=$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz
+SF=$TOOLS/slow_family
+
+# field FILE EXPR: a Python expression over the verdict JSON `d`, printed.
+field() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# ---- the bundled pair: a known 25% matmul regression ----
+pg summarize "$BASE" -o "$T/base.json"
+check "summarize the bundled baseline" [ "$rc" -eq 0 ]
+pg summarize "$CAND" -o "$T/cand.json"
+check "summarize the bundled candidate" [ "$rc" -eq 0 ]
+pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --json "$T/v1.json" --report "$T/r1.md"
+check "gate on the bundled pair exits 1 (fail)" [ "$rc" -eq 1 ]
+check "its verdict JSON says fail with the step median failing" \
+	[ "$(field "$T/v1.json" '[d["verdict"]] + [m["verdict"] for m in d["metrics"] if m["name"] == "step.median_us"]')" = "['fail', 'fail']" ]
+check "the attribution names matmul first" \
+	[ "$(field "$T/v1.json" 'd["attribution"][0]["kind"] + " " + d["attribution"][0]["name"]')" = "family matmul" ]
+check "the step change is significant with an interval that holds +6%" \
+	[ "$(field "$T/v1.json" 'd["step"]["p_value"] < 0.05 and d["step"]["interval_share"][0] < 0.061 < d["step"]["interval_share"][1]')" = True ]
+check "the report has the verdict, the step change and the family" \
+	sh -c "grep -q '^## profgate: FAIL' '$T/r1.md' && grep -q '95.66 ms' '$T/r1.md' && grep -q 'matmul' '$T/r1.md'"
+check "stdout names the verdict and the report" \
+	sh -c "grep -q '^profgate gate: fail' '$T/out' && grep -q 'report: $T/r1.md' '$T/out'"
+pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --json "$T/v2.json" --report "$T/r2.md"
+check "the same inputs give the same bytes (JSON and report)" \
+	sh -c "cmp -s '$T/v1.json' '$T/v2.json' && cmp -s '$T/r1.md' '$T/r2.md'"
+
+pg compare "$BASE" "$CAND"
+check "compare on raw profiles exits 0 for a regression" [ "$rc" -eq 0 ]
+cp "$T/out" "$T/c.json"
+check "compare on raw profiles decides as on their summaries" \
+	python3 - "$T/c.json" "$T/v1.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["verdict"] == "fail" and a["exit_code"] == 1
+# summaries round shares to 4 decimals: same metrics and verdicts, values within rounding
+assert [(m["name"], m["verdict"]) for m in a["metrics"]] == [(m["name"], m["verdict"]) for m in b["metrics"]]
+for x, y in zip(a["metrics"], b["metrics"]):
+    for k in ("baseline", "candidate"):
+        if x[k] is not None:
+            assert abs(x[k] - y[k]) <= 1e-4 + 1e-6 * abs(y[k]), (x, y)
+assert [(x["kind"], x["name"]) for x in a["attribution"]] == [(x["kind"], x["name"]) for x in b["attribution"]]
+assert a["provenance"]["result"] == b["provenance"]["result"] == "comparable"
+PY
+
+# ---- injected regressions of 25%, 10% and 1% from the bundled baseline ----
+if [ -x "$SF" ]; then
+	for p in 25 10 1; do
+		timeout 120 "$SF" --family matmul --percent $p -o "$T/slow$p.json.gz" "$BASE" >/dev/null 2>&1 ||
+			not_ok "slow_family --percent $p"
+		pg gate -b "$BASE" -c "$T/slow$p.json.gz" --json "$T/s$p.json"
+		eval "rc$p=$rc"
+	done
+	check "matmul 25% slower: fail, exit 1, matmul first" \
+		[ "$rc25" -eq 1 ] && [ "$(field "$T/s25.json" 'd["verdict"] + " " + d["attribution"][0]["name"]')" = "fail matmul" ]
+	check "matmul 10% slower: at least warn, exit 0, matmul first" \
+		sh -c "[ $rc10 -eq 0 ] && [ \"\$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d[\"verdict\"], d[\"attribution\"][0][\"name\"])' '$T/s10.json')\" = 'warn matmul' ]"
+	check "matmul 10% slower: the family metric warns" \
+		[ "$(field "$T/s10.json" '[m["verdict"] for m in d["metrics"] if m["name"] == "family.matmul.us_per_step"]')" = "['warn']" ]
+	check "matmul 1% slower: pass, exit 0" \
+		[ "$rc1" -eq 0 ] && [ "$(field "$T/s1.json" 'd["verdict"]')" = pass ]
+
+	# A/A: the baseline against jittered re-captures of itself (each kernel ±2%)
+	timeout 120 "$SF" --jitter 0.02 --seed 1 -o "$T/j1.json.gz" "$BASE" >/dev/null 2>&1
+	timeout 120 "$SF" --jitter 0.02 --seed 2 -o "$T/j2.json.gz" "$BASE" >/dev/null 2>&1
+	pg gate -b "$BASE" -c "$T/j1.json.gz" --json "$T/aa1.json"
+	check "A/A: baseline against a jittered re-capture does not fail" \
+		sh -c "[ $rc -eq 0 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"verdict\"])' '$T/aa1.json')\" != fail ]"
+	pg gate -b "$T/j1.json.gz" -c "$T/j2.json.gz" --json "$T/aa2.json"
+	check "A/A: two jittered re-captures do not fail" [ "$rc" -eq 0 ]
+else
+	skip "slow_family not built: injected regressions"
+fi
+
+# ---- refusals ----
+pg gate -b "$BASE" -c "$BASE" --json "$T/same.json" --report "$T/same.md"
+check "the same file twice: exit 4, identical-inputs" \
+	[ "$rc" -eq 4 ] && [ "$(field "$T/same.json" 'd["verdict"] + " " + d["provenance"]["result"]')" = "incomparable identical-inputs" ]
+cp "$T/base.json" "$T/base-copy.json"
+pg gate -b "$T/base.json" -c "$T/base-copy.json"
+check "a summary and its copy: exit 4" [ "$rc" -eq 4 ]
+pg compare "$T/base.json" "$T/base-copy.json" -o "$T/same2.json"
+check "compare refuses identical inputs too (exit 4)" [ "$rc" -eq 4 ] && [ -s "$T/same2.json" ]
+
+OWL=$CORPUS/AMD-AGI__TraceLens
+if [ -f "$OWL/h100_google_owlv2-large-patch14-ensemble__1016001.json.gz" ]; then
+	pg gate -b "$OWL/h100_google_owlv2-large-patch14-ensemble__1016001.json.gz" \
+		-c "$OWL/mi300_google_owlv2-large-patch14-ensemble__1016001.json.gz" \
+		--json "$T/owl.json" --report "$T/owl.md"
+	check "owlv2 on H100 against MI300X: exit 4, incomparable" \
+		[ "$rc" -eq 4 ] && [ "$(field "$T/owl.json" 'd["verdict"]')" = incomparable ]
+	check "the diff names device_kind with both values, in JSON and report" \
+		sh -c "[ \"\$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([x[\"field\"] for x in d[\"provenance\"][\"diff\"]])' '$T/owl.json')\" = \"['device_kind']\" ] && grep -q 'H100' '$T/owl.md' && grep -q '^## profgate: INCOMPARABLE' '$T/owl.md'"
+else
+	skip "corpus absent: the owlv2 pair"
+fi
+
+DLRM=$CORPUS/facebookresearch__param/dlrm_kineto
+if [ -d "$DLRM" ]; then
+	pg gate -b "$DLRM/worker0_step_12.1694128201545.pt.trace.json" \
+		-c "$DLRM/worker3_step_12.1694128201557.pt.trace.json" --json "$T/dlrm.json"
+	check "A/A: two DLRM ranks do not fail (exit 0)" \
+		[ "$rc" -eq 0 ] && [ "$(field "$T/dlrm.json" 'd["verdict"]')" != fail ]
+	check "two DLRM ranks of one step each: step metrics inconclusive" \
+		[ "$(field "$T/dlrm.json" '[m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "['inconclusive', 'inconclusive']" ]
+else
+	skip "corpus absent: the DLRM ranks"
+fi
+
+# ---- missing steps: two step-less traces are inconclusive, never a pass ----
+nosteps() { # nosteps FILE GEMM_US: a Kineto trace with kernels and no ProfilerStep
+	cat >"$1" <<JSON
+{"traceEvents": [
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1000,"dur":50},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1010,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":1100,"dur":$2,"args":{"correlation":1,"device":0}},
+{"ph":"X","cat":"kernel","name":"vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":2000,"dur":300,"args":{"device":0}}
+], "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}]}
+JSON
+}
+nosteps "$T/ns1.json" 500
+nosteps "$T/ns2.json" 520
+pg gate -b "$T/ns1.json" -c "$T/ns2.json" --json "$T/ns.json"
+check "no steps on either side: exit 0" [ "$rc" -eq 0 ]
+check "no steps: step metrics inconclusive and the verdict is not pass" \
+	[ "$(field "$T/ns.json" '[d["verdict"] != "pass"] + [m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "[True, 'inconclusive', 'inconclusive']" ]
+
+# ---- thresholds files ----
+for t in default strict; do
+	pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$TOP/thresholds/$t.json" --json "$T/t-$t.json"
+	check "thresholds/$t.json: the 25% matmul regression (+6.1% step) fails" [ "$rc" -eq 1 ]
+done
+pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$TOP/thresholds/nightly.json" --json "$T/t-nightly.json"
+check "thresholds/nightly.json (fail at +10% step, +40% family): the same regression warns" \
+	[ "$rc" -eq 0 ] && [ "$(field "$T/t-nightly.json" 'd["verdict"]')" = warn ]
+check "the built-in default and thresholds/default.json decide alike" \
+	python3 - "$T/v1.json" "$T/t-default.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["metrics"] == b["metrics"] and a["verdict"] == b["verdict"]
+PY
+sed 's/"warn": {"relative": 0.1}/"warn": {"relativ": 0.1}/' "$TOP/thresholds/default.json" >"$T/bad.json"
+pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$T/bad.json" --json "$T/bad-out.json"
+check "a misspelt key: exit 2, one line naming the file and the key, no output" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'bad.json: rules\[6\].warn.relativ: unknown key' '$T/err' && [ ! -e '$T/bad-out.json' ]"
+pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$T/missing.json"
+check "a missing thresholds file: exit 2" [ "$rc" -eq 2 ] && grep -q 'missing.json' "$T/err"
+echo '{"schema": "profgate.thresholds/1", "rules": [' >"$T/trunc.json"
+pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$T/trunc.json"
+check "a truncated thresholds file: exit 2" [ "$rc" -eq 2 ] && grep -q 'not valid JSON' "$T/err"
+
+# ---- usage and input errors ----
+pg gate -b "$T/base.json"
+check "gate without --candidate: exit 2" [ "$rc" -eq 2 ]
+pg gate -b "$T/base.json" -c "$T/nope.json"
+check "gate with a missing candidate: exit 3, one line" [ "$rc" -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ]
+pg gate -b "$T/base.json" -c "$T/cand.json" --json "$T/no/such/dir/v.json"
+check "an unwritable --json: exit 3, no partial file" [ "$rc" -eq 3 ] && [ ! -e "$T/no/such/dir/v.json" ]
+pg compare "$T/base.json"
+check "compare with one input: exit 2" [ "$rc" -eq 2 ]
+
+done_testing
