@@ -78,6 +78,15 @@ static void print_time(FILE *f, double us)
 		fprintf(f, "%.1f us", us);
 }
 
+static int family_named(const struct gate_result *r, const char *family)
+{
+	for (uint32_t i = 0; family && i < r->n_attribution; i++)
+		if (r->attribution[i].kind == GATE_ATTR_FAMILY &&
+		    strcmp(r->attribution[i].name, family) == 0)
+			return 1;
+	return 0;
+}
+
 static void print_metric(FILE *f, const struct gate_metric_result *m)
 {
 	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), m->name);
@@ -137,12 +146,15 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	if (shown > 12)
 		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
 	if (r->n_attribution > 0 && r->has_step) {
+		uint32_t n = 0;
 		fprintf(f, "  where the time went:");
-		for (uint32_t i = 0; i < r->n_attribution && i < 4; i++) {
-			fprintf(f, "%s %s", i ? "," : "",
-				r->attribution[i].delta_us_per_step >= 0 ? "+" : "-");
-			print_time(f, fabs(r->attribution[i].delta_us_per_step));
-			fprintf(f, " %s", r->attribution[i].name);
+		for (uint32_t i = 0; i < r->n_attribution && n < 4; i++) {
+			const struct gate_attribution *a = &r->attribution[i];
+			if (a->kind == GATE_ATTR_OP && family_named(r, a->family))
+				continue; /* inside its family's time */
+			fprintf(f, "%s %s", n++ ? "," : "", a->delta_us_per_step >= 0 ? "+" : "-");
+			print_time(f, fabs(a->delta_us_per_step));
+			fprintf(f, " %s", a->name);
 		}
 		fprintf(f, " (per step)\n");
 	}
