@@ -292,14 +292,15 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 	}
 	worse = r->direction == GATE_LOWER_IS_BETTER ? m->delta : -m->delta;
 	worse_rel = m->baseline != 0 ? worse / fabs(m->baseline) : (worse > 0 ? INFINITY : 0);
+	need = r->min_samples >= 0 ? (uint32_t)r->min_samples : th->min_samples;
 	if (!r->test) {
-		if (reaches(&r->fail, worse, worse_rel) && (t->n_b < t->need || t->n_c < t->need)) {
+		if (reaches(&r->fail, worse, worse_rel) && (t->n_b < need || t->n_c < need)) {
 			/* one or two steps show no noise level: a real difference
 			 * and run-to-run jitter look alike */
 			m->verdict = GATE_WARN;
-			m->note = xprintf("past the fail limit, but a fail needs %u steps on each "
-					  "side (%u and %u)",
-					  t->need, t->n_b, t->n_c);
+			m->note = xprintf("past the fail limit, but a fail needs %u steps or "
+					  "device-steps on each side (%u and %u)",
+					  need, t->n_b, t->n_c);
 		} else if (reaches(&r->fail, worse, worse_rel))
 			m->verdict = GATE_FAIL;
 		else if (reaches(&r->warn, worse, worse_rel))
@@ -311,7 +312,6 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 		return;
 	}
 	alpha = r->significance >= 0 ? r->significance : th->significance;
-	need = r->min_samples >= 0 ? (uint32_t)r->min_samples : th->min_samples;
 	m->tested = 1;
 	m->samples = t->samples;
 	m->n_baseline = t->n_b;
@@ -622,7 +622,8 @@ static void attribute(struct gate_result *r)
 	breakdown_us(c, r->bd_candidate_us);
 	g_dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
 	d = op_deltas(b, c, &n);
-	qsort(d, n, sizeof(*d), cmp_op_delta);
+	if (n > 1)
+		qsort(d, n, sizeof(*d), cmp_op_delta);
 	for (uint32_t i = 0; i < b->n_families; i++) {
 		const struct sum_family *f = &b->families[i], *x = find_family(c, f->family);
 		add_attr(r, GATE_ATTR_FAMILY, f->family, (x ? x->us_per_step : 0) - f->us_per_step,
@@ -640,7 +641,8 @@ static void attribute(struct gate_result *r)
 		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k],
 			 r->bd_candidate_us[k] - r->bd_baseline_us[k], NULL, NULL);
 	free(d);
-	qsort(r->attribution, r->n_attribution, sizeof(*r->attribution), cmp_attr);
+	if (r->n_attribution > 1)
+		qsort(r->attribution, r->n_attribution, sizeof(*r->attribution), cmp_attr);
 	while (r->n_attribution > ATTR_MAX) {
 		struct gate_attribution *a = &r->attribution[--r->n_attribution];
 		free(a->name);

@@ -159,8 +159,9 @@ static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct 
 			return bad(p, sub, "must be true or false");
 		r->test = cJSON_IsTrue(x);
 	}
+	snprintf(sub, sizeof(sub), "%s.comment", path);
 	if ((x = cJSON_GetObjectItemCaseSensitive(v, "comment")) && !cJSON_IsString(x))
-		return bad(p, "comment", "must be a string");
+		return bad(p, sub, "must be a string");
 	return 0;
 }
 

@@ -1,0 +1,1471 @@
+/*
+ * The gate module against README "Compare and gate": thresholds files (the
+ * shipped sets, the built-in copy, every kind of refusal naming file and key),
+ * rule matching by glob, the statistics (exact and approximate Mann-Whitney U,
+ * the bootstrap interval, the median), and gate_compare on summaries built
+ * here whose right verdicts follow from the README's rules, plus the verdict
+ * JSON (valid, schema, deterministic bytes).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/gate/gate.h"
+#include "../../src/summary/summary.h"
+
+/* ---- helpers ---- */
+
+/* |a - b| <= eps, in double (cmocka's float comparison is single precision). */
+#define assert_close(a, b, eps) check_close((a), (b), (eps), #a, __FILE__, __LINE__)
+
+static void check_close(double a, double b, double eps, const char *what, const char *file,
+			int line)
+{
+	if (!(fabs(a - b) <= eps))
+		fail_msg("%s:%d: %s = %.17g, expected %.17g (within %g)", file, line, what, a, b,
+			 eps);
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct pg_buf b = PG_BUF_INIT;
+	char tmp[4096];
+	size_t n;
+
+	if (!f)
+		fail_msg("cannot open %s (tests run from the repository root)", path);
+	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		pg_buf_add(&b, tmp, n);
+	fclose(f);
+	pg_buf_addc(&b, 0);
+	return pg_buf_detach(&b, len) /* len includes the NUL */;
+}
+
+static void parse_file(const char *path, struct gate_thresholds *th)
+{
+	size_t len;
+	char *text = read_text(path, &len);
+	int rc = gate_thresholds_parse(text, len - 1, path, th);
+
+	if (rc != 0)
+		fail_msg("%s: %s", path, pg_error_last());
+	free(text);
+}
+
+static void parse_str(const char *json, struct gate_thresholds *th)
+{
+	int rc = gate_thresholds_parse(json, strlen(json), "t.json", th);
+
+	if (rc != 0)
+		fail_msg("t.json: %s", pg_error_last());
+}
+
+/* The text must be refused with PG_EUSAGE and a message naming the origin
+ * and containing key (the key's path). */
+#define expect_refused(json, key) check_refused((json), (key), __LINE__)
+
+static void check_refused(const char *json, const char *key, int line)
+{
+	struct gate_thresholds th;
+	int rc = gate_thresholds_parse(json, strlen(json), "bad.json", &th);
+	const char *msg = pg_error_last();
+
+	gate_thresholds_release(&th); /* first: a failure below must not also leak */
+	if (rc != PG_EUSAGE)
+		fail_msg("line %d: accepted or wrong code %d: %s", line, rc, json);
+	if (!strstr(msg, "bad.json") || !strstr(msg, key))
+		fail_msg("line %d: message \"%s\" should name bad.json and \"%s\"", line, msg, key);
+}
+
+#define SCHEMA "\"schema\": \"profgate.thresholds/1\""
+#define RULE0                                                                                      \
+	"{\"metric\": \"step.median_us\", \"direction\": \"lower\", \"fail\": {\"relative\": "     \
+	"0.05}}"
+
+static const struct gate_rule *rule_named(const struct gate_thresholds *th, const char *metric)
+{
+	for (uint32_t i = 0; i < th->n_rules; i++)
+		if (strcmp(th->rules[i].metric, metric) == 0)
+			return &th->rules[i];
+	fail_msg("no rule %s", metric);
+	return NULL;
+}
+
+static enum gate_verdict quality_of(const struct gate_thresholds *th, const char *code)
+{
+	for (uint32_t i = 0; i < th->n_quality; i++)
+		if (strcmp(th->quality[i].code, code) == 0)
+			return th->quality[i].action;
+	fail_msg("no quality entry %s", code);
+	return GATE_PASS;
+}
+
+static int has_identity(const struct gate_thresholds *th, const char *field)
+{
+	for (uint32_t i = 0; i < th->n_identity; i++)
+		if (strcmp(th->identity[i], field) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- 1. thresholds files ---- */
+
+/* README "Shipped sets": the numbers of the table, file by file. */
+static void check_shipped(const struct gate_thresholds *th, double step_warn, double step_fail,
+			  double p90_fail, double fam_warn, double fam_fail, double floor,
+			  double share_warn, double share_fail, double significance,
+			  uint32_t min_samples)
+{
+	static const char *const ids[] = {"device_kind", "device_count", "host_count", "world_size",
+					  "framework",	 "step_source",	 "basis"};
+	static const char *const lists[] = {"family.*.us_per_step", "op.*.us_per_step",
+					    "collective.*.us_per_step"};
+	static const char *const shares[] = {"breakdown.exposed_comm_share",
+					     "breakdown.idle_share"};
+	static const char *const truncation[] = {"event-cap", "ends-early", "steps-missing",
+						 "ranks-missing"};
+	const struct gate_rule *r;
+
+	assert_true(fabs(th->significance - significance) < 1e-12);
+	assert_int_equal(th->min_samples, min_samples);
+	for (size_t i = 0; i < PG_ARRAY_LEN(ids); i++)
+		assert_true(has_identity(th, ids[i]));
+	for (size_t i = 0; i < PG_ARRAY_LEN(truncation); i++)
+		assert_int_equal(quality_of(th, truncation[i]), GATE_INCONCLUSIVE);
+
+	r = gate_rule_for(th, "step.median_us");
+	assert_non_null(r);
+	assert_int_equal(r->direction, GATE_LOWER_IS_BETTER);
+	assert_true(r->test);
+	assert_true(r->warn.has_relative && r->fail.has_relative);
+	assert_close(r->warn.relative, step_warn, 1e-12);
+	assert_close(r->fail.relative, step_fail, 1e-12);
+	r = gate_rule_for(th, "step.p90_us");
+	assert_non_null(r);
+	assert_true(r->test);
+	assert_close(r->fail.relative, p90_fail, 1e-12);
+	for (size_t i = 0; i < PG_ARRAY_LEN(lists); i++) {
+		r = rule_named(th, lists[i]);
+		assert_int_equal(r->direction, GATE_LOWER_IS_BETTER);
+		assert_false(r->test);
+		assert_close(r->warn.relative, fam_warn, 1e-12);
+		assert_close(r->fail.relative, fam_fail, 1e-12);
+		assert_close(r->floor_share, floor, 1e-12);
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(shares); i++) {
+		r = gate_rule_for(th, shares[i]);
+		assert_non_null(r);
+		assert_true(r->warn.has_absolute && r->fail.has_absolute);
+		assert_false(r->warn.has_relative);
+		assert_close(r->warn.absolute, share_warn, 1e-12);
+		assert_close(r->fail.absolute, share_fail, 1e-12);
+	}
+	r = gate_rule_for(th, "throughput.tflops_per_device");
+	assert_non_null(r);
+	assert_int_equal(r->direction, GATE_HIGHER_IS_BETTER);
+	assert_true(r->test);
+	/* an op name with dots and colons still finds the op rule */
+	r = gate_rule_for(th, "op.aten::mm.default.us_per_step");
+	assert_non_null(r);
+	assert_string_equal(r->metric, "op.*.us_per_step");
+	/* the other step statistics are shown, not judged */
+	r = gate_rule_for(th, "step.max_us");
+	assert_non_null(r);
+	assert_int_equal(r->direction, GATE_INFO);
+}
+
+static void test_thresholds_shipped(void **state)
+{
+	struct gate_thresholds th;
+	(void)state;
+
+	parse_file("thresholds/default.json", &th);
+	assert_string_equal(th.name, "default");
+	check_shipped(&th, 0.02, 0.05, 0.10, 0.10, 0.25, 0.01, 0.02, 0.05, 0.05, 5);
+	{
+		const struct gate_rule *t = gate_rule_for(&th, "throughput.tflops_per_device");
+		assert_close(t->warn.relative, 0.02, 1e-12);
+		assert_close(t->fail.relative, 0.05, 1e-12);
+	}
+	gate_thresholds_release(&th);
+
+	parse_file("thresholds/strict.json", &th);
+	assert_string_equal(th.name, "strict");
+	check_shipped(&th, 0.01, 0.03, 0.06, 0.05, 0.15, 0.005, 0.01, 0.03, 0.05, 5);
+	assert_true(has_identity(&th, "framework_version"));
+	assert_int_equal(quality_of(&th, "*"), GATE_WARN); /* any quality warning warns */
+	gate_thresholds_release(&th);
+
+	parse_file("thresholds/nightly.json", &th);
+	assert_string_equal(th.name, "nightly");
+	check_shipped(&th, 0.03, 0.10, 0.15, 0.15, 0.40, 0.02, 0.03, 0.08, 0.01, 5);
+	gate_thresholds_release(&th);
+}
+
+static void assert_limit_equal(const struct gate_limit *a, const struct gate_limit *b)
+{
+	assert_int_equal(a->has_relative, b->has_relative);
+	assert_int_equal(a->has_absolute, b->has_absolute);
+	if (a->has_relative)
+		assert_true(a->relative == b->relative);
+	if (a->has_absolute)
+		assert_true(a->absolute == b->absolute);
+}
+
+static void test_thresholds_builtin_is_default_json(void **state)
+{
+	struct gate_thresholds d, f;
+	(void)state;
+
+	gate_thresholds_default(&d);
+	parse_file("thresholds/default.json", &f);
+	assert_string_equal(d.name, f.name);
+	assert_string_equal(d.description, f.description);
+	assert_true(d.significance == f.significance);
+	assert_int_equal(d.min_samples, f.min_samples);
+	assert_int_equal(d.n_identity, f.n_identity);
+	for (uint32_t i = 0; i < d.n_identity; i++)
+		assert_string_equal(d.identity[i], f.identity[i]);
+	assert_int_equal(d.n_quality, f.n_quality);
+	for (uint32_t i = 0; i < d.n_quality; i++) {
+		assert_string_equal(d.quality[i].code, f.quality[i].code);
+		assert_int_equal(d.quality[i].action, f.quality[i].action);
+	}
+	assert_int_equal(d.n_rules, f.n_rules);
+	assert_true(d.n_rules >= 10);
+	for (uint32_t i = 0; i < d.n_rules; i++) {
+		const struct gate_rule *a = &d.rules[i], *b = &f.rules[i];
+		assert_string_equal(a->metric, b->metric);
+		assert_int_equal(a->direction, b->direction);
+		assert_limit_equal(&a->warn, &b->warn);
+		assert_limit_equal(&a->fail, &b->fail);
+		assert_true(a->floor_share == b->floor_share);
+		assert_int_equal(a->test, b->test);
+		assert_true(a->significance == b->significance);
+		assert_int_equal(a->min_samples, b->min_samples);
+		assert_int_equal(a->order, b->order);
+		assert_int_equal(a->order, i);
+	}
+	gate_thresholds_release(&d);
+	gate_thresholds_release(&f);
+}
+
+static void test_thresholds_minimal_and_labels(void **state)
+{
+	struct gate_thresholds th;
+	const struct gate_rule *r;
+	(void)state;
+
+	/* defaults of the README table: significance 0.05, min_samples 5, no identity */
+	parse_str("{" SCHEMA ", \"rules\": []}", &th);
+	assert_true(fabs(th.significance - 0.05) < 1e-12);
+	assert_int_equal(th.min_samples, 5);
+	assert_int_equal(th.n_identity, 0);
+	assert_int_equal(th.n_rules, 0);
+	assert_null(gate_rule_for(&th, "step.median_us"));
+	gate_thresholds_release(&th);
+
+	parse_str("{" SCHEMA ", \"name\": \"team\", \"comment\": \"c\", \"significance\": 0.5,"
+		  " \"min_samples\": 2, \"identity\": [\"device_kind\", \"labels.team\"],"
+		  " \"quality\": {\"event-cap\": \"fail\", \"*\": \"ignore\"},"
+		  " \"rules\": [{\"metric\": \"family.*.us_per_step\", \"direction\": \"lower\","
+		  " \"warn\": {\"relative\": 0.1, \"absolute\": 5}, \"floor_share\": 0.02,"
+		  " \"significance\": 0.01, \"min_samples\": 7, \"test\": false,"
+		  " \"comment\": \"x\"}]}",
+		  &th);
+	assert_string_equal(th.name, "team");
+	assert_int_equal(th.n_identity, 2);
+	assert_string_equal(th.identity[1], "labels.team");
+	assert_int_equal(th.min_samples, 2);
+	assert_int_equal(th.n_quality, 2);
+	assert_int_equal(quality_of(&th, "event-cap"), GATE_FAIL);
+	assert_int_equal(quality_of(&th, "*"), GATE_IGNORE);
+	assert_int_equal(th.n_rules, 1);
+	r = &th.rules[0];
+	assert_true(r->warn.has_relative && r->warn.has_absolute);
+	assert_false(r->fail.has_relative || r->fail.has_absolute);
+	assert_close(r->warn.absolute, 5, 0);
+	assert_close(r->floor_share, 0.02, 1e-12);
+	assert_close(r->significance, 0.01, 1e-12);
+	assert_int_equal(r->min_samples, 7);
+	gate_thresholds_release(&th);
+}
+
+static void test_thresholds_refused(void **state)
+{
+	static const char readme_example[] =
+	    "{" SCHEMA ", \"rules\": [" RULE0 ", {\"metric\": \"x\", \"direction\": \"lower\", "
+	    "\"warn\": {\"relativ\": 0.1}}]}";
+	struct gate_thresholds th;
+	int rc;
+	(void)state;
+
+	/* README's own example, word for word */
+	rc = gate_thresholds_parse(readme_example, strlen(readme_example), "thresholds.json", &th);
+	assert_int_equal(rc, PG_EUSAGE);
+	assert_string_equal(pg_error_last(), "thresholds.json: rules[1].warn.relativ: unknown key");
+	gate_thresholds_release(&th);
+
+	expect_refused("{" SCHEMA ", \"rules\": [], \"rulez\": []}", "rulez");
+	expect_refused("{" SCHEMA ", \"significance\": \"0.05\", \"rules\": []}", "significance");
+	expect_refused("{" SCHEMA ", \"significance\": 0.6, \"rules\": []}", "significance");
+	expect_refused("{" SCHEMA ", \"significance\": 0, \"rules\": []}", "significance");
+	expect_refused("{" SCHEMA ", \"min_samples\": 1, \"rules\": []}", "min_samples");
+	expect_refused("{" SCHEMA ", \"min_samples\": 2.5, \"rules\": []}", "min_samples");
+	expect_refused("{\"rules\": []}", "schema");
+	expect_refused("{\"schema\": \"profgate.thresholds/2\", \"rules\": []}", "schema");
+	expect_refused("{" SCHEMA "}", "rules");
+	expect_refused("{" SCHEMA ", \"rules\": [" RULE0 ", {\"metric\": \"a\", \"direction\": "
+		       "\"down\", \"fail\": {\"relative\": 1}}]}",
+		       "rules[1].direction");
+	expect_refused("{" SCHEMA ", \"rules\": [{\"metric\": \"a\", \"direction\": \"lower\"}]}",
+		       "rules[0]");
+	expect_refused("{" SCHEMA ", \"rules\": [{\"metric\": \"a\", \"direction\": \"lower\", "
+		       "\"warn\": {}}]}",
+		       "rules[0].warn");
+	expect_refused("{" SCHEMA ", \"rules\": [{\"metric\": \"a\", \"direction\": \"lower\", "
+		       "\"fail\": {\"relative\": 0.1}, \"floor_share\": 2}]}",
+		       "rules[0].floor_share");
+	expect_refused("{" SCHEMA ", \"rules\": [{\"metric\": \"a\", \"direction\": \"lower\", "
+		       "\"fail\": {\"relative\": 0.1}, \"test\": 1}]}",
+		       "rules[0].test");
+	expect_refused("{" SCHEMA ", \"identity\": [\"device_kind\", \"gpu_kind\"], \"rules\": []}",
+		       "identity[1]");
+	expect_refused("{" SCHEMA ", \"identity\": [\"labels.\"], \"rules\": []}", "identity[0]");
+	expect_refused("{" SCHEMA ", \"quality\": {\"event-cap\": \"maybe\"}, \"rules\": []}",
+		       "quality.event-cap");
+	expect_refused("{" SCHEMA ", \"rules\": [", "");
+	expect_refused("not json", "");
+	expect_refused("[1, 2]", "");
+}
+
+/* README: errors name "the key's path"; a rule's comment is rules[N].comment. */
+static void test_thresholds_rule_comment_path(void **state)
+{
+	(void)state;
+	expect_refused("{" SCHEMA ", \"rules\": [" RULE0 ", {\"metric\": \"a\", \"direction\": "
+		       "\"info\", \"comment\": 5}]}",
+		       "rules[1].comment");
+}
+
+/* ---- 2. globs and rule choice ---- */
+
+static void test_glob_and_rule_for(void **state)
+{
+	struct gate_thresholds th;
+	const struct gate_rule *r;
+	(void)state;
+
+	assert_true(gate_glob_match("op.*.us_per_step", "op.a.b::c.us_per_step"));
+	assert_true(gate_glob_match("op.*.us_per_step", "op..us_per_step"));
+	assert_false(gate_glob_match("op.*.us_per_step", "op.a.us_per_step_x"));
+	assert_true(gate_glob_match("step.p?0_us", "step.p90_us"));
+	assert_false(gate_glob_match("step.p?0_us", "step.p0_us"));
+	assert_false(gate_glob_match("step.p?0_us", "step.p900_us"));
+	assert_true(gate_glob_match("*", ""));
+	assert_true(gate_glob_match("*", "anything.at.all"));
+	assert_true(gate_glob_match("a*b*c", "aXXbYYbZc"));
+	assert_false(gate_glob_match("a*b*c", "aXXbYYbZ"));
+	assert_true(gate_glob_match("step.median_us", "step.median_us"));
+	assert_false(gate_glob_match("step.median_us", "step.median_usx"));
+
+	parse_str("{" SCHEMA ", \"rules\": ["
+		  "{\"metric\": \"*\", \"direction\": \"info\"},"
+		  "{\"metric\": \"op.*\", \"direction\": \"info\"},"
+		  "{\"metric\": \"op.*.us_per_step\", \"direction\": \"info\"},"
+		  "{\"metric\": \"op.?emm.us_per_step\", \"direction\": \"info\"},"
+		  "{\"metric\": \"op.gemm.*us_per_step\", \"direction\": \"info\"},"
+		  "{\"metric\": \"op.gemm.us_per_step\", \"direction\": \"info\"},"
+		  "{\"metric\": \"x.*\", \"direction\": \"info\"},"
+		  "{\"metric\": \"*.y\", \"direction\": \"info\"},"
+		  "{\"metric\": \"*.z\", \"direction\": \"info\"},"
+		  "{\"metric\": \"w.*\", \"direction\": \"info\"}]}",
+		  &th);
+	/* exact beats every glob, even an earlier one with as many literal
+	 * characters ("op.gemm.*us_per_step": 19, its '*' matching nothing) */
+	assert_true(gate_glob_match("op.gemm.*us_per_step", "op.gemm.us_per_step"));
+	r = gate_rule_for(&th, "op.gemm.us_per_step");
+	assert_non_null(r);
+	assert_int_equal(r->order, 5);
+	assert_string_equal(r->metric, "op.gemm.us_per_step");
+	/* then the most literal characters: "op.?emm..." (18) over "op.*..." (14) */
+	r = gate_rule_for(&th, "op.hemm.us_per_step");
+	assert_int_equal(r->order, 3);
+	r = gate_rule_for(&th, "op.a.b::c.us_per_step");
+	assert_int_equal(r->order, 2);
+	r = gate_rule_for(&th, "op.a.b::c.count");
+	assert_int_equal(r->order, 1);
+	r = gate_rule_for(&th, "family.matmul.us_per_step");
+	assert_int_equal(r->order, 0);
+	/* ties: the earlier rule, whichever way round */
+	r = gate_rule_for(&th, "x.y");
+	assert_string_equal(r->metric, "x.*");
+	r = gate_rule_for(&th, "w.z");
+	assert_string_equal(r->metric, "*.z");
+	gate_thresholds_release(&th);
+
+	/* no match at all */
+	parse_str("{" SCHEMA ", \"rules\": [{\"metric\": \"step.*\", \"direction\": \"info\"}]}",
+		  &th);
+	assert_null(gate_rule_for(&th, "family.matmul.us_per_step"));
+	assert_non_null(gate_rule_for(&th, "step.median_us"));
+	gate_thresholds_release(&th);
+}
+
+/* ---- 3. statistics ---- */
+
+static void test_mwu_exact(void **state)
+{
+	static const double a[] = {1, 2, 3}, b[] = {4, 5, 6};
+	static const double a4[] = {1, 2, 3, 4}, b5[] = {5, 6, 7, 8, 9};
+	static const double x[] = {1, 3}, y[] = {2, 4};
+	(void)state;
+
+	/* one ordering of 20 puts every b above every a */
+	assert_close(gate_mwu_p_greater(a, 3, b, 3), 1.0 / 20, 1e-12);
+	assert_close(gate_mwu_p_greater(a4, 4, b5, 5), 1.0 / 126, 1e-12);
+	/* U = 3 of 4: orderings with U >= 3 are 2 of 6 */
+	assert_close(gate_mwu_p_greater(x, 2, y, 2), 1.0 / 3, 1e-12);
+	/* reversed: no evidence b is larger */
+	assert_true(gate_mwu_p_greater(b, 3, a, 3) > 0.95);
+	assert_true(gate_mwu_p_greater(b5, 5, a4, 4) > 0.95);
+	/* the same sample on both sides */
+	assert_true(gate_mwu_p_greater(a, 3, a, 3) >= 0.5);
+	/* an empty side gives no evidence */
+	assert_close(gate_mwu_p_greater(a, 0, b, 3), 1, 0);
+}
+
+static void test_mwu_normal(void **state)
+{
+	static const double c[] = {5, 5, 5, 5, 5};
+	/* ties: U = 30 of 36, tie-corrected sigma 6.1681, z = 1.8644 */
+	static const double ta[] = {1, 2, 2, 3, 4, 5}, tb[] = {3, 4, 4, 5, 6, 7};
+	double a[200], b[200], p;
+	(void)state;
+
+	p = gate_mwu_p_greater(c, 5, c, 5);
+	assert_false(isnan(p));
+	assert_true(p >= 0.5 && p <= 1);
+	p = gate_mwu_p_greater(ta, 6, tb, 6);
+	assert_close(p, 0.0311306, 1e-5);
+	p = gate_mwu_p_greater(tb, 6, ta, 6);
+	assert_true(p > 0.9);
+
+	/* uniform on [0, 1) (sd 0.2887), shifted by one sd; no ties */
+	for (int i = 0; i < 200; i++) {
+		a[i] = i / 200.0;
+		b[i] = a[i] + 0.2887;
+	}
+	p = gate_mwu_p_greater(a, 200, b, 200);
+	assert_true(p < 1e-6);
+	p = gate_mwu_p_greater(b, 200, a, 200);
+	assert_true(p > 1 - 1e-6);
+	/* half a grid step apart: no real difference */
+	for (int i = 0; i < 200; i++)
+		b[i] = a[i] + 0.0025;
+	p = gate_mwu_p_greater(a, 200, b, 200);
+	assert_true(p > 0.3 && p < 0.7);
+}
+
+static void test_bootstrap_and_median(void **state)
+{
+	static const double a[] = {100, 102, 98, 101, 99, 103, 97, 100};
+	static const double k100[] = {100, 100, 100, 100, 100}, k110[] = {110, 110, 110, 110, 110};
+	double b[8], lo, hi, lo2, hi2;
+	double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+	(void)state;
+
+	for (int i = 0; i < 8; i++)
+		b[i] = 1.1 * a[i];
+	gate_bootstrap_median_ratio(a, 8, b, 8, 0.95, 2000, &lo, &hi);
+	gate_bootstrap_median_ratio(a, 8, b, 8, 0.95, 2000, &lo2, &hi2);
+	assert_true(isfinite(lo) && isfinite(hi));
+	assert_memory_equal(&lo, &lo2, sizeof(lo));
+	assert_memory_equal(&hi, &hi2, sizeof(hi));
+	assert_true(lo <= hi);
+	assert_true(lo <= 0.1 + 1e-12 && hi >= 0.1 - 1e-12);
+	assert_true(lo > -0.1 && hi < 0.3); /* and not absurdly wide */
+	/* percentiles, not the extremes: 50% sits strictly inside 99% */
+	gate_bootstrap_median_ratio(a, 8, b, 8, 0.99, 2000, &lo, &hi);
+	gate_bootstrap_median_ratio(a, 8, b, 8, 0.5, 2000, &lo2, &hi2);
+	assert_true(lo < lo2 && lo2 <= hi2 && hi2 < hi);
+
+	gate_bootstrap_median_ratio(k100, 5, k110, 5, 0.9, 500, &lo, &hi);
+	assert_close(lo, 0.1, 1e-9);
+	assert_close(hi, 0.1, 1e-9);
+
+	gate_bootstrap_median_ratio(a, 0, b, 8, 0.95, 2000, &lo, &hi);
+	assert_true(isnan(lo) && isnan(hi));
+
+	assert_close(gate_median(odd, 3), 2, 0);
+	assert_close(gate_median(even, 4), 2.5, 0);
+	assert_close(gate_median(a, 8), 100, 0);
+	assert_true(isnan(gate_median(odd, 0)));
+	/* the input is left as it was */
+	assert_close(odd[0], 3, 0);
+	assert_close(even[0], 4, 0);
+}
+
+static void test_verdict_order(void **state)
+{
+	(void)state;
+	assert_int_equal(gate_verdict_severity(GATE_PASS), gate_verdict_severity(GATE_NEW));
+	assert_int_equal(gate_verdict_severity(GATE_PASS), gate_verdict_severity(GATE_GONE));
+	assert_true(gate_verdict_severity(GATE_PASS) < gate_verdict_severity(GATE_IMPROVED));
+	assert_true(gate_verdict_severity(GATE_IMPROVED) <
+		    gate_verdict_severity(GATE_INCONCLUSIVE));
+	assert_true(gate_verdict_severity(GATE_INCONCLUSIVE) < gate_verdict_severity(GATE_WARN));
+	assert_true(gate_verdict_severity(GATE_WARN) < gate_verdict_severity(GATE_FAIL));
+	assert_true(gate_verdict_severity(GATE_FAIL) < gate_verdict_severity(GATE_INCOMPARABLE));
+	assert_int_equal(gate_verdict_exit(GATE_PASS), 0);
+	assert_int_equal(gate_verdict_exit(GATE_IMPROVED), 0);
+	assert_int_equal(gate_verdict_exit(GATE_WARN), 0);
+	assert_int_equal(gate_verdict_exit(GATE_INCONCLUSIVE), 0);
+	assert_int_equal(gate_verdict_exit(GATE_FAIL), 1);
+	assert_int_equal(gate_verdict_exit(GATE_INCOMPARABLE), 4);
+	assert_string_equal(gate_verdict_name(GATE_INCONCLUSIVE), "inconclusive");
+	assert_string_equal(gate_verdict_name(GATE_INCOMPARABLE), "incomparable");
+}
+
+/* ---- summaries built here ---- */
+
+#define SHA_B "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0"
+#define SHA_C "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
+
+static const double base8[] = {1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}; /* med 1003.5 */
+static const double slow8[] = {1100, 1101, 1102, 1103, 1104, 1105, 1106, 1107}; /* +9.97% */
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static void steady_stats(struct summary *s)
+{
+	double v[64], sum = 0;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_steps && n < 64; i++)
+		if (s->steps[i].steady)
+			v[n++] = s->steps[i].us;
+	memset(&s->steady, 0, sizeof(s->steady));
+	s->steady.count = n;
+	if (n == 0)
+		return;
+	qsort(v, n, sizeof(double), cmp_dbl);
+	for (uint32_t i = 0; i < n; i++)
+		sum += v[i];
+	s->steady.median_us = gate_median(v, n);
+	s->steady.p90_us = v[(uint32_t)ceil(0.9 * n) - 1];
+	s->steady.mean_us = sum / n;
+	s->steady.min_us = v[0];
+	s->steady.max_us = v[n - 1];
+}
+
+/* One device, n steady steps of the given times, one profile file. */
+static void make_side(struct summary *s, const char *kind, const double *steps, uint32_t n,
+		      const char *file, const char *sha)
+{
+	summary_init(s);
+	s->device_kind = pg_xstrdup(kind);
+	s->framework = pg_xstrdup("pytorch");
+	s->step_source = pg_xstrdup("profiler-step");
+	s->basis = pg_xstrdup("steps");
+	s->device_count = 1;
+	s->host_count = 1;
+	s->world_size = -1;
+	s->steps_captured = n;
+	s->steps = pg_xcalloc(n + 1, sizeof(*s->steps));
+	s->n_steps = n;
+	for (uint32_t i = 0; i < n; i++) {
+		s->steps[i].step = i;
+		s->steps[i].us = steps[i];
+		s->steps[i].host_us = -1;
+		s->steps[i].steady = 1;
+	}
+	steady_stats(s);
+	s->n_devices = 1;
+	s->devices = pg_xcalloc(1, sizeof(*s->devices));
+	s->devices[0].id = pg_xstrdup("gpu0");
+	s->devices[0].rank = -1;
+	s->devices[0].steady.compute_us = 800.0 * n;
+	s->devices[0].steady.exposed_comm_us = 50.0 * n;
+	s->devices[0].steady.idle_us = 100.0 * n;
+	s->mean.compute_share = 0.8;
+	s->mean.exposed_comm_share = 0.05;
+	s->mean.idle_share = 0.1;
+	s->basis_devices = 1;
+	s->basis_steady_steps = n;
+	s->files = pg_xcalloc(1, sizeof(*s->files));
+	s->n_files = 1;
+	s->files[0].path = pg_xstrdup(file);
+	s->files[0].sha256 = sha ? pg_xstrdup(sha) : NULL;
+	s->files[0].rank = -1;
+}
+
+static void add_family(struct summary *s, const char *name, double us)
+{
+	struct sum_family *f;
+
+	s->families = pg_xrealloc(s->families, (s->n_families + 1) * sizeof(*s->families));
+	f = &s->families[s->n_families++];
+	memset(f, 0, sizeof(*f));
+	f->family = pg_xstrdup(name);
+	f->us_per_step = us;
+	f->share = s->steady.median_us > 0 ? us / s->steady.median_us : 0;
+}
+
+static void add_op(struct summary *s, const char *name, const char *family, double us)
+{
+	struct sum_op *o;
+
+	s->ops = pg_xrealloc(s->ops, (s->n_ops + 1) * sizeof(*s->ops));
+	o = &s->ops[s->n_ops++];
+	memset(o, 0, sizeof(*o));
+	o->name = pg_xstrdup(name);
+	o->family = pg_xstrdup(family);
+	o->self_us_per_step = us;
+	o->total_us_per_step = us;
+}
+
+static void add_label(struct summary *s, const char *kv)
+{
+	s->labels = pg_xrealloc(s->labels, (s->n_labels + 1) * sizeof(char *));
+	s->labels[s->n_labels++] = pg_xstrdup(kv);
+}
+
+/* matmul (gemm_a, gemm_b) and elementwise (add) */
+static void add_lists(struct summary *s, double gemm_a, double gemm_b)
+{
+	add_family(s, "matmul", gemm_a + gemm_b);
+	add_family(s, "elementwise", 300);
+	add_op(s, "gemm_a", "matmul", gemm_a);
+	add_op(s, "gemm_b", "matmul", gemm_b);
+	add_op(s, "add", "elementwise", 300);
+}
+
+static const struct gate_inputs inputs = {
+    "base.json", "cand.json", NULL, NULL, NULL, "built-in default", "0.1.0",
+};
+
+static const struct gate_metric_result *find_metric(const struct gate_result *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0)
+			return &r->metrics[i];
+	return NULL;
+}
+
+static const struct gate_metric_result *metric(const struct gate_result *r, const char *name)
+{
+	const struct gate_metric_result *m = find_metric(r, name);
+	if (!m)
+		fail_msg("no metric %s", name);
+	return m;
+}
+
+#define assert_verdict(r, name, v) check_verdict((r), (name), (v), __LINE__)
+
+static void check_verdict(const struct gate_result *r, const char *name, enum gate_verdict v,
+			  int line)
+{
+	const struct gate_metric_result *m = metric(r, name);
+	if (m->verdict != v)
+		fail_msg("line %d: %s: %s, expected %s (note: %s)", line, name,
+			 gate_verdict_name(m->verdict), gate_verdict_name(v),
+			 m->note ? m->note : "none");
+}
+
+static void release_all(struct gate_result *r, struct summary *b, struct summary *c,
+			struct gate_thresholds *th)
+{
+	gate_result_release(r);
+	summary_free(b);
+	summary_free(c);
+	gate_thresholds_release(th);
+}
+
+/* ---- 4. compare ---- */
+
+/* (a) family +30%, candidate steps 10% slower, 8 steady steps each: fail. */
+static void test_compare_fail(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+
+	assert_string_equal(r.provenance, "comparable");
+	assert_int_equal(r.n_diff, 0);
+	assert_int_equal(r.verdict, GATE_FAIL);
+	assert_int_equal(gate_verdict_exit(r.verdict), 1);
+
+	/* the headline: exact test, 8 vs 8 all separated: p = 1 / C(16, 8) */
+	assert_true(r.has_step);
+	assert_close(r.step_baseline_us, 1003.5, 1e-9);
+	assert_close(r.step_candidate_us, 1103.5, 1e-9);
+	assert_close(r.step_delta_us, 100, 1e-9);
+	assert_close(r.step_delta_share, 100 / 1003.5, 1e-12);
+	assert_true(r.step_tested);
+	assert_string_equal(r.step_samples, "steps");
+	assert_int_equal(r.step_n_baseline, 8);
+	assert_int_equal(r.step_n_candidate, 8);
+	assert_close(r.step_p_value, 1.0 / 12870, 1e-12);
+	assert_close(r.confidence, 0.95, 1e-12);
+	assert_true(r.has_interval);
+	assert_true(r.interval_lo_share <= r.interval_hi_share);
+	assert_true(r.interval_lo_share > 0.09 && r.interval_hi_share < 0.11);
+
+	m = metric(&r, "step.median_us");
+	assert_int_equal(m->verdict, GATE_FAIL);
+	assert_true(m->tested);
+	assert_close(m->p_value, 1.0 / 12870, 1e-12);
+	assert_int_equal(m->n_baseline, 8);
+	assert_int_equal(m->n_candidate, 8);
+	/* p90 (the slowest of 8 here): 1007 -> 1107 is +9.93%, past warn 5%, short of fail 10% */
+	assert_verdict(&r, "step.p90_us", GATE_WARN);
+	assert_verdict(&r, "step.mean_us", GATE_PASS); /* info */
+	assert_int_equal(metric(&r, "step.mean_us")->rule->direction, GATE_INFO);
+
+	m = metric(&r, "family.matmul.us_per_step");
+	assert_int_equal(m->verdict, GATE_FAIL);
+	assert_int_equal(m->kind, GATE_K_FAMILY);
+	assert_string_equal(m->subject, "matmul");
+	assert_close(m->delta, 150, 1e-9);
+	assert_close(m->delta_share, 0.3, 1e-12);
+	assert_string_equal(m->rule->metric, "family.*.us_per_step");
+	assert_verdict(&r, "family.elementwise.us_per_step", GATE_PASS);
+	assert_verdict(&r, "op.gemm_a.us_per_step", GATE_FAIL); /* +35% */
+	assert_verdict(&r, "op.gemm_b.us_per_step", GATE_WARN); /* +10% */
+	assert_verdict(&r, "op.add.us_per_step", GATE_PASS);
+	assert_verdict(&r, "breakdown.idle_share", GATE_PASS);
+	/* catalogue order */
+	for (uint32_t i = 1; i < r.n_metrics; i++)
+		assert_true(strcmp(r.metrics[i - 1].name, r.metrics[i].name) < 0);
+
+	/* attribution: matmul +150 first (a family before an op on a tie would
+	 * also put it first), then gemm_a +140 */
+	assert_true(r.n_attribution >= 3);
+	assert_int_equal(r.attribution[0].kind, GATE_ATTR_FAMILY);
+	assert_string_equal(r.attribution[0].name, "matmul");
+	assert_close(r.attribution[0].delta_us_per_step, 150, 1e-9);
+	assert_non_null(r.attribution[0].detail);
+	assert_non_null(strstr(r.attribution[0].detail, "gemm_a"));
+	assert_int_equal(r.attribution[1].kind, GATE_ATTR_OP);
+	assert_string_equal(r.attribution[1].name, "gemm_a");
+	assert_close(r.attribution[1].delta_us_per_step, 140, 1e-9);
+	for (uint32_t i = 1; i < r.n_attribution; i++)
+		assert_true(r.attribution[i - 1].delta_us_per_step >=
+			    r.attribution[i].delta_us_per_step);
+	/* breakdown per step, mean over devices */
+	assert_close(r.bd_baseline_us[0], 800, 1e-9);
+	assert_close(r.bd_candidate_us[3], 100, 1e-9);
+
+	release_all(&r, &b, &c, &th);
+}
+
+/* (b) the same change with two steps a side: no fail. */
+static void test_compare_two_steps(void **state)
+{
+	static const double b2[] = {1000, 1001}, c2[] = {1100, 1101};
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", b2, 2, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", c2, 2, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+
+	assert_true(r.has_step);
+	assert_false(r.step_tested);
+	assert_false(r.has_interval);
+	m = metric(&r, "step.median_us");
+	assert_int_equal(m->verdict, GATE_INCONCLUSIVE);
+	assert_non_null(m->note);
+	assert_verdict(&r, "step.p90_us", GATE_INCONCLUSIVE);
+	m = metric(&r, "family.matmul.us_per_step");
+	assert_int_equal(m->verdict, GATE_WARN);
+	assert_non_null(m->note);
+	assert_non_null(strstr(m->note, "steps"));
+	assert_verdict(&r, "op.gemm_a.us_per_step", GATE_WARN);
+	assert_int_not_equal(r.verdict, GATE_FAIL);
+	assert_int_equal(r.verdict, GATE_WARN);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
+
+	release_all(&r, &b, &c, &th);
+}
+
+/* README: "Any other metric past its fail limit is capped at warn when either
+ * side has fewer than min_samples steps" — steps, not device-steps: "two ranks
+ * of one job differ as much as a regression does". Two steps on four devices
+ * give device-step samples for the step test, but the family stays capped. */
+static void make_ranks(struct summary *s, const char *file, const char *sha, double matmul)
+{
+	static const double steps[] = {1003, 1007};
+
+	make_side(s, "NVIDIA H100", steps, 2, file, sha);
+	s->device_count = 4;
+	free(s->devices[0].id);
+	free(s->devices);
+	s->n_devices = 4;
+	s->devices = pg_xcalloc(4, sizeof(*s->devices));
+	for (uint32_t d = 0; d < 4; d++) {
+		s->devices[d].id = pg_xstrdup("gpu");
+		s->devices[d].index = (int32_t)d;
+		s->devices[d].rank = (int32_t)d;
+		s->devices[d].steady.compute_us = 1600;
+		s->devices[d].steady.idle_us = 200;
+	}
+	for (uint32_t i = 0; i < 2; i++) {
+		s->steps[i].device_us = pg_xcalloc(4, sizeof(double));
+		for (uint32_t d = 0; d < 4; d++)
+			s->steps[i].device_us[d] = 1000 + 4 * i + d;
+	}
+	add_family(s, "matmul", matmul);
+}
+
+static void test_compare_device_steps_cap(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	enum gate_verdict fam, overall;
+	(void)state;
+
+	make_ranks(&b, "base.json", SHA_B, 500);
+	make_ranks(&c, "cand.json", SHA_C, 650);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+
+	/* the step test runs on device-steps (README "Step samples") */
+	assert_string_equal(r.step_samples, "device-steps");
+	assert_int_equal(r.step_n_baseline, 8);
+	assert_int_equal(r.step_n_candidate, 8);
+	m = metric(&r, "step.median_us");
+	assert_true(m->tested);
+	assert_int_equal(m->verdict, GATE_PASS);
+	/* and eight device-steps a side are enough samples for the family's +30%
+	 * to fail (README: step samples are steps, or device-steps where chosen;
+	 * checked after the release, so a failure here does not also leak) */
+	fam = metric(&r, "family.matmul.us_per_step")->verdict;
+	overall = r.verdict;
+	release_all(&r, &b, &c, &th);
+	if (fam != GATE_FAIL || overall != GATE_FAIL)
+		fail_msg("two steps on four devices: family.matmul.us_per_step %s, overall %s; "
+			 "eight device-steps a side reach min_samples",
+			 gate_verdict_name(fam), gate_verdict_name(overall));
+}
+
+/* README: a rule's "min_samples" overrides the file's "for this rule"; the
+ * warn cap of an untested metric follows the metric's own rule. Eight steps
+ * meet the file's 5 but not the family rule's 10. */
+static void test_compare_rule_min_samples(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	enum gate_verdict fam, step;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&b, "matmul", 500);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_family(&c, "matmul", 650);
+	parse_str("{" SCHEMA ", \"min_samples\": 5, \"rules\": ["
+		  "{\"metric\": \"step.median_us\", \"direction\": \"lower\", \"test\": true,"
+		  " \"fail\": {\"relative\": 0.05}},"
+		  "{\"metric\": \"family.*.us_per_step\", \"direction\": \"lower\","
+		  " \"min_samples\": 10, \"fail\": {\"relative\": 0.25}}]}",
+		  &th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	step = metric(&r, "step.median_us")->verdict;
+	fam = metric(&r, "family.matmul.us_per_step")->verdict;
+	release_all(&r, &b, &c, &th);
+	assert_int_equal(step, GATE_PASS);
+	if (fam != GATE_WARN)
+		fail_msg(
+		    "family rule min_samples 10, 8 steps a side: family.matmul.us_per_step %s, "
+		    "expected warn",
+		    gate_verdict_name(fam));
+}
+
+/* (c) unlike devices: refused with the diff, nothing compared. */
+static void test_compare_incomparable(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "AMD Instinct MI300X", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+
+	assert_int_equal(r.verdict, GATE_INCOMPARABLE);
+	assert_int_equal(gate_verdict_exit(r.verdict), 4);
+	assert_string_equal(r.provenance, "incomparable");
+	assert_int_equal(r.n_diff, 1);
+	assert_string_equal(r.diff[0].field, "device_kind");
+	assert_string_equal(r.diff[0].baseline, "NVIDIA H100");
+	assert_string_equal(r.diff[0].candidate, "AMD Instinct MI300X");
+	assert_int_equal(r.n_metrics, 0);
+	assert_int_equal(r.n_attribution, 0);
+	assert_false(r.has_step);
+	release_all(&r, &b, &c, &th);
+
+	/* labels.KEY as identity: a different value, and a missing one ("null") */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_label(&b, "team=infra");
+	add_label(&b, "teamx=y");
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_label(&c, "team=research");
+	parse_str("{" SCHEMA ", \"identity\": [\"labels.team\", \"labels.teamx\", "
+		  "\"device_kind\"], \"rules\": []}",
+		  &th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_int_equal(r.verdict, GATE_INCOMPARABLE);
+	assert_string_equal(r.provenance, "incomparable");
+	assert_int_equal(r.n_diff, 2);
+	assert_string_equal(r.diff[0].field, "labels.team");
+	assert_string_equal(r.diff[0].baseline, "infra");
+	assert_string_equal(r.diff[0].candidate, "research");
+	assert_string_equal(r.diff[1].field, "labels.teamx");
+	assert_string_equal(r.diff[1].baseline, "y");
+	assert_string_equal(r.diff[1].candidate, "null");
+	release_all(&r, &b, &c, &th);
+
+	/* the same labels pass provenance */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_label(&b, "team=infra");
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_label(&c, "team=infra");
+	add_lists(&c, 401, 100); /* see test_compare_nothing_moved */
+	parse_str("{" SCHEMA ", \"identity\": [\"labels.team\"], \"rules\": []}", &th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_int_not_equal(r.verdict, GATE_INCOMPARABLE);
+	release_all(&r, &b, &c, &th);
+}
+
+/* (d) and (e): identical inputs are refused, by profile sha256 or input sha256. */
+static void test_compare_identical_inputs(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct gate_inputs in = inputs;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "run1/trace.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", slow8, 8, "run2/trace.json", SHA_B);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "identical-inputs");
+	assert_int_equal(r.verdict, GATE_INCOMPARABLE);
+	assert_int_equal(gate_verdict_exit(r.verdict), 4);
+	assert_int_equal(r.n_metrics, 0);
+	release_all(&r, &b, &c, &th);
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	in.baseline_sha256 = SHA_B;
+	in.candidate_sha256 = SHA_B;
+	gate_compare(&b, &c, &th, &in, &r);
+	assert_string_equal(r.provenance, "identical-inputs");
+	assert_int_equal(r.verdict, GATE_INCOMPARABLE);
+	assert_int_equal(r.n_metrics, 0);
+	gate_result_release(&r);
+
+	/* different input bytes and different profiles: compared */
+	in.candidate_sha256 = SHA_C;
+	gate_compare(&b, &c, &th, &in, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_true(r.n_metrics > 0);
+	release_all(&r, &b, &c, &th);
+}
+
+/* (f) no steady steps anywhere: the step rows are inconclusive, never a pass. */
+static void test_compare_no_steps(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	struct pg_buf out = PG_BUF_INIT;
+	cJSON *root;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", NULL, 0, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", NULL, 0, "cand.json", SHA_C);
+	add_lists(&c, 401, 100); /* +0.25%: see test_compare_nothing_moved */
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+
+	assert_false(r.has_step);
+	assert_false(r.step_tested);
+	m = metric(&r, "step.median_us");
+	assert_int_equal(m->verdict, GATE_INCONCLUSIVE);
+	assert_false(m->has_baseline);
+	assert_false(m->has_candidate);
+	assert_verdict(&r, "step.p90_us", GATE_INCONCLUSIVE);
+	assert_verdict(&r, "family.matmul.us_per_step", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
+
+	gate_result_write_json(&r, &out);
+	root = cJSON_ParseWithLength(out.ptr, out.len);
+	assert_non_null(root);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "step")));
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(root, "verdict")->valuestring,
+			    "inconclusive");
+	cJSON_Delete(root);
+	pg_buf_release(&out);
+	release_all(&r, &b, &c, &th);
+}
+
+/* (g) an op at 0.49% of the step doubling stays out under default (floor 1%)
+ * and counts; strict's 0.5% floor lets it in (and it fails). */
+static void tiny_sides(struct summary *b, struct summary *c)
+{
+	make_side(b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(b, "matmul", 804.9);
+	add_op(b, "big", "matmul", 800);
+	add_op(b, "tiny", "matmul", 4.9);
+	make_side(c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_family(c, "matmul", 809.8);
+	add_op(c, "big", "matmul", 800);
+	add_op(c, "tiny", "matmul", 9.8);
+}
+
+static void test_compare_floor(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	tiny_sides(&b, &c);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_null(find_metric(&r, "op.tiny.us_per_step"));
+	assert_int_equal(r.n_below_floor, 1);
+	assert_verdict(&r, "op.big.us_per_step", GATE_PASS);
+	assert_verdict(&r, "family.matmul.us_per_step", GATE_PASS);
+	assert_verdict(&r, "step.median_us", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_PASS);
+	release_all(&r, &b, &c, &th);
+
+	tiny_sides(&b, &c);
+	parse_file("thresholds/strict.json", &th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_int_equal(r.n_below_floor, 0);
+	assert_verdict(&r, "op.tiny.us_per_step", GATE_FAIL);
+	assert_int_equal(r.verdict, GATE_FAIL);
+	release_all(&r, &b, &c, &th);
+}
+
+/* (h) quality actions: inconclusive turns passing step metrics inconclusive but
+ * leaves a fail standing; warn raises the overall verdict to warn. */
+static void test_compare_quality(void **state)
+{
+	static const double near8[] = {1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008};
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", near8, 8, "cand.json", SHA_C);
+	add_lists(&c, 401, 100); /* +0.25%: see test_compare_nothing_moved */
+	summary_add_warning(&c, "event-cap", "the event cap was hit at %d events", 1000000);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_int_equal(r.n_quality, 1);
+	assert_int_equal(r.quality[0].candidate, 1);
+	assert_string_equal(r.quality[0].code, "event-cap");
+	assert_int_equal(r.quality[0].action, GATE_INCONCLUSIVE);
+	m = metric(&r, "step.median_us");
+	assert_int_equal(m->verdict, GATE_INCONCLUSIVE);
+	assert_non_null(m->note);
+	assert_non_null(strstr(m->note, "event-cap"));
+	assert_verdict(&r, "step.p90_us", GATE_INCONCLUSIVE);
+	assert_verdict(&r, "family.matmul.us_per_step", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
+	gate_result_release(&r);
+	summary_free(&c);
+
+	/* a fail stands */
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	summary_add_warning(&c, "event-cap", "the event cap was hit");
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	assert_int_equal(r.verdict, GATE_FAIL);
+	gate_result_release(&r);
+	summary_free(&c);
+
+	/* "profiler-error": "warn" on the baseline: everything passes, overall warn;
+	 * an unknown code falls to "*": "ignore" */
+	make_side(&c, "NVIDIA H100", near8, 8, "cand.json", SHA_C);
+	add_lists(&c, 401, 100); /* +0.25%: see test_compare_nothing_moved */
+	summary_add_warning(&b, "profiler-error", "the profiler reported an error");
+	summary_add_warning(&c, "something-else", "whatever");
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_int_equal(r.n_quality, 2);
+	assert_int_equal(r.quality[0].candidate, 0);
+	assert_int_equal(r.quality[0].action, GATE_WARN);
+	assert_int_equal(r.quality[1].action, GATE_IGNORE);
+	assert_verdict(&r, "step.median_us", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_WARN);
+	release_all(&r, &b, &c, &th);
+}
+
+/* README: past the fail limit without p < significance is a warn; improved
+ * needs significance; one-sided metrics are new or gone, never a failure. */
+static void test_compare_significance_improved_new_gone(void **state)
+{
+	static const double nb[] = {800, 1000, 1001, 1002, 1300};
+	static const double nc[] = {790, 1060, 1061, 1062, 1310}; /* median +6%, p = 53/252 */
+	static const double fast8[] = {900, 901, 902, 903, 904, 905, 906, 907};
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", nb, 5, "base.json", SHA_B);
+	add_family(&b, "matmul", 500);
+	make_side(&c, "NVIDIA H100", nc, 5, "cand.json", SHA_C);
+	add_family(&c, "matmul", 505);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	m = metric(&r, "step.median_us");
+	assert_true(m->tested);
+	assert_close(m->p_value, 53.0 / 252, 1e-12);
+	assert_int_equal(m->verdict, GATE_WARN);
+	assert_non_null(m->note);
+	assert_int_equal(r.verdict, GATE_WARN);
+	release_all(&r, &b, &c, &th);
+
+	/* the same the other way round: -5.7% without significance is no improvement */
+	make_side(&b, "NVIDIA H100", nc, 5, "base.json", SHA_B);
+	add_family(&b, "matmul", 505);
+	make_side(&c, "NVIDIA H100", nb, 5, "cand.json", SHA_C);
+	add_family(&c, "matmul", 500);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	m = metric(&r, "step.median_us");
+	assert_close(m->p_value, 53.0 / 252, 1e-12);
+	assert_int_equal(m->verdict, GATE_PASS);
+	assert_int_equal(r.verdict, GATE_PASS);
+	release_all(&r, &b, &c, &th);
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&b, "old", 100);
+	add_family(&b, "matmul", 500);
+	make_side(&c, "NVIDIA H100", fast8, 8, "cand.json", SHA_C);
+	add_family(&c, "new", 100);
+	add_family(&c, "matmul", 500);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	m = metric(&r, "step.median_us");
+	assert_int_equal(m->verdict, GATE_IMPROVED);
+	assert_close(m->p_value, 1.0 / 12870, 1e-12);
+	m = metric(&r, "family.old.us_per_step");
+	assert_int_equal(m->verdict, GATE_GONE);
+	assert_false(m->has_candidate);
+	assert_true(isnan(m->delta_share));
+	m = metric(&r, "family.new.us_per_step");
+	assert_int_equal(m->verdict, GATE_NEW);
+	assert_false(m->has_baseline);
+	assert_int_equal(r.verdict, GATE_IMPROVED);
+	release_all(&r, &b, &c, &th);
+}
+
+/* README "Attribution": largest first in the direction the step moved,
+ * families before ops on ties. */
+static void test_compare_attribution_order(void **state)
+{
+	static const double fast8[] = {900, 901, 902, 903, 904, 905, 906, 907};
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&b, "elementwise", 100);
+	add_family(&b, "matmul", 500);
+	add_op(&b, "add", "elementwise", 100);
+	add_op(&b, "gemm", "matmul", 500);
+	make_side(&c, "NVIDIA H100", fast8, 8, "cand.json", SHA_C);
+	add_family(&c, "elementwise", 250); /* +150: larger, but against the step */
+	add_family(&c, "matmul", 400);	    /* -100, and its one op the same */
+	add_op(&c, "add", "elementwise", 250);
+	add_op(&c, "gemm", "matmul", 400);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_true(r.step_delta_us < 0);
+	assert_int_equal(r.n_attribution, 4);
+	assert_int_equal(r.attribution[0].kind, GATE_ATTR_FAMILY);
+	assert_string_equal(r.attribution[0].name, "matmul");
+	assert_close(r.attribution[0].delta_us_per_step, -100, 1e-9);
+	assert_int_equal(r.attribution[1].kind, GATE_ATTR_OP);
+	assert_string_equal(r.attribution[1].name, "gemm");
+	assert_close(r.attribution[1].delta_us_per_step, -100, 1e-9);
+	/* the +150 pair comes last, the family first */
+	assert_int_equal(r.attribution[2].kind, GATE_ATTR_FAMILY);
+	assert_string_equal(r.attribution[2].name, "elementwise");
+	assert_int_equal(r.attribution[3].kind, GATE_ATTR_OP);
+	assert_close(r.attribution[3].delta_us_per_step, 150, 1e-9);
+	release_all(&r, &b, &c, &th);
+}
+
+/* README: "op.<name>.us_per_step": ops of one name summed. */
+static void test_catalogue(void **state)
+{
+	struct summary s;
+	struct gate_catalogue cat;
+	const struct gate_metric *m;
+	(void)state;
+
+	make_side(&s, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&s, "matmul", 500);
+	add_op(&s, "aten::mm", "matmul", 300);
+	add_op(&s, "aten::mm", "other", 50);
+	gate_catalogue_build(&s, &cat);
+	for (uint32_t i = 1; i < cat.n; i++)
+		assert_true(strcmp(cat.m[i - 1].name, cat.m[i].name) < 0);
+	m = gate_catalogue_find(&cat, "op.aten::mm.us_per_step");
+	assert_non_null(m);
+	assert_close(m->value, 350, 1e-9);
+	assert_int_equal(m->kind, GATE_K_OP);
+	m = gate_catalogue_find(&cat, "family.matmul.us_per_step");
+	assert_non_null(m);
+	assert_close(m->step_share, 500 / 1003.5, 1e-9);
+	m = gate_catalogue_find(&cat, "step.median_us");
+	assert_non_null(m);
+	assert_close(m->value, 1003.5, 1e-9);
+	assert_non_null(gate_catalogue_find(&cat, "breakdown.idle_share"));
+	assert_null(gate_catalogue_find(&cat, "step.skew_us")); /* one device */
+	assert_null(gate_catalogue_find(&cat, "throughput.tflops_per_device"));
+	gate_catalogue_release(&cat);
+	summary_free(&s);
+}
+
+/* Two runs where nothing moved (the same content, different bytes): a pass
+ * with an empty attribution. Under UBSan this also checks that an empty
+ * attribution is not handed to qsort as a null pointer. */
+static void test_compare_nothing_moved(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf out = PG_BUF_INIT;
+	cJSON *root;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_lists(&c, 400, 100);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_int_equal(r.n_attribution, 0);
+	assert_verdict(&r, "step.median_us", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_write_json(&r, &out);
+	root = cJSON_ParseWithLength(out.ptr, out.len);
+	assert_non_null(root);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "attribution")),
+			 0);
+	cJSON_Delete(root);
+	pg_buf_release(&out);
+	release_all(&r, &b, &c, &th);
+}
+
+/* (i) the verdict JSON: valid, the schema, the README's keys, same bytes twice. */
+static char *verdict_json(size_t *len)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf out = PG_BUF_INIT;
+	struct gate_inputs in = inputs;
+
+	in.baseline_sha256 = SHA_B;
+	in.candidate_sha256 = SHA_C;
+	in.label = "pr-42";
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	add_family(&c, "new", 100);
+	summary_add_warning(&c, "event-cap", "cap \"hit\"\n");
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &in, &r);
+	gate_result_write_json(&r, &out);
+	release_all(&r, &b, &c, &th);
+	return pg_buf_detach(&out, len);
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	if (!x)
+		fail_msg("no key %s", k);
+	return x;
+}
+
+static void test_verdict_json(void **state)
+{
+	size_t n1, n2;
+	char *j1 = verdict_json(&n1), *j2 = verdict_json(&n2);
+	cJSON *root;
+	const cJSON *x, *metrics, *found = NULL;
+	(void)state;
+
+	assert_int_equal(n1, n2);
+	assert_memory_equal(j1, j2, n1);
+	assert_non_null(strstr(j1, "\"schema\": \"profgate.verdict/1\""));
+
+	root = cJSON_ParseWithLength(j1, n1);
+	assert_non_null(root);
+	assert_string_equal(get(root, "schema")->valuestring, "profgate.verdict/1");
+	assert_string_equal(get(root, "profgate_version")->valuestring, "0.1.0");
+	assert_string_equal(get(root, "label")->valuestring, "pr-42");
+	assert_string_equal(get(root, "verdict")->valuestring, "fail");
+	assert_int_equal(get(root, "exit_code")->valueint, 1);
+	x = get(root, "thresholds");
+	assert_string_equal(get(x, "origin")->valuestring, "built-in default");
+	assert_string_equal(get(x, "name")->valuestring, "default");
+	assert_close(get(x, "significance")->valuedouble, 0.05, 1e-9);
+	assert_int_equal(get(x, "min_samples")->valueint, 5);
+	x = get(root, "baseline");
+	assert_string_equal(get(x, "path")->valuestring, "base.json");
+	assert_string_equal(get(x, "sha256")->valuestring, SHA_B);
+	assert_int_equal(cJSON_GetArraySize(get(x, "profiles")), 1);
+	assert_string_equal(get(x, "device_kind")->valuestring, "NVIDIA H100");
+	assert_int_equal(get(x, "steady_steps")->valueint, 8);
+	x = get(root, "provenance");
+	assert_string_equal(get(x, "result")->valuestring, "comparable");
+	assert_int_equal(cJSON_GetArraySize(get(x, "checked")), 7);
+	assert_int_equal(cJSON_GetArraySize(get(x, "diff")), 0);
+	x = get(root, "step");
+	assert_true(cJSON_IsObject(x));
+	assert_close(get(x, "baseline_median_us")->valuedouble, 1003.5, 1e-9);
+	assert_true(cJSON_IsNumber(get(x, "p_value")));
+	assert_int_equal(cJSON_GetArraySize(get(x, "interval_share")), 2);
+	assert_string_equal(get(get(x, "samples"), "basis")->valuestring, "steps");
+	x = get(root, "counts");
+	assert_true(get(x, "fail")->valueint >= 3);
+	assert_int_equal(get(x, "new")->valueint, 1);
+	assert_int_equal(get(x, "below_floor")->valueint, 0);
+	metrics = get(root, "metrics");
+	assert_true(cJSON_IsArray(metrics));
+	for (const cJSON *m = metrics->child; m; m = m->next)
+		if (strcmp(get(m, "name")->valuestring, "family.matmul.us_per_step") == 0)
+			found = m;
+	assert_non_null(found);
+	assert_string_equal(get(found, "verdict")->valuestring, "fail");
+	assert_close(get(found, "delta_share")->valuedouble, 0.3, 1e-6);
+	assert_string_equal(get(get(found, "limit"), "rule")->valuestring, "family.*.us_per_step");
+	assert_string_equal(get(get(found, "limit"), "direction")->valuestring, "lower");
+	for (const cJSON *m = metrics->child; m; m = m->next)
+		if (strcmp(get(m, "name")->valuestring, "family.new.us_per_step") == 0) {
+			assert_true(cJSON_IsNull(get(m, "baseline")));
+			assert_true(cJSON_IsNull(get(m, "delta_share")));
+			assert_string_equal(get(m, "verdict")->valuestring, "new");
+		}
+	x = get(root, "attribution");
+	assert_true(cJSON_GetArraySize(x) >= 2);
+	assert_string_equal(get(x->child, "kind")->valuestring, "family");
+	assert_string_equal(get(x->child, "name")->valuestring, "matmul");
+	/* the ops of matmul that moved most, largest first */
+	assert_true(cJSON_IsArray(get(x->child, "ops")));
+	assert_int_equal(cJSON_GetArraySize(get(x->child, "ops")), 2);
+	assert_string_equal(get(x->child, "ops")->child->valuestring, "gemm_a");
+	assert_string_equal(get(x->child, "ops")->child->next->valuestring, "gemm_b");
+	x = get(root, "breakdown_us_per_step");
+	assert_close(get(get(x, "baseline"), "compute_us")->valuedouble, 800, 1e-9);
+	assert_close(get(get(x, "candidate"), "idle_us")->valuedouble, 100, 1e-9);
+	x = get(root, "quality");
+	assert_int_equal(cJSON_GetArraySize(get(x, "baseline")), 0);
+	assert_int_equal(cJSON_GetArraySize(get(x, "candidate")), 1);
+	x = get(x, "candidate")->child;
+	assert_string_equal(get(x, "code")->valuestring, "event-cap");
+	assert_string_equal(get(x, "message")->valuestring, "cap \"hit\"\n");
+	assert_string_equal(get(x, "effect")->valuestring, "inconclusive");
+
+	cJSON_Delete(root);
+	free(j1);
+	free(j2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_thresholds_shipped),
+	    cmocka_unit_test(test_thresholds_builtin_is_default_json),
+	    cmocka_unit_test(test_thresholds_minimal_and_labels),
+	    cmocka_unit_test(test_thresholds_refused),
+	    cmocka_unit_test(test_thresholds_rule_comment_path),
+	    cmocka_unit_test(test_glob_and_rule_for),
+	    cmocka_unit_test(test_mwu_exact),
+	    cmocka_unit_test(test_mwu_normal),
+	    cmocka_unit_test(test_bootstrap_and_median),
+	    cmocka_unit_test(test_verdict_order),
+	    cmocka_unit_test(test_catalogue),
+	    cmocka_unit_test(test_compare_fail),
+	    cmocka_unit_test(test_compare_two_steps),
+	    cmocka_unit_test(test_compare_device_steps_cap),
+	    cmocka_unit_test(test_compare_rule_min_samples),
+	    cmocka_unit_test(test_compare_incomparable),
+	    cmocka_unit_test(test_compare_identical_inputs),
+	    cmocka_unit_test(test_compare_no_steps),
+	    cmocka_unit_test(test_compare_floor),
+	    cmocka_unit_test(test_compare_quality),
+	    cmocka_unit_test(test_compare_significance_improved_new_gone),
+	    cmocka_unit_test(test_compare_attribution_order),
+	    cmocka_unit_test(test_verdict_json),
+	    cmocka_unit_test(test_compare_nothing_moved), /* last: UBSan stops the binary */
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
