@@ -139,6 +139,19 @@ check "no steps on either side: exit 0" [ "$rc" -eq 0 ]
 check "no steps: step metrics inconclusive and the verdict is not pass" \
 	[ "$(field "$T/ns.json" '[d["verdict"] != "pass"] + [m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "[True, 'inconclusive', 'inconclusive']" ]
 
+# the bundled baseline (V100, rank 0 of 1) against a capture of the same setup without steps
+cat >"$T/v100-nosteps.json" <<'JSON'
+{"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+ "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB"}],
+ "traceEvents": [
+{"ph":"X","cat":"kernel","name":"volta_sgemm_64x64_nt","pid":0,"tid":7,"ts":1100,"dur":5000,"args":{"device":0}},
+{"ph":"X","cat":"kernel","name":"vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":7000,"dur":300,"args":{"device":0}}
+]}
+JSON
+pg gate -b "$T/base.json" -c "$T/v100-nosteps.json" --json "$T/ns-one.json"
+check "steps on one side only: compared (exit 0), step metrics inconclusive, not a pass" \
+	[ "$rc" -eq 0 ] && [ "$(field "$T/ns-one.json" '[d["provenance"]["result"], d["verdict"] != "pass"] + [m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "['comparable', True, 'inconclusive', 'inconclusive']" ]
+
 # ---- thresholds files ----
 for t in default strict; do
 	pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$TOP/thresholds/$t.json" --json "$T/t-$t.json"
