@@ -41,6 +41,9 @@ struct pb {
 	const uint8_t *p, *end;
 };
 
+/* A field's key as one varint value: hot loops switch on it directly. */
+#define PB_KEY(field, wt) (((uint64_t)(field) << 3) | (wt))
+
 enum stat_kind {
 	STAT_OTHER,
 	STAT_KEEP,
@@ -140,26 +143,36 @@ static int corrupt(struct xp *x, const uint8_t *at, const char *what)
 			    x->path, what, (unsigned long long)(at - x->base));
 }
 
+/* The low 7 bits of each of the first `len` bytes of w (the varint's bytes,
+ * little-endian), packed: pairs, then quads, then halves, in three steps. */
+static inline uint64_t varint_pack(uint64_t w)
+{
+	w &= 0x7f7f7f7f7f7f7f7fULL;
+	w = (w & 0x007f007f007f007fULL) | ((w & 0x7f007f007f007f00ULL) >> 1);
+	w = (w & 0x00003fff00003fffULL) | ((w & 0x3fff00003fff0000ULL) >> 2);
+	return (w & 0x000000000fffffffULL) | ((w & 0x0fffffff00000000ULL) >> 4);
+}
+
 static inline int pb_varint(struct pb *b, uint64_t *out)
 {
 	const uint8_t *p = b->p;
 	uint64_t v;
 
-	/* fast path: one 8-byte load; the first clear top bit ends the varint,
-	 * and the 7-bit groups are gathered with masks instead of a loop */
+	/* most keys, lengths, ids and small values are one byte */
+	if (p < b->end && *p < 0x80) {
+		*out = *p;
+		b->p = p + 1;
+		return 0;
+	}
+	/* then one 8-byte load: the first clear top bit ends the varint; the
+	 * bytes up to it are kept by a mask and their 7-bit groups packed */
 	if (b->end - p >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
 		uint64_t stop = ~w & 0x8080808080808080ULL;
 		if (stop) {
-			int len = (__builtin_ctzll(stop) >> 3) + 1;
-			uint64_t x = len == 8 ? w : w & ((1ULL << (8 * len)) - 1);
-			v = (x & 0x7fULL) | ((x & 0x7f00ULL) >> 1) | ((x & 0x7f0000ULL) >> 2) |
-			    ((x & 0x7f000000ULL) >> 3) | ((x & 0x7f00000000ULL) >> 4) |
-			    ((x & 0x7f0000000000ULL) >> 5) | ((x & 0x7f000000000000ULL) >> 6) |
-			    ((x & 0x7f00000000000000ULL) >> 7);
-			b->p = p + len;
-			*out = v;
+			b->p = p + ((__builtin_ctzll(stop) + 1) >> 3);
+			*out = varint_pack(w & (stop ^ (stop - 1)));
 			return 0;
 		}
 	}
@@ -393,8 +406,7 @@ struct rawstat {
 
 static int decode_rawstat(struct pb *b, struct rawstat *s)
 {
-	uint32_t f;
-	int wt;
+	uint64_t k;
 	struct pb sub;
 
 	s->mid = 0;
@@ -403,29 +415,40 @@ static int decode_rawstat(struct pb *b, struct rawstat *s)
 	s->p = NULL;
 	s->n = 0;
 	while (b->p < b->end) {
-		if (pb_key(b, &f, &wt))
+		if (pb_varint(b, &k))
 			return -1;
-		if (f == 1 && wt == 0) {
+		switch (k) {
+		case PB_KEY(1, 0):
 			if (pb_varint(b, &s->mid))
 				return -1;
-		} else if (f == 2 && wt == 1) {
+			break;
+		case PB_KEY(2, 1):
 			if (b->end - b->p < 8)
 				return -1;
 			memcpy(&s->u, b->p, 8);
 			b->p += 8;
 			s->field = 2;
-		} else if ((f == 3 || f == 4 || f == 7) && wt == 0) {
+			break;
+		case PB_KEY(3, 0):
+		case PB_KEY(4, 0):
+		case PB_KEY(7, 0):
 			if (pb_varint(b, &s->u))
 				return -1;
-			s->field = (int)f;
-		} else if ((f == 5 || f == 6 || f == 8) && wt == 2) {
+			s->field = (int)(k >> 3);
+			break;
+		case PB_KEY(5, 2):
+		case PB_KEY(6, 2):
+		case PB_KEY(8, 2):
 			if (pb_sub(b, &sub))
 				return -1;
 			s->p = sub.p;
 			s->n = (size_t)(sub.end - sub.p);
-			s->field = (int)f;
-		} else if (pb_skip(b, wt)) {
-			return -1;
+			s->field = (int)(k >> 3);
+			break;
+		default:
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
+				return -1;
+			break;
 		}
 	}
 	return 0;
@@ -691,6 +714,109 @@ static int ps_to_ns(int64_t base_ns, int64_t ps, int64_t *out)
 	return __builtin_add_overflow(base_ns, q, out) ? -1 : 0;
 }
 
+/* An XEvent's fields as read from the wire. */
+struct evfields {
+	uint64_t mid, corr;
+	int64_t off, dur, dev_off, dev_dur;
+	int has_off, has_nocc, has_dev_off, has_dev_dur, has_corr;
+	uint32_t n_args;
+	struct trace_arg args[MAX_EVENT_ARGS];
+};
+
+/* One XStat of an event: the times and ids it carries, or a kept argument. */
+static int event_stat(struct xp *x, struct pb *sb, int steps_line, struct evfields *ev,
+		      struct pg_buf *scratch)
+{
+	struct rawstat s;
+
+	/* metadata_id comes first on the wire: skip unused stats undecoded */
+	if (sb->p < sb->end && sb->p[0] == 0x08) {
+		struct pb peek = {sb->p + 1, sb->end};
+		uint64_t smid;
+		if (pb_varint(&peek, &smid) == 0) {
+			struct statinfo *pre = stat_slot(x, smid, 0);
+			if (!pre || pre->kind == STAT_OTHER ||
+			    (pre->kind == STAT_GROUP_ID && !steps_line))
+				return 0;
+		}
+	}
+	if (decode_rawstat(sb, &s))
+		return -1;
+	struct statinfo *si = stat_slot(x, s.mid, 0);
+	if (!si)
+		return 0;
+	switch (si->kind) {
+	case STAT_CORR:
+		ev->corr = (uint64_t)rawstat_int(&s);
+		ev->has_corr = 1;
+		break;
+	case STAT_DEV_OFFSET:
+		ev->dev_off = rawstat_int(&s);
+		ev->has_dev_off = 1;
+		break;
+	case STAT_DEV_DURATION:
+		ev->dev_dur = rawstat_int(&s);
+		ev->has_dev_dur = 1;
+		break;
+	case STAT_GROUP_ID:
+		if (!steps_line)
+			break;
+		/* fall through */
+	case STAT_KEEP: {
+		trace_str val = value_text(x, s.field, s.u, s.p, s.n, scratch);
+		if (val && ev->n_args < MAX_EVENT_ARGS)
+			ev->args[ev->n_args++] = (struct trace_arg){si->key, val};
+		break;
+	}
+	default: break;
+	}
+	return 0;
+}
+
+/* The fields of one XEvent; unknown ones are skipped. */
+static int event_fields(struct xp *x, struct pb *b, int steps_line, struct evfields *ev,
+			struct pg_buf *scratch)
+{
+	uint64_t k, v;
+	struct pb sb;
+
+	while (b->p < b->end) {
+		if (pb_varint(b, &k))
+			return corrupt(x, b->p, "bad event field");
+		switch (k) {
+		case PB_KEY(1, 0):
+			if (pb_varint(b, &ev->mid))
+				return corrupt(x, b->p, "bad event varint");
+			break;
+		case PB_KEY(2, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->off = (int64_t)v;
+			ev->has_off = 1;
+			break;
+		case PB_KEY(3, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->dur = (int64_t)v;
+			break;
+		case PB_KEY(5, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->has_nocc = 1;
+			break;
+		case PB_KEY(4, 2):
+			if (pb_sub(b, &sb) || event_stat(x, &sb, steps_line, ev, scratch))
+				return corrupt(x, b->p, "bad event stat");
+			break;
+		default:
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
+				return corrupt(x, b->p, "bad event field");
+			break;
+		}
+	}
+	return 0;
+}
+
 /* Decode one XEvent into slot `slot`; counters go to the job. Runs on worker
  * threads: touches only the slot, the job and (locked) interning. */
 static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot,
@@ -698,86 +824,23 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 {
 	uint32_t track = j->track;
 	int64_t line_ts_ns = j->ts_ns;
-	int steps_line = j->steps_line;
-	uint32_t f;
-	int wt;
-	uint64_t mid = 0, v;
-	int64_t off = 0, dur = 0, dev_off = 0, dev_dur = 0;
-	int has_off = 0, has_nocc = 0, has_dev_off = 0, has_dev_dur = 0, has_corr = 0;
-	uint64_t corr = 0;
-	struct trace_arg args[MAX_EVENT_ARGS];
-	uint32_t n_args = 0;
+	struct evfields ev;
 	const uint8_t *start = b->p;
 
-	while (b->p < b->end) {
-		if (pb_key(b, &f, &wt))
-			return corrupt(x, b->p, "bad event field");
-		if (wt == 0 && f <= 5 && f != 4) {
-			if (pb_varint(b, &v))
-				return corrupt(x, b->p, "bad event varint");
-			if (f == 1)
-				mid = v;
-			else if (f == 2) {
-				off = (int64_t)v;
-				has_off = 1;
-			} else if (f == 3)
-				dur = (int64_t)v;
-			else if (f == 5)
-				has_nocc = 1;
-		} else if (f == 4 && wt == 2) {
-			struct pb sb;
-			struct rawstat s;
-			if (pb_sub(b, &sb))
-				return corrupt(x, b->p, "bad event stat");
-			/* metadata_id comes first on the wire: skip unused stats undecoded */
-			if (sb.p < sb.end && sb.p[0] == 0x08) {
-				struct pb peek = {sb.p + 1, sb.end};
-				uint64_t smid;
-				if (pb_varint(&peek, &smid) == 0) {
-					struct statinfo *pre = stat_slot(x, smid, 0);
-					if (!pre || pre->kind == STAT_OTHER ||
-					    (pre->kind == STAT_GROUP_ID && !steps_line))
-						continue;
-				}
-			}
-			if (decode_rawstat(&sb, &s))
-				return corrupt(x, b->p, "bad event stat");
-			struct statinfo *si = stat_slot(x, s.mid, 0);
-			if (!si)
-				continue;
-			switch (si->kind) {
-			case STAT_CORR:
-				corr = (uint64_t)rawstat_int(&s);
-				has_corr = 1;
-				break;
-			case STAT_DEV_OFFSET:
-				dev_off = rawstat_int(&s);
-				has_dev_off = 1;
-				break;
-			case STAT_DEV_DURATION:
-				dev_dur = rawstat_int(&s);
-				has_dev_dur = 1;
-				break;
-			case STAT_GROUP_ID:
-				if (!steps_line)
-					break;
-				/* fall through */
-			case STAT_KEEP: {
-				trace_str val = value_text(x, s.field, s.u, s.p, s.n, scratch);
-				if (val && n_args < MAX_EVENT_ARGS)
-					args[n_args++] = (struct trace_arg){si->key, val};
-				break;
-			}
-			default: break;
-			}
-		} else if (pb_skip(b, wt)) {
-			return corrupt(x, b->p, "bad event field");
-		}
-	}
+	ev.mid = ev.corr = 0;
+	ev.off = ev.dur = ev.dev_off = ev.dev_dur = 0;
+	ev.has_off = ev.has_nocc = ev.has_dev_off = ev.has_dev_dur = ev.has_corr = 0;
+	ev.n_args = 0;
+	if (event_fields(x, b, j->steps_line, &ev, scratch))
+		return PG_EFORMAT;
+	uint64_t mid = ev.mid, corr = ev.corr;
+	int64_t off = ev.off, dur = ev.dur;
+	struct trace_arg *args = ev.args;
+	uint32_t n_args = ev.n_args;
 	struct trace_event *e = trace_event_at(x->t, slot);
 	memset(e, 0, sizeof(*e));
 	e->track = track;
-	if (has_nocc || !has_off) {
+	if (ev.has_nocc || !ev.has_off) {
 		/* an aggregate (no timestamp): counted, not placed */
 		e->flags = TRACE_EV_AGGREGATE;
 		j->n_aggregate++;
@@ -804,10 +867,10 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
 		PG_UNUSED(own);
 	}
-	if (has_dev_off)
-		off = dev_off;
-	if (has_dev_dur)
-		dur = dev_dur;
+	if (ev.has_dev_off)
+		off = ev.dev_off;
+	if (ev.has_dev_dur)
+		dur = ev.dev_dur;
 	if (dur < 0)
 		return corrupt(x, start, "negative event duration");
 	int64_t ts_ns, end_ns;
@@ -820,9 +883,11 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 	e->name = name;
 	e->ph = 'X';
 	e->corr = corr;
-	e->flags = has_corr ? TRACE_EV_HAS_CORR : 0;
+	e->flags = ev.has_corr ? TRACE_EV_HAS_CORR : 0;
 	if (argset != UINT32_MAX) {
 		e->args = argset;
+	} else if (n_args == 0) {
+		e->args = 0; /* the empty set: nothing to intern, no lock */
 	} else {
 		pthread_mutex_lock(x->lock);
 		e->args = trace_argset_intern(x->t, args, n_args);
