@@ -963,8 +963,11 @@ static int prepass_line(struct xp *x, const struct range *r)
 }
 
 /* Decode a line's events into its slots; then let the kernel drop its pages. */
-static void decode_job(struct job *j, struct pg_buf *scratch, size_t page)
+static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 {
+	/* counters on the stack: jobs side by side in the array share cache
+	 * lines, and the other thread is writing its own */
+	struct job local = *shared, *j = &local;
 	struct xp *x = j->x;
 	struct pb b = {j->p, j->end}, sub;
 	uint32_t f;
@@ -993,6 +996,7 @@ static void decode_job(struct job *j, struct pg_buf *scratch, size_t page)
 	}
 	if (j->rc)
 		j->err = pg_xstrdup(pg_error_last());
+	*shared = local;
 	/* whole pages inside this line are not needed again */
 	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
 	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
