@@ -3,14 +3,16 @@
  *
  * How it works: the file is mapped read-only and walked as protobuf wire
  * format without building the XSpace. A first pass over the XSpace records
- * each plane's byte range and the host names. Per plane, a first pass records
- * the ranges of lines, event metadata and plane stats and decodes stat
- * metadata (serializers write lines *before* the metadata they use, so lines
- * must wait); then event metadata and plane stats are decoded with the
- * protoc-c generated code (they are few), and finally every line's events are
- * decoded by hand, one at a time, straight into the trace model. Pages of a
- * finished plane are released, so memory stays near the file size plus the
- * events kept.
+ * each plane's byte range and the host names. Per plane, a scan records the
+ * ranges of lines, event metadata, plane stats and stat metadata (serializers
+ * write lines *before* the metadata they use, so lines must wait). Every line
+ * is then walked on several threads, its events counted and skipped by length.
+ * Then, plane by plane in file order, stat metadata, plane stats and event
+ * metadata are decoded (event metadata with the protoc-c generated code: they
+ * are few) and each line gets its track and its event slots. Finally all
+ * events are decoded by hand, in runs of up to LINE_CHUNK, on several threads,
+ * straight into the trace model. Pages of decoded runs are released, so memory
+ * stays near the file size plus the events kept.
  *
  * Conventions (docs: formats.md §1-3, §13): stats are matched by name through
  * stat_metadata, never by number; ref_value is the referenced metadata's
@@ -100,7 +102,11 @@ struct xp {
 	uint32_t n_margs, cap_margs;
 	struct pg_u64map lines; /* line id -> track */
 	uint32_t device;
-	struct ranges line_r, meta_r, stat_r;
+	int no_device; /* metadata and Task Environment planes: lines only counted */
+	struct ranges meta_r, stat_r;
+	struct ranges smeta_r;	      /* stat metadata, decoded in wire order after the scan */
+	uint32_t first_line, n_lines; /* its lines in the file's list */
+	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
 
 	/* file */
@@ -109,10 +115,36 @@ struct xp {
 	uint64_t plane_events;
 	struct pg_buf scratch;
 	pthread_mutex_t *lock; /* interning while lines decode on several threads */
-	struct jobs *jobs;     /* lines to decode, across planes */
 };
 
-/* One line to decode: its bytes, track and event slots; results merged after. */
+/* Events per decode job: longer lines are split, so threads share them. */
+#define LINE_CHUNK (1u << 16)
+
+/*
+ * One XLine, walked on a worker thread before anything is decoded: its events
+ * are counted and skipped by length, and the header fields around them read
+ * (display_name follows the events on the wire). Every LINE_CHUNK-th event's
+ * start is marked, so the line decodes as several jobs.
+ */
+struct xline {
+	struct xp *x; /* its plane */
+	const uint8_t *p, *end;
+	uint64_t n_events;
+	int64_t id, ts_ns;
+	struct pb name;	       /* display_name if set, else name; {NULL, NULL} if neither */
+	const uint8_t **marks; /* marks[k - 1]: where event k * LINE_CHUNK starts */
+	uint32_t n_marks, cap_marks;
+	int rc;
+	char *err;
+};
+
+struct xlines {
+	struct xline *v;
+	uint32_t n, cap;
+};
+
+/* A run of a line's events to decode: its bytes, track and event slots;
+ * results merged after. */
 struct job {
 	struct xp *x; /* its plane */
 	const uint8_t *p, *end;
@@ -130,9 +162,6 @@ struct job {
 struct jobs {
 	struct job *v;
 	uint32_t n, cap;
-	uint32_t next;	 /* dynamic scheduling */
-	uint32_t *order; /* largest first */
-	pthread_mutex_t mu;
 };
 
 /* ---- wire format ---- */
@@ -909,60 +938,214 @@ static void jobs_add(struct jobs *js, const struct job *j)
 	js->v[js->n++] = *j;
 }
 
-/* Sequential pre-pass over a line: its header, its track, its event count. */
-static int prepass_line(struct xp *x, const struct range *r)
-{
-	struct pb b = {r->p, r->end};
-	uint32_t f;
-	int wt;
-	uint64_t v, n_events = 0;
-	int64_t id = 0, ts_ns = 0;
-	struct pb name = {NULL, NULL}, dname = {NULL, NULL};
+/* ---- lines: counted on several threads, then tracks and jobs in order ---- */
 
-	/* display_name (11) follows the events (4) on the wire: read the whole line */
+static void xlines_add(struct xlines *xl, struct xp *x, const struct pb *sub)
+{
+	if (xl->n == xl->cap) {
+		xl->cap = xl->cap ? 2 * xl->cap : 64;
+		xl->v = pg_xrealloc(xl->v, xl->cap * sizeof(*xl->v));
+	}
+	struct xline *l = &xl->v[xl->n++];
+	memset(l, 0, sizeof(*l));
+	l->x = x;
+	l->p = sub->p;
+	l->end = sub->end;
+}
+
+static void xlines_free(struct xlines *xl)
+{
+	for (uint32_t i = 0; i < xl->n; i++) {
+		free(xl->v[i].marks);
+		free(xl->v[i].err);
+	}
+	free(xl->v);
+}
+
+/* Event n of a line starts at `at`: every LINE_CHUNK-th starts a job. */
+static void mark_event(struct xline *l, uint64_t n, const uint8_t *at)
+{
+	if (n == 0 || n % LINE_CHUNK != 0)
+		return;
+	if (l->n_marks == l->cap_marks) {
+		l->cap_marks = l->cap_marks ? 2 * l->cap_marks : 16;
+		l->marks = pg_xrealloc(l->marks, l->cap_marks * sizeof(*l->marks));
+	}
+	l->marks[l->n_marks++] = at;
+}
+
+/* A line's header fields; its events are only counted. Lines of planes
+ * with no device keep nothing but the count. */
+static int count_line(struct xline *l)
+{
+	struct xp *x = l->x;
+	struct pb b = {l->p, l->end}, sub, name = {NULL, NULL}, dname = {NULL, NULL};
+	uint64_t k, v, n = 0;
+
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt))
+		const uint8_t *at = b.p;
+		if (pb_varint(&b, &k))
 			return corrupt(x, b.p, "bad line field");
-		if (wt == 0 && (f == 1 || f == 10 || f == 3 || f == 9)) {
+		if (k == PB_KEY(4, 2)) {
+			/* an event: skipped by its length */
+			if (pb_sub(&b, &sub))
+				return corrupt(x, b.p,
+					       x->no_device ? "bad line field"
+							    : "event past the end of its line");
+			if (!x->no_device)
+				mark_event(l, n, at);
+			n++;
+			continue;
+		}
+		uint32_t f = (uint32_t)(k >> 3);
+		int wt = (int)(k & 7);
+		if (f == 0 || f > 0x1fffffff)
+			return corrupt(x, b.p, "bad line field");
+		if (x->no_device) {
+			if (pb_skip(&b, wt))
+				return corrupt(x, b.p, "bad line field");
+		} else if (wt == 0 && (f == 1 || f == 10 || f == 3 || f == 9)) {
 			if (pb_varint(&b, &v))
 				return corrupt(x, b.p, "bad line varint");
 			if (f == 1)
-				id = (int64_t)v;
+				l->id = (int64_t)v;
 			else if (f == 3)
-				ts_ns = (int64_t)v;
+				l->ts_ns = (int64_t)v;
 		} else if (wt == 2 && (f == 2 || f == 11)) {
 			if (pb_sub(&b, f == 2 ? &name : &dname))
 				return corrupt(x, b.p, "line name past its end");
-		} else {
-			if (f == 4 && wt == 2)
-				n_events++;
-			if (pb_skip(&b, wt))
-				return corrupt(x, b.p,
-					       f == 4 ? "event past the end of its line"
-						      : "bad line field");
+		} else if (pb_skip(&b, wt)) {
+			return corrupt(
+			    x, b.p, f == 4 ? "event past the end of its line" : "bad line field");
 		}
 	}
-	const struct pb *nm = dname.p && dname.end > dname.p ? &dname : &name;
-	uint32_t track = line_track(x, id, nm->p ? (const char *)nm->p : "",
-				    nm->p ? (size_t)(nm->end - nm->p) : 0);
-	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.x = x;
-	j.p = r->p;
-	j.end = r->end;
-	j.track = track;
-	j.ts_ns = ts_ns;
-	j.steps_line = x->t->tracks[track].kind == TRACE_TRACK_STEPS;
-	j.n_events = n_events;
-	j.first_ns = INT64_MAX;
-	j.last_ns = INT64_MIN;
-	x->plane_events += n_events;
-	x->t->files[x->file].entries += n_events;
-	jobs_add(x->jobs, &j);
+	l->n_events = n;
+	l->name = dname.p && dname.end > dname.p ? dname : name;
 	return 0;
 }
 
-/* Decode a line's events into its slots; then let the kernel drop its pages. */
+/* Work items run largest first, each taken by the next free thread. */
+struct pool {
+	pthread_mutex_t mu;
+	uint32_t n, next;
+	uint32_t *order;
+	void *items;
+	void (*run)(void *items, uint32_t i, struct pg_buf *scratch, size_t page);
+};
+
+static void *pool_worker(void *arg)
+{
+	struct pool *p = arg;
+	struct pg_buf scratch = PG_BUF_INIT;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		uint32_t i = p->next < p->n ? p->order[p->next++] : UINT32_MAX;
+		pthread_mutex_unlock(&p->mu);
+		if (i == UINT32_MAX)
+			break;
+		p->run(p->items, i, &scratch, page);
+	}
+	pg_buf_release(&scratch);
+	return NULL;
+}
+
+struct sized {
+	uint64_t size;
+	uint32_t i;
+};
+
+static int cmp_sized(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->i < y->i ? -1 : 1;
+}
+
+/* Run items [0, n) of sizes[] on up to `threads` threads (this one included). */
+static void pool_run(void *items, uint32_t n, const uint64_t *sizes, int threads,
+		     void (*run)(void *, uint32_t, struct pg_buf *, size_t))
+{
+	struct pool p;
+	struct sized *by = pg_xmalloc((n + 1) * sizeof(*by));
+	pthread_t tid[16];
+	int nt = 0;
+
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_init(&p.mu, NULL);
+	p.n = n;
+	p.items = items;
+	p.run = run;
+	p.order = pg_xmalloc((n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		by[i] = (struct sized){sizes[i], i};
+	if (n)
+		qsort(by, n, sizeof(*by), cmp_sized);
+	for (uint32_t i = 0; i < n; i++)
+		p.order[i] = by[i].i;
+	free(by);
+	if (threads > 16)
+		threads = 16;
+	for (int i = 1; i < threads && (uint32_t)i < n; i++)
+		if (pthread_create(&tid[nt], NULL, pool_worker, &p) == 0)
+			nt++;
+	pool_worker(&p);
+	for (int i = 0; i < nt; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	free(p.order);
+}
+
+static void count_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+{
+	struct xline *l = &((struct xline *)items)[i];
+
+	PG_UNUSED(scratch);
+	PG_UNUSED(page);
+	if (count_line(l)) {
+		l->rc = PG_EFORMAT;
+		l->err = pg_xstrdup(pg_error_last());
+	}
+}
+
+/* Count every line's events on `threads` threads (one for small files). */
+static void count_lines(struct xlines *xl, int threads)
+{
+	uint64_t *sizes = pg_xmalloc((xl->n + 1) * sizeof(uint64_t)), total = 0;
+
+	for (uint32_t i = 0; i < xl->n; i++) {
+		sizes[i] = (uint64_t)(xl->v[i].end - xl->v[i].p);
+		total += sizes[i];
+	}
+	pool_run(xl->v, xl->n, sizes, total >= (4u << 20) ? threads : 1, count_one);
+	free(sizes);
+}
+
+/* A counted line's track and decode jobs, one per LINE_CHUNK events. */
+static void line_jobs(struct xp *x, const struct xline *l, struct jobs *js)
+{
+	const char *nm = l->name.p ? (const char *)l->name.p : "";
+	size_t nn = l->name.p ? (size_t)(l->name.end - l->name.p) : 0;
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	j.x = x;
+	j.track = line_track(x, l->id, nm, nn);
+	j.ts_ns = l->ts_ns;
+	j.steps_line = x->t->tracks[j.track].kind == TRACE_TRACK_STEPS;
+	j.first_ns = INT64_MAX;
+	j.last_ns = INT64_MIN;
+	for (uint32_t k = 0; k <= l->n_marks; k++) {
+		j.p = k ? l->marks[k - 1] : l->p;
+		j.end = k < l->n_marks ? l->marks[k] : l->end;
+		j.n_events = k < l->n_marks ? LINE_CHUNK : l->n_events - (uint64_t)k * LINE_CHUNK;
+		jobs_add(js, &j);
+	}
+}
+
+/* Decode a job's events into its slots; then let the kernel drop its pages. */
 static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 {
 	/* counters on the stack: jobs side by side in the array share cache
@@ -970,16 +1153,14 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 	struct job local = *shared, *j = &local;
 	struct xp *x = j->x;
 	struct pb b = {j->p, j->end}, sub;
-	uint32_t f;
-	int wt;
-	uint64_t k = 0;
+	uint64_t key, k = 0;
 
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt)) {
+		if (pb_varint(&b, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff) {
 			j->rc = corrupt(x, b.p, "bad line field");
 			break;
 		}
-		if (f == 4 && wt == 2) {
+		if (key == PB_KEY(4, 2)) {
 			if (pb_sub(&b, &sub) || k >= j->n_events) {
 				j->rc = corrupt(x, b.p, "event past the end of its line");
 				break;
@@ -989,7 +1170,7 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 				break;
 			}
 			k++;
-		} else if (pb_skip(&b, wt)) {
+		} else if (pb_skip(&b, (int)(key & 7))) {
 			j->rc = corrupt(x, b.p, "bad line field");
 			break;
 		}
@@ -997,12 +1178,19 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 	if (j->rc)
 		j->err = pg_xstrdup(pg_error_last());
 	*shared = local;
-	/* whole pages inside this line are not needed again */
+	/* whole pages inside this job are not needed again */
 	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
 	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
+
+static void decode_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+{
+	decode_job(&((struct job *)items)[i], scratch, page);
+}
+
+/* ---- planes ---- */
 
 static void plane_reset(struct xp *x)
 {
@@ -1015,16 +1203,19 @@ static void plane_reset(struct xp *x)
 	free(x->margs);
 	pg_u64map_release(&x->lines);
 	free(x->plane_name);
+	free(x->scan_err);
 	x->stats = NULL;
 	x->stats_sparse = NULL;
 	x->evm = NULL;
 	x->evm_sparse_v = NULL;
 	x->margs = NULL;
 	x->plane_name = NULL;
+	x->scan_err = NULL;
 	x->n_stats = x->n_stats_sparse = x->cap_stats_sparse = 0;
 	x->n_evm = x->n_evm_sparse = x->cap_evm_sparse = 0;
 	x->n_margs = x->cap_margs = 0;
-	x->line_r.n = x->meta_r.n = x->stat_r.n = 0;
+	x->meta_r.n = x->stat_r.n = x->smeta_r.n = 0;
+	x->n_lines = 0;
 	x->plane_events = 0;
 	x->device = UINT32_MAX;
 }
@@ -1038,43 +1229,77 @@ static void add_plane_record(struct xp *x, uint32_t lines)
 	    (struct trace_plane){pg_xstrdup(x->plane_name), x->plane_id, x->plane_events, lines};
 }
 
-static int decode_plane(struct xp *x, const struct range *r)
+/*
+ * A plane's fields, without touching the trace model: the byte ranges of its
+ * lines (added to the file's list), event metadata, stats and stat metadata.
+ * On error the message is kept for plane_finish, which reports it in the order
+ * a single pass would have met it; the scan of the file stops there.
+ */
+static int scan_plane(struct xp *x, const struct range *r, struct xlines *xl)
 {
 	struct pb b = {r->p, r->end}, sub;
-	uint32_t f;
-	int wt;
-	uint64_t v;
+	uint64_t k, v;
 
+	x->first_line = xl->n;
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt))
-			return corrupt(x, b.p, "bad plane field");
+		if (pb_varint(&b, &k) || (k >> 3) == 0 || (k >> 3) > 0x1fffffff) {
+			corrupt(x, b.p, "bad plane field");
+			goto fail;
+		}
+		uint32_t f = (uint32_t)(k >> 3);
+		int wt = (int)(k & 7);
 		if (f == 1 && wt == 0) {
-			if (pb_varint(&b, &v))
-				return corrupt(x, b.p, "bad plane id");
+			if (pb_varint(&b, &v)) {
+				corrupt(x, b.p, "bad plane id");
+				goto fail;
+			}
 			x->plane_id = (int64_t)v;
 		} else if (wt == 2 && f >= 2 && f <= 6) {
-			if (pb_sub(&b, &sub))
-				return corrupt(x, b.p, "length past the end of the plane");
+			if (pb_sub(&b, &sub)) {
+				corrupt(x, b.p, "length past the end of the plane");
+				goto fail;
+			}
 			if (f == 2) {
 				free(x->plane_name);
 				x->plane_name =
 				    pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
 			} else if (f == 3) {
-				ranges_add(&x->line_r, &sub);
+				xlines_add(xl, x, &sub);
 			} else if (f == 4) {
 				ranges_add(&x->meta_r, &sub);
 			} else if (f == 5) {
-				if (decode_stat_metadata(x, &sub))
-					return corrupt(x, sub.p, "bad stat metadata");
+				ranges_add(&x->smeta_r, &sub);
 			} else {
 				ranges_add(&x->stat_r, &sub);
 			}
 		} else if (pb_skip(&b, wt)) {
-			return corrupt(x, b.p, "bad plane field");
+			corrupt(x, b.p, "bad plane field");
+			goto fail;
 		}
 	}
 	if (!x->plane_name)
 		x->plane_name = pg_xstrdup("");
+	x->n_lines = xl->n - x->first_line;
+	x->no_device = strcmp(x->plane_name, "/host:metadata") == 0 ||
+		       strcmp(x->plane_name, "Task Environment") == 0;
+	return 0;
+fail:
+	x->scan_err = pg_xstrdup(pg_error_last());
+	x->n_lines = xl->n - x->first_line;
+	return PG_EFORMAT;
+}
+
+/* The rest of a plane, in file order: stat metadata, device, plane stats,
+ * event metadata, then its counted lines' tracks and decode jobs. */
+static int plane_finish(struct xp *x, const struct xlines *xl, struct jobs *js)
+{
+	for (uint32_t i = 0; i < x->smeta_r.n; i++) {
+		struct pb entry = {x->smeta_r.v[i].p, x->smeta_r.v[i].end};
+		if (decode_stat_metadata(x, &entry))
+			return corrupt(x, entry.p, "bad stat metadata");
+	}
+	if (x->scan_err)
+		return pg_error_set(PG_EFORMAT, "%s", x->scan_err);
 	const char *pn = x->plane_name;
 	int is_meta = strcmp(pn, "/host:metadata") == 0;
 	int is_task = strcmp(pn, "Task Environment") == 0;
@@ -1089,28 +1314,19 @@ static int decode_plane(struct xp *x, const struct range *r)
 			if (decode_event_metadata(x, &x->meta_r.v[i]))
 				return PG_EFORMAT;
 	}
-	for (uint32_t i = 0; i < x->line_r.n; i++) {
-		if (x->device == UINT32_MAX) {
-			/* metadata planes carry no events; count any for the record */
-			struct pb lb = {x->line_r.v[i].p, x->line_r.v[i].end};
-			while (lb.p < lb.end) {
-				if (pb_key(&lb, &f, &wt))
-					return corrupt(x, lb.p, "bad line field");
-				if (f == 4 && wt == 2) {
-					x->plane_events++;
-					x->t->files[x->file].entries++;
-				}
-				if (pb_skip(&lb, wt))
-					return corrupt(x, lb.p, "bad line field");
-			}
-			continue;
-		}
-		if (prepass_line(x, &x->line_r.v[i]))
-			return PG_EFORMAT;
+	for (uint32_t i = 0; i < x->n_lines; i++) {
+		const struct xline *l = &xl->v[x->first_line + i];
+		if (l->rc)
+			return pg_error_set(PG_EFORMAT, "%s", l->err);
+		/* metadata planes carry no events; any are counted for the record */
+		x->plane_events += l->n_events;
+		x->t->files[x->file].entries += l->n_events;
+		if (x->device != UINT32_MAX)
+			line_jobs(x, l, js);
 	}
 	if (x->device != UINT32_MAX)
 		x->t->devices[x->device].n_events += x->plane_events;
-	add_plane_record(x, x->line_r.n);
+	add_plane_record(x, x->n_lines);
 	return 0;
 }
 
@@ -1130,66 +1346,26 @@ static void host_from_path(struct xp *x)
 	f->host = pg_xstrndup(base, suf ? (size_t)(suf - base) : strlen(base));
 }
 
-static void *job_worker(void *arg)
-{
-	struct jobs *js = arg;
-	struct pg_buf scratch = PG_BUF_INIT;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	for (;;) {
-		pthread_mutex_lock(&js->mu);
-		uint32_t i = js->next < js->n ? js->order[js->next++] : UINT32_MAX;
-		pthread_mutex_unlock(&js->mu);
-		if (i == UINT32_MAX)
-			break;
-		decode_job(&js->v[i], &scratch, page);
-	}
-	pg_buf_release(&scratch);
-	return NULL;
-}
-
-static const struct jobs *cmp_jobs;
-
-static int cmp_job_size(const void *a, const void *b)
-{
-	const struct job *x = &cmp_jobs->v[*(const uint32_t *)a];
-	const struct job *y = &cmp_jobs->v[*(const uint32_t *)b];
-	if (x->n_events != y->n_events)
-		return x->n_events > y->n_events ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
 /*
- * Decode every line's events into slots reserved in advance, largest lines
- * first, on `threads` threads; then fold the per-line counts into tracks and
+ * Decode every job's events into slots reserved in advance, largest jobs
+ * first, on `threads` threads; then fold the per-job counts into tracks and
  * the file in line order, so nothing depends on which thread ran what.
  */
 static int run_jobs(struct xp *x, struct jobs *js, int threads)
 {
 	uint64_t total = 0;
-	pthread_t tid[16];
-	int nt = 0;
+	uint64_t *sizes = pg_xmalloc((js->n + 1) * sizeof(uint64_t));
 
 	for (uint32_t i = 0; i < js->n; i++)
 		total += js->v[i].n_events;
 	uint64_t first = trace_events_reserve(x->t, total);
-	js->order = pg_xmalloc((js->n + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < js->n; i++) {
 		js->v[i].first = first;
 		first += js->v[i].n_events;
-		js->order[i] = i;
+		sizes[i] = js->v[i].n_events;
 	}
-	cmp_jobs = js;
-	if (js->n)
-		qsort(js->order, js->n, sizeof(uint32_t), cmp_job_size);
-	if (threads > 16)
-		threads = 16;
-	for (int i = 1; i < threads && total >= 100000; i++)
-		if (pthread_create(&tid[nt], NULL, job_worker, js) == 0)
-			nt++;
-	job_worker(js);
-	for (int i = 0; i < nt; i++)
-		pthread_join(tid[i], NULL);
+	pool_run(js->v, js->n, sizes, total >= 100000 ? threads : 1, decode_one);
+	free(sizes);
 	for (uint32_t i = 0; i < js->n; i++) {
 		struct job *j = &js->v[i];
 		if (j->rc) {
@@ -1210,25 +1386,30 @@ static int run_jobs(struct xp *x, struct jobs *js, int threads)
 static void plane_ctx_free(struct xp *pc)
 {
 	plane_reset(pc);
-	free(pc->line_r.v);
 	free(pc->meta_r.v);
 	free(pc->stat_r.v);
+	free(pc->smeta_r.v);
 	pg_buf_release(&pc->scratch);
 	free(pc);
 }
 
+/*
+ * Planes are scanned for their parts, then every line is counted (on several
+ * threads), then each plane is finished in file order -- the trace model sees
+ * the same calls in the same order as one pass over the file would make --
+ * and last all events are decoded at once.
+ */
 static int decode_space(struct xp *x, int threads)
 {
 	struct pb b = {x->base, x->base + x->size}, sub;
 	struct ranges planes = {NULL, 0, 0};
-	struct jobs js;
+	struct xlines xl = {NULL, 0, 0};
+	struct jobs js = {NULL, 0, 0};
 	struct xp **pcs = NULL;
 	uint32_t n_pcs = 0;
 	uint32_t f;
 	int wt, rc = PG_EFORMAT;
 
-	memset(&js, 0, sizeof(js));
-	pthread_mutex_init(&js.mu, NULL);
 	while (b.p < b.end) {
 		if (pb_key(&b, &f, &wt)) {
 			corrupt(x, b.p, "bad field key");
@@ -1264,7 +1445,7 @@ static int decode_space(struct xp *x, int threads)
 		goto out;
 	}
 	host_from_path(x);
-	/* metadata of every plane first (kept alive), then all lines at once */
+	/* every plane's metadata is kept alive until all lines are decoded */
 	pcs = pg_xcalloc(planes.n, sizeof(*pcs));
 	for (uint32_t i = 0; i < planes.n; i++) {
 		struct xp *pc = pg_xcalloc(1, sizeof(*pc));
@@ -1275,20 +1456,22 @@ static int decode_space(struct xp *x, int threads)
 		pc->size = x->size;
 		pc->k_long_name = x->k_long_name;
 		pc->lock = x->lock;
-		pc->jobs = &js;
 		pc->device = UINT32_MAX;
 		pg_buf_init(&pc->scratch);
 		pcs[n_pcs++] = pc;
-		if (decode_plane(pc, &planes.v[i]))
-			goto out;
+		if (scan_plane(pc, &planes.v[i], &xl))
+			break; /* reported by plane_finish, after the planes before it */
 	}
+	count_lines(&xl, threads);
+	for (uint32_t i = 0; i < n_pcs; i++)
+		if (plane_finish(pcs[i], &xl, &js))
+			goto out;
 	rc = run_jobs(x, &js, threads);
 out:
 	for (uint32_t i = 0; i < js.n; i++)
 		free(js.v[i].err);
 	free(js.v);
-	free(js.order);
-	pthread_mutex_destroy(&js.mu);
+	xlines_free(&xl);
 	for (uint32_t i = 0; i < n_pcs; i++)
 		plane_ctx_free(pcs[i]);
 	free(pcs);
