@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EVBLOCK_SHIFT 16
-#define EVBLOCK_SIZE  (1u << EVBLOCK_SHIFT)
+#define EVBLOCK_SHIFT TRACE_EVBLOCK_SHIFT
+#define EVBLOCK_SIZE  TRACE_EVBLOCK_SIZE
 
 struct trace_strent {
 	const char *p;
@@ -21,10 +21,6 @@ struct trace_argset {
 	uint64_t off;
 	uint32_t n;
 	uint32_t hash;
-};
-
-struct trace_evblock {
-	struct trace_event ev[EVBLOCK_SIZE];
 };
 
 _Static_assert(sizeof(struct trace_event) == 40, "trace_event must stay 40 bytes");
@@ -377,11 +373,6 @@ void trace_event_commit(struct trace *t, const struct trace_event *e)
 		tr->first_ns = e->ts_ns;
 	if (e->ts_ns + e->dur_ns > tr->last_ns)
 		tr->last_ns = e->ts_ns + e->dur_ns;
-}
-
-struct trace_event *trace_event_at(const struct trace *t, uint64_t i)
-{
-	return &t->blocks[i >> EVBLOCK_SHIFT]->ev[i & (EVBLOCK_SIZE - 1)];
 }
 
 uint64_t trace_events_reserve(struct trace *t, uint64_t n)
