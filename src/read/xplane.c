@@ -752,11 +752,28 @@ struct evfields {
 	struct trace_arg args[MAX_EVENT_ARGS];
 };
 
+/* A stat that is metadata_id then one integer and nothing else (the times
+ * and ids every TPU op carries), read without the general loop. */
+static int stat_int_only(struct pb peek, uint64_t smid, struct rawstat *s)
+{
+	if (peek.p >= peek.end || (peek.p[0] != PB_KEY(3, 0) && peek.p[0] != PB_KEY(4, 0)))
+		return 0;
+	s->field = peek.p[0] >> 3;
+	peek.p++;
+	if (pb_varint(&peek, &s->u) || peek.p != peek.end)
+		return 0;
+	s->mid = smid;
+	s->p = NULL;
+	s->n = 0;
+	return 1;
+}
+
 /* One XStat of an event: the times and ids it carries, or a kept argument. */
 static int event_stat(struct xp *x, struct pb *sb, int steps_line, struct evfields *ev,
 		      struct pg_buf *scratch)
 {
 	struct rawstat s;
+	struct statinfo *si = NULL;
 
 	/* metadata_id comes first on the wire: skip unused stats undecoded */
 	if (sb->p < sb->end && sb->p[0] == 0x08) {
@@ -767,13 +784,17 @@ static int event_stat(struct xp *x, struct pb *sb, int steps_line, struct evfiel
 			if (!pre || pre->kind == STAT_OTHER ||
 			    (pre->kind == STAT_GROUP_ID && !steps_line))
 				return 0;
+			if (pre->kind != STAT_KEEP && stat_int_only(peek, smid, &s))
+				si = pre;
 		}
 	}
-	if (decode_rawstat(sb, &s))
-		return -1;
-	struct statinfo *si = stat_slot(x, s.mid, 0);
-	if (!si)
-		return 0;
+	if (!si) {
+		if (decode_rawstat(sb, &s))
+			return -1;
+		si = stat_slot(x, s.mid, 0);
+		if (!si)
+			return 0;
+	}
 	switch (si->kind) {
 	case STAT_CORR:
 		ev->corr = (uint64_t)rawstat_int(&s);
