@@ -172,8 +172,8 @@ static int corrupt(struct xp *x, const uint8_t *at, const char *what)
 			    x->path, what, (unsigned long long)(at - x->base));
 }
 
-/* The low 7 bits of each of the first `len` bytes of w (the varint's bytes,
- * little-endian), packed: pairs, then quads, then halves, in three steps. */
+/* The 7-bit groups of a varint's bytes (little-endian in w, zero past its
+ * last byte), packed together: pairs, then quads, then halves. */
 static inline uint64_t varint_pack(uint64_t w)
 {
 	w &= 0x7f7f7f7f7f7f7f7fULL;
