@@ -3,14 +3,16 @@
  *
  * How it works: the file is mapped read-only and walked as protobuf wire
  * format without building the XSpace. A first pass over the XSpace records
- * each plane's byte range and the host names. Per plane, a first pass records
- * the ranges of lines, event metadata and plane stats and decodes stat
- * metadata (serializers write lines *before* the metadata they use, so lines
- * must wait); then event metadata and plane stats are decoded with the
- * protoc-c generated code (they are few), and finally every line's events are
- * decoded by hand, one at a time, straight into the trace model. Pages of a
- * finished plane are released, so memory stays near the file size plus the
- * events kept.
+ * each plane's byte range and the host names. Per plane, a scan records the
+ * ranges of lines, event metadata, plane stats and stat metadata (serializers
+ * write lines *before* the metadata they use, so lines must wait). Every line
+ * is then walked on several threads, its events counted and skipped by length.
+ * Then, plane by plane in file order, stat metadata, plane stats and event
+ * metadata are decoded (event metadata with the protoc-c generated code: they
+ * are few) and each line gets its track and its event slots. Finally all
+ * events are decoded by hand, in runs of up to LINE_CHUNK, on several threads,
+ * straight into the trace model. Pages of decoded runs are released, so memory
+ * stays near the file size plus the events kept.
  *
  * Conventions (docs: formats.md §1-3, §13): stats are matched by name through
  * stat_metadata, never by number; ref_value is the referenced metadata's
@@ -40,6 +42,9 @@
 struct pb {
 	const uint8_t *p, *end;
 };
+
+/* A field's key as one varint value: hot loops switch on it directly. */
+#define PB_KEY(field, wt) (((uint64_t)(field) << 3) | (wt))
 
 enum stat_kind {
 	STAT_OTHER,
@@ -97,7 +102,11 @@ struct xp {
 	uint32_t n_margs, cap_margs;
 	struct pg_u64map lines; /* line id -> track */
 	uint32_t device;
-	struct ranges line_r, meta_r, stat_r;
+	int no_device; /* metadata and Task Environment planes: lines only counted */
+	struct ranges meta_r, stat_r;
+	struct ranges smeta_r;	      /* stat metadata, decoded in wire order after the scan */
+	uint32_t first_line, n_lines; /* its lines in the file's list */
+	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
 
 	/* file */
@@ -106,10 +115,36 @@ struct xp {
 	uint64_t plane_events;
 	struct pg_buf scratch;
 	pthread_mutex_t *lock; /* interning while lines decode on several threads */
-	struct jobs *jobs;     /* lines to decode, across planes */
 };
 
-/* One line to decode: its bytes, track and event slots; results merged after. */
+/* Events per decode job: longer lines are split, so threads share them. */
+#define LINE_CHUNK (1u << 16)
+
+/*
+ * One XLine, walked on a worker thread before anything is decoded: its events
+ * are counted and skipped by length, and the header fields around them read
+ * (display_name follows the events on the wire). Every LINE_CHUNK-th event's
+ * start is marked, so the line decodes as several jobs.
+ */
+struct xline {
+	struct xp *x; /* its plane */
+	const uint8_t *p, *end;
+	uint64_t n_events;
+	int64_t id, ts_ns;
+	struct pb name;	       /* display_name if set, else name; {NULL, NULL} if neither */
+	const uint8_t **marks; /* marks[k - 1]: where event k * LINE_CHUNK starts */
+	uint32_t n_marks, cap_marks;
+	int rc;
+	char *err;
+};
+
+struct xlines {
+	struct xline *v;
+	uint32_t n, cap;
+};
+
+/* A run of a line's events to decode: its bytes, track and event slots;
+ * results merged after. */
 struct job {
 	struct xp *x; /* its plane */
 	const uint8_t *p, *end;
@@ -127,9 +162,6 @@ struct job {
 struct jobs {
 	struct job *v;
 	uint32_t n, cap;
-	uint32_t next;	 /* dynamic scheduling */
-	uint32_t *order; /* largest first */
-	pthread_mutex_t mu;
 };
 
 /* ---- wire format ---- */
@@ -140,26 +172,36 @@ static int corrupt(struct xp *x, const uint8_t *at, const char *what)
 			    x->path, what, (unsigned long long)(at - x->base));
 }
 
+/* The 7-bit groups of a varint's bytes (little-endian in w, zero past its
+ * last byte), packed together: pairs, then quads, then halves. */
+static inline uint64_t varint_pack(uint64_t w)
+{
+	w &= 0x7f7f7f7f7f7f7f7fULL;
+	w = (w & 0x007f007f007f007fULL) | ((w & 0x7f007f007f007f00ULL) >> 1);
+	w = (w & 0x00003fff00003fffULL) | ((w & 0x3fff00003fff0000ULL) >> 2);
+	return (w & 0x000000000fffffffULL) | ((w & 0x0fffffff00000000ULL) >> 4);
+}
+
 static inline int pb_varint(struct pb *b, uint64_t *out)
 {
 	const uint8_t *p = b->p;
 	uint64_t v;
 
-	/* fast path: one 8-byte load; the first clear top bit ends the varint,
-	 * and the 7-bit groups are gathered with masks instead of a loop */
+	/* most keys, lengths, ids and small values are one byte */
+	if (p < b->end && *p < 0x80) {
+		*out = *p;
+		b->p = p + 1;
+		return 0;
+	}
+	/* then one 8-byte load: the first clear top bit ends the varint; the
+	 * bytes up to it are kept by a mask and their 7-bit groups packed */
 	if (b->end - p >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
 		uint64_t stop = ~w & 0x8080808080808080ULL;
 		if (stop) {
-			int len = (__builtin_ctzll(stop) >> 3) + 1;
-			uint64_t x = len == 8 ? w : w & ((1ULL << (8 * len)) - 1);
-			v = (x & 0x7fULL) | ((x & 0x7f00ULL) >> 1) | ((x & 0x7f0000ULL) >> 2) |
-			    ((x & 0x7f000000ULL) >> 3) | ((x & 0x7f00000000ULL) >> 4) |
-			    ((x & 0x7f0000000000ULL) >> 5) | ((x & 0x7f000000000000ULL) >> 6) |
-			    ((x & 0x7f00000000000000ULL) >> 7);
-			b->p = p + len;
-			*out = v;
+			b->p = p + ((__builtin_ctzll(stop) + 1) >> 3);
+			*out = varint_pack(w & (stop ^ (stop - 1)));
 			return 0;
 		}
 	}
@@ -393,8 +435,7 @@ struct rawstat {
 
 static int decode_rawstat(struct pb *b, struct rawstat *s)
 {
-	uint32_t f;
-	int wt;
+	uint64_t k;
 	struct pb sub;
 
 	s->mid = 0;
@@ -403,29 +444,40 @@ static int decode_rawstat(struct pb *b, struct rawstat *s)
 	s->p = NULL;
 	s->n = 0;
 	while (b->p < b->end) {
-		if (pb_key(b, &f, &wt))
+		if (pb_varint(b, &k))
 			return -1;
-		if (f == 1 && wt == 0) {
+		switch (k) {
+		case PB_KEY(1, 0):
 			if (pb_varint(b, &s->mid))
 				return -1;
-		} else if (f == 2 && wt == 1) {
+			break;
+		case PB_KEY(2, 1):
 			if (b->end - b->p < 8)
 				return -1;
 			memcpy(&s->u, b->p, 8);
 			b->p += 8;
 			s->field = 2;
-		} else if ((f == 3 || f == 4 || f == 7) && wt == 0) {
+			break;
+		case PB_KEY(3, 0):
+		case PB_KEY(4, 0):
+		case PB_KEY(7, 0):
 			if (pb_varint(b, &s->u))
 				return -1;
-			s->field = (int)f;
-		} else if ((f == 5 || f == 6 || f == 8) && wt == 2) {
+			s->field = (int)(k >> 3);
+			break;
+		case PB_KEY(5, 2):
+		case PB_KEY(6, 2):
+		case PB_KEY(8, 2):
 			if (pb_sub(b, &sub))
 				return -1;
 			s->p = sub.p;
 			s->n = (size_t)(sub.end - sub.p);
-			s->field = (int)f;
-		} else if (pb_skip(b, wt)) {
-			return -1;
+			s->field = (int)(k >> 3);
+			break;
+		default:
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
+				return -1;
+			break;
 		}
 	}
 	return 0;
@@ -691,6 +743,130 @@ static int ps_to_ns(int64_t base_ns, int64_t ps, int64_t *out)
 	return __builtin_add_overflow(base_ns, q, out) ? -1 : 0;
 }
 
+/* An XEvent's fields as read from the wire. */
+struct evfields {
+	uint64_t mid, corr;
+	int64_t off, dur, dev_off, dev_dur;
+	int has_off, has_nocc, has_dev_off, has_dev_dur, has_corr;
+	uint32_t n_args;
+	struct trace_arg args[MAX_EVENT_ARGS];
+};
+
+/* A stat that is metadata_id then one integer and nothing else (the times
+ * and ids every TPU op carries), read without the general loop. */
+static int stat_int_only(struct pb peek, uint64_t smid, struct rawstat *s)
+{
+	if (peek.p >= peek.end || (peek.p[0] != PB_KEY(3, 0) && peek.p[0] != PB_KEY(4, 0)))
+		return 0;
+	s->field = peek.p[0] >> 3;
+	peek.p++;
+	if (pb_varint(&peek, &s->u) || peek.p != peek.end)
+		return 0;
+	s->mid = smid;
+	s->p = NULL;
+	s->n = 0;
+	return 1;
+}
+
+/* One XStat of an event: the times and ids it carries, or a kept argument. */
+static int event_stat(struct xp *x, struct pb *sb, int steps_line, struct evfields *ev,
+		      struct pg_buf *scratch)
+{
+	struct rawstat s;
+	struct statinfo *si = NULL;
+
+	/* metadata_id comes first on the wire: skip unused stats undecoded */
+	if (sb->p < sb->end && sb->p[0] == 0x08) {
+		struct pb peek = {sb->p + 1, sb->end};
+		uint64_t smid;
+		if (pb_varint(&peek, &smid) == 0) {
+			struct statinfo *pre = stat_slot(x, smid, 0);
+			if (!pre || pre->kind == STAT_OTHER ||
+			    (pre->kind == STAT_GROUP_ID && !steps_line))
+				return 0;
+			if (pre->kind != STAT_KEEP && stat_int_only(peek, smid, &s))
+				si = pre;
+		}
+	}
+	if (!si) {
+		if (decode_rawstat(sb, &s))
+			return -1;
+		si = stat_slot(x, s.mid, 0);
+		if (!si)
+			return 0;
+	}
+	switch (si->kind) {
+	case STAT_CORR:
+		ev->corr = (uint64_t)rawstat_int(&s);
+		ev->has_corr = 1;
+		break;
+	case STAT_DEV_OFFSET:
+		ev->dev_off = rawstat_int(&s);
+		ev->has_dev_off = 1;
+		break;
+	case STAT_DEV_DURATION:
+		ev->dev_dur = rawstat_int(&s);
+		ev->has_dev_dur = 1;
+		break;
+	case STAT_GROUP_ID:
+		if (!steps_line)
+			break;
+		/* fall through */
+	case STAT_KEEP: {
+		trace_str val = value_text(x, s.field, s.u, s.p, s.n, scratch);
+		if (val && ev->n_args < MAX_EVENT_ARGS)
+			ev->args[ev->n_args++] = (struct trace_arg){si->key, val};
+		break;
+	}
+	default: break;
+	}
+	return 0;
+}
+
+/* The fields of one XEvent; unknown ones are skipped. */
+static int event_fields(struct xp *x, struct pb *b, int steps_line, struct evfields *ev,
+			struct pg_buf *scratch)
+{
+	uint64_t k, v;
+	struct pb sb;
+
+	while (b->p < b->end) {
+		if (pb_varint(b, &k))
+			return corrupt(x, b->p, "bad event field");
+		switch (k) {
+		case PB_KEY(1, 0):
+			if (pb_varint(b, &ev->mid))
+				return corrupt(x, b->p, "bad event varint");
+			break;
+		case PB_KEY(2, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->off = (int64_t)v;
+			ev->has_off = 1;
+			break;
+		case PB_KEY(3, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->dur = (int64_t)v;
+			break;
+		case PB_KEY(5, 0):
+			if (pb_varint(b, &v))
+				return corrupt(x, b->p, "bad event varint");
+			ev->has_nocc = 1;
+			break;
+		case PB_KEY(4, 2):
+			if (pb_sub(b, &sb) || event_stat(x, &sb, steps_line, ev, scratch))
+				return corrupt(x, b->p, "bad event stat");
+			break;
+		default:
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
+				return corrupt(x, b->p, "bad event field");
+			break;
+		}
+	}
+	return 0;
+}
+
 /* Decode one XEvent into slot `slot`; counters go to the job. Runs on worker
  * threads: touches only the slot, the job and (locked) interning. */
 static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot,
@@ -698,86 +874,23 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 {
 	uint32_t track = j->track;
 	int64_t line_ts_ns = j->ts_ns;
-	int steps_line = j->steps_line;
-	uint32_t f;
-	int wt;
-	uint64_t mid = 0, v;
-	int64_t off = 0, dur = 0, dev_off = 0, dev_dur = 0;
-	int has_off = 0, has_nocc = 0, has_dev_off = 0, has_dev_dur = 0, has_corr = 0;
-	uint64_t corr = 0;
-	struct trace_arg args[MAX_EVENT_ARGS];
-	uint32_t n_args = 0;
+	struct evfields ev;
 	const uint8_t *start = b->p;
 
-	while (b->p < b->end) {
-		if (pb_key(b, &f, &wt))
-			return corrupt(x, b->p, "bad event field");
-		if (wt == 0 && f <= 5 && f != 4) {
-			if (pb_varint(b, &v))
-				return corrupt(x, b->p, "bad event varint");
-			if (f == 1)
-				mid = v;
-			else if (f == 2) {
-				off = (int64_t)v;
-				has_off = 1;
-			} else if (f == 3)
-				dur = (int64_t)v;
-			else if (f == 5)
-				has_nocc = 1;
-		} else if (f == 4 && wt == 2) {
-			struct pb sb;
-			struct rawstat s;
-			if (pb_sub(b, &sb))
-				return corrupt(x, b->p, "bad event stat");
-			/* metadata_id comes first on the wire: skip unused stats undecoded */
-			if (sb.p < sb.end && sb.p[0] == 0x08) {
-				struct pb peek = {sb.p + 1, sb.end};
-				uint64_t smid;
-				if (pb_varint(&peek, &smid) == 0) {
-					struct statinfo *pre = stat_slot(x, smid, 0);
-					if (!pre || pre->kind == STAT_OTHER ||
-					    (pre->kind == STAT_GROUP_ID && !steps_line))
-						continue;
-				}
-			}
-			if (decode_rawstat(&sb, &s))
-				return corrupt(x, b->p, "bad event stat");
-			struct statinfo *si = stat_slot(x, s.mid, 0);
-			if (!si)
-				continue;
-			switch (si->kind) {
-			case STAT_CORR:
-				corr = (uint64_t)rawstat_int(&s);
-				has_corr = 1;
-				break;
-			case STAT_DEV_OFFSET:
-				dev_off = rawstat_int(&s);
-				has_dev_off = 1;
-				break;
-			case STAT_DEV_DURATION:
-				dev_dur = rawstat_int(&s);
-				has_dev_dur = 1;
-				break;
-			case STAT_GROUP_ID:
-				if (!steps_line)
-					break;
-				/* fall through */
-			case STAT_KEEP: {
-				trace_str val = value_text(x, s.field, s.u, s.p, s.n, scratch);
-				if (val && n_args < MAX_EVENT_ARGS)
-					args[n_args++] = (struct trace_arg){si->key, val};
-				break;
-			}
-			default: break;
-			}
-		} else if (pb_skip(b, wt)) {
-			return corrupt(x, b->p, "bad event field");
-		}
-	}
+	ev.mid = ev.corr = 0;
+	ev.off = ev.dur = ev.dev_off = ev.dev_dur = 0;
+	ev.has_off = ev.has_nocc = ev.has_dev_off = ev.has_dev_dur = ev.has_corr = 0;
+	ev.n_args = 0;
+	if (event_fields(x, b, j->steps_line, &ev, scratch))
+		return PG_EFORMAT;
+	uint64_t mid = ev.mid, corr = ev.corr;
+	int64_t off = ev.off, dur = ev.dur;
+	struct trace_arg *args = ev.args;
+	uint32_t n_args = ev.n_args;
 	struct trace_event *e = trace_event_at(x->t, slot);
 	memset(e, 0, sizeof(*e));
 	e->track = track;
-	if (has_nocc || !has_off) {
+	if (ev.has_nocc || !ev.has_off) {
 		/* an aggregate (no timestamp): counted, not placed */
 		e->flags = TRACE_EV_AGGREGATE;
 		j->n_aggregate++;
@@ -804,10 +917,10 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
 		PG_UNUSED(own);
 	}
-	if (has_dev_off)
-		off = dev_off;
-	if (has_dev_dur)
-		dur = dev_dur;
+	if (ev.has_dev_off)
+		off = ev.dev_off;
+	if (ev.has_dev_dur)
+		dur = ev.dev_dur;
 	if (dur < 0)
 		return corrupt(x, start, "negative event duration");
 	int64_t ts_ns, end_ns;
@@ -820,9 +933,11 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 	e->name = name;
 	e->ph = 'X';
 	e->corr = corr;
-	e->flags = has_corr ? TRACE_EV_HAS_CORR : 0;
+	e->flags = ev.has_corr ? TRACE_EV_HAS_CORR : 0;
 	if (argset != UINT32_MAX) {
 		e->args = argset;
+	} else if (n_args == 0) {
+		e->args = 0; /* the empty set: nothing to intern, no lock */
 	} else {
 		pthread_mutex_lock(x->lock);
 		e->args = trace_argset_intern(x->t, args, n_args);
@@ -844,74 +959,230 @@ static void jobs_add(struct jobs *js, const struct job *j)
 	js->v[js->n++] = *j;
 }
 
-/* Sequential pre-pass over a line: its header, its track, its event count. */
-static int prepass_line(struct xp *x, const struct range *r)
-{
-	struct pb b = {r->p, r->end};
-	uint32_t f;
-	int wt;
-	uint64_t v, n_events = 0;
-	int64_t id = 0, ts_ns = 0;
-	struct pb name = {NULL, NULL}, dname = {NULL, NULL};
+/* ---- lines: counted on several threads, then tracks and jobs in order ---- */
 
-	/* display_name (11) follows the events (4) on the wire: read the whole line */
+static void xlines_add(struct xlines *xl, struct xp *x, const struct pb *sub)
+{
+	if (xl->n == xl->cap) {
+		xl->cap = xl->cap ? 2 * xl->cap : 64;
+		xl->v = pg_xrealloc(xl->v, xl->cap * sizeof(*xl->v));
+	}
+	struct xline *l = &xl->v[xl->n++];
+	memset(l, 0, sizeof(*l));
+	l->x = x;
+	l->p = sub->p;
+	l->end = sub->end;
+}
+
+static void xlines_free(struct xlines *xl)
+{
+	for (uint32_t i = 0; i < xl->n; i++) {
+		free(xl->v[i].marks);
+		free(xl->v[i].err);
+	}
+	free(xl->v);
+}
+
+/* Event n of a line starts at `at`: every LINE_CHUNK-th starts a job. */
+static void mark_event(struct xline *l, uint64_t n, const uint8_t *at)
+{
+	if (n == 0 || n % LINE_CHUNK != 0)
+		return;
+	if (l->n_marks == l->cap_marks) {
+		l->cap_marks = l->cap_marks ? 2 * l->cap_marks : 16;
+		l->marks = pg_xrealloc(l->marks, l->cap_marks * sizeof(*l->marks));
+	}
+	l->marks[l->n_marks++] = at;
+}
+
+/* A line's header fields; its events are only counted. Lines of planes
+ * with no device keep nothing but the count. */
+static int count_line(struct xline *l)
+{
+	struct xp *x = l->x;
+	struct pb b = {l->p, l->end}, sub, name = {NULL, NULL}, dname = {NULL, NULL};
+	uint64_t k, v, n = 0;
+
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt))
+		const uint8_t *at = b.p;
+		if (pb_varint(&b, &k))
 			return corrupt(x, b.p, "bad line field");
-		if (wt == 0 && (f == 1 || f == 10 || f == 3 || f == 9)) {
+		if (k == PB_KEY(4, 2)) {
+			/* an event: skipped by its length */
+			if (pb_sub(&b, &sub))
+				return corrupt(x, b.p,
+					       x->no_device ? "bad line field"
+							    : "event past the end of its line");
+			if (!x->no_device)
+				mark_event(l, n, at);
+			n++;
+			continue;
+		}
+		uint32_t f = (uint32_t)(k >> 3);
+		int wt = (int)(k & 7);
+		if (f == 0 || f > 0x1fffffff)
+			return corrupt(x, b.p, "bad line field");
+		if (x->no_device) {
+			if (pb_skip(&b, wt))
+				return corrupt(x, b.p, "bad line field");
+		} else if (wt == 0 && (f == 1 || f == 10 || f == 3 || f == 9)) {
 			if (pb_varint(&b, &v))
 				return corrupt(x, b.p, "bad line varint");
 			if (f == 1)
-				id = (int64_t)v;
+				l->id = (int64_t)v;
 			else if (f == 3)
-				ts_ns = (int64_t)v;
+				l->ts_ns = (int64_t)v;
 		} else if (wt == 2 && (f == 2 || f == 11)) {
 			if (pb_sub(&b, f == 2 ? &name : &dname))
 				return corrupt(x, b.p, "line name past its end");
-		} else {
-			if (f == 4 && wt == 2)
-				n_events++;
-			if (pb_skip(&b, wt))
-				return corrupt(x, b.p,
-					       f == 4 ? "event past the end of its line"
-						      : "bad line field");
+		} else if (pb_skip(&b, wt)) {
+			return corrupt(
+			    x, b.p, f == 4 ? "event past the end of its line" : "bad line field");
 		}
 	}
-	const struct pb *nm = dname.p && dname.end > dname.p ? &dname : &name;
-	uint32_t track = line_track(x, id, nm->p ? (const char *)nm->p : "",
-				    nm->p ? (size_t)(nm->end - nm->p) : 0);
-	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.x = x;
-	j.p = r->p;
-	j.end = r->end;
-	j.track = track;
-	j.ts_ns = ts_ns;
-	j.steps_line = x->t->tracks[track].kind == TRACE_TRACK_STEPS;
-	j.n_events = n_events;
-	j.first_ns = INT64_MAX;
-	j.last_ns = INT64_MIN;
-	x->plane_events += n_events;
-	x->t->files[x->file].entries += n_events;
-	jobs_add(x->jobs, &j);
+	l->n_events = n;
+	l->name = dname.p && dname.end > dname.p ? dname : name;
 	return 0;
 }
 
-/* Decode a line's events into its slots; then let the kernel drop its pages. */
-static void decode_job(struct job *j, struct pg_buf *scratch, size_t page)
+/* Work items run largest first, each taken by the next free thread. */
+struct pool {
+	pthread_mutex_t mu;
+	uint32_t n, next;
+	uint32_t *order;
+	void *items;
+	void (*run)(void *items, uint32_t i, struct pg_buf *scratch, size_t page);
+};
+
+static void *pool_worker(void *arg)
 {
+	struct pool *p = arg;
+	struct pg_buf scratch = PG_BUF_INIT;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		uint32_t i = p->next < p->n ? p->order[p->next++] : UINT32_MAX;
+		pthread_mutex_unlock(&p->mu);
+		if (i == UINT32_MAX)
+			break;
+		p->run(p->items, i, &scratch, page);
+	}
+	pg_buf_release(&scratch);
+	return NULL;
+}
+
+struct sized {
+	uint64_t size;
+	uint32_t i;
+};
+
+static int cmp_sized(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->i < y->i ? -1 : 1;
+}
+
+/* Run items [0, n) on up to `threads` threads (this one included), largest
+ * first by sizes[], or in order if sizes is NULL. */
+static void pool_run(void *items, uint32_t n, const uint64_t *sizes, int threads,
+		     void (*run)(void *, uint32_t, struct pg_buf *, size_t))
+{
+	struct pool p;
+	struct sized *by = pg_xmalloc((n + 1) * sizeof(*by));
+	pthread_t tid[16];
+	int nt = 0;
+
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_init(&p.mu, NULL);
+	p.n = n;
+	p.items = items;
+	p.run = run;
+	p.order = pg_xmalloc((n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		by[i] = (struct sized){sizes ? sizes[i] : 0, i};
+	if (n && sizes)
+		qsort(by, n, sizeof(*by), cmp_sized);
+	for (uint32_t i = 0; i < n; i++)
+		p.order[i] = by[i].i;
+	free(by);
+	if (threads > 16)
+		threads = 16;
+	for (int i = 1; i < threads && (uint32_t)i < n; i++)
+		if (pthread_create(&tid[nt], NULL, pool_worker, &p) == 0)
+			nt++;
+	pool_worker(&p);
+	for (int i = 0; i < nt; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	free(p.order);
+}
+
+static void count_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+{
+	struct xline *l = &((struct xline *)items)[i];
+
+	PG_UNUSED(scratch);
+	PG_UNUSED(page);
+	if (count_line(l)) {
+		l->rc = PG_EFORMAT;
+		l->err = pg_xstrdup(pg_error_last());
+	}
+}
+
+/* Count every line's events on `threads` threads (one for small files). */
+static void count_lines(struct xlines *xl, int threads)
+{
+	uint64_t *sizes = pg_xmalloc((xl->n + 1) * sizeof(uint64_t)), total = 0;
+
+	for (uint32_t i = 0; i < xl->n; i++) {
+		sizes[i] = (uint64_t)(xl->v[i].end - xl->v[i].p);
+		total += sizes[i];
+	}
+	pool_run(xl->v, xl->n, sizes, total >= (4u << 20) ? threads : 1, count_one);
+	free(sizes);
+}
+
+/* A counted line's track and decode jobs, one per LINE_CHUNK events. */
+static void line_jobs(struct xp *x, const struct xline *l, struct jobs *js)
+{
+	const char *nm = l->name.p ? (const char *)l->name.p : "";
+	size_t nn = l->name.p ? (size_t)(l->name.end - l->name.p) : 0;
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	j.x = x;
+	j.track = line_track(x, l->id, nm, nn);
+	j.ts_ns = l->ts_ns;
+	j.steps_line = x->t->tracks[j.track].kind == TRACE_TRACK_STEPS;
+	j.first_ns = INT64_MAX;
+	j.last_ns = INT64_MIN;
+	for (uint32_t k = 0; k <= l->n_marks; k++) {
+		j.p = k ? l->marks[k - 1] : l->p;
+		j.end = k < l->n_marks ? l->marks[k] : l->end;
+		j.n_events = k < l->n_marks ? LINE_CHUNK : l->n_events - (uint64_t)k * LINE_CHUNK;
+		jobs_add(js, &j);
+	}
+}
+
+/* Decode a job's events into its slots; then let the kernel drop its pages. */
+static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
+{
+	/* counters on the stack: jobs side by side in the array share cache
+	 * lines, and the other thread is writing its own */
+	struct job local = *shared, *j = &local;
 	struct xp *x = j->x;
 	struct pb b = {j->p, j->end}, sub;
-	uint32_t f;
-	int wt;
-	uint64_t k = 0;
+	uint64_t key, k = 0;
 
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt)) {
+		if (pb_varint(&b, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff) {
 			j->rc = corrupt(x, b.p, "bad line field");
 			break;
 		}
-		if (f == 4 && wt == 2) {
+		if (key == PB_KEY(4, 2)) {
 			if (pb_sub(&b, &sub) || k >= j->n_events) {
 				j->rc = corrupt(x, b.p, "event past the end of its line");
 				break;
@@ -921,19 +1192,27 @@ static void decode_job(struct job *j, struct pg_buf *scratch, size_t page)
 				break;
 			}
 			k++;
-		} else if (pb_skip(&b, wt)) {
+		} else if (pb_skip(&b, (int)(key & 7))) {
 			j->rc = corrupt(x, b.p, "bad line field");
 			break;
 		}
 	}
 	if (j->rc)
 		j->err = pg_xstrdup(pg_error_last());
-	/* whole pages inside this line are not needed again */
+	*shared = local;
+	/* whole pages inside this job are not needed again */
 	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
 	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
+
+static void decode_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+{
+	decode_job(&((struct job *)items)[i], scratch, page);
+}
+
+/* ---- planes ---- */
 
 static void plane_reset(struct xp *x)
 {
@@ -946,16 +1225,19 @@ static void plane_reset(struct xp *x)
 	free(x->margs);
 	pg_u64map_release(&x->lines);
 	free(x->plane_name);
+	free(x->scan_err);
 	x->stats = NULL;
 	x->stats_sparse = NULL;
 	x->evm = NULL;
 	x->evm_sparse_v = NULL;
 	x->margs = NULL;
 	x->plane_name = NULL;
+	x->scan_err = NULL;
 	x->n_stats = x->n_stats_sparse = x->cap_stats_sparse = 0;
 	x->n_evm = x->n_evm_sparse = x->cap_evm_sparse = 0;
 	x->n_margs = x->cap_margs = 0;
-	x->line_r.n = x->meta_r.n = x->stat_r.n = 0;
+	x->meta_r.n = x->stat_r.n = x->smeta_r.n = 0;
+	x->n_lines = 0;
 	x->plane_events = 0;
 	x->device = UINT32_MAX;
 }
@@ -969,43 +1251,77 @@ static void add_plane_record(struct xp *x, uint32_t lines)
 	    (struct trace_plane){pg_xstrdup(x->plane_name), x->plane_id, x->plane_events, lines};
 }
 
-static int decode_plane(struct xp *x, const struct range *r)
+/*
+ * A plane's fields, without touching the trace model: the byte ranges of its
+ * lines (added to the file's list), event metadata, stats and stat metadata.
+ * On error the message is kept for plane_finish, which reports it in the order
+ * a single pass would have met it; the scan of the file stops there.
+ */
+static int scan_plane(struct xp *x, const struct range *r, struct xlines *xl)
 {
 	struct pb b = {r->p, r->end}, sub;
-	uint32_t f;
-	int wt;
-	uint64_t v;
+	uint64_t k, v;
 
+	x->first_line = xl->n;
 	while (b.p < b.end) {
-		if (pb_key(&b, &f, &wt))
-			return corrupt(x, b.p, "bad plane field");
+		if (pb_varint(&b, &k) || (k >> 3) == 0 || (k >> 3) > 0x1fffffff) {
+			corrupt(x, b.p, "bad plane field");
+			goto fail;
+		}
+		uint32_t f = (uint32_t)(k >> 3);
+		int wt = (int)(k & 7);
 		if (f == 1 && wt == 0) {
-			if (pb_varint(&b, &v))
-				return corrupt(x, b.p, "bad plane id");
+			if (pb_varint(&b, &v)) {
+				corrupt(x, b.p, "bad plane id");
+				goto fail;
+			}
 			x->plane_id = (int64_t)v;
 		} else if (wt == 2 && f >= 2 && f <= 6) {
-			if (pb_sub(&b, &sub))
-				return corrupt(x, b.p, "length past the end of the plane");
+			if (pb_sub(&b, &sub)) {
+				corrupt(x, b.p, "length past the end of the plane");
+				goto fail;
+			}
 			if (f == 2) {
 				free(x->plane_name);
 				x->plane_name =
 				    pg_xstrndup((const char *)sub.p, (size_t)(sub.end - sub.p));
 			} else if (f == 3) {
-				ranges_add(&x->line_r, &sub);
+				xlines_add(xl, x, &sub);
 			} else if (f == 4) {
 				ranges_add(&x->meta_r, &sub);
 			} else if (f == 5) {
-				if (decode_stat_metadata(x, &sub))
-					return corrupt(x, sub.p, "bad stat metadata");
+				ranges_add(&x->smeta_r, &sub);
 			} else {
 				ranges_add(&x->stat_r, &sub);
 			}
 		} else if (pb_skip(&b, wt)) {
-			return corrupt(x, b.p, "bad plane field");
+			corrupt(x, b.p, "bad plane field");
+			goto fail;
 		}
 	}
 	if (!x->plane_name)
 		x->plane_name = pg_xstrdup("");
+	x->n_lines = xl->n - x->first_line;
+	x->no_device = strcmp(x->plane_name, "/host:metadata") == 0 ||
+		       strcmp(x->plane_name, "Task Environment") == 0;
+	return 0;
+fail:
+	x->scan_err = pg_xstrdup(pg_error_last());
+	x->n_lines = xl->n - x->first_line;
+	return PG_EFORMAT;
+}
+
+/* The rest of a plane, in file order: stat metadata, device, plane stats,
+ * event metadata, then its counted lines' tracks and decode jobs. */
+static int plane_finish(struct xp *x, const struct xlines *xl, struct jobs *js)
+{
+	for (uint32_t i = 0; i < x->smeta_r.n; i++) {
+		struct pb entry = {x->smeta_r.v[i].p, x->smeta_r.v[i].end};
+		if (decode_stat_metadata(x, &entry))
+			return corrupt(x, entry.p, "bad stat metadata");
+	}
+	if (x->scan_err)
+		return pg_error_set(PG_EFORMAT, "%s", x->scan_err);
 	const char *pn = x->plane_name;
 	int is_meta = strcmp(pn, "/host:metadata") == 0;
 	int is_task = strcmp(pn, "Task Environment") == 0;
@@ -1020,28 +1336,19 @@ static int decode_plane(struct xp *x, const struct range *r)
 			if (decode_event_metadata(x, &x->meta_r.v[i]))
 				return PG_EFORMAT;
 	}
-	for (uint32_t i = 0; i < x->line_r.n; i++) {
-		if (x->device == UINT32_MAX) {
-			/* metadata planes carry no events; count any for the record */
-			struct pb lb = {x->line_r.v[i].p, x->line_r.v[i].end};
-			while (lb.p < lb.end) {
-				if (pb_key(&lb, &f, &wt))
-					return corrupt(x, lb.p, "bad line field");
-				if (f == 4 && wt == 2) {
-					x->plane_events++;
-					x->t->files[x->file].entries++;
-				}
-				if (pb_skip(&lb, wt))
-					return corrupt(x, lb.p, "bad line field");
-			}
-			continue;
-		}
-		if (prepass_line(x, &x->line_r.v[i]))
-			return PG_EFORMAT;
+	for (uint32_t i = 0; i < x->n_lines; i++) {
+		const struct xline *l = &xl->v[x->first_line + i];
+		if (l->rc)
+			return pg_error_set(PG_EFORMAT, "%s", l->err);
+		/* metadata planes carry no events; any are counted for the record */
+		x->plane_events += l->n_events;
+		x->t->files[x->file].entries += l->n_events;
+		if (x->device != UINT32_MAX)
+			line_jobs(x, l, js);
 	}
 	if (x->device != UINT32_MAX)
 		x->t->devices[x->device].n_events += x->plane_events;
-	add_plane_record(x, x->line_r.n);
+	add_plane_record(x, x->n_lines);
 	return 0;
 }
 
@@ -1061,66 +1368,26 @@ static void host_from_path(struct xp *x)
 	f->host = pg_xstrndup(base, suf ? (size_t)(suf - base) : strlen(base));
 }
 
-static void *job_worker(void *arg)
-{
-	struct jobs *js = arg;
-	struct pg_buf scratch = PG_BUF_INIT;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	for (;;) {
-		pthread_mutex_lock(&js->mu);
-		uint32_t i = js->next < js->n ? js->order[js->next++] : UINT32_MAX;
-		pthread_mutex_unlock(&js->mu);
-		if (i == UINT32_MAX)
-			break;
-		decode_job(&js->v[i], &scratch, page);
-	}
-	pg_buf_release(&scratch);
-	return NULL;
-}
-
-static const struct jobs *cmp_jobs;
-
-static int cmp_job_size(const void *a, const void *b)
-{
-	const struct job *x = &cmp_jobs->v[*(const uint32_t *)a];
-	const struct job *y = &cmp_jobs->v[*(const uint32_t *)b];
-	if (x->n_events != y->n_events)
-		return x->n_events > y->n_events ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
 /*
- * Decode every line's events into slots reserved in advance, largest lines
- * first, on `threads` threads; then fold the per-line counts into tracks and
- * the file in line order, so nothing depends on which thread ran what.
+ * Decode every job's events into slots reserved in advance, on `threads`
+ * threads; then fold the per-job counts into tracks and the file in line
+ * order, so nothing depends on which thread ran what. Jobs are at most
+ * LINE_CHUNK events, so taking them in file order leaves little imbalance at
+ * the end, and the event memory fills (and the file's pages are released)
+ * front to back instead of everywhere at once.
  */
 static int run_jobs(struct xp *x, struct jobs *js, int threads)
 {
 	uint64_t total = 0;
-	pthread_t tid[16];
-	int nt = 0;
 
 	for (uint32_t i = 0; i < js->n; i++)
 		total += js->v[i].n_events;
 	uint64_t first = trace_events_reserve(x->t, total);
-	js->order = pg_xmalloc((js->n + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < js->n; i++) {
 		js->v[i].first = first;
 		first += js->v[i].n_events;
-		js->order[i] = i;
 	}
-	cmp_jobs = js;
-	if (js->n)
-		qsort(js->order, js->n, sizeof(uint32_t), cmp_job_size);
-	if (threads > 16)
-		threads = 16;
-	for (int i = 1; i < threads && total >= 100000; i++)
-		if (pthread_create(&tid[nt], NULL, job_worker, js) == 0)
-			nt++;
-	job_worker(js);
-	for (int i = 0; i < nt; i++)
-		pthread_join(tid[i], NULL);
+	pool_run(js->v, js->n, NULL, total >= 100000 ? threads : 1, decode_one);
 	for (uint32_t i = 0; i < js->n; i++) {
 		struct job *j = &js->v[i];
 		if (j->rc) {
@@ -1141,25 +1408,30 @@ static int run_jobs(struct xp *x, struct jobs *js, int threads)
 static void plane_ctx_free(struct xp *pc)
 {
 	plane_reset(pc);
-	free(pc->line_r.v);
 	free(pc->meta_r.v);
 	free(pc->stat_r.v);
+	free(pc->smeta_r.v);
 	pg_buf_release(&pc->scratch);
 	free(pc);
 }
 
+/*
+ * Planes are scanned for their parts, then every line is counted (on several
+ * threads), then each plane is finished in file order -- the trace model sees
+ * the same calls in the same order as one pass over the file would make --
+ * and last all events are decoded at once.
+ */
 static int decode_space(struct xp *x, int threads)
 {
 	struct pb b = {x->base, x->base + x->size}, sub;
 	struct ranges planes = {NULL, 0, 0};
-	struct jobs js;
+	struct xlines xl = {NULL, 0, 0};
+	struct jobs js = {NULL, 0, 0};
 	struct xp **pcs = NULL;
 	uint32_t n_pcs = 0;
 	uint32_t f;
 	int wt, rc = PG_EFORMAT;
 
-	memset(&js, 0, sizeof(js));
-	pthread_mutex_init(&js.mu, NULL);
 	while (b.p < b.end) {
 		if (pb_key(&b, &f, &wt)) {
 			corrupt(x, b.p, "bad field key");
@@ -1195,7 +1467,7 @@ static int decode_space(struct xp *x, int threads)
 		goto out;
 	}
 	host_from_path(x);
-	/* metadata of every plane first (kept alive), then all lines at once */
+	/* every plane's metadata is kept alive until all lines are decoded */
 	pcs = pg_xcalloc(planes.n, sizeof(*pcs));
 	for (uint32_t i = 0; i < planes.n; i++) {
 		struct xp *pc = pg_xcalloc(1, sizeof(*pc));
@@ -1206,20 +1478,22 @@ static int decode_space(struct xp *x, int threads)
 		pc->size = x->size;
 		pc->k_long_name = x->k_long_name;
 		pc->lock = x->lock;
-		pc->jobs = &js;
 		pc->device = UINT32_MAX;
 		pg_buf_init(&pc->scratch);
 		pcs[n_pcs++] = pc;
-		if (decode_plane(pc, &planes.v[i]))
-			goto out;
+		if (scan_plane(pc, &planes.v[i], &xl))
+			break; /* reported by plane_finish, after the planes before it */
 	}
+	count_lines(&xl, threads);
+	for (uint32_t i = 0; i < n_pcs; i++)
+		if (plane_finish(pcs[i], &xl, &js))
+			goto out;
 	rc = run_jobs(x, &js, threads);
 out:
 	for (uint32_t i = 0; i < js.n; i++)
 		free(js.v[i].err);
 	free(js.v);
-	free(js.order);
-	pthread_mutex_destroy(&js.mu);
+	xlines_free(&xl);
 	for (uint32_t i = 0; i < n_pcs; i++)
 		plane_ctx_free(pcs[i]);
 	free(pcs);

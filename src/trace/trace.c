@@ -7,9 +7,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define EVBLOCK_SHIFT 16
-#define EVBLOCK_SIZE  (1u << EVBLOCK_SHIFT)
+#define EVBLOCK_SHIFT TRACE_EVBLOCK_SHIFT
+#define EVBLOCK_SIZE  TRACE_EVBLOCK_SIZE
 
 struct trace_strent {
 	const char *p;
@@ -21,10 +22,6 @@ struct trace_argset {
 	uint64_t off;
 	uint32_t n;
 	uint32_t hash;
-};
-
-struct trace_evblock {
-	struct trace_event ev[EVBLOCK_SIZE];
 };
 
 _Static_assert(sizeof(struct trace_event) == 40, "trace_event must stay 40 bytes");
@@ -379,9 +376,25 @@ void trace_event_commit(struct trace *t, const struct trace_event *e)
 		tr->last_ns = e->ts_ns + e->dur_ns;
 }
 
-struct trace_event *trace_event_at(const struct trace *t, uint64_t i)
+/*
+ * A block for a bulk reservation, which readers fill at once: aligned to
+ * 2 MiB and marked for transparent huge pages, its first 2 MiB (of 2.5)
+ * fault in as one page instead of 512. The rest stays in small pages, so
+ * no memory is touched beyond the block.
+ */
+#define HUGE_PAGE (2u << 20)
+_Static_assert(sizeof(struct trace_evblock) >= HUGE_PAGE, "a block holds a huge page");
+
+static struct trace_evblock *evblock_bulk(void)
 {
-	return &t->blocks[i >> EVBLOCK_SHIFT]->ev[i & (EVBLOCK_SIZE - 1)];
+	void *p;
+
+	if (posix_memalign(&p, HUGE_PAGE, sizeof(struct trace_evblock)) != 0)
+		return pg_xmalloc(sizeof(struct trace_evblock));
+#ifdef MADV_HUGEPAGE
+	madvise(p, HUGE_PAGE, MADV_HUGEPAGE);
+#endif
+	return p;
 }
 
 uint64_t trace_events_reserve(struct trace *t, uint64_t n)
@@ -391,7 +404,10 @@ uint64_t trace_events_reserve(struct trace *t, uint64_t n)
 
 	while (t->n_blocks < blocks) {
 		GROW(t->blocks, t->n_blocks, t->cap_blocks);
-		t->blocks[t->n_blocks++] = pg_xmalloc(sizeof(struct trace_evblock));
+		/* a block only partly reserved may stay mostly untouched: small pages */
+		uint64_t end = (uint64_t)(t->n_blocks + 1) << EVBLOCK_SHIFT;
+		t->blocks[t->n_blocks++] =
+		    first + n >= end ? evblock_bulk() : pg_xmalloc(sizeof(struct trace_evblock));
 	}
 	t->n_events += n;
 	return first;

@@ -159,7 +159,15 @@ struct trace_file {
 	uint32_t n_planes;
 };
 
-struct trace_evblock;
+/* Events live in fixed blocks, so growth never moves them; the layout is
+ * here only so that trace_event_at(), called once per event by every reader
+ * and analysis, can be inlined. */
+#define TRACE_EVBLOCK_SHIFT 16
+#define TRACE_EVBLOCK_SIZE  (1u << TRACE_EVBLOCK_SHIFT)
+
+struct trace_evblock {
+	struct trace_event ev[TRACE_EVBLOCK_SIZE];
+};
 
 struct trace {
 	struct pg_arena strings_arena;
@@ -227,7 +235,10 @@ void trace_file_free_planes(struct trace_file *f);
  * updated by trace_event_commit(). */
 struct trace_event *trace_event_add(struct trace *t);
 void trace_event_commit(struct trace *t, const struct trace_event *e);
-struct trace_event *trace_event_at(const struct trace *t, uint64_t i);
+static inline struct trace_event *trace_event_at(const struct trace *t, uint64_t i)
+{
+	return &t->blocks[i >> TRACE_EVBLOCK_SHIFT]->ev[i & (TRACE_EVBLOCK_SIZE - 1)];
+}
 /* Reserve n event slots (uninitialised) and return the first index; readers
  * fill them, possibly from several threads, and update track counts after. */
 uint64_t trace_events_reserve(struct trace *t, uint64_t n);

@@ -189,7 +189,10 @@ static XEvent *event_new(XLine *l, int64_t mid, int64_t off_ps, int64_t dur_ps)
 	e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
 	e->offset_ps = off_ps;
 	e->duration_ps = dur_ps;
-	l->events = realloc(l->events, (l->n_events + 1) * sizeof(void *));
+	/* doubled at each power of two: lines of 200k events stay linear */
+	if ((l->n_events & (l->n_events - 1)) == 0)
+		l->events =
+		    realloc(l->events, (l->n_events ? 2 * l->n_events : 1) * sizeof(void *));
 	l->events[l->n_events++] = e;
 	return e;
 }
@@ -485,6 +488,125 @@ static void test_corpus_tpu(void **state)
 	trace_release(&t);
 }
 
+/* Lines longer than the reader's decode run (64K events) are split across
+ * threads: every event must land in its slot, in line order, with the same
+ * values on one thread and on two. Offsets and durations take every varint
+ * length, so the multi-byte decoding is covered too. */
+#define LONG_N (3 * 65536 + 5)
+
+static int64_t long_off(uint32_t i)
+{
+	return (int64_t)i * 1000003 + (i % 11 == 0 ? (int64_t)1 << (i % 56) : 0);
+}
+
+static int64_t long_dur(uint32_t i)
+{
+	return i % 7 == 0 ? ((int64_t)1 << (i % 50)) + i : (int64_t)(i % 300);
+}
+
+static void build_long_lines(const char *path)
+{
+	struct builder b;
+	char name[32];
+	builder_init(&b);
+
+	XPlane *tpu = plane_new(&b, 1, "/device:TPU:0");
+	plane_stat_meta(tpu, 1, "device_offset_ps");
+	plane_stat_meta(tpu, 2, "hlo_op");
+	plane_stat_meta(tpu, 300, "ignored_stat"); /* a two-byte id, skipped */
+	plane_ev_meta(tpu, 1, "fusion", NULL);
+	plane_ev_meta(tpu, 200, "copy", NULL); /* a two-byte event metadata id */
+	XLine *a = line_new(tpu, 3, "XLA Ops", 0);
+	for (uint32_t i = 0; i < LONG_N; i++) {
+		XEvent *e = event_new(a, i % 2 ? 200 : 1, long_off(i), long_dur(i));
+		if (i % 1000 == 999) {
+			e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_NUM_OCCURRENCES;
+			e->num_occurrences = 3;
+		}
+		if (i % 4 == 0)
+			event_add_stat(e, stat_i(300, -(int64_t)i)); /* a ten-byte varint */
+		if (i % 5000 == 1) /* device offset: replaces offset_ps */
+			event_add_stat(e, stat_i(1, long_off(i) + 777));
+		if (i % 3000 == 2) {
+			snprintf(name, sizeof(name), "op.%u", i % 3);
+			event_add_stat(e, stat_s(2, name));
+		}
+	}
+	XLine *a2 = line_new(tpu, 3, "XLA Ops", 5); /* same id: the same track */
+	for (uint32_t i = 0; i < 10; i++)
+		event_new(a2, 1, long_off(i), long_dur(i));
+	XLine *c = line_new(tpu, 4, "Steps", 0);
+	for (uint32_t i = 0; i < 70000; i++)
+		event_new(c, 1, long_off(i), 1);
+	builder_write(&b, path);
+}
+
+static int64_t ps_ns(int64_t ps)
+{
+	return (ps + 500) / 1000;
+}
+
+static void check_long_lines(const struct trace *t)
+{
+	uint32_t ops = find_track(t, "XLA Ops"), steps = find_track(t, "Steps");
+	uint64_t aggregates = 0;
+	int64_t steps_last = INT64_MIN;
+
+	assert_int_equal(t->n_events, LONG_N + 10 + 70000);
+	assert_int_equal(t->files[0].entries, LONG_N + 10 + 70000);
+	assert_int_equal(t->tracks[ops].n_events, LONG_N + 10);
+	assert_int_equal(t->tracks[steps].n_events, 70000);
+	for (uint32_t i = 0; i < LONG_N; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		assert_int_equal(e->track, ops);
+		if (i % 1000 == 999) {
+			assert_int_equal(e->flags, TRACE_EV_AGGREGATE);
+			aggregates++;
+			continue;
+		}
+		int64_t off = i % 5000 == 1 ? long_off(i) + 777 : long_off(i);
+		assert_int_equal(e->ts_ns, ps_ns(off));
+		assert_int_equal(e->dur_ns, ps_ns(off + long_dur(i)) - ps_ns(off));
+		assert_string_equal(trace_str_get(t, e->name), i % 2 ? "copy" : "fusion");
+		if (i % 3000 == 2) {
+			const char *v = arg(t, e, "hlo_op");
+			assert_non_null(v);
+			assert_int_equal(v[3] - '0', i % 3);
+		} else {
+			assert_null(arg(t, e, "hlo_op"));
+		}
+	}
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(trace_event_at(t, LONG_N + i)->ts_ns, 5 + ps_ns(long_off(i)));
+	for (uint32_t i = 0; i < 70000; i++) {
+		const struct trace_event *e = trace_event_at(t, LONG_N + 10 + i);
+		assert_int_equal(e->track, steps);
+		assert_int_equal(e->ts_ns, ps_ns(long_off(i)));
+		if (ps_ns(long_off(i) + 1) > steps_last)
+			steps_last = ps_ns(long_off(i) + 1);
+	}
+	assert_int_equal(t->files[0].aggregate_events, aggregates);
+	assert_int_equal(t->tracks[ops].first_ns, 0);
+	assert_int_equal(t->tracks[steps].last_ns, steps_last);
+}
+
+static void test_long_lines_split(void **state)
+{
+	char path[512];
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/long.xplane.pb", tmpdir);
+	build_long_lines(path);
+	for (int threads = 1; threads <= 3; threads++) {
+		struct trace t;
+		trace_init(&t);
+		t.decode_threads = threads;
+		assert_int_equal(read_path(&t, path), 0);
+		check_long_lines(&t);
+		trace_release(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +614,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_and_past_end),
 	    cmocka_unit_test(test_misnamed_and_riegeli),
 	    cmocka_unit_test(test_corpus_tpu),
+	    cmocka_unit_test(test_long_lines_split),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
