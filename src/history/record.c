@@ -265,6 +265,21 @@ int history_filter_match(const struct history_filter *f, const struct history_re
 	return !f->since || strcmp(r->time, f->since) >= 0;
 }
 
+/* A record id names the pending file of a record: letters, digits, '_' and
+ * '-' only (profgate's are 32 hex digits). */
+static int record_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '_' || id[i] == '-'))
+			return 0;
+	return 1;
+}
+
 /* ---- series ---- */
 
 /* A series names a directory on the branch: lowercase letters, digits, '.',
@@ -657,6 +672,9 @@ static int record_fields(struct history_record *r, const cJSON *o)
 		if ((rc = read_identity(r, id)))
 			return rc;
 	}
+	if (!record_id_valid(r->record_id))
+		return pg_error_set(
+		    PG_EFORMAT, "record_id '%s' is not letters, digits, '_' and '-'", r->record_id);
 	if (!time_valid(r->time))
 		return pg_error_set(PG_EFORMAT, "time '%s' is not of the form 2024-05-01T12:00:00Z",
 				    r->time);

@@ -231,8 +231,8 @@ static int check_local(struct store *s)
 	int rc = 0;
 
 	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
-		rc = pg_error_set(PG_EUSAGE, "history: remote '%s' is not a git repository",
-				  s->local);
+		rc = pg_error_set(PG_EUSAGE, "history: remote '%s' is not a git repository (%s)",
+				  s->local, git_why());
 	else if (!git_repository_is_bare(rr))
 		rc = pg_error_set(PG_EUSAGE,
 				  "history: remote '%s' is not a bare repository (create one with "

@@ -356,6 +356,27 @@ static void test_write_parse_round_trip(void **state)
 	free(v);
 }
 
+/* The id names a file in the cache (pending records): no path can hide in it. */
+static void test_record_id_refused(void **state)
+{
+	static const char *const bad[] = {"../../etc/x", "a/b", "", "a b", "x.json"};
+	struct history_record r;
+	(void)state;
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(bad); i++) {
+		struct pg_buf line = PG_BUF_INIT;
+		pg_buf_addf(&line,
+			    "{\"schema\": \"profgate.history/1\", \"record_id\": \"%s\", "
+			    "\"time\": \"2024-05-01T00:00:00Z\", \"series\": \"s-00000000\", "
+			    "\"kind\": \"pr\", \"verdict\": \"pass\", \"metrics\": {}}",
+			    bad[i]);
+		assert_int_equal(history_record_parse(&r, line.ptr, line.len), PG_EFORMAT);
+		assert_non_null(strstr(pg_error_last(), "record_id"));
+		history_record_release(&r);
+		pg_buf_release(&line);
+	}
+}
+
 static void test_load(void **state)
 {
 	struct history_env e = env0();
@@ -538,6 +559,7 @@ int main(void)
 	    cmocka_unit_test(test_time),
 	    cmocka_unit_test(test_not_a_verdict),
 	    cmocka_unit_test(test_write_parse_round_trip),
+	    cmocka_unit_test(test_record_id_refused),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_shard_tolerant),
 	    cmocka_unit_test(test_shard_unknown_version),
