@@ -142,7 +142,7 @@ struct history_store_opts {
 	const char *branch;    /* NULL: HISTORY_DEFAULT_BRANCH */
 	const char *cache_dir; /* NULL: history_cache_dir() */
 	const char *token;     /* for http(s): user x-access-token; NULL for none */
-	uint32_t max_attempts; /* 0: 8 */
+	uint32_t max_attempts; /* 0: 10 */
 	uint32_t max_seconds;  /* 0: 60; retries stop past it */
 	/* retries and their causes, one line each (no "profgate: " prefix) */
 	history_warn_fn log;

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_ATTEMPTS 8
+#define DEFAULT_ATTEMPTS 10
 #define DEFAULT_SECONDS	 60
 #define BACKOFF_BASE_MS	 200
 #define BACKOFF_CAP_MS	 8000
