@@ -82,8 +82,24 @@ struct cmd_gate_job {
 	int threads;
 	int verdict_exit; /* 1: exit by the verdict (gate); 0: only 4 for incomparable */
 	int quiet;	  /* no verdict lines on stdout (the JSON goes there) */
+	/* gate --history: append the result's record after the verdict */
+	const char *history, *history_branch; /* remote, branch (NULL: the default) */
+	const char *kind;		      /* the record's kind; NULL: from the environment */
+	int history_required;		      /* a failed push exits 5, else only warns */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
+
+struct history_record;
+/*
+ * Append r to the history branch (NULL: the default) of remote with the token
+ * from PROFGATE_GIT_TOKEN or GITHUB_TOKEN; retries go to stderr. On success a
+ * line on stdout says where it landed (after indent; none when indent is
+ * NULL). A failed push keeps the record in the cache's pending folder and
+ * prints one line saying so, as a warning when warn_only. Returns PG_EXIT_OK,
+ * PG_EXIT_DELIVERY or PG_EXIT_USAGE.
+ */
+int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
+			const char *indent, int warn_only);
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
@@ -91,5 +107,6 @@ int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 #endif

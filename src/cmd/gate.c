@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "../gate/gate.h"
+#include "../history/history.h"
 #include "../report/report.h"
 #include "../summary/summary.h"
 
@@ -160,6 +161,27 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	}
 }
 
+/* gate --history: the verdict's record appended after the verdict is out.
+ * Returns the delivery's exit code; the caller decides whether it counts. */
+static int record_history(const struct cmd_gate_job *job, const struct pg_buf *json)
+{
+	struct history_record rec;
+	struct history_env env;
+	int rc;
+
+	history_env_from_environ(&env);
+	if (history_record_from_verdict(&rec, json->ptr, json->len, "verdict", &env, job->kind)) {
+		fprintf(stderr, "profgate: %s%s\n",
+			job->history_required ? "" : "warning: ", pg_error_last());
+		history_record_release(&rec);
+		return PG_EXIT_USAGE;
+	}
+	rc = cmd_history_deliver(&rec, job->history, job->history_branch, job->quiet ? NULL : "  ",
+				 !job->history_required);
+	history_record_release(&rec);
+	return rc;
+}
+
 int cmd_gate_run(const struct cmd_gate_job *job)
 {
 	struct summary b, c;
@@ -209,6 +231,12 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rc = gate_verdict_exit(r.verdict);
 		if (!job->verdict_exit && rc == PG_EXIT_FAIL)
 			rc = PG_EXIT_OK;
+		if (job->history) {
+			/* a required delivery that failed outranks the verdict's code */
+			int h = record_history(job, &json);
+			if (h != PG_EXIT_OK && job->history_required)
+				rc = h;
+		}
 	}
 	gate_result_release(&r);
 out:
@@ -221,7 +249,8 @@ out:
 }
 
 static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *opt_json,
-    *opt_label, *opt_threads;
+    *opt_label, *opt_threads, *opt_history, *opt_history_branch, *opt_kind;
+static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
     {"baseline", 'b', "B", "the baseline: a summary JSON, or a profile file or directory", NULL,
@@ -236,11 +265,20 @@ static const struct cmd_opt gate_opts[] = {
      &opt_label},
     {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
      &opt_threads},
+    {"history", 0, "URL_OR_PATH", "append the result's record to the history on this remote", NULL,
+     &opt_history},
+    {"history-branch", 0, "B", "the history branch (default: profgate-history)", NULL,
+     &opt_history_branch},
+    {"history-required", 0, NULL, "exit 5 when the history push fails (default: a warning)",
+     &opt_history_required, NULL},
+    {"kind", 0, "K", "the record's kind: pr, main, nightly or manual (default: from GITHUB_*)",
+     NULL, &opt_kind},
 };
 
 static const struct cmd_spec gate_spec = {
     "gate",
-    "--baseline B --candidate C [--thresholds FILE] [--report FILE] [--json FILE] [--label NAME]",
+    "--baseline B --candidate C [--thresholds FILE] [--report FILE] [--json FILE] [--label NAME]\n"
+    "       [--history URL_OR_PATH [--history-branch B] [--history-required] [--kind K]]",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
     "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
@@ -252,7 +290,8 @@ int cmd_gate(int argc, char **argv)
 	int n_pos, help, threads = 0;
 
 	opt_baseline = opt_candidate = opt_thresholds = opt_report = opt_json = opt_label =
-	    opt_threads = NULL;
+	    opt_threads = opt_history = opt_history_branch = opt_kind = NULL;
+	opt_history_required = 0;
 	if (cmd_parse(&gate_spec, argc, argv, pos, &n_pos, &help)) {
 		free(pos);
 		return cmd_error(PG_EXIT_USAGE);
@@ -269,6 +308,16 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (cmd_parse_threads("gate", opt_threads, &threads))
 		return cmd_error(PG_EXIT_USAGE);
+	if (opt_kind && !history_kind_valid(opt_kind)) {
+		pg_error_set(PG_EUSAGE, "gate: --kind '%s': give pr, main, nightly or manual",
+			     opt_kind);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (!opt_history && (opt_history_branch || opt_history_required || opt_kind)) {
+		pg_error_set(PG_EUSAGE, "gate: --history-branch, --history-required and --kind go "
+					"with --history URL_OR_PATH");
+		return cmd_error(PG_EXIT_USAGE);
+	}
 	memset(&job, 0, sizeof(job));
 	job.cmd = "gate";
 	job.baseline = opt_baseline;
@@ -279,6 +328,10 @@ int cmd_gate(int argc, char **argv)
 	job.report_out = opt_report;
 	job.threads = threads;
 	job.verdict_exit = 1;
+	job.history = opt_history;
+	job.history_branch = opt_history_branch;
+	job.history_required = opt_history_required;
+	job.kind = opt_kind;
 	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
 		    (opt_report && strcmp(opt_report, "-") == 0);
 	return cmd_finish(cmd_gate_run(&job));

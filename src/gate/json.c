@@ -34,9 +34,61 @@ static int decimals_for(const char *name)
 	return 3;
 }
 
+/* The values of every identity field a thresholds file may name, and the
+ * summary's labels: what a history record files the run under. */
+static void write_identity(struct pg_json *j, const struct summary *s)
+{
+	pg_json_key(j, "identity");
+	pg_json_obj_begin(j);
+	str(j, "device_kind", s->device_kind);
+	pg_json_key(j, "device_count");
+	pg_json_uint(j, s->device_count);
+	pg_json_key(j, "host_count");
+	pg_json_uint(j, s->host_count);
+	pg_json_key(j, "world_size");
+	if (s->world_size < 0)
+		pg_json_null(j);
+	else
+		pg_json_int(j, s->world_size);
+	str(j, "framework", s->framework);
+	str(j, "framework_version", s->framework_version);
+	str(j, "step_source", s->step_source);
+	str(j, "basis", s->basis);
+	pg_json_key(j, "steps_captured");
+	pg_json_uint(j, s->steps_captured);
+	pg_json_key(j, "labels");
+	pg_json_obj_begin(j);
+	for (uint32_t i = 0; i < s->n_labels; i++) {
+		const char *eq = strchr(s->labels[i], '=');
+		struct pg_buf k = PG_BUF_INIT;
+		pg_buf_add(&k, s->labels[i],
+			   eq ? (size_t)(eq - s->labels[i]) : strlen(s->labels[i]));
+		str(j, k.ptr, eq ? eq + 1 : "");
+		pg_buf_release(&k);
+	}
+	pg_json_obj_end(j);
+	pg_json_obj_end(j);
+}
+
+/* sha256 of the summary as `profgate summarize` writes it: the same for a
+ * summary file given as input and for profiles summarized on the fly. */
+static void summary_sha256(const struct summary *s, char hex[65])
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_sha256 sha;
+
+	summary_write_json(s, &b);
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, b.ptr, b.len);
+	pg_sha256_hex(&sha, hex);
+	pg_buf_release(&b);
+}
+
 static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
 		       const struct summary *s)
 {
+	char hex[65];
+
 	pg_json_key(j, key);
 	pg_json_obj_begin(j);
 	str(j, "path", path);
@@ -55,6 +107,9 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 	pg_json_uint(j, s->device_count);
 	pg_json_key(j, "steady_steps");
 	pg_json_uint(j, s->steady.count);
+	summary_sha256(s, hex);
+	str(j, "summary_sha256", hex);
+	write_identity(j, s);
 	pg_json_obj_end(j);
 }
 

@@ -161,3 +161,9 @@ void pg_json_null(struct pg_json *j)
 	before_value(j);
 	pg_buf_adds(j->out, "null");
 }
+
+void pg_json_raw(struct pg_json *j, const char *text)
+{
+	before_value(j);
+	pg_buf_adds(j->out, text);
+}

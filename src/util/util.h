@@ -35,6 +35,7 @@ enum pg_err {
 	PG_EUSAGE = -5,	 /* bad flags or arguments */
 	PG_ELIMIT = -6,	 /* a hard size or depth cap was hit */
 	PG_ENOTFOUND = -7,
+	PG_EDELIVERY = -8, /* a remote refused or could not be reached after retries */
 };
 
 int pg_error_set(int code, const char *fmt, ...) PG_PRINTF(2, 3);
@@ -126,6 +127,8 @@ void pg_json_uint(struct pg_json *j, uint64_t v);
 void pg_json_double(struct pg_json *j, double v, int decimals);
 void pg_json_bool(struct pg_json *j, int v);
 void pg_json_null(struct pg_json *j);
+/* A value already in JSON form (a number's text), written as is. */
+void pg_json_raw(struct pg_json *j, const char *text);
 /* Append s as a JSON string literal (quotes included) to b. */
 void pg_json_escape(struct pg_buf *b, const char *s, size_t n);
 

@@ -592,6 +592,10 @@ static void make_side(struct summary *s, const char *kind, const double *steps, 
 		s->steps[i].us = steps[i];
 		s->steps[i].host_us = -1;
 		s->steps[i].steady = 1;
+		/* a summary's invariant: one time per device per step (the verdict
+		 * JSON digests the whole summary) */
+		s->steps[i].device_us = pg_xcalloc(1, sizeof(double));
+		s->steps[i].device_us[0] = steps[i];
 	}
 	steady_stats(s);
 	s->n_devices = 1;
@@ -840,6 +844,7 @@ static void make_ranks(struct summary *s, const char *file, const char *sha, dou
 		s->devices[d].steady.idle_us = 200;
 	}
 	for (uint32_t i = 0; i < 2; i++) {
+		free(s->steps[i].device_us); /* make_side's one device */
 		s->steps[i].device_us = pg_xcalloc(4, sizeof(double));
 		for (uint32_t d = 0; d < 4; d++)
 			s->steps[i].device_us[d] = 1000 + 4 * i + d;
@@ -1384,6 +1389,13 @@ static void test_verdict_json(void **state)
 	assert_int_equal(cJSON_GetArraySize(get(x, "profiles")), 1);
 	assert_string_equal(get(x, "device_kind")->valuestring, "NVIDIA H100");
 	assert_int_equal(get(x, "steady_steps")->valueint, 8);
+	/* what a history record files the run under, and the summary's digest */
+	assert_int_equal(strlen(get(x, "summary_sha256")->valuestring), 64);
+	assert_string_equal(get(get(x, "identity"), "device_kind")->valuestring, "NVIDIA H100");
+	assert_true(cJSON_IsNumber(get(get(x, "identity"), "device_count")));
+	assert_true(cJSON_IsObject(get(get(x, "identity"), "labels")));
+	for (const char *const *f = gate_identity_fields; *f; f++)
+		assert_non_null(get(get(x, "identity"), *f));
 	x = get(root, "provenance");
 	assert_string_equal(get(x, "result")->valuestring, "comparable");
 	assert_int_equal(cJSON_GetArraySize(get(x, "checked")), 7);

@@ -1,0 +1,359 @@
+/*
+ * profgate history: append a gate result to the JSONL history on a git
+ * branch (`history append`, and `gate --history` through
+ * cmd_history_deliver), and show what the branch holds (`history show`).
+ * The record and the store are src/history; this file reads the token from
+ * the environment, prints and picks exit codes.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../history/history.h"
+
+#define RECORD_MAX_BYTES (64u << 20)
+
+static const char *const verdicts[] = {"pass", "improved",     "warn",
+				       "fail", "inconclusive", "incomparable"};
+
+/* Retries and corrupt lines: one line each on stderr. */
+static void log_line(void *payload, const char *msg)
+{
+	fprintf(stderr, "profgate: %s\n", msg);
+}
+
+/* The token for http(s) remotes; never taken from argv (it would show in ps
+ * and in CI logs). */
+static const char *token_from_env(void)
+{
+	const char *t = getenv("PROFGATE_GIT_TOKEN");
+
+	if (!t || !*t)
+		t = getenv("GITHUB_TOKEN");
+	return t && *t ? t : NULL;
+}
+
+static void store_opts(struct history_store_opts *o, const char *remote, const char *branch)
+{
+	memset(o, 0, sizeof(*o));
+	o->remote = remote;
+	o->branch = branch;
+	o->token = token_from_env();
+	o->log = log_line;
+}
+
+int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
+			const char *indent, int warn_only)
+{
+	struct history_store_opts o;
+	struct history_append_result res;
+	const char *b = branch ? branch : HISTORY_DEFAULT_BRANCH;
+	int rc;
+
+	store_opts(&o, remote, branch);
+	rc = history_append(&o, r, &res);
+	if (rc == 0) {
+		if (indent && res.appended)
+			printf("%shistory: appended to %s on %s (commit %.7s, %u attempt%s)\n",
+			       indent, res.shard, b, res.commit, res.attempts,
+			       res.attempts == 1 ? "" : "s");
+		else if (indent)
+			printf("%shistory: %s on %s already holds record %s\n", indent, res.shard,
+			       b, r->record_id);
+		free(res.shard);
+		return PG_EXIT_OK;
+	}
+	free(res.shard);
+	if (rc == PG_EDELIVERY) {
+		char *cache = history_cache_dir(), why[1536];
+		char *pending;
+
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		pending = history_pending_save(cache, r);
+		if (pending)
+			fprintf(
+			    stderr,
+			    "profgate: %s%s; the record is kept in '%s' (retry: profgate history "
+			    "append --repo %s --branch %s %s)\n",
+			    warn_only ? "warning: " : "", why, pending, remote, b, pending);
+		else
+			fprintf(stderr, "profgate: %s%s; the record could not be kept: %s\n",
+				warn_only ? "warning: " : "", why, pg_error_last());
+		free(pending);
+		free(cache);
+		return PG_EXIT_DELIVERY;
+	}
+	fprintf(stderr, "profgate: %s%s\n", warn_only ? "warning: " : "", pg_error_last());
+	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
+}
+
+static int read_input(const char *path, struct pg_buf *out)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	char chunk[65536];
+	size_t n;
+	int err;
+
+	if (!f)
+		return pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= RECORD_MAX_BYTES)
+		pg_buf_add(out, chunk, n);
+	err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (err)
+		return pg_error_set(PG_EIO, "cannot read '%s'", path);
+	if (out->len > RECORD_MAX_BYTES)
+		return pg_error_set(PG_ELIMIT,
+				    "%s: larger than %u bytes; not a record or a verdict", path,
+				    RECORD_MAX_BYTES);
+	return 0;
+}
+
+/* ---- history append ---- */
+
+static const char *opt_repo, *opt_branch, *opt_kind, *opt_series, *opt_label, *opt_verdict,
+    *opt_since;
+static int opt_json;
+
+static const struct cmd_opt append_opts[] = {
+    {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
+     NULL, &opt_repo},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
+    {"kind", 0, "K", "pr, main, nightly or manual (default: from GITHUB_EVENT_NAME and GITHUB_REF)",
+     NULL, &opt_kind},
+};
+
+static const struct cmd_spec append_spec = {
+    "history append", "--repo URL_OR_PATH [--branch B] [--kind K] RECORD.json",
+    "Append a record (profgate.history/1), or the record of a verdict JSON from 'gate --json',\n"
+    "to <series>/<YYYY-MM>.jsonl on the history branch, and push it. The token for https\n"
+    "remotes comes from PROFGATE_GIT_TOKEN or GITHUB_TOKEN. Appending a record twice is a\n"
+    "no-op. Exit 5 when the push fails after retries (the record is kept for a retry).",
+    append_opts, (int)PG_ARRAY_LEN(append_opts)};
+
+static int history_append_cmd(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct pg_buf text = PG_BUF_INIT;
+	struct history_record r;
+	struct history_env env;
+	int n_pos, help, rc;
+
+	history_record_init(&r);
+	opt_repo = opt_branch = opt_kind = NULL;
+	if (cmd_parse(&append_spec, argc, argv, pos, &n_pos, &help)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (help) {
+		cmd_usage(&append_spec, stdout);
+		rc = PG_EXIT_OK;
+		goto out;
+	}
+	if (n_pos != 1 || !opt_repo) {
+		pg_error_set(PG_EUSAGE,
+			     "history append: give --repo URL_OR_PATH and one RECORD.json "
+			     "(see 'profgate history append --help')");
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (read_input(pos[0], &text)) {
+		rc = cmd_error(PG_EXIT_INPUT);
+		goto out;
+	}
+	history_env_from_environ(&env);
+	rc = history_record_load(&r, text.ptr, text.len, pos[0], &env, opt_kind);
+	if (rc) {
+		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		goto out;
+	}
+	rc = cmd_history_deliver(&r, opt_repo, opt_branch, "", 0);
+out:
+	history_record_release(&r);
+	pg_buf_release(&text);
+	free(pos);
+	return rc;
+}
+
+/* ---- history show ---- */
+
+static const struct cmd_opt show_opts[] = {
+    {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
+     NULL, &opt_repo},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
+    {"series", 0, "S", "only this series", NULL, &opt_series},
+    {"label", 0, "L", "only records with this gate label", NULL, &opt_label},
+    {"kind", 0, "K", "only this kind: pr, main, nightly or manual", NULL, &opt_kind},
+    {"verdict", 0, "V", "only this verdict", NULL, &opt_verdict},
+    {"since", 0, "ISO", "only records at or after this UTC date or time (2024-05-01)", NULL,
+     &opt_since},
+    {"json", 0, NULL, "print the records as JSON lines, as stored", &opt_json, NULL},
+};
+
+static const struct cmd_spec show_spec = {
+    "history show",
+    "--repo URL_OR_PATH [--branch B] [--series S] [--label L] [--kind K] [--verdict V] "
+    "[--since ISO] [--json]",
+    "Show the records on the history branch, oldest first: a table, or JSON lines with --json.\n"
+    "A corrupt line is reported with its file and line and skipped.",
+    show_opts, (int)PG_ARRAY_LEN(show_opts)};
+
+static int check_filters(void)
+{
+	int ok = 0;
+
+	if (opt_kind && !history_kind_valid(opt_kind))
+		return pg_error_set(PG_EUSAGE,
+				    "history show: --kind '%s': give pr, main, nightly or manual",
+				    opt_kind);
+	for (size_t i = 0; opt_verdict && i < PG_ARRAY_LEN(verdicts); i++)
+		ok |= strcmp(opt_verdict, verdicts[i]) == 0;
+	if (opt_verdict && !ok)
+		return pg_error_set(
+		    PG_EUSAGE,
+		    "history show: --verdict '%s': give pass, improved, warn, fail, "
+		    "inconclusive or incomparable",
+		    opt_verdict);
+	if (opt_since && history_filter_check_since(opt_since))
+		return PG_EUSAGE;
+	return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const struct history_record *x = a, *y = b;
+	int c = strcmp(x->time, y->time);
+
+	if (!c)
+		c = strcmp(x->series, y->series);
+	return c ? c : strcmp(x->record_id, y->record_id);
+}
+
+static void print_step(const struct history_record *r)
+{
+	char buf[32] = "-";
+
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, "step.median_us") == 0) {
+			double us = r->metrics[i].value;
+			if (fabs(us) >= 1e6)
+				snprintf(buf, sizeof(buf), "%.3f s", us / 1e6);
+			else if (fabs(us) >= 1e3)
+				snprintf(buf, sizeof(buf), "%.2f ms", us / 1e3);
+			else
+				snprintf(buf, sizeof(buf), "%.1f us", us);
+		}
+	printf("  %-12s", buf);
+}
+
+static void print_table(const struct history_list *l)
+{
+	printf("%-20s  %-32s  %-7s  %-12s  %-12s  %-7s  %s\n", "time", "series", "kind", "verdict",
+	       "step median", "sha", "pr");
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct history_record *r = &l->r[i];
+		printf("%-20s  %-32s  %-7s  %-12s", r->time, r->series, r->kind, r->verdict);
+		print_step(r);
+		printf("  %-7.7s  ", r->sha ? r->sha : "-");
+		if (r->pr >= 0)
+			printf("#%lld\n", (long long)r->pr);
+		else
+			printf("-\n");
+	}
+}
+
+static int history_show_cmd(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct history_store_opts o;
+	struct history_filter f;
+	struct history_list l = {0};
+	int n_pos, help, exists, rc;
+
+	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_verdict = opt_since = NULL;
+	opt_json = 0;
+	if (cmd_parse(&show_spec, argc, argv, pos, &n_pos, &help)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (help) {
+		cmd_usage(&show_spec, stdout);
+		rc = PG_EXIT_OK;
+		goto out;
+	}
+	if (n_pos != 0 || !opt_repo) {
+		pg_error_set(PG_EUSAGE,
+			     "history show: give --repo URL_OR_PATH (see 'profgate history "
+			     "show --help')");
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (check_filters()) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	store_opts(&o, opt_repo, opt_branch);
+	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
+	rc = history_read(&o, &f, &l, &exists);
+	if (rc) {
+		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		goto out;
+	}
+	if (!exists)
+		fprintf(stderr, "profgate: history: no branch '%s' at '%s' yet: no records\n",
+			opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH, opt_repo);
+	if (l.n > 1)
+		qsort(l.r, l.n, sizeof(*l.r), cmp_time);
+	if (opt_json)
+		for (uint32_t i = 0; i < l.n; i++)
+			printf("%s\n", l.r[i].line);
+	else if (exists)
+		print_table(&l);
+	rc = PG_EXIT_OK;
+out:
+	history_list_release(&l);
+	free(pos);
+	return rc;
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} subcommands[] = {
+    {"append", history_append_cmd, "append a gate result to the history branch"},
+    {"show", history_show_cmd, "show the records of the history branch"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: profgate history <subcommand> [options]\n\n"
+		     "The JSONL history of gate results on a git branch.\n\nsubcommands:\n");
+	for (size_t i = 0; i < PG_ARRAY_LEN(subcommands); i++)
+		fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(out, "\n'profgate history <subcommand> --help' describes one.\n");
+}
+
+int cmd_history(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return PG_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(subcommands); i++)
+		if (strcmp(argv[1], subcommands[i].name) == 0)
+			return cmd_finish(subcommands[i].fn(argc - 1, argv + 1));
+	pg_error_set(PG_EUSAGE, "history: unknown subcommand '%s' (see 'profgate history --help')",
+		     argv[1]);
+	return cmd_error(PG_EXIT_USAGE);
+}

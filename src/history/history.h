@@ -1,0 +1,204 @@
+/*
+ * history: every gate result as one JSON line (profgate.history/1) in a JSONL
+ * store on a git branch: the record format and its tolerant reader
+ * (record.c), and the git store written through libgit2 (store.c).
+ *
+ * Branch layout: <series>/<YYYY-MM>.jsonl, one line per record, the month
+ * taken from the record's time. Records are appended, never rewritten.
+ */
+#ifndef PG_HISTORY_H
+#define PG_HISTORY_H
+
+#include <stdint.h>
+
+#include "../util/util.h"
+
+#define HISTORY_SCHEMA	       "profgate.history/1"
+#define HISTORY_SCHEMA_PREFIX  "profgate.history/"
+#define HISTORY_DEFAULT_BRANCH "profgate-history"
+/* A record line longer than this is not one profgate wrote. */
+#define HISTORY_MAX_LINE (4u << 20)
+
+/* ---- the record (record.c) ---- */
+
+/* A JSON scalar kept as its text: identity values are strings, numbers or null. */
+enum history_value { HISTORY_NULL, HISTORY_STRING, HISTORY_NUMBER };
+
+struct history_field {
+	char *key;
+	char *text; /* the string, or the number's JSON text; NULL for null */
+	enum history_value type;
+};
+
+struct history_metric {
+	char *name;
+	double value; /* the candidate's value, in the metric's unit */
+};
+
+struct history_record {
+	char *record_id; /* 32 hex digits */
+	char *time;	 /* UTC, "2024-05-01T12:00:00Z" */
+	char *series;	 /* "<label slug>-<8 hex>": a directory name on the branch */
+	char *label;	 /* gate --label; NULL for none */
+	char *kind;	 /* "pr", "main", "nightly", "manual" */
+	char *verdict;	 /* the overall verdict */
+	int exit_code;	 /* what gate exited with for it */
+	/* from GitHub Actions; NULL (pr: -1, run_attempt: -1) when unknown */
+	char *repo, *sha, *ref, *run_id;
+	int64_t pr, run_attempt;
+	struct history_field *identity; /* the candidate's identity fields, verdict order */
+	uint32_t n_identity;
+	struct history_metric *metrics; /* judged and step metrics, sorted by name */
+	uint32_t n_metrics;
+	/* what the baseline was: kind "file" with its path and digests */
+	char *baseline_kind, *baseline_path, *baseline_sha256, *baseline_summary_sha256;
+	char *summary_sha256; /* the candidate summary's */
+	char *thresholds;     /* the thresholds set's name */
+	char *profgate_version;
+	char *line; /* the line as read (no newline); NULL for a record built here */
+};
+
+/* What the CI environment says about this run (GITHUB_* variables). Every
+ * field may be NULL. history_env_from_environ() fills it from getenv(). */
+struct history_env {
+	const char *repo, *sha, *ref, *run_id, *run_attempt;
+	const char *event_name, *event_path;
+	const char *time; /* PROFGATE_TIME: a fixed record time, for tests */
+};
+
+void history_env_from_environ(struct history_env *e);
+void history_record_init(struct history_record *r);
+void history_record_release(struct history_record *r);
+
+/* The kind of run from the CI environment: pull_request(_target) -> "pr",
+ * schedule -> "nightly", a push to the default branch -> "main", anything
+ * else -> "manual". */
+const char *history_kind_infer(const struct history_env *e);
+/* 1 when kind is one of the four kinds. */
+int history_kind_valid(const char *kind);
+
+/*
+ * The record of a gate run from its verdict JSON (profgate.verdict/1, as
+ * `gate --json` writes it). kind NULL infers it from e. origin names the
+ * input in errors. r is initialised here; release it in every case. Returns
+ * 0, or PG_EFORMAT with the message set.
+ */
+int history_record_from_verdict(struct history_record *r, const char *json, size_t len,
+				const char *origin, const struct history_env *e,
+				const char *kind) PG_WUR;
+
+/*
+ * Parse one record line. r is initialised here; release it in every case.
+ * Returns 0; PG_EFORMAT for a line that is not a valid record (the message
+ * says why); PG_EUNSUPP for a record of another profgate.history version.
+ */
+int history_record_parse(struct history_record *r, const char *line, size_t len) PG_WUR;
+
+/*
+ * Load RECORD.json for `history append`: a record (one line, or pretty) or a
+ * verdict JSON turned into a record (kind as above; a record keeps its own).
+ * r is initialised here; release it. 0, PG_EFORMAT or PG_EUNSUPP.
+ */
+int history_record_load(struct history_record *r, const char *text, size_t len, const char *origin,
+			const struct history_env *e, const char *kind) PG_WUR;
+
+/* The record as one JSON line, newline included; deterministic bytes. */
+void history_record_write(const struct history_record *r, struct pg_buf *out);
+/* The shard the record belongs in: "<series>/<YYYY-MM>.jsonl". */
+void history_record_shard(const struct history_record *r, struct pg_buf *out);
+
+/* "<slug of label>-<8 hex of the identity>" (series.c rules in record.c). */
+void history_series_name(const char *label, const struct history_field *identity, uint32_t n,
+			 struct pg_buf *out);
+
+/* ---- reading shards (record.c) ---- */
+
+struct history_list {
+	struct history_record *r;
+	uint32_t n, cap;
+};
+
+/* Called with "<name>:<line>: <why>; line skipped" for a corrupt line. */
+typedef void (*history_warn_fn)(void *payload, const char *msg);
+
+/*
+ * Parse a shard's text (name: its path on the branch, for messages) and add
+ * its records to list. Corrupt lines are reported through warn and skipped;
+ * a record of an unknown profgate.history version stops the read with
+ * PG_EUNSUPP and a message naming name:line. Returns 0 or PG_EUNSUPP.
+ */
+int history_shard_parse(const char *text, size_t len, const char *name, struct history_list *list,
+			history_warn_fn warn, void *payload) PG_WUR;
+/* 1 when a line of the shard holds a record with this id. */
+int history_shard_has(const char *text, size_t len, const char *record_id);
+/* Move r into l (r is left initialised, owning nothing). */
+void history_list_move(struct history_list *l, struct history_record *r);
+void history_list_release(struct history_list *l);
+
+/* ---- the git store (store.c) ---- */
+
+struct history_store_opts {
+	const char *remote;    /* a path, a file:// URL or an http(s):// URL */
+	const char *branch;    /* NULL: HISTORY_DEFAULT_BRANCH */
+	const char *cache_dir; /* NULL: history_cache_dir() */
+	const char *token;     /* for http(s): user x-access-token; NULL for none */
+	uint32_t max_attempts; /* 0: 10 */
+	uint32_t max_seconds;  /* 0: 60; retries stop past it */
+	/* retries and their causes, one line each (no "profgate: " prefix) */
+	history_warn_fn log;
+	void *payload;
+};
+
+/* PROFGATE_CACHE_DIR, else $XDG_CACHE_HOME/profgate, else ~/.cache/profgate,
+ * else /tmp/profgate-<uid>. Returns a string to free(). */
+char *history_cache_dir(void);
+
+struct history_append_result {
+	int appended; /* 1: committed and pushed; 0: the shard already held the record */
+	uint32_t attempts;
+	char *shard;	 /* "<series>/<YYYY-MM>.jsonl"; free() it */
+	char commit[41]; /* the pushed commit, or "" when nothing was appended */
+};
+
+/*
+ * Append r's line to its shard on the branch of the remote: fetch the branch
+ * into a private bare repository under the cache, commit on its tip (an
+ * orphan commit when the branch does not exist) unless the shard already holds
+ * r's id, push without force; on a rejected push fetch and rebuild on the new
+ * tip, with jittered exponential backoff, bounded in attempts and time.
+ * res is always initialised (free res->shard). Returns 0; PG_EDELIVERY when
+ * the remote refused or could not be reached (the message says why);
+ * PG_EUSAGE for a remote that is not a path or an http(s)/file URL.
+ */
+int history_append(const struct history_store_opts *o, const struct history_record *r,
+		   struct history_append_result *res) PG_WUR;
+
+struct history_filter {
+	const char *series, *label, *kind, *verdict;
+	const char *since; /* "YYYY-MM-DD[THH:MM:SSZ]": records at or after it */
+};
+
+/* 1 when r passes every filter set in f. */
+int history_filter_match(const struct history_filter *f, const struct history_record *r);
+/* 0, or PG_EUSAGE when since is not a date or time of the record's form. */
+int history_filter_check_since(const char *since) PG_WUR;
+
+/*
+ * Fetch the branch and read every shard that can hold records passing f, in
+ * path order; the records that pass are appended to list. Corrupt lines go to
+ * o->log. *exists says whether the branch exists. Returns 0, PG_EDELIVERY
+ * (fetch failed), PG_EUNSUPP (a record of an unknown version) or PG_EUSAGE.
+ */
+int history_read(const struct history_store_opts *o, const struct history_filter *f,
+		 struct history_list *list, int *exists) PG_WUR;
+
+/*
+ * Pending records: a record whose push failed is kept as
+ * <cache>/pending/<record_id>.json for a later `history append`. The path is
+ * returned (free() it) or NULL when it cannot be written (message set).
+ */
+char *history_pending_save(const char *cache_dir, const struct history_record *r);
+/* Remove the pending copy of a record once it is on the branch. */
+void history_pending_remove(const char *cache_dir, const char *record_id);
+
+#endif

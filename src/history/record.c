@@ -1,0 +1,945 @@
+/*
+ * The history record (profgate.history/1): built from a verdict JSON and the
+ * CI environment, written as one deterministic JSON line, and read back by a
+ * tolerant reader (a corrupt line is skipped with its file and line number; a
+ * record of another profgate.history version is refused, never guessed at).
+ * Fields in README "The history record".
+ */
+#include "history.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EVENT_MAX_BYTES (16u << 20)
+
+/* The identity fields a series is made of: the ones every shipped thresholds
+ * file checks. A fixed list, so that changing thresholds keeps the series. */
+static const char *const series_fields[] = {
+    "device_kind", "device_count", "host_count", "world_size", "framework", "step_source", "basis",
+};
+
+static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
+
+void history_record_init(struct history_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pr = -1;
+	r->run_attempt = -1;
+}
+
+void history_record_release(struct history_record *r)
+{
+	char **strs[] = {&r->record_id,
+			 &r->time,
+			 &r->series,
+			 &r->label,
+			 &r->kind,
+			 &r->verdict,
+			 &r->repo,
+			 &r->sha,
+			 &r->ref,
+			 &r->run_id,
+			 &r->baseline_kind,
+			 &r->baseline_path,
+			 &r->baseline_sha256,
+			 &r->baseline_summary_sha256,
+			 &r->summary_sha256,
+			 &r->thresholds,
+			 &r->profgate_version,
+			 &r->line};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(strs); i++)
+		free(*strs[i]);
+	for (uint32_t i = 0; i < r->n_identity; i++) {
+		free(r->identity[i].key);
+		free(r->identity[i].text);
+	}
+	free(r->identity);
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		free(r->metrics[i].name);
+	free(r->metrics);
+	history_record_init(r);
+}
+
+static const char *env_or_null(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+void history_env_from_environ(struct history_env *e)
+{
+	e->repo = env_or_null("GITHUB_REPOSITORY");
+	e->sha = env_or_null("GITHUB_SHA");
+	e->ref = env_or_null("GITHUB_REF");
+	e->run_id = env_or_null("GITHUB_RUN_ID");
+	e->run_attempt = env_or_null("GITHUB_RUN_ATTEMPT");
+	e->event_name = env_or_null("GITHUB_EVENT_NAME");
+	e->event_path = env_or_null("GITHUB_EVENT_PATH");
+	e->time = env_or_null("PROFGATE_TIME");
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? pg_xstrdup(s) : NULL;
+}
+
+/* ---- the CI environment ---- */
+
+/* The event payload GitHub writes for the run, parsed; NULL when absent or
+ * unreadable (the kind then falls back to the variables alone). */
+static cJSON *read_event(const struct history_env *e)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char chunk[65536];
+	size_t n;
+	cJSON *root = NULL;
+	FILE *f;
+
+	if (!e->event_path || !(f = fopen(e->event_path, "rb")))
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len <= EVENT_MAX_BYTES)
+		pg_buf_add(&b, chunk, n);
+	if (!ferror(f) && b.len <= EVENT_MAX_BYTES)
+		root = cJSON_ParseWithLength(b.ptr, b.len);
+	fclose(f);
+	pg_buf_release(&b);
+	return root;
+}
+
+static const cJSON *member(const cJSON *o, const char *key)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static int is_pr_event(const char *name)
+{
+	return name &&
+	       (strcmp(name, "pull_request") == 0 || strcmp(name, "pull_request_target") == 0);
+}
+
+const char *history_kind_infer(const struct history_env *e)
+{
+	const char *kind = "manual";
+
+	if (is_pr_event(e->event_name))
+		return "pr";
+	if (e->event_name && strcmp(e->event_name, "schedule") == 0)
+		return "nightly";
+	if (e->event_name && strcmp(e->event_name, "push") == 0 && e->ref &&
+	    strncmp(e->ref, "refs/heads/", 11) == 0) {
+		cJSON *ev = read_event(e);
+		const cJSON *def = member(member(ev, "repository"), "default_branch");
+		const char *branch = e->ref + 11;
+
+		if (cJSON_IsString(def)
+			? strcmp(branch, def->valuestring) == 0
+			: strcmp(branch, "main") == 0 || strcmp(branch, "master") == 0)
+			kind = "main";
+		cJSON_Delete(ev);
+	}
+	return kind;
+}
+
+int history_kind_valid(const char *kind)
+{
+	for (size_t i = 0; kind && i < PG_ARRAY_LEN(kinds); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The PR number: the event's pull_request.number (or number), else the N of
+ * refs/pull/N/merge; -1 outside pull requests. */
+static int64_t pr_number(const struct history_env *e)
+{
+	int64_t pr = -1;
+
+	if (!is_pr_event(e->event_name))
+		return -1;
+	cJSON *ev = read_event(e);
+	const cJSON *n = member(member(ev, "pull_request"), "number");
+	if (!cJSON_IsNumber(n))
+		n = member(ev, "number");
+	if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble < 1e15)
+		pr = (int64_t)n->valuedouble;
+	cJSON_Delete(ev);
+	if (pr < 0 && e->ref && strncmp(e->ref, "refs/pull/", 10) == 0) {
+		char *end;
+		long long v = strtoll(e->ref + 10, &end, 10);
+		if (v > 0 && *end == '/')
+			pr = v;
+	}
+	return pr;
+}
+
+static int64_t attempt_number(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s)
+		return -1;
+	v = strtoll(s, &end, 10);
+	return *end || v < 1 ? -1 : v;
+}
+
+/* ---- times ---- */
+
+static int digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int two(const char *s)
+{
+	return (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+/* "YYYY-MM", "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" with fields in range;
+ * returns the length matched (7, 10 or 20) or 0. */
+static size_t time_form(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 7 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || two(s + 5) < 1 ||
+	    two(s + 5) > 12)
+		return 0;
+	if (n == 7)
+		return 7;
+	if (n < 10 || s[7] != '-' || !digits(s + 8, 2) || two(s + 8) < 1 || two(s + 8) > 31)
+		return 0;
+	if (n == 10)
+		return 10;
+	if (n != 20 || s[10] != 'T' || !digits(s + 11, 2) || s[13] != ':' || !digits(s + 14, 2) ||
+	    s[16] != ':' || !digits(s + 17, 2) || s[19] != 'Z' || two(s + 11) > 23 ||
+	    two(s + 14) > 59 || two(s + 17) > 60)
+		return 0;
+	return 20;
+}
+
+static int time_valid(const char *s)
+{
+	return time_form(s) == 20;
+}
+
+static char *time_now(void)
+{
+	char buf[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return pg_xstrdup(buf);
+}
+
+int history_filter_check_since(const char *since)
+{
+	if (time_form(since))
+		return 0;
+	return pg_error_set(PG_EUSAGE,
+			    "--since '%s': give a UTC date or time: 2024-05, 2024-05-01 or "
+			    "2024-05-01T12:00:00Z",
+			    since);
+}
+
+int history_filter_match(const struct history_filter *f, const struct history_record *r)
+{
+	if (f->series && strcmp(f->series, r->series) != 0)
+		return 0;
+	if (f->label && (!r->label || strcmp(f->label, r->label) != 0))
+		return 0;
+	if (f->kind && strcmp(f->kind, r->kind) != 0)
+		return 0;
+	if (f->verdict && strcmp(f->verdict, r->verdict) != 0)
+		return 0;
+	/* every time has the same form, so a prefix orders correctly */
+	return !f->since || strcmp(r->time, f->since) >= 0;
+}
+
+/* A record id names the pending file of a record: letters, digits, '_' and
+ * '-' only (profgate's are 32 hex digits). */
+static int record_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '_' || id[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* ---- series ---- */
+
+/* A series names a directory on the branch: lowercase letters, digits, '.',
+ * '_' and '-', not starting with '.' or '-'. profgate's own are runs of
+ * [a-z0-9_] from the label joined by '-', then '-' and 8 hex digits. */
+static int series_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 100 || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+		      s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static void slug(const char *label, struct pg_buf *out)
+{
+	size_t start = out->len;
+	int dash = 0;
+
+	for (const char *p = label ? label : ""; *p && out->len - start < 48; p++) {
+		char c = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+		int keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+		if (!keep) {
+			dash = out->len > start;
+			continue;
+		}
+		if (dash)
+			pg_buf_addc(out, '-');
+		dash = 0;
+		pg_buf_addc(out, c);
+	}
+	if (out->len == start)
+		pg_buf_adds(out, "default");
+}
+
+static const struct history_field *field_find(const struct history_field *f, uint32_t n,
+					      const char *key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(f[i].key, key) == 0)
+			return &f[i];
+	return NULL;
+}
+
+static int cmp_field_key(const void *a, const void *b)
+{
+	return strcmp((*(const struct history_field *const *)a)->key,
+		      (*(const struct history_field *const *)b)->key);
+}
+
+/* "key=value\n" per series field and per label, labels sorted: the bytes the
+ * series hash is taken over, so two runs of one benchmark on one setup share
+ * a series whatever order their labels came in. */
+void history_series_name(const char *label, const struct history_field *identity, uint32_t n,
+			 struct pg_buf *out)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	const struct history_field **labels = pg_xcalloc(n + 1, sizeof(*labels));
+	struct pg_sha256 sha;
+	uint32_t n_labels = 0;
+	char hex[65];
+
+	pg_buf_addf(&text, "label=%s\n", label ? label : "");
+	for (size_t i = 0; i < PG_ARRAY_LEN(series_fields); i++) {
+		const struct history_field *f = field_find(identity, n, series_fields[i]);
+		pg_buf_addf(&text, "%s=%s\n", series_fields[i], f && f->text ? f->text : "null");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (strncmp(identity[i].key, "labels.", 7) == 0)
+			labels[n_labels++] = &identity[i];
+	if (n_labels > 1)
+		qsort(labels, n_labels, sizeof(*labels), cmp_field_key);
+	for (uint32_t i = 0; i < n_labels; i++)
+		pg_buf_addf(&text, "%s=%s\n", labels[i]->key,
+			    labels[i]->text ? labels[i]->text : "null");
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, text.ptr, text.len);
+	pg_sha256_hex(&sha, hex);
+	slug(label, out);
+	pg_buf_addf(out, "-%.8s", hex);
+	free(labels);
+	pg_buf_release(&text);
+}
+
+/* ---- building a record from a verdict JSON ---- */
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *x = member(o, key);
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+/* A number's text as the record writes it: integers exactly, others with
+ * enough digits to read back the same double. */
+static char *number_text(double v)
+{
+	char buf[64];
+
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		snprintf(buf, sizeof(buf), "%.0f", v);
+	else
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	return pg_xstrdup(buf);
+}
+
+static void add_field(struct history_record *r, const char *key, const cJSON *v)
+{
+	struct history_field *f;
+
+	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
+	f = &r->identity[r->n_identity++];
+	f->key = pg_xstrdup(key);
+	f->text = NULL;
+	f->type = HISTORY_NULL;
+	if (cJSON_IsString(v)) {
+		f->type = HISTORY_STRING;
+		f->text = pg_xstrdup(v->valuestring);
+	} else if (cJSON_IsNumber(v)) {
+		f->type = HISTORY_NUMBER;
+		f->text = number_text(v->valuedouble);
+	}
+}
+
+/* The identity object of a verdict side or a record: scalars, and "labels"
+ * flattened to labels.KEY. */
+static int read_identity(struct history_record *r, const cJSON *id)
+{
+	const cJSON *x;
+
+	cJSON_ArrayForEach (x, id) {
+		if (strcmp(x->string, "labels") == 0 && cJSON_IsObject(x)) {
+			const cJSON *l;
+			cJSON_ArrayForEach (l, x) {
+				struct pg_buf k = PG_BUF_INIT;
+				pg_buf_addf(&k, "labels.%s", l->string);
+				add_field(r, k.ptr, l);
+				pg_buf_release(&k);
+			}
+		} else if (cJSON_IsString(x) || cJSON_IsNumber(x) || cJSON_IsNull(x)) {
+			add_field(r, x->string, x);
+		} else {
+			return pg_error_set(PG_EFORMAT, "identity.%s is not a string or number",
+					    x->string);
+		}
+	}
+	return 0;
+}
+
+static void add_metric(struct history_record *r, const char *name, double value)
+{
+	r->metrics = pg_xrealloc(r->metrics, (r->n_metrics + 1) * sizeof(*r->metrics));
+	r->metrics[r->n_metrics].name = pg_xstrdup(name);
+	r->metrics[r->n_metrics++].value = value;
+}
+
+static int cmp_metric(const void *a, const void *b)
+{
+	return strcmp(((const struct history_metric *)a)->name,
+		      ((const struct history_metric *)b)->name);
+}
+
+/* The candidate's value of every judged metric (a rule that is not "info")
+ * and of every step metric: what a trend or a window baseline needs. */
+static void verdict_metrics(struct history_record *r, const cJSON *metrics)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach (m, metrics) {
+		const char *name = str_of(m, "name");
+		const cJSON *cand = member(m, "candidate"), *limit = member(m, "limit");
+		const char *dir = str_of(limit, "direction");
+		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
+
+		if (!name || !cJSON_IsNumber(cand))
+			continue;
+		if (judged || strncmp(name, "step.", 5) == 0)
+			add_metric(r, name, cand->valuedouble);
+	}
+	if (r->n_metrics > 1)
+		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+}
+
+static void hex32(const void *data, size_t n, const char *prefix, char out[33])
+{
+	struct pg_sha256 sha;
+	char hex[65];
+
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, prefix, strlen(prefix));
+	pg_sha256_update(&sha, data, n);
+	pg_sha256_hex(&sha, hex);
+	memcpy(out, hex, 32);
+	out[32] = 0;
+}
+
+/* Unique per CI run, attempt and series, so a re-append of the same run is a
+ * no-op; outside CI, the verdict bytes themselves (the same result appended
+ * twice is one record). */
+static char *record_id(const struct history_record *r, const struct history_env *e,
+		       const char *json, size_t len)
+{
+	struct pg_buf key = PG_BUF_INIT;
+	char id[33];
+
+	if (e->run_id) {
+		pg_buf_addf(&key, "%s\n%s\n%s\n%s\n", e->repo ? e->repo : "", e->run_id,
+			    e->run_attempt ? e->run_attempt : "", r->series);
+		hex32(key.ptr, key.len, HISTORY_SCHEMA " run\n", id);
+	} else {
+		hex32(json, len, HISTORY_SCHEMA " verdict\n", id);
+	}
+	pg_buf_release(&key);
+	return pg_xstrdup(id);
+}
+
+static int verdict_fields(struct history_record *r, const cJSON *root)
+{
+	const cJSON *cand = member(root, "candidate"), *base = member(root, "baseline");
+	const cJSON *ec = member(root, "exit_code");
+	struct pg_buf series = PG_BUF_INIT;
+	int rc;
+
+	if (!str_of(root, "verdict") || !cJSON_IsNumber(ec) || !cJSON_IsObject(cand) ||
+	    !cJSON_IsObject(base) || !cJSON_IsArray(member(root, "metrics")))
+		return pg_error_set(PG_EFORMAT, "verdict, exit_code, baseline, candidate or "
+						"metrics missing");
+	if (!cJSON_IsObject(member(cand, "identity")))
+		return pg_error_set(PG_EFORMAT, "candidate.identity missing (written by an older "
+						"profgate: run gate again)");
+	if ((rc = read_identity(r, member(cand, "identity"))))
+		return rc;
+	r->label = dup_or_null(str_of(root, "label"));
+	r->verdict = pg_xstrdup(str_of(root, "verdict"));
+	r->exit_code = ec->valueint;
+	history_series_name(r->label, r->identity, r->n_identity, &series);
+	r->series = pg_buf_detach(&series, NULL);
+	verdict_metrics(r, member(root, "metrics"));
+	r->baseline_kind = pg_xstrdup("file");
+	r->baseline_path = dup_or_null(str_of(base, "path"));
+	r->baseline_sha256 = dup_or_null(str_of(base, "sha256"));
+	r->baseline_summary_sha256 = dup_or_null(str_of(base, "summary_sha256"));
+	r->summary_sha256 = dup_or_null(str_of(cand, "summary_sha256"));
+	r->thresholds = dup_or_null(str_of(member(root, "thresholds"), "name"));
+	r->profgate_version = dup_or_null(str_of(root, "profgate_version"));
+	return 0;
+}
+
+static int env_fields(struct history_record *r, const struct history_env *e, const char *kind)
+{
+	if (e->time && !time_valid(e->time))
+		return pg_error_set(
+		    PG_EUSAGE, "PROFGATE_TIME '%s' is not a UTC time like 2024-05-01T12:00:00Z",
+		    e->time);
+	if (kind && !history_kind_valid(kind))
+		return pg_error_set(PG_EUSAGE, "--kind '%s': give pr, main, nightly or manual",
+				    kind);
+	r->time = e->time ? pg_xstrdup(e->time) : time_now();
+	r->kind = pg_xstrdup(kind ? kind : history_kind_infer(e));
+	r->repo = dup_or_null(e->repo);
+	r->sha = dup_or_null(e->sha);
+	r->ref = dup_or_null(e->ref);
+	r->run_id = dup_or_null(e->run_id);
+	r->run_attempt = attempt_number(e->run_attempt);
+	r->pr = pr_number(e);
+	return 0;
+}
+
+int history_record_from_verdict(struct history_record *r, const char *json, size_t len,
+				const char *origin, const struct history_env *e, const char *kind)
+{
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	const char *schema = str_of(root, "schema");
+	int rc;
+
+	history_record_init(r);
+	if (!schema || strcmp(schema, "profgate.verdict/1") != 0) {
+		rc =
+		    pg_error_set(PG_EFORMAT, "%s: not a verdict JSON (profgate.verdict/1)", origin);
+		goto out;
+	}
+	if ((rc = env_fields(r, e, kind)))
+		goto out;
+	if ((rc = verdict_fields(r, root))) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		rc = pg_error_set(rc, "%s: %s", origin, why);
+		goto out;
+	}
+	r->record_id = record_id(r, e, json, len);
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* ---- reading a record ---- */
+
+/* Optional string member: absent or null gives NULL; another type is an error. */
+static int opt_str(const cJSON *o, const char *key, char **out)
+{
+	const cJSON *x = member(o, key);
+
+	if (!x || cJSON_IsNull(x))
+		return 0;
+	if (!cJSON_IsString(x))
+		return pg_error_set(PG_EFORMAT, "%s is not a string", key);
+	*out = pg_xstrdup(x->valuestring);
+	return 0;
+}
+
+static int req_str(const cJSON *o, const char *key, char **out)
+{
+	if (!cJSON_IsString(member(o, key)))
+		return pg_error_set(PG_EFORMAT, "%s missing or not a string", key);
+	return opt_str(o, key, out);
+}
+
+static int opt_int(const cJSON *o, const char *key, int64_t *out)
+{
+	const cJSON *x = member(o, key);
+
+	if (!x || cJSON_IsNull(x))
+		return 0;
+	if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) ||
+	    fabs(x->valuedouble) > 1e15)
+		return pg_error_set(PG_EFORMAT, "%s is not a whole number", key);
+	*out = (int64_t)x->valuedouble;
+	return 0;
+}
+
+static int record_metrics(struct history_record *r, const cJSON *metrics)
+{
+	const cJSON *m;
+
+	if (!cJSON_IsObject(metrics))
+		return pg_error_set(PG_EFORMAT, "metrics missing or not an object");
+	cJSON_ArrayForEach (m, metrics) {
+		if (!cJSON_IsNumber(m))
+			return pg_error_set(PG_EFORMAT, "metrics.%s is not a number", m->string);
+		add_metric(r, m->string, m->valuedouble);
+	}
+	if (r->n_metrics > 1)
+		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+	return 0;
+}
+
+static int record_baseline(struct history_record *r, const cJSON *b)
+{
+	int rc;
+
+	if (!b || cJSON_IsNull(b))
+		return 0;
+	if (!cJSON_IsObject(b))
+		return pg_error_set(PG_EFORMAT, "baseline is not an object");
+	if ((rc = opt_str(b, "kind", &r->baseline_kind)) ||
+	    (rc = opt_str(b, "path", &r->baseline_path)) ||
+	    (rc = opt_str(b, "sha256", &r->baseline_sha256)) ||
+	    (rc = opt_str(b, "summary_sha256", &r->baseline_summary_sha256)))
+		return rc;
+	return 0;
+}
+
+/* Every field checked for its type; the required ones present. */
+static int record_fields(struct history_record *r, const cJSON *o)
+{
+	const cJSON *id = member(o, "identity");
+	int64_t ec = 0;
+	int rc;
+
+	if ((rc = req_str(o, "record_id", &r->record_id)) || (rc = req_str(o, "time", &r->time)) ||
+	    (rc = req_str(o, "series", &r->series)) || (rc = req_str(o, "kind", &r->kind)) ||
+	    (rc = req_str(o, "verdict", &r->verdict)) || (rc = opt_str(o, "label", &r->label)) ||
+	    (rc = opt_str(o, "repo", &r->repo)) || (rc = opt_str(o, "sha", &r->sha)) ||
+	    (rc = opt_str(o, "ref", &r->ref)) || (rc = opt_str(o, "run_id", &r->run_id)) ||
+	    (rc = opt_int(o, "pr", &r->pr)) || (rc = opt_int(o, "run_attempt", &r->run_attempt)) ||
+	    (rc = opt_int(o, "exit_code", &ec)) ||
+	    (rc = opt_str(o, "summary_sha256", &r->summary_sha256)) ||
+	    (rc = opt_str(o, "thresholds", &r->thresholds)) ||
+	    (rc = opt_str(o, "profgate_version", &r->profgate_version)) ||
+	    (rc = record_metrics(r, member(o, "metrics"))) ||
+	    (rc = record_baseline(r, member(o, "baseline"))))
+		return rc;
+	r->exit_code = (int)ec;
+	if (id && !cJSON_IsNull(id)) {
+		if (!cJSON_IsObject(id))
+			return pg_error_set(PG_EFORMAT, "identity is not an object");
+		if ((rc = read_identity(r, id)))
+			return rc;
+	}
+	if (!record_id_valid(r->record_id))
+		return pg_error_set(
+		    PG_EFORMAT, "record_id '%s' is not letters, digits, '_' and '-'", r->record_id);
+	if (!time_valid(r->time))
+		return pg_error_set(PG_EFORMAT, "time '%s' is not of the form 2024-05-01T12:00:00Z",
+				    r->time);
+	if (!series_valid(r->series))
+		return pg_error_set(PG_EFORMAT, "series '%s' is not a valid series name",
+				    r->series);
+	if (!history_kind_valid(r->kind))
+		return pg_error_set(PG_EFORMAT, "kind '%s' is not pr, main, nightly or manual",
+				    r->kind);
+	return 0;
+}
+
+int history_record_parse(struct history_record *r, const char *line, size_t len)
+{
+	cJSON *root = NULL;
+	const char *schema;
+	int rc;
+
+	history_record_init(r);
+	if (len > HISTORY_MAX_LINE) {
+		rc = pg_error_set(PG_EFORMAT, "longer than %u bytes", HISTORY_MAX_LINE);
+		goto out;
+	}
+	root = cJSON_ParseWithLength(line, len);
+	if (!cJSON_IsObject(root)) {
+		rc = pg_error_set(PG_EFORMAT, "not a JSON object");
+		goto out;
+	}
+	schema = str_of(root, "schema");
+	if (!schema) {
+		rc = pg_error_set(PG_EFORMAT, "no schema");
+		goto out;
+	}
+	if (strcmp(schema, HISTORY_SCHEMA) != 0) {
+		rc = strncmp(schema, HISTORY_SCHEMA_PREFIX, strlen(HISTORY_SCHEMA_PREFIX)) == 0
+			 ? pg_error_set(
+			       PG_EUNSUPP,
+			       "record schema '%s' is not one this profgate reads (" HISTORY_SCHEMA
+			       "); upgrade profgate",
+			       schema)
+			 : pg_error_set(PG_EFORMAT, "schema '%s' is not " HISTORY_SCHEMA, schema);
+		goto out;
+	}
+	if ((rc = record_fields(r, root)))
+		goto out;
+	r->line = pg_xstrndup(line, len);
+out:
+	cJSON_Delete(root);
+	if (rc) {
+		/* keep the message, drop what was half read */
+		char why[512];
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		history_record_release(r);
+		pg_error_set(rc, "%s", why);
+	}
+	return rc;
+}
+
+int history_record_load(struct history_record *r, const char *text, size_t len, const char *origin,
+			const struct history_env *e, const char *kind)
+{
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	const char *schema = str_of(root, "schema");
+	int verdict = schema && strcmp(schema, "profgate.verdict/1") == 0;
+	int rc;
+
+	cJSON_Delete(root);
+	if (verdict)
+		return history_record_from_verdict(r, text, len, origin, e, kind);
+	rc = history_record_parse(r, text, len);
+	if (rc) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		return pg_error_set(rc, "%s: not a history record or a verdict JSON: %s", origin,
+				    why);
+	}
+	free(r->line); /* a file, maybe pretty-printed: written again as one line */
+	r->line = NULL;
+	if (kind && strcmp(kind, r->kind) != 0) {
+		history_record_release(r);
+		return pg_error_set(PG_EUSAGE, "%s: --kind %s: the record already says kind %s",
+				    origin, kind, r->kind);
+	}
+	return 0;
+}
+
+/* ---- writing ---- */
+
+static void kv_str(struct pg_json *j, const char *k, const char *v)
+{
+	pg_json_key(j, k);
+	pg_json_str(j, v);
+}
+
+static void kv_int(struct pg_json *j, const char *k, int64_t v)
+{
+	pg_json_key(j, k);
+	if (v < 0)
+		pg_json_null(j);
+	else
+		pg_json_int(j, v);
+}
+
+static void write_identity(struct pg_json *j, const struct history_record *r)
+{
+	pg_json_key(j, "identity");
+	pg_json_obj_begin(j);
+	for (uint32_t i = 0; i < r->n_identity; i++) {
+		const struct history_field *f = &r->identity[i];
+		pg_json_key(j, f->key);
+		if (f->type == HISTORY_STRING) {
+			pg_json_str(j, f->text);
+		} else if (f->type == HISTORY_NUMBER) {
+			pg_json_raw(j, f->text); /* made by number_text() */
+		} else {
+			pg_json_null(j);
+		}
+	}
+	pg_json_obj_end(j);
+}
+
+static int metric_decimals(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 6 && strcmp(name + n - 6, "_share") == 0 ? 6 : 3;
+}
+
+void history_record_write(const struct history_record *r, struct pg_buf *out)
+{
+	struct pg_json j;
+
+	pg_json_init(&j, out, 0);
+	pg_json_obj_begin(&j);
+	kv_str(&j, "schema", HISTORY_SCHEMA);
+	kv_str(&j, "record_id", r->record_id);
+	kv_str(&j, "time", r->time);
+	kv_str(&j, "series", r->series);
+	kv_str(&j, "label", r->label);
+	kv_str(&j, "kind", r->kind);
+	kv_str(&j, "verdict", r->verdict);
+	kv_int(&j, "exit_code", r->exit_code);
+	kv_str(&j, "repo", r->repo);
+	kv_str(&j, "sha", r->sha);
+	kv_str(&j, "ref", r->ref);
+	kv_int(&j, "pr", r->pr);
+	kv_str(&j, "run_id", r->run_id);
+	kv_int(&j, "run_attempt", r->run_attempt);
+	write_identity(&j, r);
+	pg_json_key(&j, "metrics");
+	pg_json_obj_begin(&j);
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		pg_json_key(&j, r->metrics[i].name);
+		pg_json_double(&j, r->metrics[i].value, metric_decimals(r->metrics[i].name));
+	}
+	pg_json_obj_end(&j);
+	pg_json_key(&j, "baseline");
+	pg_json_obj_begin(&j);
+	kv_str(&j, "kind", r->baseline_kind);
+	kv_str(&j, "path", r->baseline_path);
+	kv_str(&j, "sha256", r->baseline_sha256);
+	kv_str(&j, "summary_sha256", r->baseline_summary_sha256);
+	pg_json_obj_end(&j);
+	kv_str(&j, "summary_sha256", r->summary_sha256);
+	kv_str(&j, "thresholds", r->thresholds);
+	kv_str(&j, "profgate_version", r->profgate_version);
+	pg_json_obj_end(&j);
+	pg_buf_addc(out, '\n');
+}
+
+void history_record_shard(const struct history_record *r, struct pg_buf *out)
+{
+	pg_buf_addf(out, "%s/%.7s.jsonl", r->series, r->time);
+}
+
+/* ---- shards ---- */
+
+void history_list_move(struct history_list *l, struct history_record *r)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->r = pg_xrealloc(l->r, l->cap * sizeof(*l->r));
+	}
+	l->r[l->n++] = *r;
+	history_record_init(r);
+}
+
+void history_list_release(struct history_list *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		history_record_release(&l->r[i]);
+	free(l->r);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The next line of text at *pos, without its "\n" or "\r\n"; 0 at the end. */
+static int next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n)
+{
+	const char *nl;
+
+	if (*pos >= len)
+		return 0;
+	*line = text + *pos;
+	nl = memchr(*line, '\n', len - *pos);
+	*n = nl ? (size_t)(nl - *line) : len - *pos;
+	*pos += *n + (nl != NULL);
+	if (*n && (*line)[*n - 1] == '\r')
+		(*n)--;
+	return 1;
+}
+
+static int blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t')
+			return 0;
+	return 1;
+}
+
+int history_shard_parse(const char *text, size_t len, const char *name, struct history_list *list,
+			history_warn_fn warn, void *payload)
+{
+	size_t pos = 0, n;
+	const char *line;
+	uint32_t no = 0;
+
+	while (next_line(text, len, &pos, &line, &n)) {
+		struct history_record r;
+		int rc;
+
+		no++;
+		if (blank(line, n))
+			continue;
+		rc = history_record_parse(&r, line, n);
+		if (rc == PG_EUNSUPP) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", pg_error_last());
+			return pg_error_set(rc, "history: %s:%u: %s", name, no, why);
+		}
+		if (rc) {
+			struct pg_buf msg = PG_BUF_INIT;
+			pg_buf_addf(&msg, "history: %s:%u: %s; line skipped", name, no,
+				    pg_error_last());
+			if (warn)
+				warn(payload, msg.ptr);
+			pg_buf_release(&msg);
+			continue;
+		}
+		history_list_move(list, &r);
+	}
+	return 0;
+}
+
+int history_shard_has(const char *text, size_t len, const char *record_id)
+{
+	size_t pos = 0, n;
+	const char *line;
+	int found = 0;
+
+	while (!found && next_line(text, len, &pos, &line, &n)) {
+		cJSON *o;
+		if (!memmem(line, n, record_id, strlen(record_id)))
+			continue; /* the id is not even in the bytes: no need to parse */
+		o = cJSON_ParseWithLength(line, n);
+		found = str_of(o, "record_id") && strcmp(str_of(o, "record_id"), record_id) == 0;
+		cJSON_Delete(o);
+	}
+	return found;
+}

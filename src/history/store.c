@@ -1,0 +1,879 @@
+/*
+ * The history store: record lines appended to <series>/<YYYY-MM>.jsonl on a
+ * branch of a git remote through libgit2, safely under many concurrent jobs.
+ *
+ * How an append works. profgate keeps a private bare repository per remote
+ * under the cache (<cache>/repos/<hash of the URL>.git), never the user's
+ * work tree, index or config (the global and system git configs are not
+ * read). Each attempt, under an flock on that repository so that jobs on one
+ * machine take turns: fetch only the branch, build the commit on its tip (or
+ * an orphan commit when it does not exist) unless the shard already holds
+ * the record's id, and push it without force. A rejected push (the branch
+ * moved) means another job got there first: fetch again, rebuild on the new
+ * tip, and retry after a jittered exponential backoff, bounded in attempts and
+ * in time. Nothing is ever force-pushed, so no record is lost; the id check
+ * on every rebuild means none is doubled.
+ *
+ * Rejections come three ways. Over http(s), git_remote_push() returns
+ * GIT_ENONFASTFORWARD when the tip moved before anything was sent, and
+ * returns 0 with a status in the push_update_reference callback when the
+ * server refused the update ("failed to update ref" when the ref moved during
+ * receive-pack; "pre-receive hook declined" or "protected branch hook
+ * declined" for policies, which are not retried). For a remote that is a
+ * path or a file:// URL, libgit2 1.5's local transport updates the remote ref
+ * with force whenever it exists (transports/local.c,
+ * local_push_update_remote_ref), so two jobs pushing at once could lose a
+ * commit; profgate therefore pushes to local remotes itself: the new objects
+ * as a pack into the remote's object store, then a compare-and-swap of the
+ * ref (git_reference_create_matching against the fetched tip), which fails
+ * with GIT_EMODIFIED when another job moved it.
+ */
+#include "history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_ATTEMPTS 10
+#define DEFAULT_SECONDS	 60
+#define BACKOFF_BASE_MS	 200
+#define BACKOFF_CAP_MS	 8000
+#define BOT_NAME	 "profgate-bot"
+#define BOT_EMAIL	 "profgate-bot@users.noreply.github.com"
+
+enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL };
+
+struct store {
+	const struct history_store_opts *o;
+	const char *branch;
+	char *url;   /* what libgit2 connects to (no credentials in it) */
+	char *local; /* the remote repository's path when it is local; else NULL */
+	char *cache, *dir, *lock_path;
+	int lock_fd;
+	git_repository *repo;
+	git_remote *remote;
+	char *tracking; /* refs/remotes/origin/<branch> */
+	char *head;	/* refs/heads/<branch>: what is pushed */
+	double deadline;
+	uint64_t rng;
+	/* per network operation */
+	int cred_calls;
+	char *status;	      /* a refused ref update (push_update_reference) */
+	char remote_msg[240]; /* the last "remote:" line the server sent */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(uint32_t ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* The message of the libgit2 call that just failed; git_error_last() can be
+ * stale after a success, so it is read only on failure. */
+static const char *git_why(void)
+{
+	static _Thread_local char msg[512];
+	const git_error *e = git_error_last();
+	size_t n;
+
+	snprintf(msg, sizeof(msg), "%s",
+		 e && e->message && *e->message ? e->message : "unknown libgit2 error");
+	n = strlen(msg); /* our lines have no full stop; libgit2's do */
+	while (n && (msg[n - 1] == '.' || msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = 0;
+	return msg;
+}
+
+static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
+static char *xprintf(const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	return pg_xstrdup(tmp);
+}
+
+static void logf_(struct store *s, const char *fmt, ...) PG_PRINTF(2, 3);
+static void logf_(struct store *s, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+
+	if (!s->o->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	s->o->log(s->o->payload, tmp);
+}
+
+/* ---- the cache ---- */
+
+char *history_cache_dir(void)
+{
+	const char *v;
+
+	if ((v = getenv("PROFGATE_CACHE_DIR")) && *v)
+		return pg_xstrdup(v);
+	if ((v = getenv("XDG_CACHE_HOME")) && *v == '/')
+		return xprintf("%s/profgate", v);
+	if ((v = getenv("HOME")) && *v == '/')
+		return xprintf("%s/.cache/profgate", v);
+	return xprintf("/tmp/profgate-%ld", (long)getuid());
+}
+
+static int mkdir_p(const char *path)
+{
+	char *p = pg_xstrdup(path);
+	int rc = 0;
+
+	for (char *q = p + 1; *q && rc == 0; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			rc = -1;
+		*q = '/';
+	}
+	if (rc == 0 && mkdir(p, 0700) != 0 && errno != EEXIST)
+		rc = -1;
+	if (rc)
+		rc = pg_error_set(PG_EIO, "history: cannot create '%s': %s", p, strerror(errno));
+	free(p);
+	return rc;
+}
+
+char *history_pending_save(const char *cache_dir, const struct history_record *r)
+{
+	char *dir = xprintf("%s/pending", cache_dir), *path = NULL;
+	struct pg_buf line = PG_BUF_INIT;
+
+	if (mkdir_p(dir) == 0) {
+		path = xprintf("%s/%s.json", dir, r->record_id);
+		history_record_write(r, &line);
+		if (pg_write_file_atomic(path, line.ptr, line.len)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	pg_buf_release(&line);
+	free(dir);
+	return path;
+}
+
+void history_pending_remove(const char *cache_dir, const char *record_id)
+{
+	char *path = xprintf("%s/pending/%s.json", cache_dir, record_id);
+
+	unlink(path);
+	free(path);
+}
+
+/* ---- opening ---- */
+
+static int is_http(const char *url)
+{
+	return strncmp(url, "https://", 8) == 0 || strncmp(url, "http://", 7) == 0;
+}
+
+/* A path, file:// or http(s):// URL; ssh and scp-like remotes are refused
+ * (their credentials are keys, not the token). */
+static int resolve_remote(struct store *s, const char *remote)
+{
+	const char *colon = strchr(remote, ':'), *slash = strchr(remote, '/');
+	char *real;
+
+	if (is_http(remote)) {
+		s->url = pg_xstrdup(remote);
+		return 0;
+	}
+	if (strncmp(remote, "file://", 7) == 0) {
+		s->url = pg_xstrdup(remote);
+		s->local = pg_xstrdup(remote + 7);
+		return 0;
+	}
+	if (strstr(remote, "://") || (colon && (!slash || colon < slash)))
+		return pg_error_set(PG_EUSAGE,
+				    "history: remote '%s': give a path, a file:// URL or an "
+				    "https:// URL",
+				    remote);
+	if (!(real = realpath(remote, NULL)))
+		return pg_error_set(PG_EUSAGE, "history: remote '%s': %s", remote, strerror(errno));
+	s->url = real;
+	s->local = pg_xstrdup(real);
+	return 0;
+}
+
+/* A local remote must be a bare repository: git refuses pushes into the
+ * checked-out branch of a work tree, and so does profgate. */
+static int check_local(struct store *s)
+{
+	git_repository *rr = NULL;
+	int rc = 0;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		rc = pg_error_set(PG_EUSAGE, "history: remote '%s' is not a git repository (%s)",
+				  s->local, git_why());
+	else if (!git_repository_is_bare(rr))
+		rc = pg_error_set(PG_EUSAGE,
+				  "history: remote '%s' is not a bare repository (create one with "
+				  "'git init --bare')",
+				  s->local);
+	git_repository_free(rr);
+	return rc;
+}
+
+static int open_private(struct store *s)
+{
+	struct pg_sha256 sha;
+	char hex[65];
+	char *repos;
+	int rc;
+
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, s->url, strlen(s->url));
+	pg_sha256_hex(&sha, hex);
+	repos = xprintf("%s/repos", s->cache);
+	rc = mkdir_p(repos);
+	s->dir = xprintf("%s/%.16s.git", repos, hex);
+	s->lock_path = xprintf("%s/%.16s.lock", repos, hex);
+	free(repos);
+	return rc;
+}
+
+static void store_release(struct store *s)
+{
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	git_remote_free(s->remote);
+	git_repository_free(s->repo);
+	free(s->url);
+	free(s->local);
+	free(s->cache);
+	free(s->dir);
+	free(s->lock_path);
+	free(s->tracking);
+	free(s->head);
+	free(s->status);
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = -1;
+}
+
+/* Only the private repository's own config: the user's global and system
+ * git configs (url rewrites, hooks, credentials helpers) are not read. */
+static void isolate_config(void)
+{
+	static const int levels[] = {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
+				     GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(levels); i++)
+		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "");
+}
+
+static int store_open(struct store *s, const struct history_store_opts *o)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = -1;
+	s->o = o;
+	s->branch = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
+	s->deadline = now_s() + (o->max_seconds ? o->max_seconds : DEFAULT_SECONDS);
+	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
+	s->tracking = xprintf("refs/remotes/origin/%s", s->branch);
+	s->head = xprintf("refs/heads/%s", s->branch);
+	if (!git_reference_is_valid_name(s->head))
+		return pg_error_set(PG_EUSAGE, "history: '%s' is not a valid branch name",
+				    s->branch);
+	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
+		return rc;
+	s->cache = o->cache_dir ? pg_xstrdup(o->cache_dir) : history_cache_dir();
+	if ((rc = open_private(s)))
+		return rc;
+	return 0;
+}
+
+/* Jobs on one machine share the private repository: one at a time, waiting
+ * no longer than the time budget. */
+static int store_lock(struct store *s)
+{
+	if (s->lock_fd < 0)
+		s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->lock_fd < 0)
+		return pg_error_set(PG_EIO, "history: cannot open '%s': %s", s->lock_path,
+				    strerror(errno));
+	while (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return pg_error_set(PG_EIO, "history: cannot lock '%s': %s", s->lock_path,
+					    strerror(errno));
+		if (now_s() > s->deadline)
+			return pg_error_set(PG_EDELIVERY,
+					    "history: '%s' stayed locked by another profgate",
+					    s->lock_path);
+		sleep_ms(20);
+	}
+	return 0;
+}
+
+static void store_unlock(struct store *s)
+{
+	if (s->lock_fd >= 0)
+		flock(s->lock_fd, LOCK_UN);
+}
+
+/* Open (or create) the private repository and its anonymous remote; done
+ * under the lock, so that two jobs do not both create it. */
+static int store_repo(struct store *s)
+{
+	git_remote_create_options ro;
+
+	if (s->repo)
+		return 0;
+	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 &&
+	    git_repository_init(&s->repo, s->dir, 1) < 0)
+		return pg_error_set(PG_EIO, "cannot create the repository '%s': %s", s->dir,
+				    git_why());
+	/* Anonymous, and no url.*.insteadOf rewriting: the remote is what the
+	 * user named. (That lookup also leaks in libgit2 1.5.1: libgit2#6382.) */
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = s->repo;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&s->remote, s->url, &ro) < 0)
+		return pg_error_set(PG_EUSAGE, "remote '%s': %s", s->url, git_why());
+	return 0;
+}
+
+/* ---- callbacks ---- */
+
+/* The token as user x-access-token; the callback runs again on every 401, so
+ * a second call in one operation means the token was refused. */
+static int cred_cb(git_credential **out, const char *url, const char *user_from_url,
+		   unsigned int allowed, void *payload)
+{
+	struct store *s = payload;
+
+	if (!(allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT))
+		return GIT_PASSTHROUGH;
+	if (!s->o->token) {
+		git_error_set_str(GIT_ERROR_HTTP, "the remote asks for credentials: set "
+						  "PROFGATE_GIT_TOKEN or GITHUB_TOKEN");
+		return GIT_EAUTH;
+	}
+	if (++s->cred_calls > 1) {
+		git_error_set_str(GIT_ERROR_HTTP, "authentication rejected: check "
+						  "PROFGATE_GIT_TOKEN or GITHUB_TOKEN");
+		return GIT_EAUTH;
+	}
+	return git_credential_userpass_plaintext_new(out, "x-access-token", s->o->token);
+}
+
+/* Keep the last line the server printed ("remote: ..."), for the error. */
+static int sideband_cb(const char *str, int len, void *payload)
+{
+	struct store *s = payload;
+	int end = len, start;
+
+	while (end > 0 && (str[end - 1] == '\n' || str[end - 1] == '\r'))
+		end--;
+	start = end;
+	while (start > 0 && str[start - 1] != '\n' && str[start - 1] != '\r')
+		start--;
+	if (end > start) {
+		int n = end - start < (int)sizeof(s->remote_msg) - 1
+			    ? end - start
+			    : (int)sizeof(s->remote_msg) - 1;
+		memcpy(s->remote_msg, str + start, (size_t)n);
+		s->remote_msg[n] = 0;
+	}
+	return 0;
+}
+
+static int push_ref_cb(const char *refname, const char *status, void *payload)
+{
+	struct store *s = payload;
+
+	if (status && !s->status)
+		s->status = pg_xstrdup(status);
+	return 0;
+}
+
+static void callbacks(struct store *s, git_remote_callbacks *cb)
+{
+	cb->credentials = cred_cb;
+	cb->sideband_progress = sideband_cb;
+	cb->push_update_reference = push_ref_cb;
+	cb->payload = s;
+	s->cred_calls = 0;
+	s->remote_msg[0] = 0;
+}
+
+/* ---- one attempt ---- */
+
+/* Authentication, permission and missing repositories do not heal by
+ * retrying; over http(s) anything else (a dropped connection) may. */
+static enum attempt classify(struct store *s, int rc)
+{
+	const char *why = git_why();
+
+	if (s->local || rc == GIT_EAUTH || rc == GIT_ECERTIFICATE || strstr(why, "401") ||
+	    strstr(why, "403") || strstr(why, "404") || strstr(why, "authentication"))
+		return ATTEMPT_FAIL;
+	return ATTEMPT_RETRY;
+}
+
+/* Fetch only the branch. The tracking ref is deleted first, so that after
+ * the fetch it exists exactly when the remote branch does. */
+static enum attempt store_fetch(struct store *s)
+{
+	git_fetch_options fo;
+	char *spec = xprintf("+refs/heads/%s:%s", s->branch, s->tracking);
+	git_strarray specs = {&spec, 1};
+	git_reference *old = NULL;
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
+		git_reference_delete(old);
+		git_reference_free(old);
+	}
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	callbacks(s, &fo.callbacks);
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.update_fetchhead = 0;
+	fo.proxy_opts.type = GIT_PROXY_AUTO;
+	rc = git_remote_fetch(s->remote, &specs, &fo, NULL);
+	if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->url,
+			     git_why());
+	}
+	free(spec);
+	return a;
+}
+
+/* The shard's bytes at the tip (empty when absent), into content. */
+static int read_shard(struct store *s, git_tree *base, const char *shard, struct pg_buf *content)
+{
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	int rc;
+
+	if (!base)
+		return 0;
+	rc = git_tree_entry_bypath(&entry, base, shard);
+	if (rc == GIT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return pg_error_set(PG_EDELIVERY, "%s: %s", shard, git_why());
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+		rc = pg_error_set(PG_EDELIVERY, "%s on branch %s is not a file", shard, s->branch);
+	else if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry)) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "%s: %s", shard, git_why());
+	else
+		pg_buf_add(content, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	return rc;
+}
+
+/* "history: <series> (<label>): <verdict>" and the record's particulars;
+ * a label is a user's string: control characters become spaces. */
+static void commit_message(const struct history_record *r, struct pg_buf *m)
+{
+	char label[101];
+	size_t i = 0;
+
+	for (const char *p = r->label ? r->label : ""; *p && i < sizeof(label) - 1; p++)
+		label[i++] = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
+	label[i] = 0;
+	pg_buf_addf(m, "history: %s (%s): %s\n\n", r->series, r->label ? label : "no label",
+		    r->verdict);
+	pg_buf_addf(m, "record: %s\nkind: %s\ntime: %s\n", r->record_id, r->kind, r->time);
+	if (r->sha)
+		pg_buf_addf(m, "sha: %s\n", r->sha);
+	if (r->run_id)
+		pg_buf_addf(m, "run: %s\n", r->run_id);
+}
+
+static int make_commit(struct store *s, const struct history_record *r, git_commit *parent,
+		       git_tree *base, const char *shard, const struct pg_buf *content,
+		       git_oid *out)
+{
+	git_tree_update upd = {GIT_TREE_UPDATE_UPSERT, {{0}}, GIT_FILEMODE_BLOB, shard};
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_reference *ref = NULL;
+	struct pg_buf msg = PG_BUF_INIT;
+	git_oid tree_id;
+	const git_commit *parents[1] = {parent};
+	int rc = 0;
+
+	commit_message(r, &msg);
+	if (git_blob_create_from_buffer(&upd.id, s->repo, content->ptr, content->len) < 0 ||
+	    git_tree_create_updated(&tree_id, s->repo, base, 1, &upd) < 0 ||
+	    git_tree_lookup(&tree, s->repo, &tree_id) < 0 ||
+	    git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
+	    git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, parent ? 1 : 0,
+			      parents) < 0 ||
+	    git_reference_create(&ref, s->repo, s->head, out, 1, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+	git_reference_free(ref);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	pg_buf_release(&msg);
+	return rc;
+}
+
+/*
+ * The commit appending line to shard on tip (NULL: an orphan), in *out and as
+ * the private refs/heads/<branch>. *already is set when the shard holds the
+ * record's id: nothing to commit.
+ */
+static int build(struct store *s, const struct history_record *r, const char *shard,
+		 const struct pg_buf *line, const git_oid *tip, git_oid *out, int *already)
+{
+	git_commit *parent = NULL;
+	git_tree *base = NULL;
+	struct pg_buf content = PG_BUF_INIT;
+	int rc = 0;
+
+	*already = 0;
+	if (tip &&
+	    (git_commit_lookup(&parent, s->repo, tip) < 0 || git_commit_tree(&base, parent) < 0)) {
+		rc = pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
+		goto out;
+	}
+	if ((rc = read_shard(s, base, shard, &content)))
+		goto out;
+	if (history_shard_has(content.ptr, content.len, r->record_id)) {
+		*already = 1;
+		goto out;
+	}
+	if (content.len && content.ptr[content.len - 1] != '\n')
+		pg_buf_addc(&content, '\n'); /* a hand-edited last line */
+	pg_buf_add(&content, line->ptr, line->len);
+	rc = make_commit(s, r, parent, base, shard, &content, out);
+out:
+	pg_buf_release(&content);
+	git_tree_free(base);
+	git_commit_free(parent);
+	return rc;
+}
+
+/* A refused update that another attempt cannot change: server policy. */
+static int status_permanent(const char *status)
+{
+	return strstr(status, "hook declined") || strstr(status, "protected") ||
+	       strstr(status, "denied") || strstr(status, "permission") || strstr(status, "GH0");
+}
+
+static enum attempt push_smart(struct store *s)
+{
+	git_push_options po;
+	char *spec = xprintf("%s:%s", s->head, s->head); /* no '+': never forced */
+	git_strarray specs = {&spec, 1};
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	callbacks(s, &po.callbacks);
+	po.proxy_opts.type = GIT_PROXY_AUTO;
+	free(s->status);
+	s->status = NULL;
+	rc = git_remote_push(s->remote, &specs, &po);
+	if (rc == GIT_ENONFASTFORWARD) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "the branch moved since the fetch (non-fast-forward)");
+	} else if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s", s->url, git_why());
+	} else if (s->status) {
+		a = status_permanent(s->status) ? ATTEMPT_FAIL : ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "'%s' refused the update of %s: %s%s%s%s", s->url,
+			     s->branch, s->status, s->remote_msg[0] ? " (remote: " : "",
+			     s->remote_msg, s->remote_msg[0] ? ")" : "");
+	}
+	free(spec);
+	return a;
+}
+
+/* The new objects (what tip lacks) as one pack into the remote's store. */
+static int pack_into(struct store *s, git_repository *rr, const git_oid *commit, const git_oid *tip)
+{
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	char *dir = xprintf("%sobjects/pack", git_repository_path(rr));
+	int rc = 0;
+
+	if (git_revwalk_new(&walk, s->repo) < 0 || git_revwalk_push(walk, commit) < 0 ||
+	    (tip && git_revwalk_hide(walk, tip) < 0) || git_packbuilder_new(&pb, s->repo) < 0 ||
+	    git_packbuilder_insert_walk(pb, walk) < 0 ||
+	    git_packbuilder_write(pb, dir, 0, NULL, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot write objects into '%s': %s", s->local,
+				  git_why());
+	git_packbuilder_free(pb);
+	git_revwalk_free(walk);
+	free(dir);
+	return rc;
+}
+
+/* Push to a local remote: objects first, then the ref moved only if it still
+ * points at the tip this commit was built on (or, for an orphan, only if it
+ * still does not exist). */
+static enum attempt push_local(struct store *s, const git_oid *commit, const git_oid *tip)
+{
+	git_repository *rr = NULL;
+	git_reference *ref = NULL;
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	if (pack_into(s, rr, commit, tip)) {
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = tip ? git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
+						 "profgate: history append")
+		 : git_reference_create(&ref, rr, s->head, commit, 0, "profgate: history append");
+	if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "the branch moved during the push (%s)", git_why());
+	} else if (rc < 0) {
+		a = ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "cannot update %s in '%s': %s", s->branch, s->local,
+			     git_why());
+	}
+out:
+	git_reference_free(ref);
+	git_repository_free(rr);
+	return a;
+}
+
+static enum attempt attempt_once(struct store *s, const struct history_record *r, const char *shard,
+				 const struct pg_buf *line, struct history_append_result *res)
+{
+	git_oid tip, commit;
+	enum attempt a;
+	int has_tip, already;
+
+	if (store_repo(s))
+		return ATTEMPT_FAIL;
+	if ((a = store_fetch(s)) != ATTEMPT_DONE)
+		return a;
+	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
+	if (build(s, r, shard, line, has_tip ? &tip : NULL, &commit, &already))
+		return ATTEMPT_FAIL;
+	if (already) {
+		res->appended = 0;
+		return ATTEMPT_DONE;
+	}
+	a = s->local ? push_local(s, &commit, has_tip ? &tip : NULL) : push_smart(s);
+	if (a == ATTEMPT_DONE) {
+		res->appended = 1;
+		git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+	}
+	return a;
+}
+
+/* Full jitter around an exponential step: base·2^(n-1) times 0.5..1.5,
+ * capped, so that jobs that collided spread out instead of colliding again. */
+static uint32_t backoff_ms(struct store *s, uint32_t attempt)
+{
+	uint32_t step = BACKOFF_BASE_MS << (attempt - 1 < 10 ? attempt - 1 : 10);
+	double u;
+
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	u = (double)(s->rng >> 11) / 9007199254740992.0;
+	if (step > BACKOFF_CAP_MS)
+		step = BACKOFF_CAP_MS;
+	return (uint32_t)(step * (0.5 + u));
+}
+
+static int append_loop(struct store *s, const struct history_record *r, const char *shard,
+		       const struct pg_buf *line, struct history_append_result *res)
+{
+	uint32_t max = s->o->max_attempts ? s->o->max_attempts : DEFAULT_ATTEMPTS;
+	double start = now_s();
+
+	for (uint32_t n = 1;; n++) {
+		enum attempt a;
+		uint32_t wait;
+		char cause[1024];
+
+		res->attempts = n;
+		if (store_lock(s))
+			return PG_EDELIVERY;
+		a = attempt_once(s, r, shard, line, res);
+		store_unlock(s);
+		if (a == ATTEMPT_DONE)
+			return 0;
+		snprintf(cause, sizeof(cause), "%s", pg_error_last());
+		if (a == ATTEMPT_FAIL)
+			return pg_error_set(PG_EDELIVERY, "history: %s", cause);
+		wait = backoff_ms(s, n);
+		if (n >= max || now_s() + wait / 1e3 > s->deadline)
+			return pg_error_set(PG_EDELIVERY,
+					    "history: gave up after %u attempts in %.1f s: %s", n,
+					    now_s() - start, cause);
+		logf_(s, "history: attempt %u of %u: %s; retrying in %.2f s", n, max, cause,
+		      wait / 1e3);
+		sleep_ms(wait);
+	}
+}
+
+int history_append(const struct history_store_opts *o, const struct history_record *r,
+		   struct history_append_result *res)
+{
+	struct store s;
+	struct pg_buf shard = PG_BUF_INIT, line = PG_BUF_INIT;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	git_libgit2_init();
+	isolate_config();
+	if ((rc = store_open(&s, o)))
+		goto out;
+	history_record_shard(r, &shard);
+	history_record_write(r, &line);
+	rc = append_loop(&s, r, shard.ptr, &line, res);
+	if (rc == 0)
+		history_pending_remove(s.cache, r->record_id);
+out:
+	res->shard = pg_buf_detach(&shard, NULL);
+	pg_buf_release(&line);
+	store_release(&s);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* ---- reading ---- */
+
+/* The records of one shard that pass f, into list. */
+static int read_shard_records(struct store *s, const git_tree_entry *e, const char *series,
+			      const struct history_filter *f, struct history_list *list)
+{
+	struct history_list all = {0};
+	git_blob *blob = NULL;
+	char *path = xprintf("%s/%s", series, git_tree_entry_name(e));
+	int rc;
+
+	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(e)) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", path, git_why());
+		goto out;
+	}
+	rc = history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), path,
+				 &all, s->o->log, s->o->payload);
+	for (uint32_t k = 0; rc == 0 && k < all.n; k++)
+		if (history_filter_match(f, &all.r[k]))
+			history_list_move(list, &all.r[k]);
+out:
+	history_list_release(&all);
+	git_blob_free(blob);
+	free(path);
+	return rc;
+}
+
+/* The month files of one series folder, skipping months before --since. */
+static int read_series(struct store *s, const git_tree *dir, const char *series,
+		       const struct history_filter *f, struct history_list *list)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < git_tree_entrycount(dir) && rc == 0; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(dir, i);
+		const char *name = git_tree_entry_name(e);
+		size_t n = strlen(name);
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || n < 6 ||
+		    strcmp(name + n - 6, ".jsonl") != 0)
+			continue;
+		if (f->since && strncmp(name, f->since, 7) < 0)
+			continue; /* "YYYY-MM" before the month of --since */
+		rc = read_shard_records(s, e, series, f, list);
+	}
+	return rc;
+}
+
+static int read_tree(struct store *s, const git_oid *tip, const struct history_filter *f,
+		     struct history_list *list)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	int rc = 0;
+
+	if (git_commit_lookup(&c, s->repo, tip) < 0 || git_commit_tree(&root, c) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: the tip of %s: %s", s->branch, git_why());
+		goto out;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(root) && rc == 0; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(root, i);
+		git_tree *dir = NULL;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE ||
+		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0))
+			continue;
+		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0) {
+			rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", git_tree_entry_name(e),
+					  git_why());
+			break;
+		}
+		rc = read_series(s, dir, git_tree_entry_name(e), f, list);
+		git_tree_free(dir);
+	}
+out:
+	git_tree_free(root);
+	git_commit_free(c);
+	return rc;
+}
+
+int history_read(const struct history_store_opts *o, const struct history_filter *f,
+		 struct history_list *list, int *exists)
+{
+	struct store s;
+	git_oid tip;
+	int rc;
+
+	*exists = 0;
+	git_libgit2_init();
+	isolate_config();
+	if ((rc = store_open(&s, o)) || (rc = store_lock(&s)))
+		goto out;
+	if ((rc = store_repo(&s)) || (rc = store_fetch(&s) != ATTEMPT_DONE ? PG_EDELIVERY : 0)) {
+		char why[1024];
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		rc = pg_error_set(rc, "history: %s", why);
+		goto out;
+	}
+	if (git_reference_name_to_id(&tip, s.repo, s.tracking) != 0)
+		goto out; /* no branch: no records */
+	*exists = 1;
+	rc = read_tree(&s, &tip, f, list);
+out:
+	store_release(&s);
+	git_libgit2_shutdown();
+	return rc;
+}

@@ -1,0 +1,366 @@
+#!/bin/sh
+# profgate history and gate --history end to end, against real git: local bare repositories as
+# remotes (paths and file:// URLs) and smart HTTP through `git http-backend` behind a loopback
+# server with token auth (tests/e2e/lib/git_http.py). A new branch starts as an orphan commit,
+# appends are linear commits by the bot, the same record twice is one line, 16 jobs at once all
+# land, a hook's rejection and a wrong token exit 5 with one line and the record kept, a corrupt
+# line is reported by file and line and skipped, an unknown record version is refused.
+set -u
+. "$(dirname "$0")/lib/tap.sh"
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$TOP/tests/data/examples
+
+# The run must not pick up a CI job's identity, a user's git config or a proxy for loopback.
+unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME \
+	GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN PROFGATE_TIME XDG_CACHE_HOME \
+	http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache
+GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
+GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
+export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
+	GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+mkdir -p "$HOME"
+
+srv_pid=
+trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
+
+# pge VAR=VALUE... PROGRAM ARGS...: like pg, with extra environment (profgate is $PROFGATE).
+pge() {
+	timeout 60 env "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+}
+# shard REPO [BRANCH]: the text of the only shard on the branch.
+shard() {
+	git -C "$1" show "${2:-profgate-history}:$(git -C "$1" ls-tree -r --name-only "${2:-profgate-history}" | head -n 1)"
+}
+# jl TITLE FILE EXPR...: python expressions over r (the JSON lines of FILE, parsed) must hold.
+jl() {
+	_title=$1
+	shift
+	if python3 - "$@" >"$T/jwhy" 2>&1 <<'EOF'; then
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+bad = 0
+for e in sys.argv[2:]:
+    try:
+        good = eval(e)
+    except Exception as x:
+        good = False
+        e += "  (%s: %s)" % (type(x).__name__, x)
+    if not good:
+        print("false: " + e)
+        bad = 1
+sys.exit(bad)
+EOF
+		ok "$_title"
+	else
+		not_ok "$_title"
+		diag_file "$T/jwhy" 10
+	fi
+}
+# one_line TITLE WORD: exit 5 and exactly one stderr line, naming WORD.
+one_line() {
+	if [ "$rc" -eq 5 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
+		has "$T/err" "$2"; then
+		ok "$1: exit 5, one line"
+	else
+		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
+		diag_file "$T/err" 5
+	fi
+}
+
+# ---- a real verdict: the bundled pair, a known matmul regression ----
+pg summarize "$EX"/baseline.*.pt.trace.json.gz -o "$T/base.json"
+pg summarize "$EX"/candidate.*.pt.trace.json.gz -o "$T/cand.json"
+pg gate -b "$T/base.json" -c "$T/cand.json" --label "matmul bench" --json "$T/v.json"
+check "gate writes the verdict JSON (fail, exit 1)" [ "$rc" -eq 1 ]
+cand_sha=$(sha256sum "$T/cand.json" | cut -d' ' -f1)
+base_sha=$(sha256sum "$T/base.json" | cut -d' ' -f1)
+
+# ---- append to a new branch of a bare repository given as a path ----
+git init -q --bare "$T/r.git"
+pge PROFGATE_TIME=2024-05-01T12:00:00Z "$PROFGATE" history append --repo "$T/r.git" "$T/v.json"
+check "history append to a new branch: exit 0, says where it landed" \
+	eval '[ "$rc" -eq 0 ] && [ ! -s "$T/err" ] && grep -q "^history: appended to matmul-bench-[0-9a-f]\{8\}/2024-05.jsonl on profgate-history" "$T/out"'
+check "the branch is one orphan commit" \
+	eval '[ "$(git -C "$T/r.git" rev-list --count profgate-history)" = 1 ] && [ "$(git -C "$T/r.git" rev-list --max-parents=0 profgate-history)" = "$(git -C "$T/r.git" rev-parse profgate-history)" ]'
+git -C "$T/r.git" log -1 --format='%an <%ae>|%cn <%ce>|%s' profgate-history >"$T/log1"
+check "committed by the bot, the message naming series, label and verdict" \
+	grep -q '^profgate-bot <profgate-bot@users.noreply.github.com>|profgate-bot <profgate-bot@users.noreply.github.com>|history: matmul-bench-[0-9a-f]\{8\} (matmul bench): fail$' "$T/log1"
+check "the layout is <series>/<YYYY-MM>.jsonl and nothing else" \
+	eval '[ "$(git -C "$T/r.git" ls-tree -r --name-only profgate-history | sed "s/[0-9a-f]\{8\}/H/")" = "matmul-bench-H/2024-05.jsonl" ]'
+shard "$T/r.git" >"$T/s1.jsonl"
+jl "the record: schema, id, time, series, kind, verdict, version" "$T/s1.jsonl" \
+	"len(r) == 1" "r[0]['schema'] == 'profgate.history/1'" \
+	"len(r[0]['record_id']) == 32 and int(r[0]['record_id'], 16) >= 0" \
+	"r[0]['time'] == '2024-05-01T12:00:00Z'" "r[0]['series'].startswith('matmul-bench-')" \
+	"r[0]['label'] == 'matmul bench' and r[0]['kind'] == 'manual'" \
+	"r[0]['verdict'] == 'fail' and r[0]['exit_code'] == 1" \
+	"r[0]['profgate_version'] == '$(sed -n 's/^VERSION := *//p' "$TOP/Makefile")'" \
+	"r[0]['thresholds'] == 'default'"
+jl "the record: no CI fields outside CI, the candidate's identity" "$T/s1.jsonl" \
+	"[r[0][k] for k in ('repo', 'sha', 'ref', 'pr', 'run_id', 'run_attempt')] == [None] * 6" \
+	"r[0]['identity']['device_kind'] == 'Tesla V100-SXM2-32GB' and r[0]['identity']['device_count'] == 1"
+jl "the record: judged and step metrics, baseline and summary digests" "$T/s1.jsonl" \
+	"abs(r[0]['metrics']['step.median_us'] - 101540) < 100" \
+	"'family.matmul.us_per_step' in r[0]['metrics'] and 'step.p90_us' in r[0]['metrics']" \
+	"r[0]['summary_sha256'] == '$cand_sha'" \
+	"r[0]['baseline'] == {'kind': 'file', 'path': '$T/base.json', 'sha256': '$base_sha', 'summary_sha256': '$base_sha'}"
+
+# ---- the same record again: a no-op ----
+pge PROFGATE_TIME=2024-05-01T12:00:00Z "$PROFGATE" history append --repo "$T/r.git" "$T/v.json"
+check "the same record again: exit 0, 'already holds'" \
+	eval '[ "$rc" -eq 0 ] && grep -q "already holds record" "$T/out"'
+check "still one commit and one line" \
+	eval '[ "$(git -C "$T/r.git" rev-list --count profgate-history)" = 1 ] && [ "$(shard "$T/r.git" | wc -l)" -eq 1 ]'
+
+# ---- a second record from a PR run, through a file:// URL ----
+printf '{"number": 42, "pull_request": {"number": 42}}\n' >"$T/event.json"
+pge PROFGATE_TIME=2024-05-02T08:30:00Z GITHUB_RUN_ID=1001 GITHUB_RUN_ATTEMPT=2 \
+	GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$T/event.json" GITHUB_REPOSITORY=o/r \
+	GITHUB_SHA=0123456789abcdef0123456789abcdef01234567 GITHUB_REF=refs/pull/42/merge \
+	"$PROFGATE" history append --repo "file://$T/r.git" "$T/v.json"
+check "a PR run's record through file://: exit 0" [ "$rc" -eq 0 ]
+check "two commits, linear, the first one the orphan" \
+	eval '[ "$(git -C "$T/r.git" rev-list --count profgate-history)" = 2 ] && [ "$(git -C "$T/r.git" rev-list --merges --count profgate-history)" = 0 ] && [ "$(git -C "$T/r.git" rev-list --max-parents=0 profgate-history | wc -l)" -eq 1 ]'
+shard "$T/r.git" >"$T/s2.jsonl"
+jl "the PR record: kind pr, PR 42, run and attempt, repo, sha, ref; another id" "$T/s2.jsonl" \
+	"len(r) == 2 and r[0] == json.loads(open('$T/s1.jsonl').readline())" \
+	"r[1]['kind'] == 'pr' and r[1]['pr'] == 42 and r[1]['run_id'] == '1001' and r[1]['run_attempt'] == 2" \
+	"r[1]['repo'] == 'o/r' and r[1]['sha'].startswith('0123456') and r[1]['ref'] == 'refs/pull/42/merge'" \
+	"r[1]['record_id'] != r[0]['record_id'] and r[1]['series'] == r[0]['series']"
+
+# ---- gate --history ----
+pge PROFGATE_TIME=2024-05-03T00:00:00Z GITHUB_EVENT_NAME=schedule GITHUB_RUN_ID=1002 \
+	"$PROFGATE" gate -b "$T/base.json" -c "$T/cand.json" --label "matmul bench" --history "$T/r.git"
+check "gate --history: the verdict's exit code (1), the append on stdout" \
+	eval '[ "$rc" -eq 1 ] && grep -q "^profgate gate: fail" "$T/out" && grep -q "^  history: appended to matmul-bench-" "$T/out"'
+shard "$T/r.git" >"$T/s3.jsonl"
+jl "gate --history's record: nightly, the same series and metrics as from the verdict file" "$T/s3.jsonl" \
+	"len(r) == 3 and r[2]['kind'] == 'nightly' and r[2]['series'] == r[0]['series']" \
+	"r[2]['metrics'] == r[0]['metrics'] and r[2]['summary_sha256'] == r[0]['summary_sha256']"
+pg gate -b "$T/base.json" -c "$T/cand.json" --history "$T/nothing-here.git"
+check "gate --history to a missing remote: a warning line, the verdict's exit code" \
+	eval '[ "$rc" -eq 1 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: warning: history: " "$T/err"'
+pg gate -b "$T/base.json" -c "$T/cand.json" --history-required
+check "gate --history-required without --history: exit 2" [ "$rc" -eq 2 ]
+
+# ---- history show ----
+pg history show --repo "$T/r.git"
+check "history show: a table of the three records, oldest first" \
+	eval '[ "$rc" -eq 0 ] && [ "$(lines "$T/out")" -eq 4 ] && head -n 1 "$T/out" | grep -q "^time " && sed -n 2p "$T/out" | grep -q "^2024-05-01T12:00:00Z .* manual .* fail .* 101.54 ms" && sed -n 3p "$T/out" | grep -q "#42$"'
+pg history show --repo "$T/r.git" --kind pr --json
+jl "history show --kind pr --json: the PR record as stored" "$T/out" \
+	"len(r) == 1 and r[0]['pr'] == 42"
+check "--json prints the stored bytes" eval 'sed -n 2p "$T/s2.jsonl" | cmp -s - "$T/out"'
+pg history show --repo "$T/r.git" --since 2024-05-02 --json
+jl "history show --since 2024-05-02: two records" "$T/out" "len(r) == 2"
+pg history show --repo "$T/r.git" --verdict pass --json
+check "history show --verdict pass: none" eval '[ "$rc" -eq 0 ] && [ ! -s "$T/out" ]'
+series=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["series"])' "$T/s1.jsonl")
+pg history show --repo "$T/r.git" --series "$series" --label "matmul bench" --json
+jl "history show --series --label: all three" "$T/out" "len(r) == 3"
+pg history show --repo "$T/r.git" --since yesterday
+check "history show --since yesterday: exit 2" [ "$rc" -eq 2 ]
+pg history show --repo "$T/r.git" --branch nothing-yet
+check "history show of a branch that does not exist: exit 0, a note, no records" \
+	eval '[ "$rc" -eq 0 ] && [ ! -s "$T/out" ] && has "$T/err" "no branch"'
+
+# ---- 16 jobs at once, each with its own cache (16 runners) ----
+git init -q --bare "$T/c.git"
+pids=
+i=1
+while [ $i -le 16 ]; do
+	(env PROFGATE_CACHE_DIR="$T/cache16/$i" GITHUB_RUN_ID="run-$i" PROFGATE_TIME=2024-06-01T00:00:00Z \
+		timeout 90 "$PROFGATE" history append --repo "$T/c.git" "$T/v.json" \
+		>"$T/c16.$i.out" 2>"$T/c16.$i.err"
+	echo $? >"$T/c16.$i.rc") &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086 # a list of pids
+wait $pids
+check "16 concurrent appends all exit 0" [ "$(cat "$T"/c16.*.rc | sort -u)" = 0 ]
+shard "$T/c.git" >"$T/c16.jsonl"
+jl "16 records, none doubled, every line a valid record" "$T/c16.jsonl" \
+	"len(r) == 16 and len({x['record_id'] for x in r}) == 16" \
+	"sorted(x['run_id'] for x in r) == sorted('run-%d' % i for i in range(1, 17))" \
+	"all(x['schema'] == 'profgate.history/1' for x in r)"
+check "history linear: 16 commits, no merge, one root" \
+	eval '[ "$(git -C "$T/c.git" rev-list --count profgate-history)" = 16 ] && [ "$(git -C "$T/c.git" rev-list --merges --count profgate-history)" = 0 ] && [ "$(git -C "$T/c.git" rev-list --max-parents=0 profgate-history | wc -l)" -eq 1 ]'
+retries=$(cat "$T"/c16.*.err | grep -c 'history: attempt [0-9]* of [0-9]*: the branch moved')
+if [ "$retries" -gt 0 ] && ! grep -v 'history: attempt [0-9]* of [0-9]*: the branch moved' "$T"/c16.*.err | grep -q .; then
+	ok "the races were retried and logged with their cause ($retries retries)"
+else
+	not_ok "retries: $retries logged; other stderr lines:"
+	cat "$T"/c16.*.err | head -n 5 | sed 's/^/# /'
+fi
+check "git fsck finds the repository sound" eval 'git -C "$T/c.git" fsck --no-dangling >/dev/null 2>&1'
+
+# four jobs sharing one cache (one runner): they take turns on the private repository
+pids=
+i=1
+while [ $i -le 4 ]; do
+	(env GITHUB_RUN_ID="shared-$i" PROFGATE_TIME=2024-06-02T00:00:00Z timeout 90 "$PROFGATE" \
+		history append --repo "file://$T/c.git" "$T/v.json" >/dev/null 2>&1
+	echo $? >"$T/sh.$i.rc") &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+wait $pids
+check "four concurrent appends through one cache: all exit 0" [ "$(cat "$T"/sh.*.rc | sort -u)" = 0 ]
+git -C "$T/c.git" show profgate-history:"$(git -C "$T/c.git" ls-tree -r --name-only profgate-history | grep 2024-06)" >"$T/c20.jsonl"
+jl "20 records in all, none doubled" "$T/c20.jsonl" \
+	"len(r) == 20 and len({x['record_id'] for x in r}) == 20"
+
+# ---- tolerant reading ----
+git clone -q --branch profgate-history "$T/r.git" "$T/wt" 2>/dev/null
+f=$(cd "$T/wt" && ls */2024-05.jsonl)
+printf '{"schema": "profgate.history/1", "record_id": "x", "time": "never"}\n' >>"$T/wt/$f"
+printf 'not json at all\n' >>"$T/wt/$f"
+(cd "$T/wt" && git commit -qam "a hand edit" && git push -q origin profgate-history 2>/dev/null)
+pg history show --repo "$T/r.git"
+cp "$T/err" "$T/corrupt.err"
+check "a corrupt line: reported by file and line, skipped, exit 0" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^profgate: history: $f:4: .*; line skipped$" "$T/err" && grep -q "^profgate: history: $f:5: not a JSON object; line skipped$" "$T/err" && [ "$(lines "$T/err")" -eq 2 ]'
+check "the good records are still shown" eval '[ "$(lines "$T/out")" -eq 4 ]'
+pge PROFGATE_TIME=2024-05-04T00:00:00Z GITHUB_RUN_ID=1003 "$PROFGATE" history append --repo "$T/r.git" "$T/v.json"
+check "an append after corrupt lines works" eval '[ "$rc" -eq 0 ] && [ "$(shard "$T/r.git" | wc -l)" -eq 6 ]'
+
+printf '{"schema": "profgate.history/2", "record_id": "y"}\n' >"$T/newer.json"
+mkdir -p "$T/wt/future-00000000"
+cp "$T/newer.json" "$T/wt/future-00000000/2024-05.jsonl"
+(cd "$T/wt" && git pull -q --rebase origin profgate-history 2>/dev/null; git checkout -q -b newer &&
+	git add future-00000000 && git commit -qm newer && git push -q origin newer 2>/dev/null)
+pg history show --repo "$T/r.git" --branch newer
+check "a record of an unknown version: refused with file and line, exit 3" \
+	eval '[ "$rc" -eq 3 ] && [ "$(lines "$T/err")" -eq 1 ] && has "$T/err" "future-00000000/2024-05.jsonl:1: record schema '"'"'profgate.history/2'"'"' is not one this profgate reads"'
+pg history append --repo "$T/r.git" "$T/newer.json"
+check "history append of an unknown record version: exit 3, one line" \
+	eval '[ "$rc" -eq 3 ] && [ "$(lines "$T/err")" -eq 1 ] && has "$T/err" "profgate.history/2"'
+
+# ---- usage and input errors ----
+pg history append "$T/v.json"
+check "append without --repo: exit 2" [ "$rc" -eq 2 ]
+pg history append --repo git@github.com:o/r.git "$T/v.json"
+check "an scp-like ssh remote: exit 2, one line" eval '[ "$rc" -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ]'
+git init -q "$T/worktree"
+pg history append --repo "$T/worktree" "$T/v.json"
+check "a remote with a work tree: exit 2, 'not a bare repository'" \
+	eval '[ "$rc" -eq 2 ] && has "$T/err" "not a bare repository"'
+printf 'hello\n' >"$T/junk.json"
+pg history append --repo "$T/r.git" "$T/junk.json"
+check "RECORD.json that is neither: exit 3, one line" eval '[ "$rc" -eq 3 ] && [ "$(lines "$T/err")" -eq 1 ]'
+pg history append --repo "$T/r.git" --kind weekly "$T/v.json"
+check "--kind weekly: exit 2" [ "$rc" -eq 2 ]
+pge PROFGATE_TIME=tomorrow "$PROFGATE" history append --repo "$T/r.git" "$T/v.json"
+check "PROFGATE_TIME that is not a time: exit 2" [ "$rc" -eq 2 ]
+pg history frobnicate
+check "history frobnicate: exit 2" [ "$rc" -eq 2 ]
+
+# ---- smart HTTP with a token ----
+if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
+	skip "smart HTTP: python3 or git http-backend missing"
+	done_testing
+	exit $?
+fi
+mkdir -p "$T/srv"
+git init -q --bare "$T/srv/h.git"
+git -C "$T/srv/h.git" config http.receivepack true
+TOKEN=tok-$$-secret
+PG_TEST_TOKEN=$TOKEN python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/port" "$T/http.log" \
+	2>"$T/srv.err" &
+srv_pid=$!
+i=0
+while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+URL=http://127.0.0.1:$(cat "$T/port")/h.git
+export PROFGATE_CACHE_DIR=$T/cache-http
+
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_TIME=2024-07-01T00:00:00Z GITHUB_RUN_ID=h1 \
+	"$PROFGATE" history append --repo "$URL" "$T/v.json"
+check "https-style remote: append to a new branch with the token, exit 0" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history: appended to " "$T/out"'
+check "the token went as Basic auth after a 401, the push body chunked" \
+	eval 'grep -q "^GET /h.git/info/refs?service=git-upload-pack auth=no" "$T/http.log" && grep -q "^POST /h.git/git-receive-pack auth=yes chunked=yes" "$T/http.log"'
+pge GITHUB_TOKEN=$TOKEN PROFGATE_TIME=2024-07-02T00:00:00Z GITHUB_RUN_ID=h2 \
+	"$PROFGATE" history append --repo "$URL" "$T/v.json"
+check "append again (token from GITHUB_TOKEN): two linear commits on the server" \
+	eval '[ "$rc" -eq 0 ] && [ "$(git -C "$T/srv/h.git" rev-list --count profgate-history)" = 2 ] && [ "$(shard "$T/srv/h.git" | wc -l)" -eq 2 ]'
+tip=$(git -C "$T/srv/h.git" rev-parse profgate-history)
+pge PROFGATE_GIT_TOKEN=wrong-token GITHUB_RUN_ID=h3 "$PROFGATE" history append --repo "$URL" "$T/v.json"
+one_line "a wrong token" "authentication rejected"
+check "a wrong token: nothing written, no token in the output" \
+	eval '[ "$(git -C "$T/srv/h.git" rev-parse profgate-history)" = "$tip" ] && ! grep -q "wrong-token\|$TOKEN" "$T/err" "$T/out"'
+pge GITHUB_RUN_ID=h3 "$PROFGATE" history append --repo "$URL" "$T/v.json"
+one_line "no token" "set PROFGATE_GIT_TOKEN or GITHUB_TOKEN"
+check "the token is never in a URL the server saw" eval '! grep -q "$TOKEN" "$T/http.log"'
+
+# a pre-receive hook that rejects: one line, exit 5, the record kept for a retry
+printf '#!/bin/sh\necho "history is frozen by policy" >&2\nexit 1\n' >"$T/srv/h.git/hooks/pre-receive"
+chmod +x "$T/srv/h.git/hooks/pre-receive"
+pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h4 PROFGATE_TIME=2024-07-04T00:00:00Z \
+	"$PROFGATE" history append --repo "$URL" "$T/v.json"
+one_line "a pre-receive hook that rejects" "pre-receive hook declined (remote: history is frozen by policy)"
+pending=$(sed -n "s/.*the record is kept in '\([^']*\)'.*/\1/p" "$T/err")
+check "the rejected record is kept under the cache's pending folder" \
+	eval 'case "$pending" in "$PROFGATE_CACHE_DIR"/pending/*.json) [ -s "$pending" ] ;; *) false ;; esac'
+check "nothing half-written on the server" eval '[ "$(git -C "$T/srv/h.git" rev-parse profgate-history)" = "$tip" ]'
+pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h5 PROFGATE_TIME=2024-07-05T00:00:00Z \
+	"$PROFGATE" gate -b "$T/base.json" -c "$T/cand.json" --history "$URL"
+check "gate --history against the rejecting hook: a warning, the verdict's exit code (1)" \
+	eval '[ "$rc" -eq 1 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: warning: history: .*hook declined" "$T/err"'
+pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h5 PROFGATE_TIME=2024-07-05T00:00:00Z \
+	"$PROFGATE" gate -b "$T/base.json" -c "$T/cand.json" --history "$URL" --history-required
+check "... with --history-required: exit 5" eval '[ "$rc" -eq 5 ] && grep -q "^profgate: history: .*hook declined" "$T/err"'
+rm "$T/srv/h.git/hooks/pre-receive"
+pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history append --repo "$URL" "$pending"
+check "the kept record appended later: exit 0, the pending copy removed" \
+	eval '[ "$rc" -eq 0 ] && [ ! -e "$pending" ] && shard "$T/srv/h.git" | grep -q "2024-07-04T00:00:00Z"'
+
+# an update hook that moves the branch while receive-pack runs: the refusal comes only through
+# the push callback's status; profgate fetches, rebuilds on the new tip and retries
+cat >"$T/srv/h.git/hooks/update" <<'EOF'
+#!/bin/sh
+[ -e raced ] && exit 0
+touch raced
+c=$(echo "another job" | GIT_AUTHOR_NAME=job GIT_AUTHOR_EMAIL=job@example.com \
+	GIT_COMMITTER_NAME=job GIT_COMMITTER_EMAIL=job@example.com git commit-tree "$2^{tree}" -p "$2")
+git update-ref "$1" "$c" "$2"
+EOF
+chmod +x "$T/srv/h.git/hooks/update"
+pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h6 PROFGATE_TIME=2024-07-06T00:00:00Z \
+	"$PROFGATE" history append --repo "$URL" "$T/v.json"
+check "a ref moved during receive-pack: retried (cause logged), exit 0" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^profgate: history: attempt 1 of [0-9]*: .*failed to update ref" "$T/err" && grep -q "2 attempts" "$T/out"'
+check "the record landed once, on top of the other job's commit, history linear" \
+	eval '[ "$(shard "$T/srv/h.git" | grep -c "2024-07-06T00:00:00Z")" -eq 1 ] && [ "$(git -C "$T/srv/h.git" log -2 --format=%s profgate-history | tail -n 1)" = "another job" ] && [ "$(git -C "$T/srv/h.git" rev-list --merges --count profgate-history)" = 0 ]'
+rm "$T/srv/h.git/hooks/update"
+
+# six jobs at once over HTTP, each its own runner (wait for them, not for the server)
+pids=
+i=1
+while [ $i -le 6 ]; do
+	(env PROFGATE_CACHE_DIR="$T/cache6/$i" PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID="web-$i" \
+		PROFGATE_TIME=2024-08-01T00:00:00Z timeout 90 "$PROFGATE" history append --repo "$URL" \
+		"$T/v.json" >/dev/null 2>"$T/w.$i.err"
+	echo $? >"$T/w.$i.rc") &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086
+wait $pids
+check "six concurrent appends over HTTP: all exit 0" [ "$(cat "$T"/w.*.rc | sort -u)" = 0 ]
+git -C "$T/srv/h.git" show profgate-history:"$(git -C "$T/srv/h.git" ls-tree -r --name-only profgate-history | grep 2024-08)" >"$T/w.jsonl"
+jl "six records, none doubled; history linear" "$T/w.jsonl" \
+	"len(r) == 6 and len({x['record_id'] for x in r}) == 6" \
+	"__import__('subprocess').check_output(['git', '-C', '$T/srv/h.git', 'rev-list', '--merges', '--count', 'profgate-history']).strip() == b'0'"
+pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --json
+jl "history show over HTTP: every record (h1, h2, h4 kept then appended, h6, six jobs)" "$T/out" "len(r) == 10"
+
+done_testing

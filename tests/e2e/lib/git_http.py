@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""A smart-HTTP git remote for the history tests: `git http-backend` (CGI) behind a threaded
+http.server on loopback, with GitHub's token auth (Basic x-access-token:TOKEN, 401 with
+WWW-Authenticate until it is right). libgit2 sends receive-pack bodies chunked, so chunked request
+bodies are decoded. Every request is logged (method, path, whether auth was sent) for the tests.
+
+usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN)
+Writes the port it bound to PORT_FILE once it is listening; runs until killed.
+"""
+import base64
+import http.server
+import os
+import subprocess
+import sys
+import threading
+
+ROOT, PORT_FILE, LOG_FILE = sys.argv[1:4]
+TOKEN = os.environ["PG_TEST_TOKEN"]
+WANT = "Basic " + base64.b64encode(("x-access-token:" + TOKEN).encode()).decode()
+log_lock = threading.Lock()
+
+
+def log(line):
+    with log_lock, open(LOG_FILE, "a") as f:
+        f.write(line + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def reply(self, status, headers, body):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def handle_git(self):
+        body = self.read_body()
+        auth = self.headers.get("Authorization")
+        log("%s %s auth=%s chunked=%s" % (self.command, self.path, "yes" if auth else "no",
+                                          "yes" if self.headers.get("Transfer-Encoding") else "no"))
+        if auth != WANT:
+            self.reply(401, [("WWW-Authenticate", 'Basic realm="GitHub"')], b"")
+            return
+        path, _, query = self.path.partition("?")
+        env = {
+            "PATH": os.environ["PATH"], "HOME": ROOT, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_PROJECT_ROOT": ROOT, "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": path,
+            "QUERY_STRING": query, "REQUEST_METHOD": self.command,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_USER": "x-access-token", "REMOTE_ADDR": "127.0.0.1",
+        }
+        for h, e in (("Content-Encoding", "HTTP_CONTENT_ENCODING"), ("Git-Protocol", "GIT_PROTOCOL")):
+            if self.headers.get(h):
+                env[e] = self.headers[h]
+        out = subprocess.run(["git", "http-backend"], input=body, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        sep = out.find(b"\r\n\r\n")
+        head, rest = (out[:sep], out[sep + 4:]) if sep >= 0 else out.split(b"\n\n", 1)
+        status, headers = 200, []
+        for line in head.decode("latin-1").splitlines():
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                headers.append((k, v.strip()))
+        self.reply(status, headers, rest)
+
+    do_GET = handle_git
+    do_POST = handle_git
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(PORT_FILE + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(PORT_FILE + ".tmp", PORT_FILE)
+server.serve_forever()
