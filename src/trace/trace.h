@@ -228,6 +228,10 @@ void trace_file_free_planes(struct trace_file *f);
 struct trace_event *trace_event_add(struct trace *t);
 void trace_event_commit(struct trace *t, const struct trace_event *e);
 struct trace_event *trace_event_at(const struct trace *t, uint64_t i);
+/* Events i, i+1, ... that are stored together: returns event i and sets *n to how many follow
+ * it in the same storage (at least 1), so a loop over all events needs no per-event lookup.
+ * i must be below n_events. */
+const struct trace_event *trace_event_run(const struct trace *t, uint64_t i, uint64_t *n);
 /* Reserve n event slots (uninitialised) and return the first index; readers
  * fill them, possibly from several threads, and update track counts after. */
 uint64_t trace_events_reserve(struct trace *t, uint64_t n);
