@@ -6,6 +6,7 @@
  */
 #include "summary.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,58 @@ void summary_add_warning(struct summary *s, const char *code, const char *fmt, .
 
 /* ---- JSON ---- */
 
+/*
+ * Numbers without printf, for the step table: it holds a handful per step and
+ * a capture can have a quarter million steps, where formatting ran twice per
+ * number (pg_buf_addf measures, then prints) and took longer than the whole
+ * analysis. The bytes are those of "%.3f" and "%lld": pg_json_null writes the
+ * separator and indentation a value needs, then its "null" is replaced.
+ */
+static void put_digits(struct pg_json *j, int neg, uint64_t int_part, int frac, int with_frac)
+{
+	char buf[32], *p = buf + sizeof(buf);
+
+	if (with_frac) {
+		for (int i = 0; i < 3; i++, frac /= 10)
+			*--p = (char)('0' + frac % 10);
+		*--p = '.';
+	}
+	do
+		*--p = (char)('0' + int_part % 10);
+	while ((int_part /= 10) != 0);
+	if (neg)
+		*--p = '-';
+	pg_json_null(j);
+	j->out->len -= 4;
+	pg_buf_add(j->out, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+static void num_int(struct pg_json *j, int64_t v)
+{
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	put_digits(j, v < 0, u, 0, 0);
+}
+
+/*
+ * v with three decimals. printf rounds the exact binary value; x = v * 1000 is
+ * within 1/16 of it below 1e12, so when x is more than 0.4 away from a half,
+ * the nearest integer to x is printf's answer. Else (and for huge values)
+ * printf decides.
+ */
+static void num_us(struct pg_json *j, double v)
+{
+	double x = v * 1000.0, r = nearbyint(x);
+
+	if (v == 0)
+		v = 0; /* no "-0.000" for a negative zero, as pg_json_double */
+	if (!(fabs(v) < 1e12) || fabs(x - r) > 0.4) {
+		pg_json_double(j, v, 3);
+		return;
+	}
+	uint64_t u = (uint64_t)fabs(r);
+	put_digits(j, v < 0, u / 1000, (int)(u % 1000), 1);
+}
+
 static void kv_str(struct pg_json *j, const char *k, const char *v)
 {
 	pg_json_key(j, k);
@@ -122,7 +175,7 @@ static void kv_us(struct pg_json *j, const char *k, double v)
 	pg_json_key(j, k);
 	if (v < 0 && v > -0.5e-3)
 		v = 0;
-	pg_json_double(j, v, 3);
+	num_us(j, v);
 }
 
 static void kv_us_opt(struct pg_json *j, const char *k, double v)
@@ -131,7 +184,7 @@ static void kv_us_opt(struct pg_json *j, const char *k, double v)
 	if (v < 0)
 		pg_json_null(j);
 	else
-		pg_json_double(j, v, 3);
+		num_us(j, v);
 }
 
 static void kv_share(struct pg_json *j, const char *k, double v)
@@ -149,7 +202,7 @@ static void kv_num(struct pg_json *j, const char *k, double v, int decimals)
 static void kv_int(struct pg_json *j, const char *k, int64_t v)
 {
 	pg_json_key(j, k);
-	pg_json_int(j, v);
+	num_int(j, v);
 }
 
 static void write_split(struct pg_json *j, const struct sum_split *x)
@@ -253,7 +306,7 @@ static void write_steps(struct pg_json *j, const struct summary *s)
 			if (st->device_us[d] < 0)
 				pg_json_null(j);
 			else
-				pg_json_double(j, st->device_us[d], 3);
+				num_us(j, st->device_us[d]);
 		}
 		pg_json_arr_end(j);
 		pg_json_obj_end(j);
