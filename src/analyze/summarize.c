@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../summary/summary.h"
 
@@ -36,13 +37,6 @@ struct act {
 	uint8_t fam; /* enum analyze_family */
 	uint8_t leaf;
 	uint8_t steady; /* starts inside a steady window of its device */
-};
-
-/* A leaf in time order (start, then event index), the order gaps and the split walk. */
-struct leafkey {
-	int64_t s;
-	uint32_t ev;
-	uint32_t idx; /* into dev.a */
 };
 
 struct span {
@@ -63,6 +57,13 @@ struct ann {
 	char *path;	/* "outer/inner", names with #N folded */
 };
 
+/* A device's idle gaps before one op (see note_gap). */
+struct gapnote {
+	uint32_t op;
+	uint32_t marker; /* the last marker op other than op that ended one, or UINT32_MAX */
+	double count, ns, max_ns;
+};
+
 /* Event indices (or other 32-bit ids), in event order. */
 struct idxv {
 	uint32_t *v;
@@ -74,7 +75,7 @@ struct dev {
 	uint32_t file;
 	struct act *a; /* by track, start, end descending, event */
 	uint32_t n;
-	struct leafkey *leaves;
+	uint32_t *leaves; /* indices into a: its leaves by start, then event */
 	uint32_t n_leaves;
 	int64_t lo, hi; /* earliest start and latest end of its activity */
 	struct ann *ann;
@@ -82,6 +83,8 @@ struct dev {
 	struct spans steps;	/* this device's step windows */
 	int64_t *win_s, *win_e; /* steady windows, sorted */
 	uint32_t n_win;
+	struct gapnote *gaps; /* by first appearance */
+	uint32_t n_gaps, cap_gaps;
 };
 
 struct opinfo {
@@ -111,9 +114,13 @@ enum { MARK_ANNOTATION, MARK_PROFILER_STEP, MARK_KINDS };
 struct filed {
 	struct idxv *act, *ann; /* per selected device */
 	struct idxv steps, modules, corr;
+	uint64_t corr_lo, corr_hi; /* range of the correlation keys in corr */
 	struct idxv mark[MARK_KINDS];
 	struct idxv first; /* (name, event) pairs: a name's first activity event */
 };
+
+struct filing;
+struct hoststeps;
 
 struct az {
 	const struct trace *t;
@@ -126,11 +133,15 @@ struct az {
 	uint32_t *op_of_name;	      /* name id -> op index, UINT32_MAX before its first event */
 	struct pg_u64map op_by_canon; /* hash of canonical text -> op index (+ check) */
 	/* filing */
-	uint8_t *role;	     /* per track */
-	uint32_t *track_dev; /* per track: index of its selected device, or UINT32_MAX */
-	uint8_t *name_flags; /* per name: NAME_* */
-	uint8_t *aset_flags; /* per argument set: ASET_* */
+	uint8_t *role;	      /* per track */
+	uint32_t *track_dev;  /* per track: index of its selected device, or UINT32_MAX */
+	uint32_t *track_file; /* per track: the file of its device, UINT32_MAX without one */
+	uint8_t *name_flags;  /* per name: NAME_* */
+	uint8_t *aset_flags;  /* per argument set: ASET_* */
 	struct filed f;
+	struct filing *parts; /* the filing pass, while it runs */
+	uint32_t n_parts;
+	struct hoststeps *host; /* host markers and correlations, prepared for one kind */
 	/* steps */
 	int64_t *step_ids;
 	uint32_t n_step_ids;
@@ -212,6 +223,12 @@ static int parse_i64(const char *s, int64_t *out)
 		return 0;
 	*out = v;
 	return 1;
+}
+
+/* Correlation ids are per file (per process): the key tells files apart. */
+static uint64_t corr_key(uint64_t corr, uint32_t file)
+{
+	return corr ^ ((uint64_t)file << 56);
 }
 
 /* ---- canonical names ---- */
@@ -345,6 +362,93 @@ static void classify(const struct az *z, struct clscache *cc, const struct trace
 	*fam = c->f;
 }
 
+/* ---- work on threads ---- */
+
+#define MAX_THREADS 4
+
+/* A worker's own scratch, made on first use. */
+struct scratch {
+	struct clscache cc; /* by_name is NULL until used */
+	uint32_t *slot;	    /* per track, all UINT32_MAX between uses */
+	uint32_t *ops;	    /* per op, all UINT32_MAX between uses */
+};
+
+static struct clscache *scratch_cc(struct scratch *sc, const struct trace *t)
+{
+	if (!sc->cc.by_name)
+		clscache_init(&sc->cc, t);
+	return &sc->cc;
+}
+
+static uint32_t *scratch_slot(struct scratch *sc, const struct trace *t)
+{
+	if (!sc->slot) {
+		sc->slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
+		memset(sc->slot, 0xff, (t->n_tracks + 1) * sizeof(uint32_t));
+	}
+	return sc->slot;
+}
+
+static uint32_t *scratch_ops(struct scratch *sc, uint32_t n_ops)
+{
+	if (!sc->ops) {
+		sc->ops = pg_xmalloc(((size_t)n_ops + 1) * sizeof(uint32_t));
+		memset(sc->ops, 0xff, ((size_t)n_ops + 1) * sizeof(uint32_t));
+	}
+	return sc->ops;
+}
+
+struct jobs {
+	struct az *z;
+	void (*fn)(struct az *z, uint32_t job, struct scratch *sc);
+	uint32_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *jobs_worker(void *arg)
+{
+	struct jobs *j = arg;
+	struct scratch sc;
+
+	memset(&sc, 0, sizeof(sc));
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		uint32_t i = j->next < j->n ? j->next++ : j->n;
+		pthread_mutex_unlock(&j->mu);
+		if (i >= j->n)
+			break;
+		j->fn(j->z, i, &sc);
+	}
+	if (sc.cc.by_name)
+		clscache_release(&sc.cc);
+	free(sc.slot);
+	free(sc.ops);
+	return NULL;
+}
+
+/*
+ * Jobs 0..n-1, taken in order by up to one thread per core. Every job writes
+ * only what is its own (a device, one list of the summary), so the result
+ * never depends on which thread ran which job, or on how many there were.
+ */
+static void run_jobs(struct az *z, uint32_t n,
+		     void (*fn)(struct az *z, uint32_t job, struct scratch *sc))
+{
+	struct jobs j = {z, fn, n, 0, PTHREAD_MUTEX_INITIALIZER};
+	pthread_t th[MAX_THREADS];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t want = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (uint32_t)cores;
+	uint32_t n_th = 0;
+
+	for (uint32_t i = 1; i < want && i < n; i++)
+		if (pthread_create(&th[n_th], NULL, jobs_worker, &j) == 0)
+			n_th++;
+	jobs_worker(&j);
+	for (uint32_t i = 0; i < n_th; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+}
+
 /* ---- filing the events ---- */
 
 static int activity_track(const struct trace *t, const struct trace_track *tr, int has_streams)
@@ -397,6 +501,7 @@ static void plan_filing(struct az *z)
 
 	z->role = pg_xcalloc(t->n_tracks + 1, 1);
 	z->track_dev = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
+	z->track_file = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < t->n_tracks; i++)
 		if (t->tracks[i].kind == TRACE_TRACK_STREAM && t->tracks[i].device != UINT32_MAX)
 			has_streams[t->tracks[i].device] = 1;
@@ -421,6 +526,8 @@ static void plan_filing(struct az *z)
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
 		const struct trace_track *tr = &t->tracks[i];
 		z->track_dev[i] = UINT32_MAX;
+		z->track_file[i] =
+		    tr->device != UINT32_MAX ? t->devices[tr->device].file : UINT32_MAX;
 		if (tr->device != UINT32_MAX && dev_slot[tr->device] != UINT32_MAX) {
 			z->track_dev[i] = dev_slot[tr->device];
 			z->role[i] |= ROLE_ANN;
@@ -452,8 +559,12 @@ static void file_event(struct filing *w, const struct trace_event *e, uint32_t i
 	if (!r)
 		return;
 	if ((r & ROLE_HOST) &&
-	    (e->flags & (TRACE_EV_HAS_CORR | TRACE_EV_FLOW)) == TRACE_EV_HAS_CORR)
+	    (e->flags & (TRACE_EV_HAS_CORR | TRACE_EV_FLOW)) == TRACE_EV_HAS_CORR) {
+		uint64_t key = corr_key(e->corr, z->track_file[e->track]);
 		idxv_push(&w->f.corr, i);
+		w->f.corr_lo = key < w->f.corr_lo ? key : w->f.corr_lo;
+		w->f.corr_hi = key > w->f.corr_hi ? key : w->f.corr_hi;
+	}
 	if (e->ph != 'X')
 		return;
 	if (r & ROLE_ANN) {
@@ -484,57 +595,48 @@ static void file_event(struct filing *w, const struct trace_event *e, uint32_t i
 	}
 }
 
-static void *file_part(void *arg)
+static void file_part(struct az *z, uint32_t p, struct scratch *sc)
 {
-	struct filing *w = arg;
+	struct filing *w = &z->parts[p];
 	uint64_t i = w->from;
 
 	while (i < w->to) {
 		uint64_t n;
-		const struct trace_event *run = trace_event_run(w->z->t, i, &n);
+		const struct trace_event *run = trace_event_run(z->t, i, &n);
 		if (n > w->to - i)
 			n = w->to - i;
 		for (uint64_t k = 0; k < n; k++)
 			file_event(w, &run[k], (uint32_t)(i + k));
 		i += n;
 	}
-	return NULL;
 }
 
-#define FILING_PARTS	2
-#define FILING_THREADED (1u << 18) /* events: below this a thread costs more than it saves */
+#define FILING_PART (1u << 21) /* events: smaller parts cost more in threads than they save */
 
-/* The one pass over all events. */
+/* The one pass over all events, in parts of the event range on threads. */
 static void file_events(struct az *z)
 {
-	struct filing w[FILING_PARTS];
-	pthread_t th[FILING_PARTS];
-	int started[FILING_PARTS];
 	uint64_t n = z->t->n_events;
+	uint32_t np = (uint32_t)(n / FILING_PART) + 1;
 
-	for (int p = 0; p < FILING_PARTS; p++) {
-		memset(&w[p], 0, sizeof(w[p]));
-		w[p].z = z;
-		w[p].from = n * (uint64_t)p / FILING_PARTS;
-		w[p].to = n * (uint64_t)(p + 1) / FILING_PARTS;
-		w[p].f.act = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
-		w[p].f.ann = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
-		w[p].seen = pg_xcalloc(z->t->n_strs + 1, 1);
-		started[p] = 0;
+	np = np > MAX_THREADS ? MAX_THREADS : np;
+	z->parts = pg_xcalloc(np, sizeof(*z->parts));
+	z->n_parts = np;
+	for (uint32_t p = 0; p < np; p++) {
+		struct filing *w = &z->parts[p];
+		w->z = z;
+		w->from = n * p / np;
+		w->to = n * (p + 1) / np;
+		w->f.act = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
+		w->f.ann = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
+		w->seen = pg_xcalloc(z->t->n_strs + 1, 1);
+		w->f.corr_lo = UINT64_MAX;
 	}
-	for (int p = 1; p < FILING_PARTS && n >= FILING_THREADED; p++)
-		started[p] = pthread_create(&th[p], NULL, file_part, &w[p]) == 0;
-	file_part(&w[0]);
-	for (int p = 1; p < FILING_PARTS; p++) {
-		if (started[p])
-			pthread_join(th[p], NULL);
-		else
-			file_part(&w[p]);
-	}
+	run_jobs(z, np, file_part);
 	/* joined in order, the lists are what one pass from the first event would make */
-	z->f = w[0].f;
-	for (int p = 1; p < FILING_PARTS; p++) {
-		struct filed *f = &w[p].f;
+	z->f = z->parts[0].f;
+	for (uint32_t p = 1; p < np; p++) {
+		struct filed *f = &z->parts[p].f;
 		for (uint32_t d = 0; d < z->n_devs; d++) {
 			idxv_join(&z->f.act[d], &f->act[d]);
 			idxv_join(&z->f.ann[d], &f->ann[d]);
@@ -542,14 +644,18 @@ static void file_events(struct az *z)
 		idxv_join(&z->f.steps, &f->steps);
 		idxv_join(&z->f.modules, &f->modules);
 		idxv_join(&z->f.corr, &f->corr);
+		z->f.corr_lo = f->corr_lo < z->f.corr_lo ? f->corr_lo : z->f.corr_lo;
+		z->f.corr_hi = f->corr_hi > z->f.corr_hi ? f->corr_hi : z->f.corr_hi;
 		for (int k = 0; k < MARK_KINDS; k++)
 			idxv_join(&z->f.mark[k], &f->mark[k]);
 		idxv_join(&z->f.first, &f->first);
 		free(f->act);
 		free(f->ann);
 	}
-	for (int p = 0; p < FILING_PARTS; p++)
-		free(w[p].seen);
+	for (uint32_t p = 0; p < np; p++)
+		free(z->parts[p].seen);
+	free(z->parts);
+	z->parts = NULL;
 }
 
 static void filed_release(struct filed *f, uint32_t n_devs)
@@ -604,40 +710,82 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Sort one track's records. They nearly always come in time order but for a
- * few neighbours swapped (an XLA op that starts just before the one listed
- * ahead of it), so an insertion sort is linear here; past a budget of moves it
- * hands over to qsort. The order is total (the event index breaks ties), so
- * either gives the same result.
- */
-static void sort_acts(struct act *v, uint32_t n)
+/* Where x goes in v[0..i), sorted, whose last record sorts after x: the first
+ * record after x, found by galloping back from the end. */
+static uint32_t gallop_back(const struct act *v, uint32_t i, const struct act *x)
 {
-	uint64_t budget = 8 * (uint64_t)n + 1024;
+	uint32_t hi = i - 1, step = 1, lo = 0;
 
-	for (uint32_t i = 1; i < n; i++) {
-		if (cmp_act_track(&v[i - 1], &v[i]) <= 0)
-			continue;
-		struct act x = v[i];
-		uint32_t j = i;
-		while (j > 0 && cmp_act_track(&v[j - 1], &x) > 0) {
-			v[j] = v[j - 1];
-			j--;
-			if (--budget == 0) {
-				v[j] = x;
-				qsort(v, n, sizeof(*v), cmp_act_track);
-				return;
-			}
+	for (;;) {
+		if (hi < step)
+			break;
+		if (cmp_act_track(&v[hi - step], x) < 0) {
+			lo = hi - step + 1;
+			break;
 		}
-		v[j] = x;
+		hi -= step;
+		step *= 2;
 	}
+	while (lo < hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (cmp_act_track(&v[m], x) > 0)
+			hi = m;
+		else
+			lo = m + 1;
+	}
+	return lo;
 }
 
 /*
- * Order a device's activity by (track, start, end descending). One stream is
- * common and is sorted in place; else a stable bucket pass by track (linear),
- * then each track sorted.  slot[track] is UINT32_MAX for every track on entry
- * and on return.
+ * Sort one track's records. They come as ascending runs that reach back into
+ * the records before them only a little (an XLA op listed after one it starts
+ * before; Kineto buffers flushed out of order): each run is merged into the
+ * sorted prefix from where its first record belongs, moving only that tail.
+ * Past a budget of moves, qsort takes over. The order is total (the event
+ * index breaks ties), so either gives the same result.
+ */
+static void sort_acts(struct act *v, uint32_t n)
+{
+	uint64_t budget = 4 * (uint64_t)n + 4096;
+	struct act *tmp = NULL;
+	uint32_t cap = 0, i = 1;
+
+	while (i < n) {
+		if (cmp_act_track(&v[i - 1], &v[i]) <= 0) {
+			i++;
+			continue;
+		}
+		uint32_t j = i + 1;
+		while (j < n && cmp_act_track(&v[j - 1], &v[j]) <= 0)
+			j++;
+		uint32_t p = gallop_back(v, i, &v[i]), t = i - p;
+		if (t > budget) {
+			qsort(v, n, sizeof(*v), cmp_act_track);
+			break;
+		}
+		budget -= t;
+		if (t > cap) {
+			cap = t;
+			free(tmp);
+			tmp = pg_xmalloc((size_t)cap * sizeof(*tmp));
+		}
+		/* v[p..i) waits in tmp; writes never pass the run's unread records */
+		memcpy(tmp, v + p, (size_t)t * sizeof(*tmp));
+		uint32_t a = 0, b = i, w = p;
+		while (a < t && b < j)
+			v[w++] = cmp_act_track(&v[b], &tmp[a]) < 0 ? v[b++] : tmp[a++];
+		while (a < t)
+			v[w++] = tmp[a++];
+		i = j;
+	}
+	free(tmp);
+}
+
+/*
+ * Order a device's activity by (track, start, end descending), when it is not
+ * already. One stream is common and is sorted in place; else a stable bucket
+ * pass by track (linear), then each track sorted. slot[track] is UINT32_MAX
+ * for every track on entry and on return.
  */
 static void order_by_track(struct dev *d, uint32_t *slot)
 {
@@ -684,12 +832,24 @@ static void order_by_track(struct dev *d, uint32_t *slot)
 	free(count);
 }
 
-/* Nesting per track: self time and leaf flags. Partial overlaps are siblings. */
-static void nest(struct dev *d)
+static int leaf_before(const struct act *a, uint32_t x, uint32_t y)
 {
-	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
-	uint32_t sp = 0;
+	return a[x].s < a[y].s || (a[x].s == a[y].s && a[x].ev < a[y].ev);
+}
 
+/*
+ * Nesting per track: self time and leaf flags. Partial overlaps are siblings.
+ * A record's first child, if any, comes right after it, so its leaf flag is
+ * final one step later: the leaves are listed on the way, in track order.
+ * Returns whether that is their order by (start, event) too.
+ */
+static int nest(struct dev *d)
+{
+	int ordered = 1;
+	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
+	uint32_t sp = 0, nl = 0;
+
+	d->leaves = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < d->n; i++) {
 		struct act *a = &d->a[i];
 		a->self = a->e - a->s;
@@ -708,74 +868,67 @@ static void nest(struct dev *d)
 			if (p->self < 0)
 				p->self = 0;
 		}
+		if (i > 0 && d->a[i - 1].leaf) {
+			if (nl > 0 && leaf_before(d->a, i - 1, d->leaves[nl - 1]))
+				ordered = 0;
+			d->leaves[nl++] = i - 1;
+		}
 		stack[sp++] = i;
 	}
+	if (d->n > 0) {
+		if (nl > 0 && leaf_before(d->a, d->n - 1, d->leaves[nl - 1]))
+			ordered = 0;
+		d->leaves[nl++] = d->n - 1;
+	}
+	d->n_leaves = nl;
 	free(stack);
-}
-
-static int key_before(const struct leafkey *x, const struct leafkey *y)
-{
-	return x->s < y->s || (x->s == y->s && x->ev < y->ev);
+	return ordered;
 }
 
 /*
  * Leaves by (start, event): a natural merge sort. Each track's leaves are
  * nearly always in that order already, so the runs are the tracks and the
- * sort is a merge of a few of them (none for one stream).
+ * sort is a merge of a few of them (nothing to do for one stream).
  */
-static void sort_leaves(struct leafkey *v, uint32_t n)
+static void order_leaves(struct dev *d)
 {
-	uint32_t *bound = NULL, nb = 0, cap = 0;
+	const struct act *a = d->a;
+	uint32_t *v = d->leaves, n = d->n_leaves, *bound = NULL, nb = 0, cap = 0;
 
 	bound = grow(bound, nb, &cap, sizeof(uint32_t));
 	bound[nb++] = 0;
 	for (uint32_t i = 1; i < n; i++)
-		if (key_before(&v[i], &v[i - 1])) {
+		if (leaf_before(a, v[i], v[i - 1])) {
 			bound = grow(bound, nb, &cap, sizeof(uint32_t));
 			bound[nb++] = i;
 		}
 	bound = grow(bound, nb, &cap, sizeof(uint32_t));
 	bound[nb++] = n;
-	struct leafkey *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(*tmp)) : NULL;
-	struct leafkey *src = v, *dst = tmp;
+	uint32_t *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(uint32_t)) : NULL;
+	uint32_t *src = v, *dst = tmp;
 	while (nb > 2) {
 		uint32_t out = 0;
 		for (uint32_t r = 0; r + 1 < nb; r += 2) {
-			uint32_t a = bound[r], am = bound[r + 1];
-			uint32_t b = am, bm = r + 2 < nb ? bound[r + 2] : am, o = a;
-			while (a < am && b < bm)
-				dst[o++] = key_before(&src[b], &src[a]) ? src[b++] : src[a++];
-			while (a < am)
-				dst[o++] = src[a++];
-			while (b < bm)
-				dst[o++] = src[b++];
+			uint32_t x = bound[r], xm = bound[r + 1];
+			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
+			while (x < xm && y < ym)
+				dst[o++] = leaf_before(a, src[y], src[x]) ? src[y++] : src[x++];
+			while (x < xm)
+				dst[o++] = src[x++];
+			while (y < ym)
+				dst[o++] = src[y++];
 			bound[out++] = bound[r];
 		}
 		bound[out++] = n;
 		nb = out;
-		struct leafkey *x = src;
+		uint32_t *sw = src;
 		src = dst;
-		dst = x;
+		dst = sw;
 	}
 	if (src != v)
-		memcpy(v, src, (size_t)n * sizeof(*v));
+		memcpy(v, src, (size_t)n * sizeof(uint32_t));
 	free(tmp);
 	free(bound);
-}
-
-static void order_leaves(struct dev *d)
-{
-	uint32_t n = 0;
-
-	for (uint32_t k = 0; k < d->n; k++)
-		n += d->a[k].leaf;
-	d->leaves = pg_xmalloc((n + 1) * sizeof(*d->leaves));
-	d->n_leaves = n;
-	n = 0;
-	for (uint32_t k = 0; k < d->n; k++)
-		if (d->a[k].leaf)
-			d->leaves[n++] = (struct leafkey){d->a[k].s, d->a[k].ev, k};
-	sort_leaves(d->leaves, n);
 }
 
 static int cmp_ann(const void *a, const void *b)
@@ -848,22 +1001,19 @@ static const struct ann *annotation_at(const struct dev *d, int64_t t)
 	return NULL;
 }
 
-/* A thread's own scratch for device work. */
-struct devscratch {
-	struct clscache cc;
-	uint32_t *slot; /* per track */
-};
-
-/* Device d's activity records, nested and ordered, and its annotations. */
-static void build_device(const struct az *z, uint32_t di, struct devscratch *sc)
+/* Device d's activity records, nested and ordered, its leaves in time order and
+ * its annotations. */
+static void build_device(struct az *z, uint32_t di, struct scratch *sc)
 {
 	const struct trace *t = z->t;
 	struct dev *d = &z->devs[di];
-	const struct idxv *evs = &z->f.act[di], *anns = &z->f.ann[di];
+	struct idxv *evs = &z->f.act[di], *anns = &z->f.ann[di];
+	struct clscache *cc = scratch_cc(sc, t);
 	struct evcur cur = {t, NULL, 0, 0};
 
 	d->n = evs->n;
 	d->a = pg_xmalloc((d->n + 1) * sizeof(*d->a));
+	int ordered = 1; /* by track, start, end descending: the common case */
 	d->lo = INT64_MAX;
 	d->hi = INT64_MIN;
 	for (uint32_t k = 0; k < evs->n; k++) {
@@ -874,81 +1024,28 @@ static void build_device(const struct az *z, uint32_t di, struct devscratch *sc)
 		a->e = e->ts_ns + e->dur_ns;
 		a->ev = evs->v[k];
 		a->track = e->track;
-		classify(z, &sc->cc, e, &a->cat, &a->fam);
+		classify(z, cc, e, &a->cat, &a->fam);
 		a->op = z->op_of_name[e->name];
 		d->lo = a->s < d->lo ? a->s : d->lo;
 		d->hi = a->e > d->hi ? a->e : d->hi;
+		if (k > 0 && ordered && cmp_act_track(a - 1, a) > 0)
+			ordered = 0;
 	}
-	order_by_track(d, sc->slot);
-	nest(d);
-	order_leaves(d);
+	free(evs->v);
+	memset(evs, 0, sizeof(*evs));
+	if (!ordered)
+		order_by_track(d, scratch_slot(sc, t));
+	if (!nest(d))
+		order_leaves(d);
 	d->ann = pg_xmalloc((anns->n + 1) * sizeof(*d->ann));
 	d->n_ann = anns->n;
 	for (uint32_t k = 0; k < anns->n; k++) {
 		const struct trace_event *e = ev_at(&cur, anns->v[k]);
 		d->ann[k] = (struct ann){e->ts_ns, e->ts_ns + e->dur_ns, e->name, -1, NULL};
 	}
+	free(anns->v);
+	memset(anns, 0, sizeof(*anns));
 	annotation_paths(z, d);
-}
-
-/* Devices are independent: threads take the next one until none is left. */
-struct devpool {
-	const struct az *z;
-	void (*fn)(const struct az *z, uint32_t d, struct devscratch *sc);
-	uint32_t next;
-	pthread_mutex_t mu;
-};
-
-static void *devpool_worker(void *arg)
-{
-	struct devpool *p = arg;
-	struct devscratch sc;
-
-	clscache_init(&sc.cc, p->z->t);
-	sc.slot = pg_xmalloc((p->z->t->n_tracks + 1) * sizeof(uint32_t));
-	memset(sc.slot, 0xff, (p->z->t->n_tracks + 1) * sizeof(uint32_t));
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		uint32_t d = p->next++;
-		pthread_mutex_unlock(&p->mu);
-		if (d >= p->z->n_devs)
-			break;
-		p->fn(p->z, d, &sc);
-	}
-	clscache_release(&sc.cc);
-	free(sc.slot);
-	return NULL;
-}
-
-#define DEV_THREADS 2
-
-/* fn for every device, on up to DEV_THREADS threads. */
-static void each_device(const struct az *z,
-			void (*fn)(const struct az *z, uint32_t d, struct devscratch *sc))
-{
-	struct devpool p = {z, fn, 0, PTHREAD_MUTEX_INITIALIZER};
-	pthread_t th[DEV_THREADS];
-	int n_th = 0;
-
-	for (int i = 1; i < DEV_THREADS && (uint32_t)i < z->n_devs; i++)
-		if (pthread_create(&th[n_th], NULL, devpool_worker, &p) == 0)
-			n_th++;
-	devpool_worker(&p);
-	for (int i = 0; i < n_th; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&p.mu);
-}
-
-static void collect_devices(struct az *z)
-{
-	struct clscache cc;
-
-	plan_filing(z);
-	file_events(z);
-	clscache_init(&cc, z->t);
-	make_ops(z, &cc);
-	clscache_release(&cc);
-	each_device(z, build_device);
 }
 
 /* ---- steps ---- */
@@ -965,6 +1062,17 @@ static int cmp_span(const void *a, const void *b)
 	if (x->s != y->s)
 		return x->s < y->s ? -1 : 1;
 	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* qsort (a stable merge sort in glibc) leaves sorted input as it is, and spans
+ * nearly always come sorted: check first. */
+static void sort_spans(struct span *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_span(&v[i - 1], &v[i]) > 0) {
+			qsort(v, n, sizeof(*v), cmp_span);
+			return;
+		}
 }
 
 /* Steps lines (TPU, TensorFlow GPU): each device's own step events. */
@@ -1012,24 +1120,13 @@ struct corrmap {
 	struct pg_u64map map;
 };
 
-static void corrmap_init(struct corrmap *m, const struct az *z)
+static void corrmap_init(struct corrmap *m, const struct filed *fd)
 {
-	const struct trace *t = z->t;
-	struct evcur cur = {t, NULL, 0, 0};
-	uint64_t lo = UINT64_MAX, hi = 0;
-
 	memset(m, 0, sizeof(*m));
-	for (uint32_t k = 0; k < z->f.corr.n; k++) {
-		const struct trace_event *e = ev_at(&cur, z->f.corr.v[k]);
-		uint64_t key =
-		    e->corr ^ ((uint64_t)t->devices[t->tracks[e->track].device].file << 56);
-		lo = key < lo ? key : lo;
-		hi = key > hi ? key : hi;
-	}
-	if (z->f.corr.n == 0 || hi - lo >= 12 * (uint64_t)z->f.corr.n + 65536)
+	if (fd->corr.n == 0 || fd->corr_hi - fd->corr_lo >= 12 * (uint64_t)fd->corr.n + 65536)
 		return;
-	m->lo = lo;
-	m->span = hi - lo + 1;
+	m->lo = fd->corr_lo;
+	m->span = fd->corr_hi - fd->corr_lo + 1;
 	m->dense = pg_xmalloc(m->span * sizeof(uint32_t));
 	memset(m->dense, 0xff, m->span * sizeof(uint32_t));
 }
@@ -1055,21 +1152,37 @@ static void corrmap_release(struct corrmap *m)
 	pg_u64map_release(&m->map);
 }
 
-/*
- * Host step markers (Kineto ProfilerStep#N, JAX StepTraceAnnotation) map device
- * work to steps through correlations: a kernel belongs to the step whose host
- * span holds the launch that has its correlation id.
- */
-static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uint32_t *n_hm_out)
+/* Whether marker m sorts at or before (file, ts). */
+static int mark_le(const struct hostmark *m, uint32_t file, int64_t ts)
+{
+	return m->file < file || (m->file == file && m->s <= ts);
+}
+
+/* A step source's host markers, sorted, and the correlation map to them. */
+struct hoststeps {
+	int kind; /* MARK_*, or -1 when nothing is prepared */
+	struct hostmark *hm;
+	uint32_t n;
+	struct corrmap cm;
+};
+
+static void host_release(struct hoststeps *h)
+{
+	free(h->hm);
+	corrmap_release(&h->cm);
+	memset(h, 0, sizeof(*h));
+	h->kind = -1;
+}
+
+/* The markers of one kind and, from host launches inside a marker's span,
+ * correlation -> marker. Needs no device, so it can run beside them. */
+static void host_prepare(const struct az *z, int kind, struct hoststeps *h)
 {
 	const struct trace *t = z->t;
 	const struct idxv *marks = &z->f.mark[kind];
-	struct hostmark *hm = NULL;
+	struct hostmark *hm = pg_xmalloc((marks->n + 1) * sizeof(*hm));
 	uint32_t n = 0;
 
-	if (marks->n == 0)
-		return 0;
-	hm = pg_xmalloc(marks->n * sizeof(*hm));
 	for (uint32_t k = 0; k < marks->n; k++) {
 		const struct trace_event *e = trace_event_at(t, marks->v[k]);
 		const struct trace_track *tr = &t->tracks[e->track];
@@ -1083,26 +1196,55 @@ static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uin
 					    e->ts_ns + e->dur_ns};
 	}
 	qsort(hm, n, sizeof(*hm), cmp_hostmark);
-	/* correlation -> step, from host launches inside a step's span */
-	struct corrmap cm;
-	corrmap_init(&cm, z);
+	corrmap_init(&h->cm, &z->f);
 	struct evcur cur = {t, NULL, 0, 0};
+	uint32_t lo = 0;
 	for (uint32_t k = 0; k < z->f.corr.n; k++) {
 		const struct trace_event *e = ev_at(&cur, z->f.corr.v[k]);
-		uint32_t file = t->devices[t->tracks[e->track].device].file;
-		/* binary search the file's markers for the one holding ts */
-		uint32_t lo = 0, hi = n;
-		while (lo < hi) {
-			uint32_t mid = (lo + hi) / 2;
-			if (hm[mid].file < file || (hm[mid].file == file && hm[mid].s <= e->ts_ns))
-				lo = mid + 1;
-			else
-				hi = mid;
+		uint32_t file = z->track_file[e->track];
+		/* the markers up to the one holding ts: launches come nearly in time
+		 * order, so the last answer is tried before a binary search */
+		if (!(lo > 0 && lo <= n && mark_le(&hm[lo - 1], file, e->ts_ns) &&
+		      (lo == n || !mark_le(&hm[lo], file, e->ts_ns)))) {
+			uint32_t hi = n;
+			lo = 0;
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+				if (mark_le(&hm[mid], file, e->ts_ns))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
 		}
 		if (lo == 0 || hm[lo - 1].file != file || e->ts_ns >= hm[lo - 1].e)
 			continue;
-		corrmap_put(&cm, e->corr ^ ((uint64_t)file << 56), lo - 1);
+		corrmap_put(&h->cm, corr_key(e->corr, file), lo - 1);
 	}
+	h->kind = kind;
+	h->hm = hm;
+	h->n = n;
+}
+
+/*
+ * Host step markers (Kineto ProfilerStep#N, JAX StepTraceAnnotation) map device
+ * work to steps through correlations: a kernel belongs to the step whose host
+ * span holds the launch that has its correlation id. The markers go to the
+ * caller.
+ */
+static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uint32_t *n_hm_out)
+{
+	const struct trace *t = z->t;
+	struct hoststeps *h = z->host;
+
+	if (z->f.mark[kind].n == 0)
+		return 0;
+	if (h->kind != kind) {
+		host_release(h);
+		host_prepare(z, kind, h);
+	}
+	const struct hostmark *hm = h->hm;
+	uint32_t n = h->n;
+	struct evcur cur = {t, NULL, 0, 0};
 	int any = 0;
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		struct dev *dv = &z->devs[d];
@@ -1117,7 +1259,7 @@ static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uin
 			const struct trace_event *e = ev_at(&cur, dv->a[k].ev);
 			if (!(e->flags & TRACE_EV_HAS_CORR))
 				continue;
-			uint32_t m = corrmap_get(&cm, e->corr ^ ((uint64_t)dv->file << 56));
+			uint32_t m = corrmap_get(&h->cm, corr_key(e->corr, dv->file));
 			if (m == UINT32_MAX)
 				continue;
 			if (dv->a[k].s < ms[m])
@@ -1133,9 +1275,10 @@ static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uin
 		free(ms);
 		free(me);
 	}
-	corrmap_release(&cm);
-	*hm_out = hm;
+	*hm_out = h->hm;
 	*n_hm_out = n;
+	h->hm = NULL;
+	host_release(h);
 	return any;
 }
 
@@ -1185,8 +1328,7 @@ static int steps_from_modules(struct az *z)
 		 * execution ends its own step */
 		for (uint32_t d = 0; d < z->n_devs; d++) {
 			struct spans *sp = &z->devs[d].steps;
-			if (sp->n)
-				qsort(sp->v, sp->n, sizeof(*sp->v), cmp_span);
+			sort_spans(sp->v, sp->n);
 			for (uint32_t k = 0; k < sp->n; k++) {
 				sp->v[k].step = k;
 				if (k + 1 < sp->n && sp->v[k + 1].s > sp->v[k].e)
@@ -1199,10 +1341,41 @@ static int steps_from_modules(struct az *z)
 	free(names);
 	return any;
 }
-static int cmp_i64(const void *a, const void *b)
+/* ---- collecting ---- */
+
+/* The host markers the step sources try first, when no Steps line decides; -1 if none. */
+static int first_host_kind(const struct az *z)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
+	if (z->f.steps.n)
+		return -1;
+	for (int k = 0; k < MARK_KINDS; k++)
+		if (z->f.mark[k].n)
+			return k;
+	return -1;
+}
+
+static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
+{
+	if (i < z->n_devs)
+		build_device(z, i, sc);
+	else
+		host_prepare(z, z->host->kind, z->host);
+}
+
+/* Devices and their activity; beside them, the host markers' correlations. */
+static void collect_devices(struct az *z)
+{
+	struct clscache cc;
+	int kind;
+
+	plan_filing(z);
+	file_events(z);
+	clscache_init(&cc, z->t);
+	make_ops(z, &cc);
+	clscache_release(&cc);
+	kind = first_host_kind(z);
+	z->host->kind = kind;
+	run_jobs(z, z->n_devs + (kind >= 0), collect_job);
 }
 
 /* Index of step in the sorted unique ids, or UINT32_MAX. */
@@ -1220,6 +1393,65 @@ static uint32_t step_index(const int64_t *ids, uint32_t n, int64_t step)
 	return lo < n && ids[lo] == step ? lo : UINT32_MAX;
 }
 
+/* The same, trying *at and the next first: a device's spans mostly come in step
+ * order. */
+static uint32_t step_index_near(const int64_t *ids, uint32_t n, int64_t step, uint32_t *at)
+{
+	uint32_t i = *at;
+
+	if (i < n && ids[i] == step)
+		return i;
+	if (i + 1 < n && ids[i + 1] == step)
+		i++;
+	else
+		i = step_index(ids, n, step);
+	if (i != UINT32_MAX)
+		*at = i;
+	return i;
+}
+
+/* Ascending, by merging the ascending runs it has: step ids are mostly
+ * one run per device. */
+static void sort_i64(int64_t *v, uint32_t n)
+{
+	uint32_t *bound = NULL, nb = 0, cap = 0;
+
+	bound = grow(bound, nb, &cap, sizeof(uint32_t));
+	bound[nb++] = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i] < v[i - 1]) {
+			bound = grow(bound, nb, &cap, sizeof(uint32_t));
+			bound[nb++] = i;
+		}
+	bound = grow(bound, nb, &cap, sizeof(uint32_t));
+	bound[nb++] = n;
+	int64_t *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(int64_t)) : NULL;
+	int64_t *src = v, *dst = tmp;
+	while (nb > 2) {
+		uint32_t out = 0;
+		for (uint32_t r = 0; r + 1 < nb; r += 2) {
+			uint32_t x = bound[r], xm = bound[r + 1];
+			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
+			while (x < xm && y < ym)
+				dst[o++] = src[y] < src[x] ? src[y++] : src[x++];
+			while (x < xm)
+				dst[o++] = src[x++];
+			while (y < ym)
+				dst[o++] = src[y++];
+			bound[out++] = bound[r];
+		}
+		bound[out++] = n;
+		nb = out;
+		int64_t *sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != v)
+		memcpy(v, src, (size_t)n * sizeof(int64_t));
+	free(tmp);
+	free(bound);
+}
+
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
 {
 	struct summary *s = z->s;
@@ -1231,8 +1463,7 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 			ids = grow(ids, n, &cap, sizeof(int64_t));
 			ids[n++] = z->devs[d].steps.v[k].step;
 		}
-	if (n)
-		qsort(ids, n, sizeof(int64_t), cmp_i64);
+	sort_i64(ids, n);
 	uint32_t u = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (u == 0 || ids[u - 1] != ids[i])
@@ -1248,12 +1479,13 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 		for (uint32_t d = 0; d < z->n_devs; d++)
 			s->steps[i].device_us[d] = -1;
 	}
-	/* each span and host marker finds its step by binary search: thousands of
+	/* each span and host marker finds its step by a search: thousands of
 	 * steps on many devices must not cost steps x spans */
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		const struct spans *sp = &z->devs[d].steps;
+		uint32_t at = 0;
 		for (uint32_t k = 0; k < sp->n; k++) {
-			uint32_t i = step_index(ids, u, sp->v[k].step);
+			uint32_t i = step_index_near(ids, u, sp->v[k].step, &at);
 			double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
 			if (i != UINT32_MAX && us > s->steps[i].device_us[d])
 				s->steps[i].device_us[d] = us;
@@ -1286,69 +1518,46 @@ static uint32_t count_le(const int64_t *v, uint32_t n, int64_t x)
 	return lo;
 }
 
-/* Each record's steady flag: whether it starts inside a steady window. A track's
- * records come by start, so the window is found by walking on, not by a search. */
-static void mark_steady(struct dev *dv)
+/* Steady windows of a device: its spans of the steady steps, sorted, merged. The
+ * records' steady flags are set by totals(). */
+static void steady_device(struct az *z, uint32_t d, struct scratch *sc)
 {
-	uint32_t lo = 0, track = UINT32_MAX;
-	int64_t prev = INT64_MIN;
+	const struct summary *s = z->s;
+	struct dev *dv = &z->devs[d];
+	struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
+	uint32_t n = 0, at = 0;
 
-	for (uint32_t k = 0; k < dv->n; k++) {
-		struct act *a = &dv->a[k];
-		if (a->track != track || a->s < prev) {
-			lo = count_le(dv->win_s, dv->n_win, a->s);
-			track = a->track;
-		}
-		while (lo < dv->n_win && dv->win_s[lo] <= a->s)
-			lo++;
-		prev = a->s;
-		a->steady = lo > 0 && a->s < dv->win_e[lo - 1];
+	for (uint32_t k = 0; k < dv->steps.n; k++) {
+		uint32_t i = step_index_near(z->step_ids, z->n_step_ids, dv->steps.v[k].step, &at);
+		if (i != UINT32_MAX && s->steps[i].steady)
+			w[n++] = dv->steps.v[k];
 	}
-}
-
-/* Steady windows per device: its spans of the steady steps, sorted, merged. */
-static void steady_windows(struct az *z)
-{
-	struct summary *s = z->s;
-
-	for (uint32_t d = 0; d < z->n_devs; d++) {
-		struct dev *dv = &z->devs[d];
-		struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
-		uint32_t n = 0;
-		for (uint32_t k = 0; k < dv->steps.n; k++) {
-			uint32_t i = step_index(z->step_ids, z->n_step_ids, dv->steps.v[k].step);
-			if (i != UINT32_MAX && s->steps[i].steady)
-				w[n++] = dv->steps.v[k];
+	sort_spans(w, n);
+	dv->win_s = pg_xmalloc((n + 1) * sizeof(int64_t));
+	dv->win_e = pg_xmalloc((n + 1) * sizeof(int64_t));
+	dv->n_win = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (dv->n_win && w[k].s <= dv->win_e[dv->n_win - 1]) {
+			if (w[k].e > dv->win_e[dv->n_win - 1])
+				dv->win_e[dv->n_win - 1] = w[k].e;
+			continue;
 		}
-		if (n)
-			qsort(w, n, sizeof(*w), cmp_span);
-		dv->win_s = pg_xmalloc((n + 1) * sizeof(int64_t));
-		dv->win_e = pg_xmalloc((n + 1) * sizeof(int64_t));
-		dv->n_win = 0;
-		for (uint32_t k = 0; k < n; k++) {
-			if (dv->n_win && w[k].s <= dv->win_e[dv->n_win - 1]) {
-				if (w[k].e > dv->win_e[dv->n_win - 1])
-					dv->win_e[dv->n_win - 1] = w[k].e;
-				continue;
-			}
-			dv->win_s[dv->n_win] = w[k].s;
-			dv->win_e[dv->n_win++] = w[k].e;
-		}
-		free(w);
-		/* without steps, the whole capture is the window */
-		if (!z->has_steps && dv->n) {
-			dv->win_s[0] = dv->lo;
-			dv->win_e[0] = dv->hi;
-			dv->n_win = 1;
-		}
-		mark_steady(dv);
+		dv->win_s[dv->n_win] = w[k].s;
+		dv->win_e[dv->n_win++] = w[k].e;
+	}
+	free(w);
+	/* without steps, the whole capture is the window */
+	if (!z->has_steps && dv->n) {
+		dv->win_s[0] = dv->lo;
+		dv->win_e[0] = dv->hi;
+		dv->n_win = 1;
 	}
 }
 
 /* ---- the time split ---- */
 
 /*
- * The measures of the union of compute, of communication and of memory
+ * The measures of the unions of compute, of communication and of memory
  * intervals and of their combinations, from intervals that arrive in order of
  * start. Nothing that starts later can cover time before the latest start, so
  * the time up to it is settled and counted as it is passed: each category
@@ -1359,6 +1568,11 @@ struct sweep {
 	int64_t end[3]; /* per category (compute, communication, memory): furthest end */
 	int64_t busy, comp, ecomm, emem, comm, mem;
 };
+
+#define SWEEP_INIT                                                                                 \
+	{                                                                                          \
+		INT64_MIN, {INT64_MIN, INT64_MIN, INT64_MIN}, 0, 0, 0, 0, 0, 0                     \
+	}
 
 static void sweep_to(struct sweep *w, int64_t to)
 {
@@ -1390,25 +1604,102 @@ static void sweep_to(struct sweep *w, int64_t to)
 	}
 }
 
-/*
- * Exposed-time decomposition of a device over windows [ws, we): compute first,
- * then communication not under compute, then memory not under either, then
- * idle. Integer ns throughout, so the parts sum exactly to the wall time.
- */
-static void split(const struct dev *dv, const int64_t *ws, const int64_t *we, uint32_t nw,
-		  struct sum_split *out)
+/* Interval [s, e) of category c; s is at or after every earlier start. */
+static void sweep_add(struct sweep *w, int64_t s, int64_t e, int c)
 {
-	struct sweep w = {INT64_MIN, {INT64_MIN, INT64_MIN, INT64_MIN}, 0, 0, 0, 0, 0, 0};
-	int64_t wall = 0, ksum = 0;
-	uint32_t lo = 0;
+	sweep_to(w, s);
+	if (e > w->end[c])
+		w->end[c] = e;
+}
+
+static void sweep_result(struct sweep *w, int64_t wall, int64_t ksum, struct sum_split *out)
+{
+	sweep_to(w, INT64_MAX);
+	out->wall_us = (double)wall / 1000.0;
+	out->busy_us = (double)w->busy / 1000.0;
+	out->idle_us = (double)(wall - w->busy) / 1000.0;
+	out->compute_us = (double)w->comp / 1000.0;
+	out->exposed_comm_us = (double)w->ecomm / 1000.0;
+	out->exposed_memcpy_us = (double)w->emem / 1000.0;
+	out->comm_us = (double)w->comm / 1000.0;
+	out->memcpy_us = (double)w->mem / 1000.0;
+	out->kernel_sum_us = (double)ksum / 1000.0;
+}
+
+/*
+ * A gap of ns before leaf k of dv (in time order), noted for the op it belongs
+ * to: the op that ends it, or when that is a marker (iota, constant,
+ * copy-start, ...), the first real op after it, looking at most 8 ops ahead
+ * and never across a second gap. slot[op] indexes dv->gaps.
+ */
+static void note_gap(const struct az *z, struct dev *dv, uint32_t k, int64_t ns, uint32_t *slot)
+{
+	const uint32_t *lv = dv->leaves;
+	const struct act *a = &dv->a[lv[k]];
+	uint32_t payload = a->op, mk = a->op;
+
+	if (z->ops[mk].marker) {
+		int64_t chain = a->e;
+		for (uint32_t j = k + 1; j < dv->n_leaves && j <= k + 8; j++) {
+			const struct act *b = &dv->a[lv[j]];
+			if (b->s > chain)
+				break;
+			if (!z->ops[b->op].marker) {
+				payload = b->op;
+				break;
+			}
+			chain = b->e > chain ? b->e : chain;
+		}
+	}
+	if (slot[payload] == UINT32_MAX) {
+		dv->gaps = grow(dv->gaps, dv->n_gaps, &dv->cap_gaps, sizeof(*dv->gaps));
+		dv->gaps[dv->n_gaps] = (struct gapnote){payload, UINT32_MAX, 0, 0, 0};
+		slot[payload] = dv->n_gaps++;
+	}
+	struct gapnote *g = &dv->gaps[slot[payload]];
+	g->count += 1;
+	g->ns += (double)ns;
+	if ((double)ns > g->max_ns)
+		g->max_ns = (double)ns;
+	if (mk != payload)
+		g->marker = mk;
+}
+
+/*
+ * One pass over a device's leaves in time order for its exposed-time
+ * decompositions, over the whole capture and over its steady windows (compute
+ * first, then communication not under compute, then memory not under either,
+ * then idle; integer ns, so the parts sum exactly to the wall time), and for
+ * its idle gaps inside steady windows (across all its streams: a comm stream
+ * waiting while compute runs is not idle).
+ */
+static void device_splits(struct az *z, uint32_t d, struct scratch *sc)
+{
+	struct dev *dv = &z->devs[d];
+	const int64_t *ws = dv->win_s, *we = dv->win_e;
+	uint32_t nw = dv->n_win, lo = 0, *slot = scratch_ops(sc, z->n_ops);
+	struct sweep all = SWEEP_INIT, st = SWEEP_INIT;
+	int64_t wall = 0, ksum_all = 0, ksum = 0, prev_end = INT64_MIN;
 
 	for (uint32_t k = 0; k < nw; k++)
 		wall += we[k] - ws[k];
 	for (uint32_t k = 0; k < dv->n_leaves; k++) {
-		const struct act *a = &dv->a[dv->leaves[k].idx];
+		const struct act *a = &dv->a[dv->leaves[k]];
+		int c = a->cat == ANALYZE_CAT_COMMUNICATION ? 1
+			: a->cat == ANALYZE_CAT_MEMORY	    ? 2
+							    : 0;
+		/* the capture is one window from the first start to the last end */
+		if (a->e > a->s) {
+			ksum_all += a->e - a->s;
+			sweep_add(&all, a->s, a->e, c);
+		}
 		/* the windows starting at or before it; leaves come by start */
 		while (lo < nw && ws[lo] <= a->s)
 			lo++;
+		if (prev_end != INT64_MIN && a->s > prev_end && lo > 0 && a->s < we[lo - 1])
+			note_gap(z, dv, k, a->s - prev_end, slot);
+		if (a->e > prev_end)
+			prev_end = a->e;
 		/* clip to the window holding its start (windows do not overlap) */
 		int64_t s0 = a->s, e0 = a->e;
 		if (lo == 0 || s0 >= we[lo - 1]) {
@@ -1423,37 +1714,14 @@ static void split(const struct dev *dv, const int64_t *ws, const int64_t *we, ui
 		if (e0 <= s0)
 			continue;
 		ksum += e0 - s0;
-		int c = a->cat == ANALYZE_CAT_COMMUNICATION ? 1
-			: a->cat == ANALYZE_CAT_MEMORY	    ? 2
-							    : 0;
 		/* clipping keeps the order: a start before a window moves to its start */
-		sweep_to(&w, s0);
-		if (e0 > w.end[c])
-			w.end[c] = e0;
+		sweep_add(&st, s0, e0, c);
 	}
-	sweep_to(&w, INT64_MAX);
-	out->wall_us = (double)wall / 1000.0;
-	out->busy_us = (double)w.busy / 1000.0;
-	out->idle_us = (double)(wall - w.busy) / 1000.0;
-	out->compute_us = (double)w.comp / 1000.0;
-	out->exposed_comm_us = (double)w.ecomm / 1000.0;
-	out->exposed_memcpy_us = (double)w.emem / 1000.0;
-	out->comm_us = (double)w.comm / 1000.0;
-	out->memcpy_us = (double)w.mem / 1000.0;
-	out->kernel_sum_us = (double)ksum / 1000.0;
-}
-
-/* Each device's split over the whole capture and over its steady windows. */
-static void breakdowns(struct az *z)
-{
-	struct summary *s = z->s;
-
-	for (uint32_t d = 0; d < z->n_devs; d++) {
-		struct dev *dv = &z->devs[d];
-		if (dv->n)
-			split(dv, &dv->lo, &dv->hi, 1, &s->devices[d].all);
-		split(dv, dv->win_s, dv->win_e, dv->n_win, &s->devices[d].steady);
-	}
+	for (uint32_t k = 0; k < dv->n_gaps; k++)
+		slot[dv->gaps[k].op] = UINT32_MAX;
+	if (dv->n)
+		sweep_result(&all, dv->hi - dv->lo, ksum_all, &z->s->devices[d].all);
+	sweep_result(&st, wall, ksum, &z->s->devices[d].steady);
 }
 
 /* ---- ops, families, collectives, gaps, regions ---- */
@@ -1583,9 +1851,6 @@ static int collective_size(const struct az *z, const struct trace_event *e, uint
 	return 1;
 }
 
-/* Totals over activity starting in steady windows (exact: integer ns summed
- * in doubles, written as us with three decimals). */
-
 /* What the totals read from an event's arguments, worked out once per argument
  * set: string lookups and number parsing per event were most of their cost. */
 struct asetcache {
@@ -1650,70 +1915,71 @@ static int collective_size_cached(const struct az *z, struct asetcache *c,
 	return (c->state[i] & ASC_SIZED) != 0;
 }
 
-/* Totals over activity starting in steady windows (exact: integer ns summed
- * in doubles, written as us with three decimals). */
-static void ops_and_families(struct az *z)
-{
-	struct summary *s = z->s;
-	double fam_self[ANALYZE_FAM_COUNT] = {0}, fam_count[ANALYZE_FAM_COUNT] = {0};
+/* Ops, families and collectives over the activity starting in steady windows
+ * (exact: integer ns summed in doubles, written as us with three decimals). */
+struct opsum {
+	double fam_self[ANALYZE_FAM_COUNT], fam_count[ANALYZE_FAM_COUNT];
 	struct {
 		double count, ns, bytes, cap_count, cap_ns, cap_bytes;
 		uint32_t group;
 		int sized, cap_sized;
 	} coll[ANALYZE_FAM_COUNT];
 	struct asetcache ac;
-	struct evcur cur = {z->t, NULL, 0, 0};
+};
 
-	memset(coll, 0, sizeof(coll));
-	asetcache_init(&ac, z->t);
-	for (uint32_t d = 0; d < z->n_devs; d++) {
-		const struct dev *dv = &z->devs[d];
-		for (uint32_t k = 0; k < dv->n; k++) {
-			const struct act *a = &dv->a[k];
-			const struct trace_event *e = NULL;
-			if (a->cat == ANALYZE_CAT_COMMUNICATION && a->leaf) {
-				double b = 0;
-				uint32_t g = 0;
-				coll[a->fam].cap_count += 1;
-				coll[a->fam].cap_ns += (double)(a->e - a->s);
-				e = ev_at(&cur, a->ev);
-				if (collective_size_cached(z, &ac, e, a->fam, &b, &g)) {
-					coll[a->fam].cap_bytes += b;
-					coll[a->fam].cap_sized = 1;
-					if (g > coll[a->fam].group)
-						coll[a->fam].group = g;
-				}
-			}
-			if (!a->steady)
-				continue;
-			struct opinfo *o = &z->ops[a->op];
-			o->count += 1;
-			o->self_ns += (double)a->self;
-			o->total_ns += (double)(a->e - a->s);
-			fam_self[a->fam] += (double)a->self;
-			fam_count[a->fam] += 1;
-			if (!e)
-				e = ev_at(&cur, a->ev);
-			double fl;
-			if (flops_of(z, &ac, e, &fl)) {
-				s->flops_total += fl;
-				s->has_flops = 1;
-			}
-			if (a->cat != ANALYZE_CAT_COMMUNICATION || !a->leaf)
-				continue;
-			coll[a->fam].count += 1;
-			coll[a->fam].ns += (double)(a->e - a->s);
-			double b = 0;
-			uint32_t g = 0;
-			if (collective_size_cached(z, &ac, e, a->fam, &b, &g)) {
-				coll[a->fam].bytes += b;
-				if (g > coll[a->fam].group)
-					coll[a->fam].group = g;
-				coll[a->fam].sized = 1;
-			}
-		}
+/* A communication leaf anywhere in the capture. */
+static void opsum_capture(struct opsum *os, const struct az *z, const struct act *a,
+			  const struct trace_event *e)
+{
+	double b = 0;
+	uint32_t g = 0;
+
+	os->coll[a->fam].cap_count += 1;
+	os->coll[a->fam].cap_ns += (double)(a->e - a->s);
+	if (collective_size_cached(z, &os->ac, e, a->fam, &b, &g)) {
+		os->coll[a->fam].cap_bytes += b;
+		os->coll[a->fam].cap_sized = 1;
+		if (g > os->coll[a->fam].group)
+			os->coll[a->fam].group = g;
 	}
-	asetcache_release(&ac);
+}
+
+/* A record starting in a steady window. */
+static void opsum_add(struct opsum *os, struct az *z, const struct act *a,
+		      const struct trace_event *e)
+{
+	struct summary *s = z->s;
+	struct opinfo *o = &z->ops[a->op];
+	double fl;
+
+	o->count += 1;
+	o->self_ns += (double)a->self;
+	o->total_ns += (double)(a->e - a->s);
+	os->fam_self[a->fam] += (double)a->self;
+	os->fam_count[a->fam] += 1;
+	if (flops_of(z, &os->ac, e, &fl)) {
+		s->flops_total += fl;
+		s->has_flops = 1;
+	}
+	if (a->cat != ANALYZE_CAT_COMMUNICATION || !a->leaf)
+		return;
+	os->coll[a->fam].count += 1;
+	os->coll[a->fam].ns += (double)(a->e - a->s);
+	double b = 0;
+	uint32_t g = 0;
+	if (collective_size_cached(z, &os->ac, e, a->fam, &b, &g)) {
+		os->coll[a->fam].bytes += b;
+		if (g > os->coll[a->fam].group)
+			os->coll[a->fam].group = g;
+		os->coll[a->fam].sized = 1;
+	}
+}
+
+static void opsum_finish(struct opsum *os, struct az *z)
+{
+	struct summary *s = z->s;
+
+	asetcache_release(&os->ac);
 	s->ops = pg_xcalloc(z->n_ops + 1, sizeof(*s->ops));
 	for (uint32_t i = 0; i < z->n_ops; i++) {
 		struct opinfo *o = &z->ops[i];
@@ -1731,7 +1997,7 @@ static void ops_and_families(struct az *z)
 	}
 	s->families = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->families));
 	for (int f = 0; f < ANALYZE_FAM_COUNT; f++) {
-		if (fam_count[f] == 0)
+		if (os->fam_count[f] == 0)
 			continue;
 		struct sum_family *x = &s->families[s->n_families++];
 		x->family = pg_xstrdup(analyze_family_name((enum analyze_family)f));
@@ -1741,35 +2007,34 @@ static void ops_and_families(struct az *z)
 		else if (f == ANALYZE_FAM_MEMCPY || f == ANALYZE_FAM_MEMSET)
 			c = ANALYZE_CAT_MEMORY;
 		x->category = pg_xstrdup(analyze_category_name(c));
-		x->count_total = fam_count[f];
-		x->us_total = fam_self[f] / 1000.0;
+		x->count_total = os->fam_count[f];
+		x->us_total = os->fam_self[f] / 1000.0;
 	}
 	s->collectives = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->collectives));
 	for (int f = ANALYZE_FAM_ALL_REDUCE; f <= ANALYZE_FAM_COLLECTIVE_OTHER; f++) {
-		if (coll[f].cap_count == 0)
+		if (os->coll[f].cap_count == 0)
 			continue;
 		struct sum_collective *c = &s->collectives[s->n_collectives++];
 		c->kind = pg_xstrdup(f == ANALYZE_FAM_COLLECTIVE_OTHER
 					 ? "other"
 					 : analyze_family_name((enum analyze_family)f));
-		c->count_total = coll[f].count;
-		c->us_total = coll[f].ns / 1000.0;
-		c->bytes_total = coll[f].bytes;
-		c->group_size = coll[f].group;
-		c->sized = coll[f].sized;
-		c->capture_count_total = coll[f].cap_count;
-		c->capture_bytes_total = coll[f].cap_bytes;
-		c->capture_sized = coll[f].cap_sized;
-		c->capture_us_total = coll[f].cap_ns / 1000.0;
+		c->count_total = os->coll[f].count;
+		c->us_total = os->coll[f].ns / 1000.0;
+		c->bytes_total = os->coll[f].bytes;
+		c->group_size = os->coll[f].group;
+		c->sized = os->coll[f].sized;
+		c->capture_count_total = os->coll[f].cap_count;
+		c->capture_bytes_total = os->coll[f].cap_bytes;
+		c->capture_sized = os->coll[f].cap_sized;
+		c->capture_us_total = os->coll[f].cap_ns / 1000.0;
 	}
 }
 
 /*
- * Idle before ops: gaps in a device's activity across all its streams (a comm
- * stream waiting while compute runs is not idle), inside steady windows. When the op that
- * ends the gap is a marker (iota, constant, copy-start, ...), the gap belongs
- * to the first real op after it, looking at most 8 ops ahead and never across
- * a second gap.
+ * Idle before ops: each device's gaps were noted per op by its split pass
+ * (device_splits); here they are summed in device order. The marker of an op
+ * is the last marker op other than itself that ended one of its gaps, else
+ * the op itself, as one pass over all devices in order would leave it.
  */
 static void gaps(struct az *z)
 {
@@ -1783,36 +2048,16 @@ static void gaps(struct az *z)
 		marker[i] = UINT32_MAX;
 	for (uint32_t d = 0; d < z->n_devs; d++) {
 		const struct dev *dv = &z->devs[d];
-		const struct leafkey *lv = dv->leaves;
-		uint32_t n = dv->n_leaves;
-		int64_t prev_end = INT64_MIN;
-		for (uint32_t k = 0; k < n; k++) {
-			const struct act *a = &dv->a[lv[k].idx];
-			if (prev_end != INT64_MIN && a->s > prev_end && a->steady) {
-				int64_t gap = a->s - prev_end;
-				uint32_t payload = a->op, mk = a->op;
-				if (z->ops[mk].marker) {
-					int64_t chain = a->e;
-					for (uint32_t j = k + 1; j < n && j <= k + 8; j++) {
-						const struct act *b = &dv->a[lv[j].idx];
-						if (b->s > chain)
-							break;
-						if (!z->ops[b->op].marker) {
-							payload = b->op;
-							break;
-						}
-						chain = b->e > chain ? b->e : chain;
-					}
-				}
-				cnt[payload] += 1;
-				tot[payload] += (double)gap;
-				if ((double)gap > mx[payload])
-					mx[payload] = (double)gap;
-				if (marker[payload] == UINT32_MAX || mk != payload)
-					marker[payload] = mk;
-			}
-			if (a->e > prev_end)
-				prev_end = a->e;
+		for (uint32_t k = 0; k < dv->n_gaps; k++) {
+			const struct gapnote *g = &dv->gaps[k];
+			cnt[g->op] += g->count;
+			tot[g->op] += g->ns;
+			if (g->max_ns > mx[g->op])
+				mx[g->op] = g->max_ns;
+			if (g->marker != UINT32_MAX)
+				marker[g->op] = g->marker;
+			else if (marker[g->op] == UINT32_MAX)
+				marker[g->op] = g->op;
 		}
 	}
 	s->gaps = pg_xcalloc(z->n_ops + 1, sizeof(*s->gaps));
@@ -1960,76 +2205,146 @@ static trace_str scope_arg(const struct az *z, const struct trace_event *e)
 
 #define NO_CHAIN (UINT32_MAX - 1)
 
-static void regions(struct az *z)
-{
-	struct summary *s = z->s;
-	struct region_acc *r = NULL;
-	uint32_t n = 0, cap = 0;
-	struct pg_u64map idx = {0};
-	struct pg_buf path = PG_BUF_INIT;
+/* Regions: each steady record's self time added along the chain of its scope. */
+struct regsum {
+	struct region_acc *r;
+	uint32_t n, cap;
+	struct pg_u64map idx;
+	struct pg_buf path;
 	struct chains ch;
-	struct evcur cur = {z->t, NULL, 0, 0};
-	/* the chain per argument set (and per annotation below): one lookup per event */
-	uint32_t *by_args = pg_xmalloc(((size_t)z->t->n_argsets + 1) * sizeof(uint32_t));
+	uint32_t *by_args; /* the chain per argument set: one lookup per record */
+	uint32_t *by_ann;  /* the chain per annotation of the current device */
+};
 
-	memset(&ch, 0, sizeof(ch));
-	memset(by_args, 0xff, ((size_t)z->t->n_argsets + 1) * sizeof(uint32_t));
+static void regsum_init(struct regsum *rs, const struct az *z)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->path = (struct pg_buf)PG_BUF_INIT;
+	rs->by_args = pg_xmalloc(((size_t)z->t->n_argsets + 1) * sizeof(uint32_t));
+	memset(rs->by_args, 0xff, ((size_t)z->t->n_argsets + 1) * sizeof(uint32_t));
+}
+
+static void regsum_device(struct regsum *rs, const struct dev *dv)
+{
+	free(rs->by_ann);
+	rs->by_ann = pg_xmalloc((dv->n_ann + 1) * sizeof(uint32_t));
+	memset(rs->by_ann, 0xff, (dv->n_ann + 1) * sizeof(uint32_t));
+}
+
+static void regsum_add(struct regsum *rs, const struct az *z, uint32_t d, const struct act *a,
+		       const struct trace_event *e)
+{
+	const struct dev *dv = &z->devs[d];
+	uint32_t ci = rs->by_args[e->args];
+
+	if (ci == UINT32_MAX) {
+		trace_str sid = scope_arg(z, e);
+		ci = sid ? chain_for(&rs->ch, sid, trace_str_get(z->t, sid), &rs->r, &rs->n,
+				     &rs->cap, &rs->idx, &rs->path)
+			 : NO_CHAIN;
+		rs->by_args[e->args] = ci;
+	}
+	if (ci == NO_CHAIN) {
+		/* Kineto: the GPU user annotation around the kernel */
+		const struct ann *an = dv->n_ann ? annotation_at(dv, a->s) : NULL;
+		if (!an || !*an->path)
+			return;
+		uint32_t ai = (uint32_t)(an - dv->ann);
+		if (rs->by_ann[ai] == UINT32_MAX)
+			rs->by_ann[ai] =
+			    chain_for(&rs->ch, (1ULL << 62) | ((uint64_t)d << 32) | (uint64_t)ai,
+				      an->path, &rs->r, &rs->n, &rs->cap, &rs->idx, &rs->path);
+		ci = rs->by_ann[ai];
+	}
+	for (uint32_t q = 0; q < rs->ch.len[ci]; q++) {
+		uint32_t en = rs->ch.ent[rs->ch.off[ci] + q], i = en & 0x7fffffffu;
+		rs->r[i].count += 1;
+		rs->r[i].incl += (double)a->self;
+		if (en & 0x80000000u)
+			rs->r[i].excl += (double)a->self;
+	}
+}
+
+static void regsum_finish(struct regsum *rs, struct summary *s)
+{
+	s->regions = pg_xcalloc(rs->n + 1, sizeof(*s->regions));
+	for (uint32_t i = 0; i < rs->n; i++) {
+		struct sum_region *x = &s->regions[s->n_regions++];
+		x->path = rs->r[i].path;
+		x->depth = rs->r[i].depth;
+		x->count_total = rs->r[i].count;
+		x->inclusive_us_total = rs->r[i].incl / 1000.0;
+		x->exclusive_us_total = rs->r[i].excl / 1000.0;
+	}
+	free(rs->r);
+	free(rs->by_args);
+	free(rs->by_ann);
+	pg_u64map_release(&rs->idx);
+	pg_u64map_release(&rs->ch.by_key);
+	free(rs->ch.off);
+	free(rs->ch.len);
+	free(rs->ch.ent);
+	pg_buf_release(&rs->path);
+}
+
+/* ---- the totals ---- */
+
+/*
+ * Ops, families, collectives and regions in one pass over every device's
+ * records, in device order (the flops total is a sum of parsed doubles: its
+ * order is kept). Steady flags are set on the way: a track's records come by
+ * start, so each finds its window by walking on.
+ */
+static void totals(struct az *z)
+{
+	struct opsum os;
+	struct regsum rs;
+	struct evcur cur = {z->t, NULL, 0, 0};
+
+	memset(&os, 0, sizeof(os));
+	asetcache_init(&os.ac, z->t);
+	regsum_init(&rs, z);
 	for (uint32_t d = 0; d < z->n_devs; d++) {
-		const struct dev *dv = &z->devs[d];
-		uint32_t *by_ann = pg_xmalloc((dv->n_ann + 1) * sizeof(uint32_t));
-		memset(by_ann, 0xff, (dv->n_ann + 1) * sizeof(uint32_t));
+		struct dev *dv = &z->devs[d];
+		uint32_t lo = 0, track = UINT32_MAX;
+		int64_t prev = INT64_MIN;
+		regsum_device(&rs, dv);
 		for (uint32_t k = 0; k < dv->n; k++) {
-			const struct act *a = &dv->a[k];
+			struct act *a = &dv->a[k];
+			const struct trace_event *e = NULL;
+			if (a->track != track || a->s < prev) {
+				lo = count_le(dv->win_s, dv->n_win, a->s);
+				track = a->track;
+			}
+			while (lo < dv->n_win && dv->win_s[lo] <= a->s)
+				lo++;
+			prev = a->s;
+			a->steady = lo > 0 && a->s < dv->win_e[lo - 1];
+			if (a->cat == ANALYZE_CAT_COMMUNICATION && a->leaf) {
+				e = ev_at(&cur, a->ev);
+				opsum_capture(&os, z, a, e);
+			}
 			if (!a->steady)
 				continue;
-			const struct trace_event *e = ev_at(&cur, a->ev);
-			uint32_t ci = by_args[e->args];
-			if (ci == UINT32_MAX) {
-				trace_str sid = scope_arg(z, e);
-				ci = sid ? chain_for(&ch, sid, trace_str_get(z->t, sid), &r, &n,
-						     &cap, &idx, &path)
-					 : NO_CHAIN;
-				by_args[e->args] = ci;
-			}
-			if (ci == NO_CHAIN) {
-				/* Kineto: the GPU user annotation around the kernel */
-				const struct ann *an = dv->n_ann ? annotation_at(dv, a->s) : NULL;
-				if (!an || !*an->path)
-					continue;
-				uint32_t ai = (uint32_t)(an - dv->ann);
-				if (by_ann[ai] == UINT32_MAX)
-					by_ann[ai] = chain_for(
-					    &ch, (1ULL << 62) | ((uint64_t)d << 32) | (uint64_t)ai,
-					    an->path, &r, &n, &cap, &idx, &path);
-				ci = by_ann[ai];
-			}
-			for (uint32_t q = 0; q < ch.len[ci]; q++) {
-				uint32_t en = ch.ent[ch.off[ci] + q], i = en & 0x7fffffffu;
-				r[i].count += 1;
-				r[i].incl += (double)a->self;
-				if (en & 0x80000000u)
-					r[i].excl += (double)a->self;
-			}
+			if (!e)
+				e = ev_at(&cur, a->ev);
+			opsum_add(&os, z, a, e);
+			regsum_add(&rs, z, d, a, e);
 		}
-		free(by_ann);
 	}
-	free(by_args);
-	s->regions = pg_xcalloc(n + 1, sizeof(*s->regions));
-	for (uint32_t i = 0; i < n; i++) {
-		struct sum_region *x = &s->regions[s->n_regions++];
-		x->path = r[i].path;
-		x->depth = r[i].depth;
-		x->count_total = r[i].count;
-		x->inclusive_us_total = r[i].incl / 1000.0;
-		x->exclusive_us_total = r[i].excl / 1000.0;
-	}
-	free(r);
-	pg_u64map_release(&idx);
-	pg_u64map_release(&ch.by_key);
-	free(ch.off);
-	free(ch.len);
-	free(ch.ent);
-	pg_buf_release(&path);
+	opsum_finish(&os, z);
+	regsum_finish(&rs, z->s);
+}
+
+enum { JOB_TOTALS, JOB_SPLITS };
+
+/* The totals pass beside each device's split; the long serial one goes first. */
+static void totals_job(struct az *z, uint32_t i, struct scratch *sc)
+{
+	if (i == JOB_TOTALS)
+		totals(z);
+	else
+		device_splits(z, i - JOB_SPLITS, sc);
 }
 
 /* ---- identity, quality, candidates ---- */
@@ -2119,6 +2434,7 @@ static void release(struct az *z)
 		free(dv->steps.v);
 		free(dv->win_s);
 		free(dv->win_e);
+		free(dv->gaps);
 	}
 	filed_release(&z->f, z->n_devs);
 	free(z->devs);
@@ -2132,6 +2448,7 @@ static void release(struct az *z)
 	free(z->step_ids);
 	free(z->role);
 	free(z->track_dev);
+	free(z->track_file);
 	free(z->name_flags);
 	free(z->aset_flags);
 	pg_u64map_release(&z->op_by_canon);
@@ -2140,6 +2457,7 @@ static void release(struct az *z)
 int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s)
 {
 	struct az z;
+	struct hoststeps host = {-1, NULL, 0, {NULL, 0, 0, {0}}};
 	struct hostmark *hm = NULL;
 	uint32_t n_hm = 0;
 	const char *src = "none";
@@ -2164,11 +2482,12 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	z.k_long_name = trace_str_find(t, "long_name");
 	z.k_train = trace_str_find(t, "train");
 
+	z.host = &host;
 	collect_devices(&z);
 	identity_and_files(&z);
 	if (steps_from_lines(&z))
 		src = "steps-line";
-	else if (steps_from_host(&z, 0, &hm, &n_hm))
+	else if (steps_from_host(&z, MARK_ANNOTATION, &hm, &n_hm))
 		src = "step-annotation";
 	else if ((free(hm), hm = NULL, n_hm = 0,
 		  steps_from_host(&z, MARK_PROFILER_STEP, &hm, &n_hm)))
@@ -2184,11 +2503,10 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	uint32_t steady = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)
 		steady += s->steps[i].steady;
-	steady_windows(&z);
-	breakdowns(&z);
-	ops_and_families(&z);
+	host_release(&host);
+	run_jobs(&z, z.n_devs, steady_device);
+	run_jobs(&z, JOB_SPLITS + z.n_devs, totals_job);
 	gaps(&z);
-	regions(&z);
 	quality(&z);
 	s->basis_devices = z.n_devs;
 	s->basis_steady_steps = steady;
