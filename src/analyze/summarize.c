@@ -36,7 +36,6 @@ struct act {
 	uint8_t cat; /* enum analyze_category */
 	uint8_t fam; /* enum analyze_family */
 	uint8_t leaf;
-	uint8_t steady; /* starts inside a steady window of its device */
 };
 
 struct span {
@@ -91,8 +90,6 @@ struct opinfo {
 	char *name;
 	uint8_t fam, cat;
 	char *examples[3];
-	double count, self_ns, total_ns;
-	uint8_t marker;
 };
 
 /* What a track's events are filed for (bits). */
@@ -131,6 +128,7 @@ struct az {
 	struct opinfo *ops;
 	uint32_t n_ops, cap_ops;
 	uint32_t *op_of_name;	      /* name id -> op index, UINT32_MAX before its first event */
+	uint8_t *op_marker;	      /* per op: is_marker_op() */
 	struct pg_u64map op_by_canon; /* hash of canonical text -> op index (+ check) */
 	/* filing */
 	uint8_t *role;	      /* per track */
@@ -146,6 +144,7 @@ struct az {
 	int64_t *step_ids;
 	uint32_t n_step_ids;
 	int has_steps;
+	int steps_done; /* made beside the devices, when they were not needed */
 	/* arg keys */
 	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
 	    k_step_num, k_r, k_flops, k_group_id, k_long_name, k_train;
@@ -275,7 +274,7 @@ static uint32_t op_for(struct az *z, const struct trace_event *e, uint8_t cat, u
 		z->ops[j].name = c;
 		z->ops[j].fam = fam;
 		z->ops[j].cat = cat;
-		z->ops[j].marker = (uint8_t)is_marker_op(c);
+
 		pg_u64map_put(&z->op_by_canon, h, j);
 	} else {
 		free(c);
@@ -688,6 +687,11 @@ static void make_ops(struct az *z, struct clscache *cc)
 		classify(z, cc, e, &cat, &fam);
 		op_for(z, e, cat, fam);
 	}
+	/* read by the split jobs while the totals job writes its sums: the padding
+	 * keeps what is allocated next off its cache lines */
+	z->op_marker = pg_xmalloc(z->n_ops + 64);
+	for (uint32_t i = 0; i < z->n_ops; i++)
+		z->op_marker[i] = (uint8_t)is_marker_op(z->ops[i].name);
 }
 
 /* ---- devices and activity ---- */
@@ -1341,43 +1345,6 @@ static int steps_from_modules(struct az *z)
 	free(names);
 	return any;
 }
-/* ---- collecting ---- */
-
-/* The host markers the step sources try first, when no Steps line decides; -1 if none. */
-static int first_host_kind(const struct az *z)
-{
-	if (z->f.steps.n)
-		return -1;
-	for (int k = 0; k < MARK_KINDS; k++)
-		if (z->f.mark[k].n)
-			return k;
-	return -1;
-}
-
-static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
-{
-	if (i < z->n_devs)
-		build_device(z, i, sc);
-	else
-		host_prepare(z, z->host->kind, z->host);
-}
-
-/* Devices and their activity; beside them, the host markers' correlations. */
-static void collect_devices(struct az *z)
-{
-	struct clscache cc;
-	int kind;
-
-	plan_filing(z);
-	file_events(z);
-	clscache_init(&cc, z->t);
-	make_ops(z, &cc);
-	clscache_release(&cc);
-	kind = first_host_kind(z);
-	z->host->kind = kind;
-	run_jobs(z, z->n_devs + (kind >= 0), collect_job);
-}
-
 /* Index of step in the sorted unique ids, or UINT32_MAX. */
 static uint32_t step_index(const int64_t *ids, uint32_t n, int64_t step)
 {
@@ -1503,6 +1470,72 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 	}
 }
 
+/* The steps from the best source the profile has, their table and the warm-up. */
+static void steps(struct az *z)
+{
+	struct summary *s = z->s;
+	struct hostmark *hm = NULL;
+	uint32_t n_hm = 0;
+	const char *src = "none";
+
+	if (steps_from_lines(z))
+		src = "steps-line";
+	else if (steps_from_host(z, MARK_ANNOTATION, &hm, &n_hm))
+		src = "step-annotation";
+	else if ((free(hm), hm = NULL, n_hm = 0,
+		  steps_from_host(z, MARK_PROFILER_STEP, &hm, &n_hm)))
+		src = "profiler-step";
+	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_modules(z)))
+		src = "module-period";
+	z->has_steps = strcmp(src, "none") != 0;
+	s->steps_source = pg_xstrdup(src);
+	s->step_source = pg_xstrdup(src);
+	build_step_table(z, hm, n_hm);
+	free(hm);
+	summary_choose_warmup(s, z->o->warmup);
+	z->steps_done = 1;
+}
+
+/* ---- collecting ---- */
+
+/* The host markers the step sources try first, when no Steps line decides; -1 if none. */
+static int first_host_kind(const struct az *z)
+{
+	if (z->f.steps.n)
+		return -1;
+	for (int k = 0; k < MARK_KINDS; k++)
+		if (z->f.mark[k].n)
+			return k;
+	return -1;
+}
+
+/* Device i's records; beside them (job n_devs), either the host markers'
+ * correlations or, when the step source needs no device records, the steps. */
+static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
+{
+	if (i < z->n_devs)
+		build_device(z, i, sc);
+	else if (z->host->kind >= 0)
+		host_prepare(z, z->host->kind, z->host);
+	else
+		steps(z);
+}
+
+static void collect_devices(struct az *z)
+{
+	struct clscache cc;
+	int kind;
+
+	plan_filing(z);
+	file_events(z);
+	clscache_init(&cc, z->t);
+	make_ops(z, &cc);
+	clscache_release(&cc);
+	kind = first_host_kind(z);
+	z->host->kind = kind;
+	run_jobs(z, z->n_devs + 1, collect_job);
+}
+
 /* How many of the sorted v[0..n) are <= x. */
 static uint32_t count_le(const int64_t *v, uint32_t n, int64_t x)
 {
@@ -1518,8 +1551,7 @@ static uint32_t count_le(const int64_t *v, uint32_t n, int64_t x)
 	return lo;
 }
 
-/* Steady windows of a device: its spans of the steady steps, sorted, merged. The
- * records' steady flags are set by totals(). */
+/* Steady windows of a device: its spans of the steady steps, sorted, merged. */
 static void steady_device(struct az *z, uint32_t d, struct scratch *sc)
 {
 	const struct summary *s = z->s;
@@ -1638,13 +1670,13 @@ static void note_gap(const struct az *z, struct dev *dv, uint32_t k, int64_t ns,
 	const struct act *a = &dv->a[lv[k]];
 	uint32_t payload = a->op, mk = a->op;
 
-	if (z->ops[mk].marker) {
+	if (z->op_marker[mk]) {
 		int64_t chain = a->e;
 		for (uint32_t j = k + 1; j < dv->n_leaves && j <= k + 8; j++) {
 			const struct act *b = &dv->a[lv[j]];
 			if (b->s > chain)
 				break;
-			if (!z->ops[b->op].marker) {
+			if (!z->op_marker[b->op]) {
 				payload = b->op;
 				break;
 			}
@@ -1918,6 +1950,7 @@ static int collective_size_cached(const struct az *z, struct asetcache *c,
 /* Ops, families and collectives over the activity starting in steady windows
  * (exact: integer ns summed in doubles, written as us with three decimals). */
 struct opsum {
+	double *count, *self_ns, *total_ns; /* per op */
 	double fam_self[ANALYZE_FAM_COUNT], fam_count[ANALYZE_FAM_COUNT];
 	struct {
 		double count, ns, bytes, cap_count, cap_ns, cap_bytes;
@@ -1949,12 +1982,11 @@ static void opsum_add(struct opsum *os, struct az *z, const struct act *a,
 		      const struct trace_event *e)
 {
 	struct summary *s = z->s;
-	struct opinfo *o = &z->ops[a->op];
 	double fl;
 
-	o->count += 1;
-	o->self_ns += (double)a->self;
-	o->total_ns += (double)(a->e - a->s);
+	os->count[a->op] += 1;
+	os->self_ns[a->op] += (double)a->self;
+	os->total_ns[a->op] += (double)(a->e - a->s);
 	os->fam_self[a->fam] += (double)a->self;
 	os->fam_count[a->fam] += 1;
 	if (flops_of(z, &os->ac, e, &fl)) {
@@ -1979,11 +2011,10 @@ static void opsum_finish(struct opsum *os, struct az *z)
 {
 	struct summary *s = z->s;
 
-	asetcache_release(&os->ac);
 	s->ops = pg_xcalloc(z->n_ops + 1, sizeof(*s->ops));
 	for (uint32_t i = 0; i < z->n_ops; i++) {
 		struct opinfo *o = &z->ops[i];
-		if (o->count == 0)
+		if (os->count[i] == 0)
 			continue;
 		struct sum_op *x = &s->ops[s->n_ops++];
 		x->name = pg_xstrdup(o->name);
@@ -1991,9 +2022,9 @@ static void opsum_finish(struct opsum *os, struct az *z)
 		x->category = pg_xstrdup(analyze_category_name(o->cat));
 		for (int k = 0; k < 3; k++)
 			x->examples[k] = o->examples[k] ? pg_xstrdup(o->examples[k]) : NULL;
-		x->count_total = o->count;
-		x->self_us_total = o->self_ns / 1000.0;
-		x->total_us_total = o->total_ns / 1000.0;
+		x->count_total = os->count[i];
+		x->self_us_total = os->self_ns[i] / 1000.0;
+		x->total_us_total = os->total_ns[i] / 1000.0;
 	}
 	s->families = pg_xcalloc(ANALYZE_FAM_COUNT, sizeof(*s->families));
 	for (int f = 0; f < ANALYZE_FAM_COUNT; f++) {
@@ -2028,6 +2059,10 @@ static void opsum_finish(struct opsum *os, struct az *z)
 		c->capture_sized = os->coll[f].cap_sized;
 		c->capture_us_total = os->coll[f].cap_ns / 1000.0;
 	}
+	asetcache_release(&os->ac);
+	free(os->count);
+	free(os->self_ns);
+	free(os->total_ns);
 }
 
 /*
@@ -2303,14 +2338,17 @@ static void totals(struct az *z)
 
 	memset(&os, 0, sizeof(os));
 	asetcache_init(&os.ac, z->t);
+	os.count = pg_xcalloc(z->n_ops + 1, sizeof(double));
+	os.self_ns = pg_xcalloc(z->n_ops + 1, sizeof(double));
+	os.total_ns = pg_xcalloc(z->n_ops + 1, sizeof(double));
 	regsum_init(&rs, z);
 	for (uint32_t d = 0; d < z->n_devs; d++) {
-		struct dev *dv = &z->devs[d];
+		const struct dev *dv = &z->devs[d];
 		uint32_t lo = 0, track = UINT32_MAX;
 		int64_t prev = INT64_MIN;
 		regsum_device(&rs, dv);
 		for (uint32_t k = 0; k < dv->n; k++) {
-			struct act *a = &dv->a[k];
+			const struct act *a = &dv->a[k];
 			const struct trace_event *e = NULL;
 			if (a->track != track || a->s < prev) {
 				lo = count_le(dv->win_s, dv->n_win, a->s);
@@ -2319,12 +2357,12 @@ static void totals(struct az *z)
 			while (lo < dv->n_win && dv->win_s[lo] <= a->s)
 				lo++;
 			prev = a->s;
-			a->steady = lo > 0 && a->s < dv->win_e[lo - 1];
+			int steady = lo > 0 && a->s < dv->win_e[lo - 1];
 			if (a->cat == ANALYZE_CAT_COMMUNICATION && a->leaf) {
 				e = ev_at(&cur, a->ev);
 				opsum_capture(&os, z, a, e);
 			}
-			if (!a->steady)
+			if (!steady)
 				continue;
 			if (!e)
 				e = ev_at(&cur, a->ev);
@@ -2445,6 +2483,7 @@ static void release(struct az *z)
 	}
 	free(z->ops);
 	free(z->op_of_name);
+	free(z->op_marker);
 	free(z->step_ids);
 	free(z->role);
 	free(z->track_dev);
@@ -2458,9 +2497,6 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 {
 	struct az z;
 	struct hoststeps host = {-1, NULL, 0, {NULL, 0, 0, {0}}};
-	struct hostmark *hm = NULL;
-	uint32_t n_hm = 0;
-	const char *src = "none";
 
 	memset(&z, 0, sizeof(z));
 	z.t = t;
@@ -2485,21 +2521,8 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	z.host = &host;
 	collect_devices(&z);
 	identity_and_files(&z);
-	if (steps_from_lines(&z))
-		src = "steps-line";
-	else if (steps_from_host(&z, MARK_ANNOTATION, &hm, &n_hm))
-		src = "step-annotation";
-	else if ((free(hm), hm = NULL, n_hm = 0,
-		  steps_from_host(&z, MARK_PROFILER_STEP, &hm, &n_hm)))
-		src = "profiler-step";
-	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_modules(&z)))
-		src = "module-period";
-	z.has_steps = strcmp(src, "none") != 0;
-	s->steps_source = pg_xstrdup(src);
-	s->step_source = pg_xstrdup(src);
-	build_step_table(&z, hm, n_hm);
-	free(hm);
-	summary_choose_warmup(s, o->warmup);
+	if (!z.steps_done)
+		steps(&z);
 	uint32_t steady = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)
 		steady += s->steps[i].steady;
