@@ -7,6 +7,7 @@
 #include "summary.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,12 +117,13 @@ void summary_add_warning(struct summary *s, const char *code, const char *fmt, .
  * Numbers without printf, for the step table: it holds a handful per step and
  * a capture can have a quarter million steps, where formatting ran twice per
  * number (pg_buf_addf measures, then prints) and took longer than the whole
- * analysis. The bytes are those of "%.3f" and "%lld": pg_json_null writes the
- * separator and indentation a value needs, then its "null" is replaced.
+ * analysis. The bytes are those of pg_json_int and pg_json_double(v, 3).
  */
-static void put_digits(struct pg_json *j, int neg, uint64_t int_part, int frac, int with_frac)
+#define NUM_TEXT 400 /* "%.3f" of the largest double */
+
+static size_t digits_text(char *buf, int neg, uint64_t int_part, int frac, int with_frac)
 {
-	char buf[32], *p = buf + sizeof(buf);
+	char tmp[32], *p = tmp + sizeof(tmp);
 
 	if (with_frac) {
 		for (int i = 0; i < 3; i++, frac /= 10)
@@ -133,15 +135,14 @@ static void put_digits(struct pg_json *j, int neg, uint64_t int_part, int frac, 
 	while ((int_part /= 10) != 0);
 	if (neg)
 		*--p = '-';
-	pg_json_null(j);
-	j->out->len -= 4;
-	pg_buf_add(j->out, p, (size_t)(buf + sizeof(buf) - p));
+	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(buf, p, n);
+	return n;
 }
 
-static void num_int(struct pg_json *j, int64_t v)
+static size_t int_text(char *buf, int64_t v)
 {
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	put_digits(j, v < 0, u, 0, 0);
+	return digits_text(buf, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, 0, 0);
 }
 
 /*
@@ -150,18 +151,41 @@ static void num_int(struct pg_json *j, int64_t v)
  * the nearest integer to x is printf's answer. Else (and for huge values)
  * printf decides.
  */
-static void num_us(struct pg_json *j, double v)
+static size_t us_text(char *buf, double v)
 {
 	double x = v * 1000.0, r = nearbyint(x);
 
+	if (!isfinite(v)) {
+		memcpy(buf, "null", 4);
+		return 4;
+	}
 	if (v == 0)
 		v = 0; /* no "-0.000" for a negative zero, as pg_json_double */
-	if (!(fabs(v) < 1e12) || fabs(x - r) > 0.4) {
-		pg_json_double(j, v, 3);
-		return;
-	}
+	if (!(fabs(v) < 1e12) || fabs(x - r) > 0.4)
+		return (size_t)snprintf(buf, NUM_TEXT, "%.3f", v);
 	uint64_t u = (uint64_t)fabs(r);
-	put_digits(j, v < 0, u / 1000, (int)(u % 1000), 1);
+	return digits_text(buf, v < 0, u / 1000, (int)(u % 1000), 1);
+}
+
+/* A value as text: pg_json_null writes the separator and indentation a value
+ * needs, then its "null" is replaced. */
+static void put_text(struct pg_json *j, const char *p, size_t n)
+{
+	pg_json_null(j);
+	j->out->len -= 4;
+	pg_buf_add(j->out, p, n);
+}
+
+static void num_int(struct pg_json *j, int64_t v)
+{
+	char buf[32];
+	put_text(j, buf, int_text(buf, v));
+}
+
+static void num_us(struct pg_json *j, double v)
+{
+	char buf[NUM_TEXT];
+	put_text(j, buf, us_text(buf, v));
 }
 
 static void kv_str(struct pg_json *j, const char *k, const char *v)
@@ -282,6 +306,87 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 	pg_json_obj_end(j);
 }
 
+static void write_step(struct pg_json *j, const struct sum_step *st, uint32_t n_devices)
+{
+	pg_json_obj_begin(j);
+	kv_int(j, "step", st->step);
+	kv_us(j, "us", st->us);
+	kv_us_opt(j, "host_us", st->host_us);
+	pg_json_key(j, "steady");
+	pg_json_bool(j, st->steady);
+	pg_json_key(j, "device_us");
+	pg_json_arr_begin(j);
+	for (uint32_t d = 0; d < n_devices; d++) {
+		if (st->device_us[d] < 0)
+			pg_json_null(j);
+		else
+			num_us(j, st->device_us[d]);
+	}
+	pg_json_arr_end(j);
+	pg_json_obj_end(j);
+}
+
+/* "\n" and two spaces per level, as pg_json indents pretty output. */
+static size_t indent_text(char *buf, int depth)
+{
+	buf[0] = '\n';
+	memset(buf + 1, ' ', (size_t)depth * 2);
+	return 1 + (size_t)depth * 2;
+}
+
+/*
+ * A step after the first, written as write_step() writes it in pretty output,
+ * straight to the buffer: the first step went through pg_json, and every step
+ * leaves the writer as it found it (in the array, a comma due), so the rows
+ * after it can skip a dozen calls each. depth is the array's.
+ */
+static void write_step_raw(struct pg_buf *b, int depth, const struct sum_step *st,
+			   uint32_t n_devices)
+{
+	char in0[140], in1[140], in2[140], num[NUM_TEXT];
+	size_t n0 = indent_text(in0, depth), n1 = indent_text(in1, depth + 1),
+	       n2 = indent_text(in2, depth + 2);
+	double us = st->us < 0 && st->us > -0.5e-3 ? 0 : st->us;
+
+	pg_buf_addc(b, ',');
+	pg_buf_add(b, in0, n0);
+	pg_buf_addc(b, '{');
+	pg_buf_add(b, in1, n1);
+	pg_buf_adds(b, "\"step\": ");
+	pg_buf_add(b, num, int_text(num, st->step));
+	pg_buf_addc(b, ',');
+	pg_buf_add(b, in1, n1);
+	pg_buf_adds(b, "\"us\": ");
+	pg_buf_add(b, num, us_text(num, us));
+	pg_buf_addc(b, ',');
+	pg_buf_add(b, in1, n1);
+	pg_buf_adds(b, "\"host_us\": ");
+	if (st->host_us < 0)
+		pg_buf_adds(b, "null");
+	else
+		pg_buf_add(b, num, us_text(num, st->host_us));
+	pg_buf_addc(b, ',');
+	pg_buf_add(b, in1, n1);
+	pg_buf_adds(b, st->steady ? "\"steady\": true" : "\"steady\": false");
+	pg_buf_addc(b, ',');
+	pg_buf_add(b, in1, n1);
+	pg_buf_adds(b, "\"device_us\": [");
+	for (uint32_t d = 0; d < n_devices; d++) {
+		if (d)
+			pg_buf_addc(b, ',');
+		pg_buf_add(b, in2, n2);
+		if (st->device_us[d] < 0)
+			pg_buf_adds(b, "null");
+		else
+			pg_buf_add(b, num, us_text(num, st->device_us[d]));
+	}
+	if (n_devices)
+		pg_buf_add(b, in1, n1);
+	pg_buf_addc(b, ']');
+	pg_buf_add(b, in0, n0);
+	pg_buf_addc(b, '}');
+}
+
 static void write_steps(struct pg_json *j, const struct summary *s)
 {
 	pg_json_key(j, "steps");
@@ -293,23 +398,10 @@ static void write_steps(struct pg_json *j, const struct summary *s)
 	pg_json_key(j, "all");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < s->n_steps; i++) {
-		const struct sum_step *st = &s->steps[i];
-		pg_json_obj_begin(j);
-		kv_int(j, "step", st->step);
-		kv_us(j, "us", st->us);
-		kv_us_opt(j, "host_us", st->host_us);
-		pg_json_key(j, "steady");
-		pg_json_bool(j, st->steady);
-		pg_json_key(j, "device_us");
-		pg_json_arr_begin(j);
-		for (uint32_t d = 0; d < s->n_devices; d++) {
-			if (st->device_us[d] < 0)
-				pg_json_null(j);
-			else
-				num_us(j, st->device_us[d]);
-		}
-		pg_json_arr_end(j);
-		pg_json_obj_end(j);
+		if (i > 0 && j->pretty && j->depth < 60)
+			write_step_raw(j->out, j->depth, &s->steps[i], s->n_devices);
+		else
+			write_step(j, &s->steps[i], s->n_devices);
 	}
 	pg_json_arr_end(j);
 	pg_json_key(j, "steady");
