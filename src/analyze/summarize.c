@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../summary/summary.h"
@@ -156,6 +157,29 @@ static void *grow(void *p, uint32_t n, uint32_t *cap, size_t size)
 		return p;
 	*cap = *cap ? 2 * *cap : 64;
 	return pg_xrealloc(p, (size_t)*cap * size);
+}
+
+/*
+ * Arrays of a device's records: tens of MB each, written once from start to
+ * end. In 4 KiB pages the page faults cost about as much as the writing; the
+ * kernel may back them with huge pages instead when asked (transparent huge
+ * pages in "madvise" mode). Freed with free().
+ */
+#define HUGE_PAGE (2u << 20)
+
+static void *big_alloc(size_t n)
+{
+	void *p;
+
+	if (n < 2 * (size_t)HUGE_PAGE)
+		return pg_xmalloc(n);
+	n = (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	if (posix_memalign(&p, HUGE_PAGE, n) != 0)
+		return pg_xmalloc(n);
+#ifdef MADV_HUGEPAGE
+	madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
 }
 
 static void idxv_push(struct idxv *l, uint32_t x)
@@ -791,13 +815,11 @@ static void sort_acts(struct act *v, uint32_t n)
  * pass by track (linear), then each track sorted. slot[track] is UINT32_MAX
  * for every track on entry and on return.
  */
-static void order_by_track(struct dev *d, uint32_t *slot)
+static void order_by_track(struct dev *d, int one_track, uint32_t *slot)
 {
 	uint32_t *tracks = NULL, *count = NULL, n_tr = 0, cap_tr = 0, cap_count = 0, i;
 
-	for (i = 1; i < d->n && d->a[i].track == d->a[0].track; i++)
-		;
-	if (i >= d->n) {
+	if (one_track) {
 		sort_acts(d->a, d->n);
 		return;
 	}
@@ -821,7 +843,7 @@ static void order_by_track(struct dev *d, uint32_t *slot)
 		first[slot[sorted[r]]] = at;
 		at += count[slot[sorted[r]]];
 	}
-	struct act *out = pg_xmalloc((d->n + 1) * sizeof(*out));
+	struct act *out = big_alloc((d->n + 1) * sizeof(*out));
 	for (i = 0; i < d->n; i++)
 		out[first[slot[d->a[i].track]]++] = d->a[i];
 	for (uint32_t k = 0; k < n_tr; k++) {
@@ -853,7 +875,7 @@ static int nest(struct dev *d)
 	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
 	uint32_t sp = 0, nl = 0;
 
-	d->leaves = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
+	d->leaves = big_alloc((d->n + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < d->n; i++) {
 		struct act *a = &d->a[i];
 		a->self = a->e - a->s;
@@ -1016,8 +1038,8 @@ static void build_device(struct az *z, uint32_t di, struct scratch *sc)
 	struct evcur cur = {t, NULL, 0, 0};
 
 	d->n = evs->n;
-	d->a = pg_xmalloc((d->n + 1) * sizeof(*d->a));
-	int ordered = 1; /* by track, start, end descending: the common case */
+	d->a = big_alloc((d->n + 1) * sizeof(*d->a));
+	int ordered = 1, one_track = 1; /* by track, start, end descending: the common case */
 	d->lo = INT64_MAX;
 	d->hi = INT64_MIN;
 	for (uint32_t k = 0; k < evs->n; k++) {
@@ -1034,11 +1056,12 @@ static void build_device(struct az *z, uint32_t di, struct scratch *sc)
 		d->hi = a->e > d->hi ? a->e : d->hi;
 		if (k > 0 && ordered && cmp_act_track(a - 1, a) > 0)
 			ordered = 0;
+		one_track &= a->track == d->a[0].track;
 	}
 	free(evs->v);
 	memset(evs, 0, sizeof(*evs));
 	if (!ordered)
-		order_by_track(d, scratch_slot(sc, t));
+		order_by_track(d, one_track, scratch_slot(sc, t));
 	if (!nest(d))
 		order_leaves(d);
 	d->ann = pg_xmalloc((anns->n + 1) * sizeof(*d->ann));
@@ -1606,34 +1629,24 @@ struct sweep {
 		INT64_MIN, {INT64_MIN, INT64_MIN, INT64_MIN}, 0, 0, 0, 0, 0, 0                     \
 	}
 
+/* Count [t, to). Every interval seen started at or before t, so what each
+ * category covers of it is a prefix, up to its furthest end. */
 static void sweep_to(struct sweep *w, int64_t to)
 {
-	while (w->t < to) {
-		int64_t next = to;
-		int on[3];
-		for (int c = 0; c < 3; c++) {
-			on[c] = w->end[c] > w->t;
-			if (on[c] && w->end[c] < next)
-				next = w->end[c];
-		}
-		if (!on[0] && !on[1] && !on[2]) {
-			w->t = to;
-			break;
-		}
-		int64_t len = next - w->t;
-		w->busy += len;
-		if (on[0])
-			w->comp += len;
-		else if (on[1])
-			w->ecomm += len;
-		else if (on[2])
-			w->emem += len;
-		if (on[1])
-			w->comm += len;
-		if (on[2])
-			w->mem += len;
-		w->t = next;
-	}
+	int64_t l[3];
+
+	if (w->t >= to)
+		return;
+	for (int c = 0; c < 3; c++)
+		l[c] = w->end[c] > w->t ? (w->end[c] < to ? w->end[c] : to) - w->t : 0;
+	int64_t l01 = l[0] > l[1] ? l[0] : l[1], any = l01 > l[2] ? l01 : l[2];
+	w->busy += any;
+	w->comp += l[0];
+	w->ecomm += l[1] > l[0] ? l[1] - l[0] : 0;
+	w->emem += l[2] > l01 ? l[2] - l01 : 0;
+	w->comm += l[1];
+	w->mem += l[2];
+	w->t = to;
 }
 
 /* Interval [s, e) of category c; s is at or after every earlier start. */
