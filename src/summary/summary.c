@@ -327,64 +327,69 @@ static void write_step(struct pg_json *j, const struct sum_step *st, uint32_t n_
 }
 
 /* "\n" and two spaces per level, as pg_json indents pretty output. */
-static size_t indent_text(char *buf, int depth)
+static char *put_indent(char *p, int depth)
 {
-	buf[0] = '\n';
-	memset(buf + 1, ' ', (size_t)depth * 2);
-	return 1 + (size_t)depth * 2;
+	*p++ = '\n';
+	memset(p, ' ', (size_t)depth * 2);
+	return p + (size_t)depth * 2;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
 }
 
 /*
  * A step after the first, written as write_step() writes it in pretty output,
- * straight to the buffer: the first step went through pg_json, and every step
- * leaves the writer as it found it (in the array, a comma due), so the rows
- * after it can skip a dozen calls each. depth is the array's.
+ * straight into the buffer: the first step went through pg_json, and every
+ * step leaves the writer as it found it (in the array, a comma due), so the
+ * rows after it can skip a few dozen calls each. depth is the array's.
  */
 static void write_step_raw(struct pg_buf *b, int depth, const struct sum_step *st,
 			   uint32_t n_devices)
 {
-	char in0[140], in1[140], in2[140], num[NUM_TEXT];
-	size_t n0 = indent_text(in0, depth), n1 = indent_text(in1, depth + 1),
-	       n2 = indent_text(in2, depth + 2);
+	size_t line = 2 + 2 * (size_t)(depth + 2) + NUM_TEXT;
 	double us = st->us < 0 && st->us > -0.5e-3 ? 0 : st->us;
 
-	pg_buf_addc(b, ',');
-	pg_buf_add(b, in0, n0);
-	pg_buf_addc(b, '{');
-	pg_buf_add(b, in1, n1);
-	pg_buf_adds(b, "\"step\": ");
-	pg_buf_add(b, num, int_text(num, st->step));
-	pg_buf_addc(b, ',');
-	pg_buf_add(b, in1, n1);
-	pg_buf_adds(b, "\"us\": ");
-	pg_buf_add(b, num, us_text(num, us));
-	pg_buf_addc(b, ',');
-	pg_buf_add(b, in1, n1);
-	pg_buf_adds(b, "\"host_us\": ");
+	pg_buf_grow(b, (8 + (size_t)n_devices) * line);
+	char *p = b->ptr + b->len;
+	*p++ = ',';
+	p = put_indent(p, depth);
+	*p++ = '{';
+	p = put_str(put_indent(p, depth + 1), "\"step\": ");
+	p += int_text(p, st->step);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"us\": ");
+	p += us_text(p, us);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"host_us\": ");
 	if (st->host_us < 0)
-		pg_buf_adds(b, "null");
+		p = put_str(p, "null");
 	else
-		pg_buf_add(b, num, us_text(num, st->host_us));
-	pg_buf_addc(b, ',');
-	pg_buf_add(b, in1, n1);
-	pg_buf_adds(b, st->steady ? "\"steady\": true" : "\"steady\": false");
-	pg_buf_addc(b, ',');
-	pg_buf_add(b, in1, n1);
-	pg_buf_adds(b, "\"device_us\": [");
+		p += us_text(p, st->host_us);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1),
+		    st->steady ? "\"steady\": true" : "\"steady\": false");
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"device_us\": [");
 	for (uint32_t d = 0; d < n_devices; d++) {
 		if (d)
-			pg_buf_addc(b, ',');
-		pg_buf_add(b, in2, n2);
+			*p++ = ',';
+		p = put_indent(p, depth + 2);
 		if (st->device_us[d] < 0)
-			pg_buf_adds(b, "null");
+			p = put_str(p, "null");
 		else
-			pg_buf_add(b, num, us_text(num, st->device_us[d]));
+			p += us_text(p, st->device_us[d]);
 	}
 	if (n_devices)
-		pg_buf_add(b, in1, n1);
-	pg_buf_addc(b, ']');
-	pg_buf_add(b, in0, n0);
-	pg_buf_addc(b, '}');
+		p = put_indent(p, depth + 1);
+	*p++ = ']';
+	p = put_indent(p, depth);
+	*p++ = '}';
+	*p = '\0';
+	b->len = (size_t)(p - b->ptr);
 }
 
 static void write_steps(struct pg_json *j, const struct summary *s)
