@@ -228,6 +228,16 @@ static const struct trace_event *ev_at(struct evcur *c, uint64_t i)
 	return &c->run[i - c->lo];
 }
 
+/* Ask for event i ahead of its use when it is in the current run: a GPU's
+ * events lie scattered among a host's, and reading them waited on memory. */
+#define PREFETCH_AHEAD 16
+
+static void ev_prefetch(const struct evcur *c, uint64_t i)
+{
+	if (i >= c->lo && i < c->hi)
+		__builtin_prefetch(&c->run[i - c->lo]);
+}
+
 static const char *arg(const struct az *z, const struct trace_event *e, trace_str key)
 {
 	trace_str v = key ? trace_arg_get(z->t, e->args, key) : 0;
@@ -1045,6 +1055,8 @@ static void build_device(struct az *z, uint32_t di, struct scratch *sc)
 	for (uint32_t k = 0; k < evs->n; k++) {
 		const struct trace_event *e = ev_at(&cur, evs->v[k]);
 		struct act *a = &d->a[k];
+		if (k + PREFETCH_AHEAD < evs->n)
+			ev_prefetch(&cur, evs->v[k + PREFETCH_AHEAD]);
 		memset(a, 0, sizeof(*a));
 		a->s = e->ts_ns;
 		a->e = e->ts_ns + e->dur_ns;
@@ -1229,6 +1241,8 @@ static void host_prepare(const struct az *z, int kind, struct hoststeps *h)
 	for (uint32_t k = 0; k < z->f.corr.n; k++) {
 		const struct trace_event *e = ev_at(&cur, z->f.corr.v[k]);
 		uint32_t file = z->track_file[e->track];
+		if (k + PREFETCH_AHEAD < z->f.corr.n)
+			ev_prefetch(&cur, z->f.corr.v[k + PREFETCH_AHEAD]);
 		/* the markers up to the one holding ts: launches come nearly in time
 		 * order, so the last answer is tried before a binary search */
 		if (!(lo > 0 && lo <= n && mark_le(&hm[lo - 1], file, e->ts_ns) &&
