@@ -7,14 +7,20 @@
  * purpose: per accelerator device its activity (kernels, copies and sets on
  * device streams; XLA Ops on TPU) and its GPU annotations, and the step
  * sources (Steps lines, host markers and the launches that carry correlations,
- * XLA Modules). The pass runs as two halves on two threads whose lists are
- * joined in order, so every list is what a single pass would make. Activity
- * becomes compact records with a category and family from the rules table
- * (cached per name). Nesting per track gives each record its self time and a
- * leaf flag; only leaves enter the time split, so a "while" op never hides the
- * all-reduce inside it. Steps come from the best source the profile has and
- * give every device a list of step windows; the steady windows bound the
- * per-step numbers. docs/summary.md states every definition.
+ * XLA Modules). Each device's activity then becomes compact records with a
+ * category and family from the rules table (cached per name), ordered by
+ * track. Nesting per track gives each record its self time and a leaf flag;
+ * only leaves enter the time split, so a "while" op never hides the all-reduce
+ * inside it. Steps come from the best source the profile has and give every
+ * device a list of step windows; the steady windows bound the per-step
+ * numbers. One pass over each device's leaves in time order makes its splits
+ * and gaps; one pass over all records in device order makes the op, family,
+ * collective and region totals. docs/summary.md states every definition.
+ *
+ * The stages run as jobs on a thread per core (run_jobs): parts of the event
+ * range, devices, and the passes above side by side. Every job writes only
+ * its own device or its own part of the summary, and lists made in parts are
+ * joined in order, so the bytes never depend on timing or the thread count.
  */
 #include "analyze.h"
 
@@ -138,8 +144,7 @@ struct az {
 	uint8_t *name_flags;  /* per name: NAME_* */
 	uint8_t *aset_flags;  /* per argument set: ASET_* */
 	struct filed f;
-	struct filing *parts; /* the filing pass, while it runs */
-	uint32_t n_parts;
+	struct filing *parts;	/* the filing pass, while it runs */
 	struct hoststeps *host; /* host markers and correlations, prepared for one kind */
 	/* steps */
 	int64_t *step_ids;
@@ -308,7 +313,6 @@ static uint32_t op_for(struct az *z, const struct trace_event *e, uint8_t cat, u
 		z->ops[j].name = c;
 		z->ops[j].fam = fam;
 		z->ops[j].cat = cat;
-
 		pg_u64map_put(&z->op_by_canon, h, j);
 	} else {
 		free(c);
@@ -654,7 +658,6 @@ static void file_events(struct az *z)
 
 	np = np > MAX_THREADS ? MAX_THREADS : np;
 	z->parts = pg_xcalloc(np, sizeof(*z->parts));
-	z->n_parts = np;
 	for (uint32_t p = 0; p < np; p++) {
 		struct filing *w = &z->parts[p];
 		w->z = z;
@@ -1645,7 +1648,7 @@ struct sweep {
 
 /* Count [t, to). Every interval seen started at or before t, so what each
  * category covers of it is a prefix, up to its furthest end. */
-static void sweep_to(struct sweep *w, int64_t to)
+static inline void sweep_to(struct sweep *w, int64_t to)
 {
 	int64_t l[3];
 
@@ -1664,7 +1667,7 @@ static void sweep_to(struct sweep *w, int64_t to)
 }
 
 /* Interval [s, e) of category c; s is at or after every earlier start. */
-static void sweep_add(struct sweep *w, int64_t s, int64_t e, int c)
+static inline void sweep_add(struct sweep *w, int64_t s, int64_t e, int c)
 {
 	sweep_to(w, s);
 	if (e > w->end[c])
