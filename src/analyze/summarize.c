@@ -2530,9 +2530,11 @@ static void release(struct az *z)
 int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s)
 {
 	struct az z;
-	struct hoststeps host = {-1, NULL, 0, {NULL, 0, 0, {0}}};
+	struct hoststeps host;
 
 	memset(&z, 0, sizeof(z));
+	memset(&host, 0, sizeof(host));
+	host.kind = -1;
 	z.t = t;
 	z.o = o;
 	z.s = s;
