@@ -6,6 +6,8 @@
  */
 #include "summary.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +113,81 @@ void summary_add_warning(struct summary *s, const char *code, const char *fmt, .
 
 /* ---- JSON ---- */
 
+/*
+ * Numbers without printf, for the step table: it holds a handful per step and
+ * a capture can have a quarter million steps, where formatting ran twice per
+ * number (pg_buf_addf measures, then prints) and took longer than the whole
+ * analysis. The bytes are those of pg_json_int and pg_json_double(v, 3).
+ */
+#define NUM_TEXT 400 /* "%.3f" of the largest double */
+
+static size_t digits_text(char *buf, int neg, uint64_t int_part, int frac, int with_frac)
+{
+	char tmp[32], *p = tmp + sizeof(tmp);
+
+	if (with_frac) {
+		for (int i = 0; i < 3; i++, frac /= 10)
+			*--p = (char)('0' + frac % 10);
+		*--p = '.';
+	}
+	do
+		*--p = (char)('0' + int_part % 10);
+	while ((int_part /= 10) != 0);
+	if (neg)
+		*--p = '-';
+	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(buf, p, n);
+	return n;
+}
+
+static size_t int_text(char *buf, int64_t v)
+{
+	return digits_text(buf, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, 0, 0);
+}
+
+/*
+ * v with three decimals. printf rounds the exact binary value; x = v * 1000 is
+ * within 1/16 of it below 1e12, so when x is more than 0.4 away from a half,
+ * the nearest integer to x is printf's answer. Else (and for huge values)
+ * printf decides.
+ */
+static size_t us_text(char *buf, double v)
+{
+	double x = v * 1000.0, r = nearbyint(x);
+
+	if (!isfinite(v)) {
+		memcpy(buf, "null", 4);
+		return 4;
+	}
+	if (v == 0)
+		v = 0; /* no "-0.000" for a negative zero, as pg_json_double */
+	if (!(fabs(v) < 1e12) || fabs(x - r) > 0.4)
+		return (size_t)snprintf(buf, NUM_TEXT, "%.3f", v);
+	uint64_t u = (uint64_t)fabs(r);
+	return digits_text(buf, v < 0, u / 1000, (int)(u % 1000), 1);
+}
+
+/* A value as text: pg_json_null writes the separator and indentation a value
+ * needs, then its "null" is replaced. */
+static void put_text(struct pg_json *j, const char *p, size_t n)
+{
+	pg_json_null(j);
+	j->out->len -= 4;
+	pg_buf_add(j->out, p, n);
+}
+
+static void num_int(struct pg_json *j, int64_t v)
+{
+	char buf[32];
+	put_text(j, buf, int_text(buf, v));
+}
+
+static void num_us(struct pg_json *j, double v)
+{
+	char buf[NUM_TEXT];
+	put_text(j, buf, us_text(buf, v));
+}
+
 static void kv_str(struct pg_json *j, const char *k, const char *v)
 {
 	pg_json_key(j, k);
@@ -122,7 +199,7 @@ static void kv_us(struct pg_json *j, const char *k, double v)
 	pg_json_key(j, k);
 	if (v < 0 && v > -0.5e-3)
 		v = 0;
-	pg_json_double(j, v, 3);
+	num_us(j, v);
 }
 
 static void kv_us_opt(struct pg_json *j, const char *k, double v)
@@ -131,7 +208,7 @@ static void kv_us_opt(struct pg_json *j, const char *k, double v)
 	if (v < 0)
 		pg_json_null(j);
 	else
-		pg_json_double(j, v, 3);
+		num_us(j, v);
 }
 
 static void kv_share(struct pg_json *j, const char *k, double v)
@@ -149,7 +226,7 @@ static void kv_num(struct pg_json *j, const char *k, double v, int decimals)
 static void kv_int(struct pg_json *j, const char *k, int64_t v)
 {
 	pg_json_key(j, k);
-	pg_json_int(j, v);
+	num_int(j, v);
 }
 
 static void write_split(struct pg_json *j, const struct sum_split *x)
@@ -229,6 +306,92 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 	pg_json_obj_end(j);
 }
 
+static void write_step(struct pg_json *j, const struct sum_step *st, uint32_t n_devices)
+{
+	pg_json_obj_begin(j);
+	kv_int(j, "step", st->step);
+	kv_us(j, "us", st->us);
+	kv_us_opt(j, "host_us", st->host_us);
+	pg_json_key(j, "steady");
+	pg_json_bool(j, st->steady);
+	pg_json_key(j, "device_us");
+	pg_json_arr_begin(j);
+	for (uint32_t d = 0; d < n_devices; d++) {
+		if (st->device_us[d] < 0)
+			pg_json_null(j);
+		else
+			num_us(j, st->device_us[d]);
+	}
+	pg_json_arr_end(j);
+	pg_json_obj_end(j);
+}
+
+/* "\n" and two spaces per level, as pg_json indents pretty output. */
+static char *put_indent(char *p, int depth)
+{
+	*p++ = '\n';
+	memset(p, ' ', (size_t)depth * 2);
+	return p + (size_t)depth * 2;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/*
+ * A step after the first, written as write_step() writes it in pretty output,
+ * straight into the buffer: the first step went through pg_json, and every
+ * step leaves the writer as it found it (in the array, a comma due), so the
+ * rows after it can skip a few dozen calls each. depth is the array's.
+ */
+static void write_step_raw(struct pg_buf *b, int depth, const struct sum_step *st,
+			   uint32_t n_devices)
+{
+	size_t line = 2 + 2 * (size_t)(depth + 2) + NUM_TEXT;
+	double us = st->us < 0 && st->us > -0.5e-3 ? 0 : st->us;
+
+	pg_buf_grow(b, (8 + (size_t)n_devices) * line);
+	char *p = b->ptr + b->len;
+	*p++ = ',';
+	p = put_indent(p, depth);
+	*p++ = '{';
+	p = put_str(put_indent(p, depth + 1), "\"step\": ");
+	p += int_text(p, st->step);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"us\": ");
+	p += us_text(p, us);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"host_us\": ");
+	if (st->host_us < 0)
+		p = put_str(p, "null");
+	else
+		p += us_text(p, st->host_us);
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1),
+		    st->steady ? "\"steady\": true" : "\"steady\": false");
+	*p++ = ',';
+	p = put_str(put_indent(p, depth + 1), "\"device_us\": [");
+	for (uint32_t d = 0; d < n_devices; d++) {
+		if (d)
+			*p++ = ',';
+		p = put_indent(p, depth + 2);
+		if (st->device_us[d] < 0)
+			p = put_str(p, "null");
+		else
+			p += us_text(p, st->device_us[d]);
+	}
+	if (n_devices)
+		p = put_indent(p, depth + 1);
+	*p++ = ']';
+	p = put_indent(p, depth);
+	*p++ = '}';
+	*p = '\0';
+	b->len = (size_t)(p - b->ptr);
+}
+
 static void write_steps(struct pg_json *j, const struct summary *s)
 {
 	pg_json_key(j, "steps");
@@ -240,23 +403,10 @@ static void write_steps(struct pg_json *j, const struct summary *s)
 	pg_json_key(j, "all");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < s->n_steps; i++) {
-		const struct sum_step *st = &s->steps[i];
-		pg_json_obj_begin(j);
-		kv_int(j, "step", st->step);
-		kv_us(j, "us", st->us);
-		kv_us_opt(j, "host_us", st->host_us);
-		pg_json_key(j, "steady");
-		pg_json_bool(j, st->steady);
-		pg_json_key(j, "device_us");
-		pg_json_arr_begin(j);
-		for (uint32_t d = 0; d < s->n_devices; d++) {
-			if (st->device_us[d] < 0)
-				pg_json_null(j);
-			else
-				pg_json_double(j, st->device_us[d], 3);
-		}
-		pg_json_arr_end(j);
-		pg_json_obj_end(j);
+		if (i > 0 && j->pretty && j->depth < 60)
+			write_step_raw(j->out, j->depth, &s->steps[i], s->n_devices);
+		else
+			write_step(j, &s->steps[i], s->n_devices);
 	}
 	pg_json_arr_end(j);
 	pg_json_key(j, "steady");

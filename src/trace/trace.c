@@ -397,6 +397,15 @@ static struct trace_evblock *evblock_bulk(void)
 	return p;
 }
 
+const struct trace_event *trace_event_run(const struct trace *t, uint64_t i, uint64_t *n)
+{
+	uint64_t off = i & (EVBLOCK_SIZE - 1), in_block = EVBLOCK_SIZE - off,
+		 left = t->n_events - i;
+
+	*n = in_block < left ? in_block : left;
+	return &t->blocks[i >> EVBLOCK_SHIFT]->ev[off];
+}
+
 uint64_t trace_events_reserve(struct trace *t, uint64_t n)
 {
 	uint64_t first = t->n_events;

@@ -239,6 +239,10 @@ static inline struct trace_event *trace_event_at(const struct trace *t, uint64_t
 {
 	return &t->blocks[i >> TRACE_EVBLOCK_SHIFT]->ev[i & (TRACE_EVBLOCK_SIZE - 1)];
 }
+/* Events i, i+1, ... that are stored together: returns event i and sets *n to how many follow
+ * it in the same storage (at least 1), so a loop over all events needs no per-event lookup.
+ * i must be below n_events. */
+const struct trace_event *trace_event_run(const struct trace *t, uint64_t i, uint64_t *n);
 /* Reserve n event slots (uninitialised) and return the first index; readers
  * fill them, possibly from several threads, and update track counts after. */
 uint64_t trace_events_reserve(struct trace *t, uint64_t n);

@@ -438,6 +438,93 @@ static void test_deterministic_json(void **state)
 	trace_release(&g.t);
 }
 
+/*
+ * Kineto and XPlane list a stream's kernels nearly, not quite, in time order:
+ * runs that reach back into the ones before them, children listed before
+ * their parents. The summary must not depend on the order the events come in:
+ * the same kernels in time order, in overlapping runs across two streams, and
+ * reversed (past the budget of the run merge) give the same bytes.
+ */
+struct kern {
+	int stream;
+	const char *name;
+	int64_t ts, dur, corr;
+};
+
+static void order_trace(struct gen *g, const struct kern *k, const uint32_t *order, uint32_t n)
+{
+	gen_init(g, 0);
+	uint32_t gpu = device(g, TRACE_DEV_GPU, 0), cpu = device(g, TRACE_DEV_CPU, 0);
+	uint32_t st[2] = {track(g, gpu, TRACE_TRACK_STREAM, "stream 7"),
+			  track(g, gpu, TRACE_TRACK_STREAM, "stream 9")};
+	uint32_t host = track(g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	char step[32];
+	for (int i = 0; i < 6; i++) {
+		snprintf(step, sizeof(step), "ProfilerStep#%d", i);
+		ev(g, host, step, "user_annotation", i * 10000, 10000, -1);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct kern *x = &k[order[i]];
+		ev(g, host, "cudaLaunchKernel", "cuda_runtime", x->corr, 1, x->corr);
+		ev(g, st[x->stream], x->name, "kernel", x->ts, x->dur, x->corr);
+	}
+}
+
+static void test_event_order(void **state)
+{
+	enum { N = 3000 };
+	static struct kern k[N];
+	static uint32_t order[3][N];
+	struct pg_buf json[3] = {PG_BUF_INIT, PG_BUF_INIT, PG_BUF_INIT};
+	(void)state;
+
+	/* kernels 20 us apart; every fifth one a 15 us parent of the next on its
+	 * stream (which starts 2 us later); every seventh on stream 9, overlapping */
+	for (uint32_t i = 0; i < N; i++) {
+		int stream = i % 7 == 3;
+		k[i] = (struct kern){stream,
+				     stream  ? "ncclAllReduce"
+				     : i % 5 ? "gemm"
+					     : "fused",
+				     (int64_t)i * 20 + (i % 5 == 1) * 2 - (i % 5 == 1) * 20,
+				     1 + i % 4, (int64_t)i * 20};
+		if (i % 5 == 0)
+			k[i].dur = 15;
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		order[0][i] = i;
+		order[2][i] = N - 1 - i;
+	}
+	/* runs of 40, each starting 15 back inside the run before it */
+	for (uint32_t i = 0, o = 0; i < N; i += 40)
+		for (uint32_t j = i; j < i + 40 && j < N; j++)
+			order[1][o++] = j;
+	for (uint32_t i = 40; i < N; i += 40)
+		for (uint32_t j = 0; j < 15 && i + j < N; j++) {
+			uint32_t x = order[1][i + j];
+			memmove(&order[1][i - 15 + j + 1], &order[1][i - 15 + j],
+				15 * sizeof(uint32_t));
+			order[1][i - 15 + j] = x;
+		}
+	for (int v = 0; v < 3; v++) {
+		struct gen g;
+		struct summary s;
+		order_trace(&g, k, order[v], N);
+		summarize(&g, -1, &s);
+		assert_string_equal(s.steps_source, "profiler-step");
+		assert_true(s.n_steps >= 5);
+		summary_write_json(&s, &json[v]);
+		summary_free(&s);
+		trace_release(&g.t);
+	}
+	for (int v = 1; v < 3; v++) {
+		assert_int_equal(json[v].len, json[0].len);
+		assert_memory_equal(json[v].ptr, json[0].ptr, json[0].len);
+	}
+	for (int v = 0; v < 3; v++)
+		pg_buf_release(&json[v]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(test_warmup_and_classes), cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),	       cmocka_unit_test(test_deterministic_json),
 	    cmocka_unit_test(test_annotation_regions), cmocka_unit_test(test_hlo_collective_sizes),
+	    cmocka_unit_test(test_event_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
