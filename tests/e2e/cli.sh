@@ -10,32 +10,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # jcheck TITLE JSONFILE EXPR...: python expressions over d (the document) and f (its first
 # file) that must all be true; the failing ones are printed as diagnostics.
 jcheck() {
-	_title=$1
+	_t=$1
 	shift
-	if python3 - "$@" >"$T/jwhy" 2>&1 <<'EOF'; then
-import json, sys
-try:
+	pycheck "$_t" 'try:
     d = json.load(open(sys.argv[1]))
 except ValueError as x:
     sys.exit("not JSON: %s" % x)
-f = d["files"][0] if d.get("files") else None
-bad = 0
-for e in sys.argv[2:]:
-    try:
-        good = eval(e)
-    except Exception as x:
-        good = False
-        e += "  (%s: %s)" % (type(x).__name__, x)
-    if not good:
-        print("false: " + e)
-        bad = 1
-sys.exit(bad)
-EOF
-		ok "$_title"
-	else
-		not_ok "$_title"
-		diag_file "$T/jwhy" 10
-	fi
+f = d["files"][0] if d.get("files") else None' "$@"
 }
 
 # usage_error TITLE WORD ARGS...: exit 2, nothing on stdout, one stderr line naming WORD.

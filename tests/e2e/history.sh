@@ -37,28 +37,9 @@ shard() {
 }
 # jl TITLE FILE EXPR...: python expressions over r (the JSON lines of FILE, parsed) must hold.
 jl() {
-	_title=$1
+	_t=$1
 	shift
-	if python3 - "$@" >"$T/jwhy" 2>&1 <<'EOF'; then
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-bad = 0
-for e in sys.argv[2:]:
-    try:
-        good = eval(e)
-    except Exception as x:
-        good = False
-        e += "  (%s: %s)" % (type(x).__name__, x)
-    if not good:
-        print("false: " + e)
-        bad = 1
-sys.exit(bad)
-EOF
-		ok "$_title"
-	else
-		not_ok "$_title"
-		diag_file "$T/jwhy" 10
-	fi
+	pycheck "$_t" 'r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]' "$@"
 }
 # one_line TITLE WORD: exit 5 and exactly one stderr line, naming WORD.
 one_line() {

@@ -33,6 +33,33 @@ check() {
 	shift
 	if "$@"; then ok "$_t"; else not_ok "$_t"; fi
 }
+# pycheck TITLE SETUP FILE EXPR...: one test; SETUP is Python that reads FILE (sys.argv[1]) into
+# the names the expressions use; every EXPR must be true, and the false ones are diagnostics.
+pycheck() {
+	_title=$1
+	_setup=$2
+	shift 2
+	if python3 - "$_setup" "$@" >"$T/pywhy" 2>&1 <<'EOF'; then
+import json, sys
+exec(sys.argv.pop(1))
+bad = 0
+for e in sys.argv[2:]:
+    try:
+        good = eval(e)
+    except Exception as x:
+        good = False
+        e += "  (%s: %s)" % (type(x).__name__, x)
+    if not good:
+        print("false: " + e)
+        bad = 1
+sys.exit(bad)
+EOF
+		ok "$_title"
+	else
+		not_ok "$_title"
+		diag_file "$T/pywhy" 10
+	fi
+}
 done_testing() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
