@@ -26,7 +26,10 @@
  * commit; profgate therefore pushes to local remotes itself: the new objects
  * as a pack into the remote's object store, then a compare-and-swap of the
  * ref (git_reference_create_matching against the fetched tip), which fails
- * with GIT_EMODIFIED when another job moved it.
+ * with GIT_EMODIFIED when another job moved it. A new branch is created the
+ * same way, against the zero id: git_reference_create(force=0) checks that
+ * the ref is absent before it takes the ref's lock, and two jobs creating the
+ * branch at once could both pass that check (one record lost, seen in CI).
  */
 #include "history.h"
 
@@ -643,6 +646,7 @@ static enum attempt push_local(struct store *s, const git_oid *commit, const git
 {
 	git_repository *rr = NULL;
 	git_reference *ref = NULL;
+	git_oid zero;
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
@@ -654,9 +658,17 @@ static enum attempt push_local(struct store *s, const git_oid *commit, const git
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
-	rc = tip ? git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
-						 "profgate: history append")
-		 : git_reference_create(&ref, rr, s->head, commit, 0, "profgate: history append");
+	/* An orphan is created against the zero id, not with force=0: libgit2
+	 * checks "does not exist yet" before taking the ref's lock, so two jobs
+	 * creating the branch at once could both pass and the later one would
+	 * overwrite the earlier one's commit. The old-value check against the zero
+	 * id is made under the lock (GIT_EMODIFIED when the ref appeared). */
+	if (!tip) {
+		memset(&zero, 0, sizeof(zero));
+		tip = &zero;
+	}
+	rc = git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
+					   "profgate: history append");
 	if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
 		a = ATTEMPT_RETRY;
 		pg_error_set(PG_EDELIVERY, "the branch moved during the push (%s)", git_why());
@@ -669,6 +681,18 @@ out:
 	git_reference_free(ref);
 	git_repository_free(rr);
 	return a;
+}
+
+/* PROFGATE_TEST_PUSH_DELAY_MS widens the window between the fetch and the
+ * push, so that tests can make jobs race on purpose (every job sees the same
+ * tip, all but one must be refused and rebuild); unset in real use. */
+static void push_delay(void)
+{
+	const char *v = getenv("PROFGATE_TEST_PUSH_DELAY_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms <= 10000)
+		sleep_ms((uint32_t)ms);
 }
 
 static enum attempt attempt_once(struct store *s, const struct history_record *r, const char *shard,
@@ -689,6 +713,7 @@ static enum attempt attempt_once(struct store *s, const struct history_record *r
 		res->appended = 0;
 		return ATTEMPT_DONE;
 	}
+	push_delay();
 	a = s->local ? push_local(s, &commit, has_tip ? &tip : NULL) : push_smart(s);
 	if (a == ATTEMPT_DONE) {
 		res->appended = 1;

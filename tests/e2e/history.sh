@@ -180,6 +180,25 @@ else
 fi
 check "git fsck finds the repository sound" eval 'git -C "$T/c.git" fsck --no-dangling >/dev/null 2>&1'
 
+# four jobs racing to create the branch: each push waits until all have fetched "no branch", so
+# all but one must be refused (the orphan is created against the zero id under the ref's lock)
+# and rebuild on the winner's commit
+git init -q --bare "$T/o.git"
+pids=
+for i in 1 2 3 4; do
+	(env PROFGATE_TEST_PUSH_DELAY_MS=400 PROFGATE_CACHE_DIR="$T/cacheo/$i" GITHUB_RUN_ID="orphan-$i" \
+		timeout 90 "$PROFGATE" history append --repo "$T/o.git" "$T/v.json" >/dev/null 2>"$T/o.$i.err"
+	echo $? >"$T/o.$i.rc") &
+	pids="$pids $!"
+done
+# shellcheck disable=SC2086
+wait $pids
+check "four jobs creating the branch at once: all exit 0" [ "$(cat "$T"/o.*.rc | sort -u)" = 0 ]
+check "all four records landed on one linear branch with one root" \
+	eval '[ "$(git -C "$T/o.git" rev-list --count profgate-history)" = 4 ] && [ "$(git -C "$T/o.git" rev-list --max-parents=0 profgate-history | wc -l)" -eq 1 ] && [ "$(shard "$T/o.git" | wc -l)" -eq 4 ]'
+check "the losers were refused and retried (at least three retries logged)" \
+	[ "$(cat "$T"/o.*.err | grep -c 'the branch moved during the push')" -ge 3 ]
+
 # four jobs sharing one cache (one runner): they take turns on the private repository
 pids=
 i=1
