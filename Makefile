@@ -33,7 +33,7 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined -fno-omit-f
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_SRCS := $(sort $(wildcard src/util/*.c src/trace/*.c src/read/*.c src/source/*.c src/analyze/*.c src/summary/*.c src/gate/*.c src/history/*.c src/report/*.c src/cmd/*.c))
+LIB_SRCS := $(sort $(wildcard src/util/*.c src/trace/*.c src/read/*.c src/source/*.c src/analyze/*.c src/summary/*.c src/gate/*.c src/history/*.c src/report/*.c src/net/*.c src/deliver/*.c src/cmd/*.c))
 GEN_DIR := $(BUILD)/gen
 GEN_SRCS := $(GEN_DIR)/xplane.pb-c.c $(GEN_DIR)/thresholds_default.c
 GEN_HDRS := $(GEN_DIR)/xplane.pb-c.h
