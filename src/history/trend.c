@@ -591,18 +591,23 @@ static void series_cps(struct history_trend_series *s, const struct history_tren
 	    o->min_segment, permutations_for(o->alpha / m), SEED_BASE, o->alpha, NULL, 0};
 	struct first *f = pg_xcalloc(s->n_m + 1, sizeof(*f));
 
+	struct cp_ctx sub;
+
 	for (uint32_t i = 0; i < s->n_m; i++)
 		first_split(&c, &s->m[i], s->n, &f[i]);
 	s->n_changed = discoveries(f, s->n_m, m, o->alpha);
-	c.alpha = s->n_changed * o->alpha / m;
+	/* inside the changed metrics, at the level that chose them (fewer shuffles resolve it) */
+	sub = (struct cp_ctx){c.L, 0, SEED_BASE, s->n_changed * o->alpha / m, NULL, 0};
+	sub.perms = permutations_for(sub.alpha > 0 ? sub.alpha : o->alpha);
 	for (uint32_t i = 0; i < s->n_m; i++) {
-		if (s->n_changed && f[i].p <= c.alpha)
-			metric_cps(&c, &f[i], &s->m[i]);
+		if (s->n_changed && f[i].p <= sub.alpha)
+			metric_cps(&sub, &f[i], &s->m[i]);
 		free(f[i].x);
 		free(f[i].rec);
 	}
 	free(f);
 	ctx_release(&c);
+	ctx_release(&sub);
 }
 
 static void build_metric(const struct history_trend_series *s, const struct history_trend *t,
