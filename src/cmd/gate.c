@@ -293,8 +293,9 @@ static const struct cmd_opt gate_opts[] = {
 
 static const struct cmd_spec gate_spec = {
     "gate",
-    "--baseline B --candidate C [--thresholds FILE] [--report FILE] [--json FILE] [--label NAME]\n"
-    "       [--history URL_OR_PATH [--history-branch B] [--history-required] [--kind K]]",
+    "--baseline B|history:BRANCH[:N] --candidate C [--thresholds FILE] [--report FILE]\n"
+    "       [--json FILE] [--label NAME] [--history URL_OR_PATH [--history-branch B]\n"
+    "       [--history-required] [--kind K]]",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
     "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"

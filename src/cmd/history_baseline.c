@@ -180,7 +180,7 @@ static const struct cmd_opt baseline_opts[] = {
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
     {"series", 0, "S", "the series", NULL, &opt_series},
     {"label", 0, "L", "the gate label of the series (when it names one series)", NULL, &opt_label},
-    {"n", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n},
+    {"records", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n},
     {"kind", 0, "K,K", "the kinds of record that count (default: main,nightly)", NULL, &opt_kind},
     {"ref", 0, "BRANCH", "only records of runs on this git branch (their GITHUB_REF)", NULL,
      &opt_ref},
