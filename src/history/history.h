@@ -1,7 +1,9 @@
 /*
  * history: every gate result as one JSON line (profgate.history/1) in a JSONL
  * store on a git branch: the record format and its tolerant reader
- * (record.c), and the git store written through libgit2 (store.c).
+ * (record.c), the git store written through libgit2 (store.c), baselines
+ * from a window of records (baseline.c), and trends with their change points
+ * and the nightly rule (trend.c, trend_json.c).
  *
  * Branch layout: <series>/<YYYY-MM>.jsonl, one line per record, the month
  * taken from the record's time. Records are appended, never rewritten.
