@@ -3,8 +3,8 @@
 # a baseline and a candidate with a known regression (matmul kernels 25% slower, made by
 # tests/tools/slow_family), gate the candidate, write the report, print its path and the verdict,
 # and append the result to a history branch in a local bare repository ($BUILD/demo/history.git,
-# cache in $BUILD/demo/cache), then show the branch. Running it again appends nothing: the same
-# verdict is the same record.
+# cache in $BUILD/demo/cache), then show the branch and its trend. Running it again appends
+# nothing: the same verdict is the same record.
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -30,6 +30,11 @@ rc=$?
 echo
 echo "== profgate history show --repo $OUT/history.git"
 "$PG" history show --repo "$OUT/history.git" || exit $?
+echo
+# the demo's record is a manual run: the trend takes that kind too (a CI trend would take the
+# default, main and nightly runs)
+echo "== profgate history trend --repo $OUT/history.git --kind main,nightly,manual"
+"$PG" history trend --repo "$OUT/history.git" --kind main,nightly,manual || exit $?
 echo
 verdict=$(sed -n 's/^  "verdict": "\(.*\)",$/\1/p' "$OUT/verdict.json")
 echo "report: $OUT/report.md"

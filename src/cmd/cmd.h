@@ -86,6 +86,10 @@ struct cmd_gate_job {
 	const char *history, *history_branch; /* remote, branch (NULL: the default) */
 	const char *kind;		      /* the record's kind; NULL: from the environment */
 	int history_required;		      /* a failed push exits 5, else only warns */
+	/* --baseline history:<branch>[:N]: the window baseline read from history */
+	int baseline_history;
+	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
+	uint32_t baseline_n;
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
 
@@ -100,6 +104,38 @@ struct history_record;
  */
 int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
 			const char *indent, int warn_only);
+
+struct history_store_opts;
+/* Store options for remote and branch (NULL: the default) with the token from
+ * the environment; retries and corrupt lines go to stderr. */
+void cmd_history_store_opts(struct history_store_opts *o, const char *remote, const char *branch);
+
+struct gate_thresholds;
+/* A thresholds file, or the built-in default for NULL or "default". th is
+ * always initialised (release it); 0 or PG_EUSAGE with the message set. */
+int cmd_load_thresholds(const char *path, struct gate_thresholds *th);
+
+/* "history:<branch>[:N]" (gate --baseline): 1 when spec is one, with *ref
+ * ("refs/heads/<branch>", to free; NULL for "*") and *n set; 0 when it is
+ * not; PG_EUSAGE (negative) with the message set when it is malformed. */
+int cmd_history_spec(const char *spec, char **ref, uint32_t *n);
+/*
+ * The window baseline of gate --baseline history:...: reads the history of
+ * job, picks the window of the candidate's series (label and identity of
+ * cand) and synthesizes the baseline summary into b (always initialised),
+ * the window's JSON into window_json and a line describing it into note.
+ * Errors are printed; returns an exit code (3 for an empty window or an
+ * unreadable history).
+ */
+int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
+				const struct summary *cand, struct summary *b,
+				struct pg_buf *window_json, struct pg_buf *note);
+/* "main,nightly" into kinds (room for CMD_HISTORY_KINDS + 1; NULL-terminated,
+ * pointing into text, which is cut at the commas). 0 or PG_EUSAGE. */
+#define CMD_HISTORY_KINDS 4
+int cmd_history_kinds(char *text, const char **kinds);
+int cmd_history_baseline(int argc, char **argv);
+int cmd_history_trend(int argc, char **argv);
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

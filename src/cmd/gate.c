@@ -21,7 +21,7 @@
 
 /* A thresholds file, or the built-in default for NULL or "default". Errors
  * are configuration errors: exit 2. */
-static int load_thresholds(const char *path, struct gate_thresholds *th)
+int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
 {
 	struct pg_buf text = PG_BUF_INIT;
 	char chunk[65536];
@@ -188,24 +188,35 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	struct gate_thresholds th;
 	struct gate_result r;
 	struct gate_inputs in;
-	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT;
-	char sha_b[65], sha_c[65];
+	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT, window = PG_BUF_INIT,
+		      note = PG_BUF_INIT;
+	char sha_b[65] = "", sha_c[65];
 	int rc;
 
-	if (load_thresholds(job->thresholds, &th)) {
+	if (cmd_load_thresholds(job->thresholds, &th)) {
 		gate_thresholds_release(&th);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	rc = cmd_load_summary(job->baseline, NULL, job->threads, &b, sha_b);
-	if (rc == PG_EXIT_OK)
+	if (job->baseline_history) {
+		/* the window is the candidate's series: the candidate comes first */
 		rc = cmd_load_summary(job->candidate, NULL, job->threads, &c, sha_c);
-	else
-		summary_init(&c);
+		if (rc == PG_EXIT_OK)
+			rc = cmd_history_window_baseline(job, &th, &c, &b, &window, &note);
+		else
+			summary_init(&b);
+	} else {
+		rc = cmd_load_summary(job->baseline, NULL, job->threads, &b, sha_b);
+		if (rc == PG_EXIT_OK)
+			rc = cmd_load_summary(job->candidate, NULL, job->threads, &c, sha_c);
+		else
+			summary_init(&c);
+	}
 	if (rc != PG_EXIT_OK)
 		goto out;
 	memset(&in, 0, sizeof(in));
 	in.baseline_path = job->baseline;
 	in.candidate_path = job->candidate;
+	in.baseline_history_json = job->baseline_history ? window.ptr : NULL;
 	in.baseline_sha256 = sha_b[0] ? sha_b : NULL;
 	in.candidate_sha256 = sha_c[0] ? sha_c : NULL;
 	in.label = job->label;
@@ -223,6 +234,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	if (rc == PG_EXIT_OK) {
 		if (!job->quiet) {
 			print_verdict(&r, job);
+			if (job->baseline_history)
+				printf("  baseline: %s: %s\n", job->baseline, note.ptr);
 			if (job->report_out && strcmp(job->report_out, "-") != 0)
 				printf("  report: %s\n", job->report_out);
 			if (job->json_out && strcmp(job->json_out, "-") != 0)
@@ -242,6 +255,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 out:
 	pg_buf_release(&json);
 	pg_buf_release(&md);
+	pg_buf_release(&window);
+	pg_buf_release(&note);
 	summary_free(&b);
 	summary_free(&c);
 	gate_thresholds_release(&th);
@@ -253,7 +268,8 @@ static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *
 static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
-    {"baseline", 'b', "B", "the baseline: a summary JSON, or a profile file or directory", NULL,
+    {"baseline", 'b', "B",
+     "the baseline: a summary JSON, a profile file or directory, or history:BRANCH[:N]", NULL,
      &opt_baseline},
     {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
@@ -277,17 +293,20 @@ static const struct cmd_opt gate_opts[] = {
 
 static const struct cmd_spec gate_spec = {
     "gate",
-    "--baseline B --candidate C [--thresholds FILE] [--report FILE] [--json FILE] [--label NAME]\n"
-    "       [--history URL_OR_PATH [--history-branch B] [--history-required] [--kind K]]",
+    "--baseline B|history:BRANCH[:N] --candidate C [--thresholds FILE] [--report FILE]\n"
+    "       [--json FILE] [--label NAME] [--history URL_OR_PATH [--history-branch B]\n"
+    "       [--history-required] [--kind K]]",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
-    "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.",
+    "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
+    "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
+    "candidate's series from runs on BRANCH ('*': any), read from --history; none: exit 3.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
 
 int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct cmd_gate_job job;
-	int n_pos, help, threads = 0;
+	int n_pos, help, threads = 0, rc;
 
 	opt_baseline = opt_candidate = opt_thresholds = opt_report = opt_json = opt_label =
 	    opt_threads = opt_history = opt_history_branch = opt_kind = NULL;
@@ -319,6 +338,18 @@ int cmd_gate(int argc, char **argv)
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	memset(&job, 0, sizeof(job));
+	rc = cmd_history_spec(opt_baseline, &job.baseline_ref, &job.baseline_n);
+	if (rc < 0)
+		return cmd_error(PG_EXIT_USAGE);
+	if (rc == 1 && !opt_history) {
+		free(job.baseline_ref);
+		pg_error_set(PG_EUSAGE,
+			     "gate: --baseline %s reads the history: give --history "
+			     "URL_OR_PATH",
+			     opt_baseline);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	job.baseline_history = rc == 1;
 	job.cmd = "gate";
 	job.baseline = opt_baseline;
 	job.candidate = opt_candidate;
@@ -334,5 +365,7 @@ int cmd_gate(int argc, char **argv)
 	job.kind = opt_kind;
 	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
 		    (opt_report && strcmp(opt_report, "-") == 0);
-	return cmd_finish(cmd_gate_run(&job));
+	rc = cmd_gate_run(&job);
+	free(job.baseline_ref);
+	return cmd_finish(rc);
 }

@@ -36,7 +36,7 @@ static const char *token_from_env(void)
 	return t && *t ? t : NULL;
 }
 
-static void store_opts(struct history_store_opts *o, const char *remote, const char *branch)
+void cmd_history_store_opts(struct history_store_opts *o, const char *remote, const char *branch)
 {
 	memset(o, 0, sizeof(*o));
 	o->remote = remote;
@@ -53,7 +53,7 @@ int cmd_history_deliver(const struct history_record *r, const char *remote, cons
 	const char *b = branch ? branch : HISTORY_DEFAULT_BRANCH;
 	int rc;
 
-	store_opts(&o, remote, branch);
+	cmd_history_store_opts(&o, remote, branch);
 	rc = history_append(&o, r, &res);
 	if (rc == 0) {
 		if (indent && res.appended)
@@ -296,7 +296,7 @@ static int history_show_cmd(int argc, char **argv)
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
 	}
-	store_opts(&o, opt_repo, opt_branch);
+	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
 	rc = history_read(&o, &f, &l, &exists);
 	if (rc) {
@@ -329,6 +329,9 @@ static const struct {
 } subcommands[] = {
     {"append", history_append_cmd, "append a gate result to the history branch"},
     {"show", history_show_cmd, "show the records of the history branch"},
+    {"baseline", cmd_history_baseline,
+     "the median of the last N main/nightly records, as a summary"},
+    {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)"},
 };
 
 static void usage(FILE *out)

@@ -526,11 +526,13 @@ static const struct sum_family *find_family(const struct summary *s, const char 
 	return NULL;
 }
 
+/* An op of no known family (a baseline made from history records, which keep
+ * op times by name only) matches its name in any family. */
 static const struct sum_op *find_op(const struct summary *s, const char *name, const char *family)
 {
 	for (uint32_t i = 0; i < s->n_ops; i++)
 		if (strcmp(s->ops[i].name, name) == 0 &&
-		    (!family || (s->ops[i].family && strcmp(s->ops[i].family, family) == 0)))
+		    (!family || !s->ops[i].family || strcmp(s->ops[i].family, family) == 0))
 			return &s->ops[i];
 	return NULL;
 }

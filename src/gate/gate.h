@@ -101,7 +101,9 @@ struct gate_thresholds {
 	char *name, *description;
 	double significance;  /* for tested metrics, one-sided */
 	uint32_t min_samples; /* per side */
-	char **identity;      /* fields that must match */
+	/* history trend: K nightly records in a row past a warn limit flag the metric */
+	uint32_t consecutive_violations;
+	char **identity; /* fields that must match */
 	uint32_t n_identity;
 	struct gate_rule *rules;
 	uint32_t n_rules;
@@ -147,6 +149,9 @@ struct gate_inputs {
 	const char *label;				/* NULL for none */
 	const char *thresholds_origin;			/* "built-in default" or a path */
 	const char *version;
+	/* a baseline made from a history window: the window as compact JSON
+	 * (written as the baseline's "history"); NULL for a file */
+	const char *baseline_history_json;
 };
 
 struct gate_metric_result {

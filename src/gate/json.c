@@ -85,7 +85,7 @@ static void summary_sha256(const struct summary *s, char hex[65])
 }
 
 static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
-		       const struct summary *s)
+		       const struct summary *s, const char *history_json)
 {
 	char hex[65];
 
@@ -110,6 +110,10 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 	summary_sha256(s, hex);
 	str(j, "summary_sha256", hex);
 	write_identity(j, s);
+	if (history_json) {
+		pg_json_key(j, "history");
+		pg_json_raw(j, history_json);
+	}
 	pg_json_obj_end(j);
 }
 
@@ -363,8 +367,10 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	pg_json_key(&j, "min_samples");
 	pg_json_uint(&j, r->thresholds->min_samples);
 	pg_json_obj_end(&j);
-	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline);
-	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate);
+	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
+		   r->in.baseline_history_json);
+	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate,
+		   NULL);
 	write_provenance(&j, r);
 	write_step(&j, r);
 	write_counts(&j, r);

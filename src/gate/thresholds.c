@@ -226,9 +226,10 @@ static int parse_quality(const struct parse *p, const cJSON *v)
 
 static int parse_top(const struct parse *p, const cJSON *root)
 {
-	static const char *const keys[] = {"schema",	  "name",     "description", "significance",
-					   "min_samples", "identity", "quality",     "rules",
-					   "comment",	  NULL};
+	static const char *const keys[] = {"schema",	   "name",	  "description",
+					   "significance", "min_samples", "identity",
+					   "quality",	   "rules",	  "consecutive_violations",
+					   "comment",	   NULL};
 	struct gate_thresholds *th = p->th;
 	const cJSON *x;
 	double d;
@@ -260,6 +261,13 @@ static int parse_top(const struct parse *p, const cJSON *root)
 			return bad(p, "min_samples", "must be a whole number from 2");
 		th->min_samples = (uint32_t)d;
 	}
+	/* optional (added after the first release): older files keep their meaning */
+	if ((x = cJSON_GetObjectItemCaseSensitive(root, "consecutive_violations"))) {
+		if (get_number(p, x, "consecutive_violations", 1, 100, &d) || d != floor(d))
+			return bad(p, "consecutive_violations",
+				   "must be a whole number from 1 to 100");
+		th->consecutive_violations = (uint32_t)d;
+	}
 	if ((x = cJSON_GetObjectItemCaseSensitive(root, "identity")) && parse_identity(p, x))
 		return PG_EUSAGE;
 	if ((x = cJSON_GetObjectItemCaseSensitive(root, "quality")) && parse_quality(p, x))
@@ -289,6 +297,7 @@ int gate_thresholds_parse(const char *text, size_t len, const char *origin,
 	memset(th, 0, sizeof(*th));
 	th->significance = 0.05;
 	th->min_samples = 5;
+	th->consecutive_violations = 2;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		size_t at = end && end >= text ? (size_t)(end - text) : 0;

@@ -1,7 +1,9 @@
 /*
  * history: every gate result as one JSON line (profgate.history/1) in a JSONL
  * store on a git branch: the record format and its tolerant reader
- * (record.c), and the git store written through libgit2 (store.c).
+ * (record.c), the git store written through libgit2 (store.c), baselines
+ * from a window of records (baseline.c), and trends with their change points
+ * and the nightly rule (trend.c, trend_json.c).
  *
  * Branch layout: <series>/<YYYY-MM>.jsonl, one line per record, the month
  * taken from the record's time. Records are appended, never rewritten.
@@ -50,8 +52,10 @@ struct history_record {
 	uint32_t n_identity;
 	struct history_metric *metrics; /* judged and step metrics, sorted by name */
 	uint32_t n_metrics;
-	/* what the baseline was: kind "file" with its path and digests */
+	/* what the baseline was: kind "file" with its path and digests, or kind
+	 * "history" (gate --baseline history:...) with the window as compact JSON */
 	char *baseline_kind, *baseline_path, *baseline_sha256, *baseline_summary_sha256;
+	char *baseline_window;
 	char *summary_sha256; /* the candidate summary's */
 	char *thresholds;     /* the thresholds set's name */
 	char *profgate_version;
@@ -191,6 +195,190 @@ int history_filter_check_since(const char *since) PG_WUR;
  */
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists) PG_WUR;
+
+/* ---- windows and baselines (baseline.c) ---- */
+
+#define HISTORY_WINDOW_DEFAULT 5
+#define HISTORY_WINDOW_MAX     100
+
+struct summary;
+
+struct history_window_opts {
+	const char *series;	  /* the series; NULL: the one series of label */
+	const char *label;	  /* with series NULL: the gate label naming one series */
+	const char *const *kinds; /* NULL-terminated; NULL: main and nightly */
+	const char *ref;	  /* "refs/heads/main": only records of that ref; NULL: any */
+	uint32_t n;		  /* records wanted, 1..HISTORY_WINDOW_MAX */
+	/* identity fields the window must agree on (a thresholds file's list) */
+	char *const *identity;
+	uint32_t n_identity;
+};
+
+struct history_window {
+	const struct history_record **r; /* oldest first, borrowed from the list read */
+	uint32_t n, requested;
+	const char *series, *label; /* borrowed from the newest record */
+	const char *const *kinds;   /* as asked (never NULL) */
+	const char *ref;
+	/* an identity change that ended the window early, else cut_field NULL */
+	const char *cut_field, *cut_time; /* the field; the time of the older record */
+	char *cut_older, *cut_newer;	  /* its values as text */
+};
+
+/*
+ * The last o->n records of one series of kinds o->kinds (and ref o->ref),
+ * read newest first back to the first one that differs from the newest in a
+ * field of o->identity: a window never mixes identities, and an identity
+ * change (a framework upgrade under a thresholds file that checks it) starts
+ * a new one. w borrows from l; history_window_release() it in every case.
+ * Returns 0; PG_ENOTFOUND when no record qualifies; PG_EUSAGE when o->label
+ * names several series. The message says which.
+ */
+int history_window_select(const struct history_list *l, const struct history_window_opts *o,
+			  struct history_window *w) PG_WUR;
+void history_window_release(struct history_window *w);
+
+/* The window as compact JSON: the history branch, ref, kinds, series, records
+ * asked for, the records used (id, time, sha) and the cut. Deterministic. */
+void history_window_json(const struct history_window *w, const char *branch, struct pg_buf *out);
+
+/*
+ * The baseline a window stands for, as a summary the gate compares against
+ * (README "Baselines from history"): identity from the records; one steady
+ * "step" per record, its steady median, so the step test sees the spread
+ * between runs; steady statistics, families, ops, collectives, breakdown
+ * shares and throughput as per-metric medians over the records that hold the
+ * metric (a metric counts when more than half of them do). Op families and
+ * family categories are not in records: they are taken from like (the
+ * candidate) where it has the name, else left unknown. out is initialised
+ * here (summary_free it).
+ */
+void history_baseline_summary(const struct history_window *w, const struct summary *like,
+			      struct summary *out);
+
+/* The series a gate run of this candidate files its record under: the
+ * label and the identity fields as the verdict JSON writes them. */
+void history_series_of_summary(const char *label, const struct summary *s, struct pg_buf *out);
+
+/* ---- change points (trend.c: pure functions) ---- */
+
+struct history_cp {
+	uint32_t index;	      /* the first point after the change */
+	double before, after; /* medians of the segments either side (between change points) */
+	double p_value;	      /* permutation p of the split within its segment */
+};
+
+struct history_cp_opts {
+	uint32_t min_segment; /* points on each side of a split; 0: 3 */
+	double alpha;	      /* a split is kept when its p is at most this */
+	uint64_t seed;	      /* of the permutations: the same inputs give the same output */
+};
+
+/*
+ * The best split of x[0..n) (finite values): the point where the standardized
+ * Mann-Whitney rank sum of the part before it is furthest from its mean, at
+ * least min_segment points from either end. Returns that |z| (0 when there
+ * is no split or every value is equal) and sets *at to the first point after
+ * the split (the earliest of equal maxima).
+ */
+double history_split_scan(const double *x, uint32_t n, uint32_t min_segment, uint32_t *at);
+/*
+ * The permutation p-value of history_split_scan()'s statistic: the share of
+ * shuffles of x (fixed-seed) whose best split is at least as extreme, the
+ * scan over split points included, so a p at most alpha is a real change at
+ * that level whichever point it is at. Enough shuffles to resolve alpha (at
+ * least 999, at most 199,999); stops early once p cannot reach alpha.
+ */
+double history_split_p(const double *x, uint32_t n, uint32_t min_segment, double alpha,
+		       uint64_t seed);
+/*
+ * Change points of x[0..n) by binary segmentation: split where
+ * history_split_p() <= alpha, then look inside each part the same way.
+ * out (room for n) gets them in index order with the medians of the
+ * segments either side; returns how many.
+ */
+uint32_t history_change_points(const double *x, uint32_t n, const struct history_cp_opts *o,
+			       struct history_cp *out);
+
+/* ---- trends (trend.c, trend_json.c) ---- */
+
+struct gate_thresholds;
+struct gate_rule;
+
+/* A run of nightly records in a row past the metric's warn limit. */
+struct history_trend_run {
+	uint32_t first, last; /* record indices of the series */
+	uint32_t length;      /* nightly records in the run */
+	int reached_fail;     /* one of them was past the fail limit too */
+	int ongoing;	      /* it ends at the newest nightly record judged */
+};
+
+struct history_trend_metric {
+	char *name;
+	const char *unit;	      /* "us", "share", "GB/s", "TFLOP/s" or "" */
+	const struct gate_rule *rule; /* borrowed from the thresholds; NULL: none */
+	double *value;		      /* one per record of the series; NAN where it has none */
+	uint32_t n_values;	      /* records holding it */
+	int tested;		      /* enough values for the change-point test */
+	struct history_cp *cp;	      /* change points past the magnitude, in order */
+	uint32_t n_cp;
+	uint32_t n_judged;		/* nightly records judged by the rule */
+	struct history_trend_run *runs; /* runs of at least K violations */
+	uint32_t n_runs;
+	int flagged; /* the last run is ongoing */
+};
+
+struct history_trend_series {
+	const char *series, *label;	 /* borrowed from the records */
+	const struct history_record **r; /* oldest first, borrowed */
+	uint32_t n;
+	struct history_trend_metric *m; /* by name */
+	uint32_t n_m;
+	uint32_t n_tested;  /* metrics tested for change points: m */
+	uint32_t n_changed; /* of them with a change (Benjamini-Hochberg at alpha): k */
+	uint32_t n_flagged;
+};
+
+struct history_trend_opts {
+	const char *metric;	  /* glob; NULL: every metric */
+	const char *const *kinds; /* NULL: main and nightly */
+	const struct gate_thresholds *th;
+	uint32_t window;      /* baseline records of the nightly rule; 0: 5 */
+	double alpha;	      /* family-wise per series, across its metrics; 0: 0.01 */
+	uint32_t min_segment; /* 0: 3 */
+};
+
+struct history_trend {
+	struct history_trend_series *s; /* by series name */
+	uint32_t n;
+	struct history_trend_opts o; /* as used: defaults filled in */
+	uint32_t consecutive;	     /* K, from the thresholds */
+};
+
+/*
+ * Per series and metric of the records in l (of kinds o->kinds): the values
+ * over time, change points (each metric's best split is tested; the metrics
+ * with a change are chosen by Benjamini-Hochberg at o->alpha over the metrics
+ * tested, so a trend of many metrics keeps its share of false changes at
+ * alpha; their segments are then searched at that level; a change point is
+ * kept when it reaches the metric's warn limit, 1% for metrics without one;
+ * its confidence is 1 - p m / k), and the nightly rule: a
+ * nightly record violates when its value is past the warn limit against the
+ * median of up to o->window earlier main/nightly records that did not
+ * violate; K violations in a row (o->th's consecutive_violations) flag the
+ * metric. t borrows l and o->th; history_trend_release() it.
+ */
+void history_trend_build(const struct history_list *l, const struct history_trend_opts *o,
+			 struct history_trend *t);
+void history_trend_release(struct history_trend *t);
+/* 1 - the change point's p adjusted for the metrics of its series (p m / k). */
+double history_cp_confidence(const struct history_trend_series *s, const struct history_cp *c);
+/* The unit a metric's name carries. */
+const char *history_metric_unit(const char *name);
+/* profgate.trend/1, deterministic (README "history trend"). branch: the
+ * history branch read; filters: the series, label and since asked for. */
+void history_trend_write_json(const struct history_trend *t, const char *branch,
+			      const struct history_filter *filters, struct pg_buf *out);
 
 /*
  * Pending records: a record whose push failed is kept as

@@ -47,6 +47,7 @@ void history_record_release(struct history_record *r)
 			 &r->baseline_path,
 			 &r->baseline_sha256,
 			 &r->baseline_summary_sha256,
+			 &r->baseline_window,
 			 &r->summary_sha256,
 			 &r->thresholds,
 			 &r->profgate_version,
@@ -445,8 +446,9 @@ static int cmp_metric(const void *a, const void *b)
 		      ((const struct history_metric *)b)->name);
 }
 
-/* The candidate's value of every judged metric (a rule that is not "info")
- * and of every step metric: what a trend or a window baseline needs. */
+/* The candidate's value of every judged metric (a rule that is not "info"),
+ * of every step metric and of the breakdown shares: what a trend or a window
+ * baseline needs. */
 static void verdict_metrics(struct history_record *r, const cJSON *metrics)
 {
 	const cJSON *m;
@@ -459,7 +461,8 @@ static void verdict_metrics(struct history_record *r, const cJSON *metrics)
 
 		if (!name || !cJSON_IsNumber(cand))
 			continue;
-		if (judged || strncmp(name, "step.", 5) == 0)
+		if (judged || strncmp(name, "step.", 5) == 0 ||
+		    strncmp(name, "breakdown.", 10) == 0)
 			add_metric(r, name, cand->valuedouble);
 	}
 	if (r->n_metrics > 1)
@@ -521,7 +524,14 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 	history_series_name(r->label, r->identity, r->n_identity, &series);
 	r->series = pg_buf_detach(&series, NULL);
 	verdict_metrics(r, member(root, "metrics"));
-	r->baseline_kind = pg_xstrdup("file");
+	if (cJSON_IsObject(member(base, "history"))) {
+		r->baseline_kind = pg_xstrdup("history");
+		r->baseline_window = cJSON_PrintUnformatted(member(base, "history"));
+		if (!r->baseline_window)
+			return pg_error_set(PG_ENOMEM, "out of memory");
+	} else {
+		r->baseline_kind = pg_xstrdup("file");
+	}
 	r->baseline_path = dup_or_null(str_of(base, "path"));
 	r->baseline_sha256 = dup_or_null(str_of(base, "sha256"));
 	r->baseline_summary_sha256 = dup_or_null(str_of(base, "summary_sha256"));
@@ -631,6 +641,7 @@ static int record_metrics(struct history_record *r, const cJSON *metrics)
 
 static int record_baseline(struct history_record *r, const cJSON *b)
 {
+	const cJSON *w;
 	int rc;
 
 	if (!b || cJSON_IsNull(b))
@@ -642,6 +653,13 @@ static int record_baseline(struct history_record *r, const cJSON *b)
 	    (rc = opt_str(b, "sha256", &r->baseline_sha256)) ||
 	    (rc = opt_str(b, "summary_sha256", &r->baseline_summary_sha256)))
 		return rc;
+	w = member(b, "window");
+	if (w && !cJSON_IsNull(w)) {
+		if (!cJSON_IsObject(w))
+			return pg_error_set(PG_EFORMAT, "baseline.window is not an object");
+		if (!(r->baseline_window = cJSON_PrintUnformatted(w)))
+			return pg_error_set(PG_ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -836,6 +854,10 @@ void history_record_write(const struct history_record *r, struct pg_buf *out)
 	kv_str(&j, "path", r->baseline_path);
 	kv_str(&j, "sha256", r->baseline_sha256);
 	kv_str(&j, "summary_sha256", r->baseline_summary_sha256);
+	if (r->baseline_window) {
+		pg_json_key(&j, "window");
+		pg_json_raw(&j, r->baseline_window); /* compact JSON, as read or made */
+	}
 	pg_json_obj_end(&j);
 	kv_str(&j, "summary_sha256", r->summary_sha256);
 	kv_str(&j, "thresholds", r->thresholds);

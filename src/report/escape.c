@@ -74,6 +74,21 @@ void report_text(struct pg_buf *b, const char *s, size_t max)
 		pg_buf_adds(b, "…");
 }
 
+void report_mermaid(struct pg_buf *b, const char *s, size_t max)
+{
+	static const char keep[] = " ._-+:/()=,'";
+	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
+
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c >= 0x80 || (c && strchr(keep, c));
+		pg_buf_addc(b, ok ? (char)c : '_');
+	}
+	if (k < n)
+		pg_buf_adds(b, "...");
+}
+
 void report_time(struct pg_buf *b, double us)
 {
 	double a = us < 0 ? -us : us;

@@ -11,11 +11,15 @@
 #include "../util/util.h"
 
 struct gate_result;
+struct history_trend;
 
 /* The one-profile report: read top to bottom. */
 void report_summary_md(const struct summary *s, struct pg_buf *out);
 /* The comparison report: what the gate decided and where the time went. */
 void report_compare_md(const struct gate_result *r, struct pg_buf *out);
+/* The trend of a history (trend_md.c): per series the metrics with change
+ * points or a nightly flag, and Mermaid xychart-beta charts. */
+void report_trend_md(const struct history_trend *t, struct pg_buf *out);
 
 /* A profile string as an inline code span, safe in a table cell: backticks
  * become ', pipes are escaped, control characters become spaces, and the text
@@ -25,6 +29,12 @@ void report_code(struct pg_buf *b, const char *s, size_t max);
  * characters escaped, '@' and '#' followed by a zero-width joiner so they
  * never mention or link. */
 void report_text(struct pg_buf *b, const char *s, size_t max);
+/* A profile string inside a double-quoted Mermaid label (a chart title or
+ * axis category): letters, digits, bytes of UTF-8 sequences and
+ * " ._-+:/()=,'" are kept, anything else becomes '_', so no quote, '#'
+ * entity, '%%' comment, backtick or newline can end the label or the code
+ * block; cut to max bytes on a UTF-8 boundary. */
+void report_mermaid(struct pg_buf *b, const char *s, size_t max);
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
 

@@ -127,12 +127,13 @@ static void test_from_verdict_fields(void **state)
 	assert_null(r.run_id);
 	assert_int_equal(r.pr, -1);
 	assert_int_equal(r.run_attempt, -1);
-	/* judged (not info, with a candidate value) and step metrics, sorted by name */
-	assert_int_equal(r.n_metrics, 3);
-	assert_string_equal(r.metrics[0].name, "family.matmul.us_per_step");
-	assert_string_equal(r.metrics[1].name, "step.median_us");
-	assert_string_equal(r.metrics[2].name, "step.p90_us");
-	assert_true(r.metrics[1].value == 1234.5);
+	/* judged (not info, with a candidate value), step and breakdown metrics, by name */
+	assert_int_equal(r.n_metrics, 4);
+	assert_string_equal(r.metrics[0].name, "breakdown.idle_share");
+	assert_string_equal(r.metrics[1].name, "family.matmul.us_per_step");
+	assert_string_equal(r.metrics[2].name, "step.median_us");
+	assert_string_equal(r.metrics[3].name, "step.p90_us");
+	assert_true(r.metrics[2].value == 1234.5);
 	assert_string_equal(field(&r, "device_kind")->text, "NVIDIA H100");
 	assert_int_equal(field(&r, "device_count")->type, HISTORY_NUMBER);
 	assert_string_equal(field(&r, "device_count")->text, "8");

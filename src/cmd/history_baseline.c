@@ -1,0 +1,295 @@
+/*
+ * profgate history baseline, and the window baseline of `gate --baseline
+ * history:<branch>[:N]`: read the history branch, pick the window of one
+ * series (src/history/baseline.c says what a window baseline is) and write it
+ * as a summary JSON, or hand it to the gate. Prints and picks exit codes.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gate/gate.h"
+#include "../history/history.h"
+#include "../summary/summary.h"
+
+/* ---- shared: N, kinds, the window's description ---- */
+
+static int parse_n(const char *what, const char *text, uint32_t *n)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v < 1 || v > HISTORY_WINDOW_MAX)
+		return pg_error_set(PG_EUSAGE, "%s: N '%s' is not a whole number from 1 to %d",
+				    what, text, HISTORY_WINDOW_MAX);
+	*n = (uint32_t)v;
+	return 0;
+}
+
+int cmd_history_spec(const char *spec, char **ref, uint32_t *n)
+{
+	const char *branch = spec + 8, *colon;
+	size_t len;
+	int rc;
+
+	*ref = NULL;
+	*n = HISTORY_WINDOW_DEFAULT;
+	if (strncmp(spec, "history:", 8) != 0)
+		return 0;
+	colon = strchr(branch, ':'); /* a branch name holds no ':' */
+	len = colon ? (size_t)(colon - branch) : strlen(branch);
+	if (len == 0)
+		return pg_error_set(PG_EUSAGE,
+				    "gate: --baseline '%s': give the branch whose runs make the "
+				    "baseline, as history:main or history:main:5 ('*' for any)",
+				    spec);
+	if (colon) {
+		struct pg_buf what = PG_BUF_INIT;
+		pg_buf_addf(&what, "gate: --baseline '%s'", spec);
+		rc = parse_n(what.ptr, colon + 1, n);
+		pg_buf_release(&what);
+		if (rc)
+			return rc;
+	}
+	if (len == 1 && branch[0] == '*')
+		return 1;
+	*ref = pg_xstrndup(branch, len);
+	if (strncmp(*ref, "refs/", 5) != 0) {
+		struct pg_buf b = PG_BUF_INIT;
+		pg_buf_addf(&b, "refs/heads/%s", *ref);
+		free(*ref);
+		*ref = pg_buf_detach(&b, NULL);
+	}
+	return 1;
+}
+
+int cmd_history_kinds(char *text, const char **kinds)
+{
+	uint32_t n = 0;
+
+	for (char *k = text, *comma; k; k = comma ? comma + 1 : NULL) {
+		if ((comma = strchr(k, ',')))
+			*comma = '\0';
+		if (!history_kind_valid(k) || n == CMD_HISTORY_KINDS)
+			return pg_error_set(PG_EUSAGE,
+					    "--kind '%s': give pr, main, nightly or manual, "
+					    "separated by commas",
+					    k);
+		kinds[n++] = k;
+	}
+	kinds[n] = NULL;
+	return 0;
+}
+
+static void describe(const struct history_window *w, struct pg_buf *b)
+{
+	pg_buf_addf(b, "median of %u record%s of %s (", w->n, w->n == 1 ? "" : "s", w->series);
+	for (size_t i = 0; w->kinds[i]; i++)
+		pg_buf_addf(b, "%s%s", i ? ", " : "", w->kinds[i]);
+	pg_buf_addf(b, "%s%s), %s .. %s", w->ref ? " on " : "", w->ref ? w->ref : "", w->r[0]->time,
+		    w->r[w->n - 1]->time);
+	if (w->n < w->requested)
+		pg_buf_addf(b, "; %u of %u asked for: the window is short", w->n, w->requested);
+	if (w->cut_field)
+		pg_buf_addf(b, " (%s changed from %s to %s after %s)", w->cut_field, w->cut_older,
+			    w->cut_newer, w->cut_time);
+}
+
+static int exit_for(int rc)
+{
+	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
+}
+
+/* Read the branch and select the window; prints errors, returns an exit code. */
+static int read_window(const char *what, const char *remote, const char *branch,
+		       const struct history_filter *f, const struct history_window_opts *wo,
+		       struct history_list *l, struct history_window *w)
+{
+	struct history_store_opts o;
+	char why[1024];
+	int exists, rc;
+
+	memset(w, 0, sizeof(*w));
+	cmd_history_store_opts(&o, remote, branch);
+	rc = history_read(&o, f, l, &exists);
+	if (rc)
+		return cmd_error(exit_for(rc));
+	rc = history_window_select(l, wo, w);
+	if (!rc)
+		return PG_EXIT_OK;
+	snprintf(why, sizeof(why), "%s", pg_error_last());
+	if (rc == PG_ENOTFOUND && !exists)
+		pg_error_set(rc, "%s: %s: the branch '%s' does not exist at '%s' yet", what, why,
+			     branch ? branch : HISTORY_DEFAULT_BRANCH, remote);
+	else
+		pg_error_set(rc, "%s: %s in %s", what, why,
+			     branch ? branch : HISTORY_DEFAULT_BRANCH);
+	return cmd_error(exit_for(rc));
+}
+
+/* ---- gate --baseline history:... ---- */
+
+int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
+				const struct summary *cand, struct summary *b,
+				struct pg_buf *window_json, struct pg_buf *note)
+{
+	struct pg_buf series = PG_BUF_INIT, what = PG_BUF_INIT;
+	struct history_list l = {0};
+	struct history_window w;
+	struct history_window_opts wo;
+	struct history_filter f;
+	int rc;
+
+	summary_init(b);
+	history_series_of_summary(job->label, cand, &series);
+	memset(&wo, 0, sizeof(wo));
+	wo.series = series.ptr;
+	wo.ref = job->baseline_ref;
+	wo.n = job->baseline_n;
+	wo.identity = th->identity;
+	wo.n_identity = th->n_identity;
+	memset(&f, 0, sizeof(f));
+	f.series = series.ptr;
+	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
+	rc = read_window(what.ptr, job->history, job->history_branch, &f, &wo, &l, &w);
+	if (rc == PG_EXIT_OK) {
+		summary_free(b);
+		history_baseline_summary(&w, cand, b);
+		history_window_json(&w, job->history_branch, window_json);
+		describe(&w, note);
+	}
+	history_window_release(&w);
+	history_list_release(&l);
+	pg_buf_release(&series);
+	pg_buf_release(&what);
+	return rc;
+}
+
+/* ---- profgate history baseline ---- */
+
+static const char *opt_repo, *opt_branch, *opt_series, *opt_label, *opt_n, *opt_kind, *opt_ref,
+    *opt_thresholds, *opt_out;
+
+static const struct cmd_opt baseline_opts[] = {
+    {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
+     NULL, &opt_repo},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
+    {"series", 0, "S", "the series", NULL, &opt_series},
+    {"label", 0, "L", "the gate label of the series (when it names one series)", NULL, &opt_label},
+    {"records", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n},
+    {"kind", 0, "K,K", "the kinds of record that count (default: main,nightly)", NULL, &opt_kind},
+    {"ref", 0, "BRANCH", "only records of runs on this git branch (their GITHUB_REF)", NULL,
+     &opt_ref},
+    {"thresholds", 't', "FILE",
+     "whose identity fields the window must agree on (default: built-in)", NULL, &opt_thresholds},
+    {"output", 'o', "FILE", "write the baseline summary here (default: standard output)", NULL,
+     &opt_out},
+};
+
+static const struct cmd_spec baseline_spec = {
+    "history baseline",
+    "--repo URL_OR_PATH [--branch B] --series S | --label L [-n N] [--kind main,nightly]\n"
+    "       [--ref BRANCH] [--thresholds FILE] [-o FILE]",
+    "Write the median of the last N main/nightly records of one series as a summary JSON that\n"
+    "'gate --baseline' takes: per-metric medians, one steady step per record (its median). The\n"
+    "window ends early at an identity change. Exit 3 when no record qualifies.",
+    baseline_opts, (int)PG_ARRAY_LEN(baseline_opts)};
+
+static int baseline_args(int argc, char **argv, int *help, uint32_t *n, const char **kinds,
+			 char **ref, char **kinds_text)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	int n_pos, rc;
+
+	opt_repo = opt_branch = opt_series = opt_label = opt_n = opt_kind = opt_ref =
+	    opt_thresholds = opt_out = NULL;
+	rc = cmd_parse(&baseline_spec, argc, argv, pos, &n_pos, help);
+	free(pos);
+	if (rc || *help)
+		return rc;
+	if (n_pos != 0 || !opt_repo || (!opt_series == !opt_label))
+		return pg_error_set(PG_EUSAGE, "history baseline: give --repo URL_OR_PATH and "
+					       "--series S or --label L (see 'profgate history "
+					       "baseline --help')");
+	*n = HISTORY_WINDOW_DEFAULT;
+	if (opt_n && parse_n("history baseline", opt_n, n))
+		return PG_EUSAGE;
+	*kinds_text = pg_xstrdup(opt_kind ? opt_kind : "main,nightly");
+	if (cmd_history_kinds(*kinds_text, kinds))
+		return PG_EUSAGE;
+	if (opt_ref) {
+		struct pg_buf b = PG_BUF_INIT;
+		pg_buf_addf(&b, "%s%s", strncmp(opt_ref, "refs/", 5) ? "refs/heads/" : "", opt_ref);
+		*ref = pg_buf_detach(&b, NULL);
+	}
+	return 0;
+}
+
+static int write_baseline(const struct history_window *w, const struct summary *s)
+{
+	struct pg_buf json = PG_BUF_INIT, note = PG_BUF_INIT;
+	int rc = PG_EXIT_OK;
+
+	summary_write_json(s, &json);
+	describe(w, &note);
+	if (opt_out && strcmp(opt_out, "-") != 0) {
+		if (pg_write_file_atomic(opt_out, json.ptr, json.len))
+			rc = cmd_error(PG_EXIT_INPUT);
+		else
+			printf("history baseline: %s, written to %s\n", note.ptr, opt_out);
+	} else {
+		fwrite(json.ptr, 1, json.len, stdout);
+		fprintf(stderr, "profgate: history baseline: %s\n", note.ptr);
+	}
+	pg_buf_release(&json);
+	pg_buf_release(&note);
+	return rc;
+}
+
+int cmd_history_baseline(int argc, char **argv)
+{
+	const char *kinds[CMD_HISTORY_KINDS + 1];
+	char *ref = NULL, *kinds_text = NULL;
+	struct gate_thresholds th;
+	struct history_list l = {0};
+	struct history_window w;
+	struct history_window_opts wo;
+	struct history_filter f;
+	struct summary s;
+	uint32_t n = HISTORY_WINDOW_DEFAULT;
+	int help = 0, rc;
+
+	memset(&th, 0, sizeof(th));
+	memset(&w, 0, sizeof(w));
+	summary_init(&s);
+	if (baseline_args(argc, argv, &help, &n, kinds, &ref, &kinds_text) ||
+	    cmd_load_thresholds(opt_thresholds, &th)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (help) {
+		cmd_usage(&baseline_spec, stdout);
+		rc = PG_EXIT_OK;
+		goto out;
+	}
+	wo = (struct history_window_opts){opt_series, opt_label,   kinds,	 ref,
+					  n,	      th.identity, th.n_identity};
+	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL};
+	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, &l, &w);
+	if (rc == PG_EXIT_OK) {
+		history_baseline_summary(&w, NULL, &s);
+		rc = write_baseline(&w, &s);
+	}
+out:
+	summary_free(&s);
+	history_window_release(&w);
+	history_list_release(&l);
+	gate_thresholds_release(&th);
+	free(ref);
+	free(kinds_text);
+	return rc;
+}

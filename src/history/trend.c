@@ -1,0 +1,715 @@
+/*
+ * Trends: per series and metric, the values of the history over time, their
+ * change points and the nightly consecutive-violation rule. The change-point
+ * math is pure functions on arrays (tested on their own); the rest groups
+ * records into series and applies the thresholds.
+ *
+ * How change points are found. A split of a series is scored by the
+ * standardized Mann-Whitney rank sum of the points before it (ranks, not
+ * values: one outlier run cannot make or hide a change), and the best split is
+ * the one furthest from what exchangeable points would give. Its p-value is
+ * a permutation test of that maximum: the share of fixed-seed shuffles of
+ * the series whose best split scores at least as high, so the scan over every
+ * split point is part of the test (no hidden multiplicity), the test is
+ * exact for any length and noise, and the output is the same on every run.
+ * Binary segmentation (as E-divisive) then looks inside each side of an
+ * accepted split; a part is tested only after its parent split was accepted.
+ * Across the metrics of a series the level is Bonferroni-corrected (alpha /
+ * metrics tested), and a change point is reported only when its size reaches
+ * the metric's warn limit, so noise in many small metrics does not show up as
+ * change points. A change needs min_segment points after it to be seen: the
+ * nightly rule covers the newest records.
+ */
+#include "history.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gate/gate.h"
+
+#define SEED_BASE	0x70726f667472656eULL /* "proftren" */
+#define PERM_MIN	999
+#define PERM_MAX	199999
+#define DEFAULT_ALPHA	0.01
+#define DEFAULT_WINDOW	HISTORY_WINDOW_DEFAULT
+#define DEFAULT_MIN_SEG 3
+#define INFO_MIN_CHANGE 0.01 /* relative, for metrics no rule judges */
+
+static const char *const default_kinds[] = {"main", "nightly", NULL};
+
+/* ---- ranks and the split scan ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* 1 when two values of x are equal (their mid-ranks then differ from 1..n). */
+static int ties_in(const double *x, uint32_t n)
+{
+	double *c = pg_xcalloc(n + 1, sizeof(double));
+	int tie = 0;
+
+	memcpy(c, x, n * sizeof(double));
+	qsort(c, n, sizeof(double), cmp_double);
+	for (uint32_t i = 1; i < n && !tie; i++)
+		tie = c[i] == c[i - 1];
+	free(c);
+	return tie;
+}
+
+struct ranked {
+	double v;
+	uint32_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Mid-ranks (1-based; ties share their mean rank). */
+static void ranks_of(const double *x, uint32_t n, double *rank)
+{
+	struct ranked *r = pg_xcalloc(n + 1, sizeof(*r));
+	uint32_t i = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		r[k] = (struct ranked){x[k], k};
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	while (i < n) {
+		uint32_t j = i;
+		while (j + 1 < n && r[j + 1].v == r[i].v)
+			j++;
+		for (uint32_t k = i; k <= j; k++)
+			rank[r[k].i] = (i + j) / 2.0 + 1;
+		i = j + 1;
+	}
+	free(r);
+}
+
+/* The largest |z| of the rank sum before a split, over the allowed splits. */
+static double scan_ranks(const double *rank, uint32_t n, uint32_t min_seg, uint32_t *at)
+{
+	double sum = 0, best = 0, mean_rank = (n + 1) / 2.0;
+
+	*at = 0;
+	for (uint32_t t = 1; t + min_seg <= n; t++) {
+		sum += rank[t - 1];
+		if (t < min_seg)
+			continue;
+		double var = (double)t * (n - t) * (n + 1) / 12.0;
+		double z = fabs(sum - t * mean_rank) / sqrt(var);
+		if (z > best * (1 + 1e-12) + 1e-12) {
+			best = z;
+			*at = t;
+		}
+	}
+	return best;
+}
+
+double history_split_scan(const double *x, uint32_t n, uint32_t min_segment, uint32_t *at)
+{
+	uint32_t L = min_segment ? min_segment : DEFAULT_MIN_SEG;
+	double *rank, z;
+
+	*at = 0;
+	if (n < 2 * L)
+		return 0;
+	rank = pg_xcalloc(n, sizeof(double));
+	ranks_of(x, n, rank);
+	z = scan_ranks(rank, n, L, at);
+	free(rank);
+	return z;
+}
+
+/* ---- the permutation test ---- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(double *v, uint32_t n, uint64_t *seed)
+{
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(splitmix64(seed) % (i + 1));
+		double t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+/* Enough shuffles that a p at the level is resolved ten times over. */
+static uint32_t permutations_for(double alpha)
+{
+	double r = ceil(10.0 / alpha) - 1;
+
+	return r < PERM_MIN ? PERM_MIN : r > PERM_MAX ? PERM_MAX : (uint32_t)r;
+}
+
+static int at_least(double stat, double observed)
+{
+	return stat >= observed * (1 - 1e-12);
+}
+
+/* Shuffle the ranks `total` times, stopping once p cannot come down to
+ * give_up_alpha; p = (1 + as extreme) / (1 + shuffles). */
+static double permute(double *rank, uint32_t n, uint32_t L, double observed, uint32_t total,
+		      double give_up_alpha, uint64_t seed)
+{
+	double give_up = give_up_alpha * (total + 1.0);
+	uint32_t k = 0, exceed = 0, at;
+
+	while (k < total && exceed < give_up) {
+		shuffle(rank, n, &seed);
+		exceed += at_least(scan_ranks(rank, n, L, &at), observed);
+		k++;
+	}
+	return (exceed + 1.0) / (k + 1.0);
+}
+
+double history_split_p(const double *x, uint32_t n, uint32_t min_segment, double alpha,
+		       uint64_t seed)
+{
+	uint32_t L = min_segment ? min_segment : DEFAULT_MIN_SEG, at;
+	double *rank, observed, p = 1;
+
+	if (n < 2 * L)
+		return 1;
+	rank = pg_xcalloc(n, sizeof(double));
+	ranks_of(x, n, rank);
+	observed = scan_ranks(rank, n, L, &at);
+	if (observed > 0) /* else every value is equal: nothing to find */
+		p = permute(rank, n, L, observed, permutations_for(alpha), alpha, seed);
+	free(rank);
+	return p;
+}
+
+/*
+ * Without ties the ranks are a permutation of 1..n, so the null distribution
+ * of the best split depends on n alone: it is drawn once per length (fixed
+ * seed) and shared by every metric and segment of that length, which makes a
+ * trend of many metrics cheap. Ranks with ties are shuffled themselves.
+ */
+struct null_table {
+	uint32_t n;
+	double *stat; /* sorted */
+};
+
+struct cp_ctx {
+	uint32_t L, perms;
+	uint64_t seed;
+	double alpha; /* the level of a segment's test */
+	struct null_table *t;
+	uint32_t n_t;
+};
+
+static const struct null_table *null_for(struct cp_ctx *c, uint32_t n)
+{
+	struct null_table *t;
+	uint64_t seed = c->seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
+	double *rank;
+	uint32_t at;
+
+	for (uint32_t i = 0; i < c->n_t; i++)
+		if (c->t[i].n == n)
+			return &c->t[i];
+	c->t = pg_xrealloc(c->t, (c->n_t + 1) * sizeof(*c->t));
+	t = &c->t[c->n_t++];
+	t->n = n;
+	t->stat = pg_xcalloc(c->perms, sizeof(double));
+	rank = pg_xcalloc(n, sizeof(double));
+	for (uint32_t i = 0; i < n; i++)
+		rank[i] = i + 1;
+	for (uint32_t k = 0; k < c->perms; k++) {
+		shuffle(rank, n, &seed);
+		t->stat[k] = scan_ranks(rank, n, c->L, &at);
+	}
+	qsort(t->stat, c->perms, sizeof(double), cmp_double);
+	free(rank);
+	return t;
+}
+
+static double p_from_table(const struct null_table *t, uint32_t perms, double observed)
+{
+	uint32_t lo = 0, hi = perms;
+
+	while (lo < hi) { /* the first null statistic at least as extreme */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (at_least(t->stat[mid], observed))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (perms - lo + 1.0) / (perms + 1.0);
+}
+
+/* The best split of x[0..n) and its p (1 when there is none). */
+static double split(struct cp_ctx *c, const double *x, uint32_t n, double give_up_alpha,
+		    uint32_t *at)
+{
+	double *rank, observed, p = 1;
+
+	*at = 0;
+	if (n < 2 * c->L)
+		return 1;
+	rank = pg_xcalloc(n, sizeof(double));
+	ranks_of(x, n, rank);
+	observed = scan_ranks(rank, n, c->L, at);
+	if (observed > 0 && !ties_in(x, n))
+		p = p_from_table(null_for(c, n), c->perms, observed);
+	else if (observed > 0)
+		p = permute(rank, n, c->L, observed, c->perms, give_up_alpha,
+			    c->seed ^ ((uint64_t)n << 32));
+	free(rank);
+	return p;
+}
+
+static void ctx_release(struct cp_ctx *c)
+{
+	for (uint32_t i = 0; i < c->n_t; i++)
+		free(c->t[i].stat);
+	free(c->t);
+}
+
+/* ---- binary segmentation ---- */
+
+struct cps {
+	struct history_cp *v;
+	uint32_t n;
+};
+
+static void segment(struct cp_ctx *c, const double *x, uint32_t lo, uint32_t hi, struct cps *out)
+{
+	uint32_t at;
+	double p = split(c, x + lo, hi - lo, c->alpha, &at);
+
+	if (p > c->alpha)
+		return;
+	out->v[out->n++] = (struct history_cp){lo + at, NAN, NAN, p};
+	segment(c, x, lo, lo + at, out);
+	segment(c, x, lo + at, hi, out);
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+	const struct history_cp *x = a, *y = b;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static double median_range(const double *x, uint32_t lo, uint32_t hi)
+{
+	uint32_t n = hi - lo;
+	double *c = pg_xcalloc(n + 1, sizeof(double)), m;
+
+	memcpy(c, x + lo, n * sizeof(double));
+	qsort(c, n, sizeof(double), cmp_double);
+	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
+/* In index order; each change point's segments run to its neighbours. */
+static void finish_cps(const double *x, uint32_t n, struct cps *c)
+{
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof(*c->v), cmp_cp);
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint32_t lo = i ? c->v[i - 1].index : 0, hi = i + 1 < c->n ? c->v[i + 1].index : n;
+		c->v[i].before = median_range(x, lo, c->v[i].index);
+		c->v[i].after = median_range(x, c->v[i].index, hi);
+	}
+}
+
+uint32_t history_change_points(const double *x, uint32_t n, const struct history_cp_opts *o,
+			       struct history_cp *out)
+{
+	struct cp_ctx c = {o->min_segment ? o->min_segment : DEFAULT_MIN_SEG,
+			   permutations_for(o->alpha),
+			   o->seed,
+			   o->alpha,
+			   NULL,
+			   0};
+	struct cps found = {out, 0};
+
+	segment(&c, x, 0, n, &found);
+	finish_cps(x, n, &found);
+	ctx_release(&c);
+	return found.n;
+}
+
+/* ---- series and metrics ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+const char *history_metric_unit(const char *name)
+{
+	if (ends_with(name, "_us") || ends_with(name, ".us_per_step"))
+		return "us";
+	if (ends_with(name, "_share"))
+		return "share";
+	if (ends_with(name, "_gbps"))
+		return "GB/s";
+	if (ends_with(name, "tflops_per_device"))
+		return "TFLOP/s";
+	return "";
+}
+
+static int kind_in(const char *kind, const char *const *kinds)
+{
+	for (; *kinds; kinds++)
+		if (strcmp(kind, *kinds) == 0)
+			return 1;
+	return 0;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct history_record *x = *(const struct history_record *const *)a;
+	const struct history_record *y = *(const struct history_record *const *)b;
+	int c = strcmp(x->series, y->series);
+
+	if (!c)
+		c = strcmp(x->time, y->time);
+	return c ? c : strcmp(x->record_id, y->record_id);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static double value_of(const struct history_record *r, const char *name)
+{
+	uint32_t lo = 0, hi = r->n_metrics;
+
+	while (lo < hi) { /* a record's metrics are sorted by name */
+		uint32_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(r->metrics[mid].name, name);
+		if (d == 0)
+			return r->metrics[mid].value;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NAN;
+}
+
+/* The metric names of a series passing the glob, each once, sorted. */
+static const char **metric_names(const struct history_trend_series *s, const char *glob,
+				 uint32_t *n_out)
+{
+	size_t total = 0;
+	uint32_t n = 0, w = 0;
+	const char **v;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		total += s->r[i]->n_metrics;
+	v = pg_xcalloc(total + 1, sizeof(*v));
+	for (uint32_t i = 0; i < s->n; i++)
+		for (uint32_t k = 0; k < s->r[i]->n_metrics; k++)
+			if (!glob || gate_glob_match(glob, s->r[i]->metrics[k].name))
+				v[n++] = s->r[i]->metrics[k].name;
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (uint32_t i = 0; i < n; i++)
+		if (w == 0 || strcmp(v[w - 1], v[i]) != 0)
+			v[w++] = v[i];
+	*n_out = w;
+	return v;
+}
+
+/* ---- the nightly rule ---- */
+
+static int reaches(const struct gate_limit *l, double worse, double worse_rel)
+{
+	if (!l->has_relative && !l->has_absolute)
+		return 0;
+	if (l->has_relative && !(worse_rel >= l->relative - 1e-12))
+		return 0;
+	return !l->has_absolute || worse >= l->absolute - 1e-12;
+}
+
+static int judged(const struct gate_rule *r)
+{
+	return r && r->direction != GATE_INFO;
+}
+
+/* How far v is past base in the rule's worse direction: 0 none, 1 past the
+ * warn limit (or the fail limit when the rule has no warn), 2 past fail. */
+static int violation(const struct gate_rule *r, double v, double base)
+{
+	double worse = r->direction == GATE_LOWER_IS_BETTER ? v - base : base - v;
+	double rel = base != 0 ? worse / fabs(base) : (worse > 0 ? INFINITY : 0);
+	const struct gate_limit *warn =
+	    r->warn.has_relative || r->warn.has_absolute ? &r->warn : &r->fail;
+
+	if (reaches(&r->fail, worse, rel))
+		return 2;
+	return reaches(warn, worse, rel);
+}
+
+static void add_run(struct history_trend_metric *m, const struct history_trend_run *run, uint32_t k)
+{
+	if (run->length < k)
+		return;
+	m->runs = pg_xrealloc(m->runs, (m->n_runs + 1) * sizeof(*m->runs));
+	m->runs[m->n_runs++] = *run;
+}
+
+/* Judge each nightly value against the median of up to `window` earlier
+ * main/nightly values that did not violate; collect runs of K or more. */
+static void nightly_rule(const struct history_trend_series *s, struct history_trend_metric *m,
+			 uint32_t window, uint32_t k)
+{
+	double *pool = pg_xcalloc(s->n + 1, sizeof(double));
+	struct history_trend_run run = {0, 0, 0, 0, 0};
+	uint32_t n_pool = 0;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const char *kind = s->r[i]->kind;
+		int nightly = strcmp(kind, "nightly") == 0, v = 0;
+		if (!isnan(m->value[i]) && n_pool > 0) {
+			uint32_t from = n_pool > window ? n_pool - window : 0;
+			v = violation(m->rule, m->value[i], median_range(pool, from, n_pool));
+			if (nightly) {
+				m->n_judged++;
+				if (!v) {
+					add_run(m, &run, k);
+					run.length = 0;
+				} else {
+					if (run.length++ == 0) {
+						run.first = i;
+						run.reached_fail = 0;
+					}
+					run.last = i;
+					run.reached_fail |= v == 2;
+				}
+			}
+		}
+		if (!isnan(m->value[i]) && !v && (nightly || strcmp(kind, "main") == 0))
+			pool[n_pool++] = m->value[i];
+	}
+	run.ongoing = run.length > 0;
+	add_run(m, &run, k);
+	m->flagged = m->n_runs > 0 && m->runs[m->n_runs - 1].ongoing;
+	free(pool);
+}
+
+/* ---- change points across the metrics of a series ---- */
+
+/* A change point is worth reporting when it reaches the warn limit (every
+ * limit the rule gives), or moves 1% for a metric no rule judges. */
+static int big_enough(const struct gate_rule *r, const struct history_cp *c)
+{
+	double d = fabs(c->after - c->before);
+	double rel = c->before != 0 ? d / fabs(c->before) : (d > 0 ? INFINITY : 0);
+	const struct gate_limit *l;
+
+	if (!judged(r))
+		return rel >= INFO_MIN_CHANGE - 1e-12;
+	l = r->warn.has_relative || r->warn.has_absolute ? &r->warn : &r->fail;
+	return reaches(l, d, rel);
+}
+
+/* One metric's values without gaps, and its best split. */
+struct first {
+	double *x;
+	uint32_t *rec; /* the record index of each value */
+	uint32_t n, at;
+	double p;
+};
+
+static void first_split(struct cp_ctx *c, const struct history_trend_metric *m, uint32_t n,
+			struct first *f)
+{
+	f->x = pg_xcalloc(n + 1, sizeof(double));
+	f->rec = pg_xcalloc(n + 1, sizeof(uint32_t));
+	f->n = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!isnan(m->value[i])) {
+			f->rec[f->n] = i;
+			f->x[f->n++] = m->value[i];
+		}
+	f->p = m->tested ? split(c, f->x, f->n, c->alpha, &f->at) : 1;
+}
+
+/* Benjamini-Hochberg at alpha over the first-level p-values: the number of
+ * metrics with a change (the level below which a p counts is k alpha / m). */
+static uint32_t discoveries(const struct first *f, uint32_t n_m, uint32_t m, double alpha)
+{
+	double *p = pg_xcalloc(n_m + 1, sizeof(double));
+	uint32_t n = 0, k = 0;
+
+	for (uint32_t i = 0; i < n_m; i++)
+		if (f[i].p < 1)
+			p[n++] = f[i].p;
+	qsort(p, n, sizeof(double), cmp_double);
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i] <= (i + 1) * alpha / m)
+			k = i + 1;
+	free(p);
+	return k;
+}
+
+/* The metric's change points below the level, past its magnitude. */
+static void metric_cps(struct cp_ctx *c, const struct first *f, struct history_trend_metric *m)
+{
+	struct cps found = {pg_xcalloc(f->n + 1, sizeof(struct history_cp)), 0};
+
+	found.v[found.n++] = (struct history_cp){f->at, NAN, NAN, f->p};
+	segment(c, f->x, 0, f->at, &found);
+	segment(c, f->x, f->at, f->n, &found);
+	finish_cps(f->x, f->n, &found);
+	m->cp = pg_xcalloc(found.n + 1, sizeof(*m->cp));
+	for (uint32_t i = 0; i < found.n; i++)
+		if (big_enough(m->rule, &found.v[i])) {
+			m->cp[m->n_cp] = found.v[i];
+			m->cp[m->n_cp++].index = f->rec[found.v[i].index];
+		}
+	free(found.v);
+}
+
+static void series_cps(struct history_trend_series *s, const struct history_trend_opts *o)
+{
+	uint32_t m = s->n_tested ? s->n_tested : 1;
+	struct cp_ctx c = {
+	    o->min_segment, permutations_for(o->alpha / m), SEED_BASE, o->alpha, NULL, 0};
+	struct first *f = pg_xcalloc(s->n_m + 1, sizeof(*f));
+
+	struct cp_ctx sub;
+
+	for (uint32_t i = 0; i < s->n_m; i++)
+		first_split(&c, &s->m[i], s->n, &f[i]);
+	s->n_changed = discoveries(f, s->n_m, m, o->alpha);
+	/* inside the changed metrics, at the level that chose them (fewer shuffles resolve it) */
+	sub = (struct cp_ctx){c.L, 0, SEED_BASE, s->n_changed * o->alpha / m, NULL, 0};
+	sub.perms = permutations_for(sub.alpha > 0 ? sub.alpha : o->alpha);
+	for (uint32_t i = 0; i < s->n_m; i++) {
+		if (s->n_changed && f[i].p <= sub.alpha)
+			metric_cps(&sub, &f[i], &s->m[i]);
+		free(f[i].x);
+		free(f[i].rec);
+	}
+	free(f);
+	ctx_release(&c);
+	ctx_release(&sub);
+}
+
+static void build_metric(const struct history_trend_series *s, const struct history_trend *t,
+			 struct history_trend_metric *m, const char *name)
+{
+	memset(m, 0, sizeof(*m));
+	m->name = pg_xstrdup(name);
+	m->unit = history_metric_unit(name);
+	m->rule = t->o.th ? gate_rule_for(t->o.th, name) : NULL;
+	m->value = pg_xcalloc(s->n + 1, sizeof(double));
+	for (uint32_t i = 0; i < s->n; i++) {
+		m->value[i] = value_of(s->r[i], name);
+		if (!isfinite(m->value[i]))
+			m->value[i] = NAN;
+		else
+			m->n_values++;
+	}
+	m->tested = m->n_values >= 2 * t->o.min_segment;
+	if (judged(m->rule))
+		nightly_rule(s, m, t->o.window, t->consecutive);
+}
+
+static void build_series(struct history_trend_series *s, const struct history_trend *t)
+{
+	uint32_t n_names;
+	const char **names = metric_names(s, t->o.metric, &n_names);
+
+	s->m = pg_xcalloc(n_names + 1, sizeof(*s->m));
+	for (uint32_t i = 0; i < n_names; i++) {
+		build_metric(s, t, &s->m[i], names[i]);
+		s->n_tested += s->m[i].tested;
+		s->n_flagged += s->m[i].flagged;
+	}
+	s->n_m = n_names;
+	series_cps(s, &t->o);
+	free(names);
+}
+
+static void defaults(struct history_trend *t, const struct history_trend_opts *o)
+{
+	t->o = *o;
+	if (!t->o.kinds)
+		t->o.kinds = default_kinds;
+	if (!t->o.window)
+		t->o.window = DEFAULT_WINDOW;
+	if (!(t->o.alpha > 0))
+		t->o.alpha = DEFAULT_ALPHA;
+	if (!t->o.min_segment)
+		t->o.min_segment = DEFAULT_MIN_SEG;
+	t->consecutive = o->th && o->th->consecutive_violations ? o->th->consecutive_violations : 2;
+}
+
+void history_trend_build(const struct history_list *l, const struct history_trend_opts *o,
+			 struct history_trend *t)
+{
+	const struct history_record **r = pg_xcalloc(l->n + 1, sizeof(*r));
+	uint32_t n = 0;
+
+	memset(t, 0, sizeof(*t));
+	defaults(t, o);
+	for (uint32_t i = 0; i < l->n; i++)
+		if (kind_in(l->r[i].kind, t->o.kinds))
+			r[n++] = &l->r[i];
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_rec);
+	t->s = pg_xcalloc(n + 1, sizeof(*t->s));
+	for (uint32_t i = 0; i < n;) {
+		struct history_trend_series *s = &t->s[t->n++];
+		uint32_t j = i;
+		while (j < n && strcmp(r[j]->series, r[i]->series) == 0)
+			j++;
+		s->series = r[i]->series;
+		s->label = r[j - 1]->label;
+		s->n = j - i;
+		s->r = pg_xcalloc(s->n, sizeof(*s->r));
+		memcpy(s->r, r + i, s->n * sizeof(*s->r));
+		build_series(s, t);
+		i = j;
+	}
+	free(r);
+}
+
+double history_cp_confidence(const struct history_trend_series *s, const struct history_cp *c)
+{
+	double p = c->p_value * (s->n_tested ? s->n_tested : 1) / (s->n_changed ? s->n_changed : 1);
+
+	return p >= 1 ? 0 : 1 - p;
+}
+
+void history_trend_release(struct history_trend *t)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct history_trend_series *s = &t->s[i];
+		for (uint32_t k = 0; k < s->n_m; k++) {
+			free(s->m[k].name);
+			free(s->m[k].value);
+			free(s->m[k].cp);
+			free(s->m[k].runs);
+		}
+		free(s->m);
+		free(s->r);
+	}
+	free(t->s);
+	memset(t, 0, sizeof(*t));
+}
