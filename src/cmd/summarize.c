@@ -111,6 +111,7 @@ int cmd_summarize(int argc, char **argv)
 		ao.n_labels = (uint32_t)n_labels;
 		summary_init(&s);
 		analyze_summarize(&t, &ao, &s);
+		cmd_apply_origins(&src, &s);
 		summary_write_json(&s, &out);
 		summary_free(&s);
 		if (opt_out && strcmp(opt_out, "-") != 0) {

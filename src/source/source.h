@@ -79,9 +79,9 @@ void source_set_release(struct source_set *s);
 const char *source_kind_name(enum source_kind k);
 void source_origin_release(struct source_origin *o);
 
-/* ---- W&B (wandb.c: refs, manifests, fetch; wandb_api.c: the client) --------------------------------------------------------
- * Profiles logged to Weights & Biases: a run's output artifact of type
- * jax_profile, or an artifact by name. Refs:
+/* ---- W&B (wandb.c: refs, manifests, fetch; wandb_api.c: the client)
+ * -------------------------------------------------------- Profiles logged to Weights & Biases: a
+ * run's output artifact of type jax_profile, or an artifact by name. Refs:
  *   wandb://ENTITY/PROJECT/RUN_ID[:ALIAS]       (ALIAS picks the artifact; default latest)
  *   wandb://PROJECT/RUN_ID, wandb://RUN_ID       (WANDB_ENTITY, WANDB_PROJECT fill in)
  *   https://wandb.ai/ENTITY/PROJECT/runs/RUN_ID  (and a self-hosted server's run URLs)
@@ -123,9 +123,9 @@ void wandb_ref_release(struct wandb_ref *r);
 
 /* One file of an artifact manifest. */
 struct wandb_entry {
-	char *path;		/* logical path, checked safe */
-	char digest[32];	/* base64 MD5, as the manifest says */
-	unsigned char md5[16];	/* the same, decoded */
+	char *path;	       /* logical path, checked safe */
+	char digest[32];       /* base64 MD5, as the manifest says */
+	unsigned char md5[16]; /* the same, decoded */
 	uint64_t size;
 	char *birth_artifact_id; /* or NULL */
 };
@@ -155,8 +155,8 @@ void wandb_manifest_release(struct wandb_manifest *m);
 
 /* Where the API is and who asks. */
 struct wandb_config {
-	char *base_url; /* WANDB_BASE_URL without a trailing '/'; https://api.wandb.ai */
-	char *api_key;	/* WANDB_API_KEY, or NULL */
+	char *base_url;		/* WANDB_BASE_URL without a trailing '/'; https://api.wandb.ai */
+	char *api_key;		/* WANDB_API_KEY, or NULL */
 	char *entity, *project; /* WANDB_ENTITY, WANDB_PROJECT, or NULL */
 	char *cache_dir;	/* pg_cache_dir() */
 };
@@ -190,7 +190,7 @@ struct wandb_fetch_opts {
 };
 
 struct wandb_fetch_result {
-	struct source_origin origin; /* dir is the folder to resolve */
+	struct source_origin origin;	/* dir is the folder to resolve */
 	struct wandb_manifest manifest; /* empty for a trainer.log_dir */
 	char *alias_note;		/* how the artifact was chosen, or NULL */
 	uint32_t downloaded, cached;	/* files */

@@ -93,8 +93,8 @@ char *wandb_absolute_url(const struct wandb_config *c, const char *url)
 }
 
 /* The message of a failed answer, the key redacted, for one line. */
-static void answer_message(const struct wandb_config *c, const struct http_response *rs,
-			   char *out, size_t cap)
+static void answer_message(const struct wandb_config *c, const struct http_response *rs, char *out,
+			   size_t cap)
 {
 	http_error_message(rs, out, cap);
 	for (char *p = out; *p; p++)
@@ -194,8 +194,8 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
 	}
 	doc = cJSON_ParseWithLength(rs.body.ptr, rs.body.len);
 	if (!cJSON_IsObject(doc)) {
-		rc = pg_error_set(PG_EFORMAT, "wandb: %s: the answer from %s is not JSON", operation,
-				  c->base_url);
+		rc = pg_error_set(PG_EFORMAT, "wandb: %s: the answer from %s is not JSON",
+				  operation, c->base_url);
 		goto out;
 	}
 	d = cJSON_GetObjectItemCaseSensitive(doc, "data");
