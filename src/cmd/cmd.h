@@ -117,5 +117,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 #endif

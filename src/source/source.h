@@ -128,6 +128,7 @@ struct wandb_entry {
 	unsigned char md5[16]; /* the same, decoded */
 	uint64_t size;
 	char *birth_artifact_id; /* or NULL */
+	int downloaded;		 /* wandb_fetch: 1 when it came over the network this time */
 };
 
 struct wandb_manifest {

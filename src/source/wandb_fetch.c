@@ -1040,7 +1040,7 @@ static char *blob_path(const struct fetch *f, const struct wandb_entry *e)
 static int get_files(struct fetch *f, const char *what)
 {
 	struct wandb_fetch_result *r = f->r;
-	const struct wandb_manifest *m = &r->manifest;
+	struct wandb_manifest *m = &r->manifest;
 	char *blobs = xprintf("%s/wandb/blobs", f->c.cache_dir);
 	int rc = pg_mkdir_p(blobs, 0700);
 
@@ -1048,7 +1048,7 @@ static int get_files(struct fetch *f, const char *what)
 	if (!rc)
 		rc = pg_mkdir_p(r->origin.dir, 0755);
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
-		const struct wandb_entry *e = &m->v[i];
+		struct wandb_entry *e = &m->v[i];
 		char *blob = blob_path(f, e), *dest = xprintf("%s/%s", r->origin.dir, e->path);
 		struct stat st;
 		if (stat(blob, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -1057,6 +1057,7 @@ static int get_files(struct fetch *f, const char *what)
 		} else if ((rc = fetch_blob(f, e, blob, what)) == 0) {
 			r->downloaded++;
 			r->downloaded_bytes += e->size;
+			e->downloaded = 1;
 		}
 		if (!rc)
 			rc = place(blob, dest);
