@@ -118,5 +118,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 
 #endif
