@@ -740,21 +740,21 @@ out:
 static int load_manifest(struct fetch *f, const char *what)
 {
 	struct pg_buf text = PG_BUF_INIT;
-	char key[17], *dir, *path;
+	char key[17], *dir, *path, *mwhat = xprintf("wandb: %s", what);
 	int rc, committed = strcmp(f->art.state, "COMMITTED") == 0;
 
 	cache_key(f, f->art.id, key);
 	dir = xprintf("%s/wandb/manifests", f->c.cache_dir);
 	path = xprintf("%s/%s.json", dir, key);
 	if (committed && read_small_file(path, &text) == 0 &&
-	    wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, what) == 0) {
+	    wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat) == 0) {
 		rc = 0;
 		goto out;
 	}
 	pg_error_clear();
 	pg_buf_reset(&text);
 	if ((rc = download_manifest(f, what, &text)) != 0 ||
-	    (rc = wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, what)) != 0)
+	    (rc = wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat)) != 0)
 		goto out;
 	if (committed && pg_mkdir_p(dir, 0700) == 0 &&
 	    pg_write_file_atomic(path, text.ptr, text.len) != 0)
@@ -764,6 +764,7 @@ out:
 	pg_buf_release(&text);
 	free(dir);
 	free(path);
+	free(mwhat);
 	return rc;
 }
 
