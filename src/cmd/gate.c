@@ -253,7 +253,8 @@ static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *
 static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
-    {"baseline", 'b', "B", "the baseline: a summary JSON, or a profile file or directory", NULL,
+    {"baseline", 'b', "B",
+     "the baseline: a summary JSON, a profile file or directory, or a W&B ref", NULL,
      &opt_baseline},
     {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,

@@ -34,7 +34,8 @@ static const struct cmd_spec summarize_spec = {
     "summarize", "INPUT... [-o FILE] [--warmup N] [--label KEY=VALUE]... [--capture NAME] [-j N]",
     "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
     "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
-    "profile file or directory; many hosts or ranks become one summary with every device.",
+    "profile file or directory, or a W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID);\n"
+    "many hosts or ranks become one summary with every device.",
     summarize_opts, (int)PG_ARRAY_LEN(summarize_opts)};
 
 /* --label repeats: collect every value from argv before the table parser keeps the last. */
