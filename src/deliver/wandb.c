@@ -296,6 +296,8 @@ static int target(struct pub *p)
 		    ref.kind != WANDB_REF_RUN)
 			rc = pg_error_set(PG_EUSAGE, "publish: --run takes a run, not '%s'",
 					  p->o->run);
+		if (!rc)
+			rc = wandb_check_host(&p->c, &ref, p->o->run);
 		if (!rc) {
 			p->entity = pg_xstrdup(ref.entity);
 			p->project = pg_xstrdup(ref.project);

@@ -180,6 +180,11 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
 void wandb_auth_header(const struct wandb_config *c, struct pg_buf *out);
 /* Replace the key (and its Basic form) in s by "***". */
 void wandb_redact(const struct wandb_config *c, char *s);
+/* 0 when r is no URL, or a URL on c's server: its API host, or the app host W&B
+ * derives from it (api.wandb.ai -> wandb.ai, api.X -> app.X). Else PG_EUSAGE:
+ * the key goes to WANDB_BASE_URL only. */
+int wandb_check_host(const struct wandb_config *c, const struct wandb_ref *r,
+		     const char *text) PG_WUR;
 /* An absolute URL for a signed URL the API returned ('/...' is under the base). */
 char *wandb_absolute_url(const struct wandb_config *c, const char *url);
 

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DEFAULT_BASE_URL "https://api.wandb.ai"
 
@@ -216,5 +217,48 @@ out:
 	pg_buf_release(&body);
 	pg_buf_release(&auth);
 	pg_buf_release(&tok);
+	return rc;
+}
+
+/* "scheme://host[:port]" of url, malloc'd. */
+static char *url_origin(const char *url)
+{
+	const char *h = strstr(url, "://");
+	h = h ? h + 3 : url;
+	return pg_xstrndup(url, (size_t)(h + strcspn(h, "/?#") - url));
+}
+
+/* W&B's app host from its API host: api.wandb.X -> wandb.X, api.X -> app.X. */
+static char *app_origin(const char *api)
+{
+	const char *p = strstr(api, "://api.");
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!p)
+		return pg_xstrdup(api);
+	pg_buf_add(&b, api, (size_t)(p - api) + 3);
+	if (strncmp(p + 7, "wandb.", 6) != 0)
+		pg_buf_adds(&b, "app.");
+	pg_buf_adds(&b, p + 7);
+	return pg_buf_detach(&b, NULL);
+}
+
+int wandb_check_host(const struct wandb_config *c, const struct wandb_ref *r, const char *text)
+{
+	char *api, *app;
+	int rc = 0;
+
+	if (!r->url_base)
+		return 0;
+	api = url_origin(c->base_url);
+	app = app_origin(api);
+	if (strcasecmp(r->url_base, api) != 0 && strcasecmp(r->url_base, app) != 0)
+		rc = pg_error_set(
+		    PG_EUSAGE,
+		    "wandb: '%s' is on %s, not on the W&B server %s; set "
+		    "WANDB_BASE_URL to that server (the key goes to WANDB_BASE_URL only)",
+		    text, r->url_base, c->base_url);
+	free(api);
+	free(app);
 	return rc;
 }

@@ -658,7 +658,7 @@ static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint
 	rq.deadline_s = rq.timeout_s * 3;
 	rq.progress = p ? on_progress : NULL;
 	rq.progress_ctx = p;
-	rq.what = "wandb: storage";
+	rq.what = "W&B storage";
 	f->r->requests++;
 	rc = http_do(&rq, rs);
 	if (p && p->shown)
@@ -1071,41 +1071,6 @@ static int get_files(struct fetch *f, const char *what)
 
 /* ---- the whole fetch ---- */
 
-/* "scheme://host[:port]" of url, malloc'd. */
-static char *url_origin(const char *url)
-{
-	const char *h = strstr(url, "://");
-	h = h ? h + 3 : url;
-	return pg_xstrndup(url, (size_t)(h + strcspn(h, "/?#") - url));
-}
-
-/* A run URL must name the server WANDB_BASE_URL points at (its API host or
- * the app host W&B derives from it): the key goes nowhere else. */
-static int check_host(struct fetch *f, const char *text)
-{
-	char *api = url_origin(f->c.base_url), *app = NULL, *p;
-	int rc = 0;
-
-	if (!f->ref.url_base)
-		goto out;
-	if ((p = strstr(api, "://api.wandb.")))
-		app = xprintf("%.*s://%s", (int)(p - api), api, p + 13);
-	else if ((p = strstr(api, "://api.")))
-		app = xprintf("%.*s://app.%s", (int)(p - api), api, p + 7);
-	else
-		app = pg_xstrdup(api);
-	if (strcasecmp(f->ref.url_base, api) != 0 && strcasecmp(f->ref.url_base, app) != 0)
-		rc = pg_error_set(
-		    PG_EUSAGE,
-		    "wandb: '%s' is on %s, not on the W&B server %s; set "
-		    "WANDB_BASE_URL to that server (the key goes to WANDB_BASE_URL only)",
-		    text, f->ref.url_base, f->c.base_url);
-out:
-	free(api);
-	free(app);
-	return rc;
-}
-
 /* A run: its best jax_profile artifact, else its trainer.log_dir (1). */
 static int pick_from_run(struct fetch *f)
 {
@@ -1155,7 +1120,7 @@ int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct w
 	out->origin.input = pg_xstrdup(text);
 	if ((rc = wandb_config_from_env(&f.c)) != 0 ||
 	    (rc = wandb_ref_parse(&f.ref, text, f.c.entity, f.c.project)) != 0 ||
-	    (rc = check_host(&f, text)) != 0)
+	    (rc = wandb_check_host(&f.c, &f.ref, text)) != 0)
 		goto out;
 	if (f.ref.kind == WANDB_REF_RUN) {
 		rc = pick_from_run(&f);

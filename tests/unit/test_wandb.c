@@ -122,6 +122,40 @@ static void test_bad_refs(void **state)
 	assert_false(wandb_is_ref("profile.xplane.pb"));
 }
 
+static int host_ok(const char *base, const char *url)
+{
+	struct wandb_config c;
+	struct wandb_ref r;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.base_url = (char *)base;
+	assert_int_equal(wandb_ref_parse(&r, url, NULL, NULL), 0);
+	rc = wandb_check_host(&c, &r, url);
+	wandb_ref_release(&r);
+	return rc;
+}
+
+static void test_run_url_host(void **state)
+{
+	(void)state;
+	assert_int_equal(host_ok("https://api.wandb.ai", "https://wandb.ai/e/p/runs/x"), 0);
+	assert_int_equal(host_ok("https://api.wandb.ai", "https://WandB.ai/e/p/runs/x"), 0);
+	assert_int_equal(host_ok("https://api.wandb.ai", "https://api.wandb.ai/e/p/runs/x"), 0);
+	assert_int_equal(host_ok("https://api.corp.net/wandb", "https://app.corp.net/e/p/runs/x"),
+			 0);
+	assert_int_equal(host_ok("https://wandb.corp.net", "https://wandb.corp.net/e/p/runs/x"), 0);
+	assert_int_equal(host_ok("http://127.0.0.1:8080", "http://127.0.0.1:8080/e/p/runs/x"), 0);
+	assert_int_equal(host_ok("https://api.wandb.ai", "https://ai/e/p/runs/x"), PG_EUSAGE);
+	assert_int_equal(host_ok("https://api.wandb.ai", "https://evil.example/e/p/runs/x"),
+			 PG_EUSAGE);
+	assert_non_null(strstr(pg_error_last(), "set WANDB_BASE_URL"));
+	assert_int_equal(host_ok("http://127.0.0.1:8080", "http://127.0.0.1:9090/e/p/runs/x"),
+			 PG_EUSAGE);
+	assert_int_equal(host_ok("https://api.wandb.ai", "http://wandb.ai/e/p/runs/x"), PG_EUSAGE);
+	assert_int_equal(host_ok("https://api.wandb.ai", "wandb://e/p/x"), 0);
+}
+
 /* ---- manifest paths ---- */
 
 static void path_ok(const char *p)
@@ -323,10 +357,15 @@ static void test_md5_base64(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_run_refs),	     cmocka_unit_test(test_url_base),
-	    cmocka_unit_test(test_artifact_refs),    cmocka_unit_test(test_bad_refs),
-	    cmocka_unit_test(test_path_check),	     cmocka_unit_test(test_manifest_ok),
-	    cmocka_unit_test(test_manifest_refused), cmocka_unit_test(test_manifest_caps_and_shape),
+	    cmocka_unit_test(test_run_refs),
+	    cmocka_unit_test(test_url_base),
+	    cmocka_unit_test(test_artifact_refs),
+	    cmocka_unit_test(test_bad_refs),
+	    cmocka_unit_test(test_run_url_host),
+	    cmocka_unit_test(test_path_check),
+	    cmocka_unit_test(test_manifest_ok),
+	    cmocka_unit_test(test_manifest_refused),
+	    cmocka_unit_test(test_manifest_caps_and_shape),
 	    cmocka_unit_test(test_md5_base64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
