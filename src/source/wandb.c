@@ -90,8 +90,8 @@ static void parts_release(struct parts *p)
 	p->n = 0;
 }
 
-/* Split s[0..n) on '/', skipping empty segments; decode when asked. -1 when
- * there are more than 8 or one does not decode. */
+/* Split s[0..n) on '/', skipping empty segments; decode when asked. -1 (p
+ * left empty) when there are more than 8 or one does not decode. */
 static int split(struct parts *p, const char *s, size_t n, int decode)
 {
 	size_t i = 0;
@@ -103,15 +103,18 @@ static int split(struct parts *p, const char *s, size_t n, int decode)
 			j++;
 		if (j > i) {
 			if (p->n == (int)PG_ARRAY_LEN(p->v))
-				return -1;
+				goto fail;
 			p->v[p->n] = decode ? url_decode(s + i, j - i) : pg_xstrndup(s + i, j - i);
 			if (!p->v[p->n])
-				return -1;
+				goto fail;
 			p->n++;
 		}
 		i = j + 1;
 	}
 	return 0;
+fail:
+	parts_release(p);
+	return -1;
 }
 
 /* "name:alias" into name and alias (alias NULL without a colon). */

@@ -36,7 +36,7 @@ done
 # skip), so that no fault is hidden by the digest cache.
 mkdir -p "$T/var"
 k=0
-for f in truncate corrupt cut-once expired-once; do
+for f in truncate corrupt extra cut-once expired-once; do
 	k=$((k + 1))
 	cp "$CAND" "$T/var/$f.pt.trace.json.gz"
 	for _ in $(seq "$k"); do printf '' | gzip -n >>"$T/var/$f.pt.trace.json.gz"; done
@@ -70,10 +70,10 @@ runs = {
   "acme/llm/r500": run([art("run-r500-profiler", b)], fault="500-once"),
   "acme/llm/rerr": run([art("run-rerr-profiler", b)], fault="errors"),
 }
-for f in ("truncate", "corrupt", "cut-once", "expired-once", "dotdot", "absolute", "nul",
+for f in ("truncate", "corrupt", "extra", "cut-once", "expired-once", "dotdot", "absolute", "nul",
           "long", "huge", "many"):
     mine = {P + "host0.pt.trace.json.gz": "%s/%s.pt.trace.json.gz" % (var, f)}
-    runs["acme/llm/" + f] = run([art("run-%s-profiler" % f, mine if f in ("truncate", "corrupt", "cut-once", "expired-once") else c, fault=f)])
+    runs["acme/llm/" + f] = run([art("run-%s-profiler" % f, mine if f in ("truncate", "corrupt", "extra", "cut-once", "expired-once") else c, fault=f)])
 if xp:
     runs["acme/tpu/xplane1"] = run([art("run-xplane1-profiler",
         {P + "host%d.xplane.pb" % i: x for i, x in enumerate(xp[:1])})])
@@ -282,6 +282,9 @@ size=$(wc -c <"$T/var/truncate.pt.trace.json.gz" | tr -d ' ')
 fails "a truncated download" 3 "is truncated: $((size / 2)) of $size bytes arrived"
 wb summarize wandb://acme/llm/corrupt
 fails "a download that does not match its digest" 3 "does not match its digest"
+wb summarize wandb://acme/llm/extra
+size=$(wc -c <"$T/var/extra.pt.trace.json.gz" | tr -d ' ')
+fails "a download longer than the manifest says" 3 "is longer than the manifest's $size bytes"
 check "  ... and nothing of it is left in the cache" \
 	sh -c "! ls '$T/cache/wandb/blobs' | grep -q part"
 wb summarize wandb://acme/llm/dotdot

@@ -15,9 +15,10 @@ each key as {"desc": null, "value": v}), "summary", "commit", "fault", "extra_ar
 "artifacts": [{"name", "type", "aliases", "files": {"logical/path": "/local/file"}, "fault"}]}}}
 Run faults (first RunInfo of that run): "429-once" (Retry-After: 1), "500-once", "errors" (200
 with an errors array and null data). Artifact faults: "truncate" (half the bytes, a consistent
-Content-Length), "cut-once" (the connection drops mid-body once), "corrupt" (a byte flipped),
-"expired-once" (the first file GET is 403), "dotdot", "absolute", "nul", "long", "huge",
-"many" (hostile or oversized manifests), "pending" (never committed).
+Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the connection drops
+mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
+"dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
+(never committed).
 Every request is logged as "METHOD PATH op=NAME auth=yes|no" to LOG_FILE.
 """
 import base64
@@ -426,6 +427,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = data[: len(data) // 2]
         elif fault == "corrupt":
             data = data[:-1] + bytes([data[-1] ^ 0xFF])
+        elif fault == "extra":
+            data = data + b"trailing bytes the manifest does not count"
         return self.reply(200, raw=data)
 
 
