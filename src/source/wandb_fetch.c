@@ -1131,6 +1131,10 @@ int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct w
 	} else if ((rc = artifact_by_name(&f)) != 0) {
 		goto out;
 	}
+	if (!f.art.entity)
+		f.art.entity = pg_xstrdup(f.ref.entity);
+	if (!f.art.project)
+		f.art.project = pg_xstrdup(f.ref.project);
 	what = xprintf("%s/%s/%s:v%ld", f.art.entity, f.art.project, f.art.name, f.art.version);
 	if (!f.art.state || strcmp(f.art.state, "COMMITTED") != 0) {
 		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s is not committed (state %s)",
