@@ -20,6 +20,8 @@ static const struct command commands[] = {
     {"report", cmd_report, "render a summary as a markdown report"},
     {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution"},
     {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds"},
+    {"fetch", cmd_fetch, "download a W&B run's or artifact's profile into the cache or a folder"},
+    {"publish", cmd_publish, "log a summary to W&B as an artifact; its numbers into the run"},
     {"history", cmd_history, "append gate results to a JSONL history on a git branch; show it"},
 };
 

@@ -138,18 +138,20 @@ int cmd_parse_threads(const char *cmd, const char *text, int *out)
 	return 0;
 }
 
-int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
-		    const char *capture, int threads, int want_sha256)
+/* A source error's exit code: a malformed W&B ref is a usage error. */
+static int source_exit(int rc)
+{
+	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
+}
+
+/* Read the files src resolved to into t on `threads` threads. */
+static int read_resolved(const struct source_set *src, struct trace *t, int threads)
 {
 	char **errors = NULL;
 	int rc = PG_EXIT_OK;
-
-	trace_init(t);
-	t->want_sha256 = want_sha256;
-	if (source_resolve(src, inputs, n, capture))
-		return cmd_error(PG_EXIT_INPUT);
 	const char **paths = pg_xcalloc(src->n_files + 1, sizeof(char *));
 	int32_t *dups = pg_xcalloc(src->n_files + 1, sizeof(int32_t));
+
 	for (uint32_t i = 0; i < src->n_files; i++) {
 		paths[i] = src->files[i].path;
 		dups[i] = src->files[i].duplicate_of;
@@ -165,6 +167,53 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 	free(paths);
 	free(dups);
 	return rc;
+}
+
+int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
+		    const char *capture, int threads, int want_sha256)
+{
+	int rc;
+
+	trace_init(t);
+	t->want_sha256 = want_sha256;
+	if ((rc = source_resolve(src, inputs, n, capture)) != 0)
+		return cmd_error(source_exit(rc));
+	return read_resolved(src, t, threads);
+}
+
+static int same_opt(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+void cmd_apply_origins(const struct source_set *src, struct summary *s)
+{
+	const struct source_origin *o = src->n_origins ? &src->origins[0] : NULL;
+
+	for (uint32_t i = 0; i < s->n_files; i++)
+		for (uint32_t k = 0; k < src->n_origins; k++) {
+			const struct source_origin *x = &src->origins[k];
+			size_t n = strlen(x->dir);
+			char *p = s->files[i].path;
+			if (!x->display || strncmp(p, x->dir, n) != 0 || p[n] != '/')
+				continue;
+			size_t len = strlen(x->display) + strlen(p + n) + 1;
+			s->files[i].path = pg_xmalloc(len);
+			snprintf(s->files[i].path, len, "%s%s", x->display, p + n);
+			free(p);
+			break;
+		}
+	for (uint32_t k = 1; k < src->n_origins; k++)
+		if (!same_opt(src->origins[k].run_path, o->run_path) ||
+		    !same_opt(src->origins[k].artifact, o->artifact))
+			o = NULL;
+	if (!o || summary_has_run(&s->run))
+		return;
+	struct sum_run r = {o->run_path, o->run_id,	 o->run_name,	o->artifact,
+			    o->git_sha,	 o->config_hash, o->device_kind};
+	summary_run_copy(&s->run, &r);
+	if (!s->device_kind && o->device_kind)
+		s->device_kind = pg_xstrdup(o->device_kind);
 }
 
 /* A summary (profgate's or marin's JSON) rather than a profile: a plain file
@@ -187,11 +236,48 @@ static int looks_like_summary(const char *path)
 	       strstr(head, "\"profile_summary.v1\"") != NULL;
 }
 
+/* A side that is not a local summary file: profiles (files, folders, W&B
+ * refs) summarized on the fly, or a W&B artifact holding one summary. */
+static int load_source(const char *path, const char *capture, int threads, struct summary *s,
+		       char sha[65])
+{
+	struct source_set src;
+	struct trace t;
+	struct analyze_options ao;
+	const char *inputs[1] = {path};
+	int rc;
+
+	trace_init(&t);
+	t.want_sha256 = 1;
+	if ((rc = source_resolve(&src, inputs, 1, capture)) != 0) {
+		rc = cmd_error(source_exit(rc));
+		goto out;
+	}
+	if (src.n_origins && src.n_files == 1 && looks_like_summary(src.files[0].path)) {
+		summary_free(s);
+		if (pg_sha256_file(src.files[0].path, sha) ||
+		    summary_read_json(src.files[0].path, s)) {
+			summary_init(s);
+			rc = cmd_error(PG_EXIT_INPUT);
+		}
+		goto out;
+	}
+	if ((rc = read_resolved(&src, &t, threads)) == PG_EXIT_OK) {
+		analyze_options_init(&ao);
+		ao.version = PG_VERSION;
+		analyze_summarize(&t, &ao, s);
+		cmd_apply_origins(&src, s);
+	}
+out:
+	trace_release(&t);
+	source_set_release(&src);
+	return rc;
+}
+
 int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,
 		     char sha[65])
 {
 	struct stat st;
-	int rc;
 
 	sha[0] = 0;
 	summary_init(s);
@@ -207,20 +293,5 @@ int cmd_load_summary(const char *path, const char *capture, int threads, struct 
 			return PG_EXIT_OK;
 		}
 	}
-	{
-		struct source_set src;
-		struct trace t;
-		struct analyze_options ao;
-		const char *inputs[1] = {path};
-
-		rc = cmd_read_inputs(&src, &t, inputs, 1, capture, threads, 1);
-		if (rc == PG_EXIT_OK) {
-			analyze_options_init(&ao);
-			ao.version = PG_VERSION;
-			analyze_summarize(&t, &ao, s);
-		}
-		trace_release(&t);
-		source_set_release(&src);
-	}
-	return rc;
+	return load_source(path, capture, threads, s, sha);
 }

@@ -64,8 +64,17 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 
 struct summary;
 /*
+ * What W&B inputs add to a summary made from them: file paths shown as
+ * "wandb-artifact://entity/project/name:vN/<path>" instead of the cache's
+ * folder, and identity.run (and the device kind when the trace names none)
+ * when every W&B input names the same run.
+ */
+void cmd_apply_origins(const struct source_set *src, struct summary *s);
+
+/*
  * One side of a comparison: a summary JSON (profgate's or marin's) is read, a
- * profile file or directory is read and summarized on the fly. s is always
+ * profile file or directory or W&B ref is read and summarized on the fly (a
+ * W&B artifact that holds one summary is read as one). s is always
  * initialised (summary_free it); sha gets the sha256 of a regular file's
  * bytes, or "" for a directory. Errors are printed; returns an exit code.
  */
@@ -144,5 +153,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 
 #endif

@@ -24,10 +24,11 @@ static const struct cmd_opt compare_opts[] = {
 
 static const struct cmd_spec compare_spec = {
     "compare", "BASELINE CANDIDATE [-o compare.json] [--thresholds FILE] [--report FILE]",
-    "Compare a candidate against a baseline (summaries, or profiles summarized on the fly):\n"
-    "every metric with its delta, limit and verdict, the attribution of the step-time change,\n"
-    "provenance and quality warnings, as profgate.verdict/1 JSON. Exit 4 when the runs are not\n"
-    "comparable; a regression still exits 0 (use 'profgate gate' to fail on it).",
+    "Compare a candidate against a baseline (summaries, or profiles or W&B refs summarized\n"
+    "on the fly): every metric with its delta, limit and verdict, the attribution of the\n"
+    "step-time change, provenance and quality warnings, as profgate.verdict/1 JSON. Exit 4\n"
+    "when the runs are not comparable; a regression still exits 0 (use 'profgate gate' to\n"
+    "fail on it).",
     compare_opts, (int)PG_ARRAY_LEN(compare_opts)};
 
 int cmd_compare(int argc, char **argv)

@@ -269,7 +269,9 @@ static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
     {"baseline", 'b', "B",
-     "the baseline: a summary JSON, a profile file or directory, or history:BRANCH[:N]", NULL,
+     "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
+     "history:BRANCH[:N]",
+     NULL,
      &opt_baseline},
     {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,

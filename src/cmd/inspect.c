@@ -30,7 +30,8 @@ static const struct cmd_spec inspect_spec = {
     "Show what each profile file holds: format, dialect, producer, event counts,\n"
     "devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
     "profile directory (a logdir, plugins/profile/, a timestamp folder, a Kineto trace\n"
-    "folder): the files of its newest capture are read, and the captures seen are listed.",
+    "folder): the files of its newest capture are read, and the captures seen are listed.\n"
+    "A W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID, wandb-artifact://...) is fetched.",
     inspect_opts, (int)PG_ARRAY_LEN(inspect_opts)};
 
 /* Stable per-file device ids: gpu0, tpu3, cpu, cpu#2, other0. */

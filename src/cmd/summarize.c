@@ -34,7 +34,8 @@ static const struct cmd_spec summarize_spec = {
     "summarize", "INPUT... [-o FILE] [--warmup N] [--label KEY=VALUE]... [--capture NAME] [-j N]",
     "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
     "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
-    "profile file or directory; many hosts or ranks become one summary with every device.",
+    "profile file or directory, or a W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID);\n"
+    "many hosts or ranks become one summary with every device.",
     summarize_opts, (int)PG_ARRAY_LEN(summarize_opts)};
 
 /* --label repeats: collect every value from argv before the table parser keeps the last. */
@@ -111,6 +112,7 @@ int cmd_summarize(int argc, char **argv)
 		ao.n_labels = (uint32_t)n_labels;
 		summary_init(&s);
 		analyze_summarize(&t, &ao, &s);
+		cmd_apply_origins(&src, &s);
 		summary_write_json(&s, &out);
 		summary_free(&s);
 		if (opt_out && strcmp(opt_out, "-") != 0) {

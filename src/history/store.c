@@ -133,15 +133,7 @@ static void logf_(struct store *s, const char *fmt, ...)
 
 char *history_cache_dir(void)
 {
-	const char *v;
-
-	if ((v = getenv("PROFGATE_CACHE_DIR")) && *v)
-		return pg_xstrdup(v);
-	if ((v = getenv("XDG_CACHE_HOME")) && *v == '/')
-		return xprintf("%s/profgate", v);
-	if ((v = getenv("HOME")) && *v == '/')
-		return xprintf("%s/.cache/profgate", v);
-	return xprintf("/tmp/profgate-%ld", (long)getuid());
+	return pg_cache_dir();
 }
 
 static int mkdir_p(const char *path)

@@ -585,17 +585,40 @@ static int mark_duplicates(struct source_set *s)
 	return 0;
 }
 
+/* A W&B ref: fetch it, then resolve its folder like any other. */
+static int resolve_wandb(struct source_set *s, const char *ref, const char *capture)
+{
+	struct wandb_fetch_result r;
+	int rc = wandb_fetch(&r, ref, NULL);
+
+	if (!rc)
+		rc = resolve_dir(s, r.origin.dir, capture);
+	if (!rc) {
+		s->origins = pg_xrealloc(s->origins, (s->n_origins + 1) * sizeof(*s->origins));
+		s->origins[s->n_origins++] = r.origin;
+		memset(&r.origin, 0, sizeof(r.origin));
+	}
+	wandb_fetch_result_release(&r);
+	return rc;
+}
+
 int source_resolve(struct source_set *out, const char *const *inputs, int n_inputs,
 		   const char *capture)
 {
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < n_inputs; i++) {
 		struct stat st;
+		int rc;
+		if (wandb_is_ref(inputs[i]) && stat(inputs[i], &st) != 0) {
+			if ((rc = resolve_wandb(out, inputs[i], capture)) != 0)
+				return rc;
+			continue;
+		}
 		if (stat(inputs[i], &st) != 0)
 			return pg_error_set(PG_EIO, "cannot open '%s': %s", inputs[i],
 					    strerror(errno));
 		if (S_ISDIR(st.st_mode)) {
-			int rc = resolve_dir(out, inputs[i], capture);
+			rc = resolve_dir(out, inputs[i], capture);
 			if (rc)
 				return rc;
 		} else {
@@ -603,6 +626,21 @@ int source_resolve(struct source_set *out, const char *const *inputs, int n_inpu
 		}
 	}
 	return mark_duplicates(out);
+}
+
+void source_origin_release(struct source_origin *o)
+{
+	free(o->input);
+	free(o->dir);
+	free(o->display);
+	free(o->run_path);
+	free(o->run_id);
+	free(o->run_name);
+	free(o->git_sha);
+	free(o->config_hash);
+	free(o->device_kind);
+	free(o->artifact);
+	memset(o, 0, sizeof(*o));
 }
 
 void source_set_release(struct source_set *s)
@@ -622,5 +660,8 @@ void source_set_release(struct source_set *s)
 	for (uint32_t i = 0; i < s->n_notes; i++)
 		free(s->notes[i]);
 	free(s->notes);
+	for (uint32_t i = 0; i < s->n_origins; i++)
+		source_origin_release(&s->origins[i]);
+	free(s->origins);
 	memset(s, 0, sizeof(*s));
 }

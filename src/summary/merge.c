@@ -238,6 +238,21 @@ static int check_compatible(const struct summary *in, uint32_t n, const char *co
 	return 0;
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The run identity survives a merge only when every input names the same one. */
+static int same_run(const struct summary *in, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (!same_str(in[i].run.path, in[0].run.path) ||
+		    !same_str(in[i].run.artifact, in[0].run.artifact))
+			return 0;
+	return 1;
+}
+
 int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
 			const char *const *names)
 {
@@ -257,6 +272,8 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 	out->basis = dup_or_null(in[0].basis);
 	out->steps_source = dup_or_null(in[0].steps_source);
 	out->step_source = dup_or_null(in[0].step_source);
+	if (same_run(in, n))
+		summary_run_copy(&out->run, &in[0].run);
 	uint32_t nf = 0, nd = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		nf += in[i].n_files;

@@ -162,6 +162,16 @@ static void read_source_identity(struct rd *r, const cJSON *root, struct summary
 		s->labels = pg_xrealloc(s->labels, (s->n_labels + 1) * sizeof(char *));
 		s->labels[s->n_labels++] = kv;
 	}
+	const cJSON *run = obj(r, id, "run", 0);
+	if (run) {
+		s->run.path = str(r, run, "path", 0);
+		s->run.id = str(r, run, "id", 0);
+		s->run.name = str(r, run, "name", 0);
+		s->run.artifact = str(r, run, "artifact", 0);
+		s->run.git_sha = str(r, run, "git_sha", 0);
+		s->run.config_hash = str(r, run, "config_hash", 0);
+		s->run.device_kind = str(r, run, "device_kind", 0);
+	}
 }
 
 static void read_steps(struct rd *r, const cJSON *root, struct summary *s, uint32_t n_devices)

@@ -42,6 +42,7 @@ void summary_free(struct summary *s)
 	free(s->step_source);
 	free(s->basis);
 	free_strs(s->labels, s->n_labels);
+	summary_run_release(&s->run);
 	for (uint32_t i = 0; i < s->n_warnings; i++) {
 		free(s->warnings[i].code);
 		free(s->warnings[i].message);
@@ -276,6 +277,58 @@ static void write_stats(struct pg_json *j, const struct sum_stats *st)
 	pg_json_obj_end(j);
 }
 
+int summary_has_run(const struct sum_run *r)
+{
+	return r->path || r->id || r->name || r->artifact || r->git_sha || r->config_hash ||
+	       r->device_kind;
+}
+
+static char *dup_opt(const char *s)
+{
+	return s ? pg_xstrdup(s) : NULL;
+}
+
+void summary_run_copy(struct sum_run *dst, const struct sum_run *src)
+{
+	dst->path = dup_opt(src->path);
+	dst->id = dup_opt(src->id);
+	dst->name = dup_opt(src->name);
+	dst->artifact = dup_opt(src->artifact);
+	dst->git_sha = dup_opt(src->git_sha);
+	dst->config_hash = dup_opt(src->config_hash);
+	dst->device_kind = dup_opt(src->device_kind);
+}
+
+void summary_run_release(struct sum_run *r)
+{
+	free(r->path);
+	free(r->id);
+	free(r->name);
+	free(r->artifact);
+	free(r->git_sha);
+	free(r->config_hash);
+	free(r->device_kind);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Only when known: local inputs write no "run" key at all. */
+static void write_run(struct pg_json *j, const struct sum_run *r)
+{
+	if (!summary_has_run(r))
+		return;
+	pg_json_key(j, "run");
+	pg_json_obj_begin(j);
+	kv_str(j, "source", "wandb");
+	kv_str(j, "path", r->path);
+	kv_str(j, "id", r->id);
+	kv_str(j, "name", r->name);
+	kv_str(j, "artifact", r->artifact);
+	kv_str(j, "git_sha", r->git_sha);
+	kv_str(j, "config_hash", r->config_hash);
+	kv_str(j, "device_kind", r->device_kind);
+	pg_json_obj_end(j);
+}
+
 static void write_identity(struct pg_json *j, const struct summary *s)
 {
 	pg_json_key(j, "identity");
@@ -303,6 +356,7 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 		kv_str(j, key, eq ? eq + 1 : "");
 	}
 	pg_json_obj_end(j);
+	write_run(j, &s->run);
 	pg_json_obj_end(j);
 }
 

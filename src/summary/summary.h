@@ -112,6 +112,17 @@ struct sum_breakdown_view {
 	double kernel_sum_minus_wall_us_per_step;
 };
 
+/* identity.run: the W&B run (and artifact) the profiles came from. All NULL
+ * for local inputs, and then not written, so their summaries keep their bytes. */
+struct sum_run {
+	char *path;	   /* "entity/project/run_id" */
+	char *id, *name;   /* run id, display name */
+	char *artifact;	   /* "entity/project/name:vN", or NULL (the run's trainer.log_dir) */
+	char *git_sha;	   /* config git_commit / git_sha, else the run's commit */
+	char *config_hash; /* 16 hex of the sha256 of the canonical config */
+	char *device_kind; /* the run summary's device kind */
+};
+
 struct summary {
 	char *profgate_version;
 	struct sum_file *files;
@@ -124,6 +135,7 @@ struct summary {
 	uint32_t steps_captured;
 	char **labels; /* "key=value" */
 	uint32_t n_labels;
+	struct sum_run run;
 
 	struct sum_warning *warnings;
 	uint32_t n_warnings;
@@ -170,6 +182,11 @@ void summary_init(struct summary *s);
 void summary_free(struct summary *s);
 /* Append the summary's JSON to out (pretty, deterministic). */
 void summary_write_json(const struct summary *s, struct pg_buf *out);
+/* 1 when any identity.run field is set. */
+int summary_has_run(const struct sum_run *r);
+/* dst (empty) gets copies of src's fields; summary_free releases them. */
+void summary_run_copy(struct sum_run *dst, const struct sum_run *src);
+void summary_run_release(struct sum_run *r);
 void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...) PG_PRINTF(3, 4);
 /*
  * Decide the warm-up (requested >= 0: the first N steps; else leading steps

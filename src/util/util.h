@@ -158,6 +158,34 @@ void pg_sha256_hex(struct pg_sha256 *s, char out[65]);
 /* sha256 of a file's bytes as hex; 0 or PG_EIO with the message set. */
 int pg_sha256_file(const char *path, char out[65]) PG_WUR;
 
+/* ---- md5, base64, hex (digest.c) ----------------------------------------
+ * MD5 through libcrypto (W&B manifests carry base64 MD5 digests).
+ */
+struct pg_md5 {
+	void *ctx; /* EVP_MD_CTX */
+};
+int pg_md5_init(struct pg_md5 *m) PG_WUR;
+void pg_md5_update(struct pg_md5 *m, const void *p, size_t n);
+/* Write the digest and free the context. */
+void pg_md5_final(struct pg_md5 *m, unsigned char out[16]);
+int pg_md5(const void *p, size_t n, unsigned char out[16]) PG_WUR;
+/* MD5 of a file's bytes and its length; 0 or PG_EIO with the message set. */
+int pg_md5_file(const char *path, unsigned char out[16], uint64_t *bytes) PG_WUR;
+/* Standard base64 with padding, appended to out. */
+void pg_base64_encode(struct pg_buf *out, const void *data, size_t n);
+/* Strict decode (padding required, no whitespace) into out (at most cap
+ * bytes); 0, or -1 when s is not base64 or does not fit. */
+int pg_base64_decode(const char *s, unsigned char *out, size_t cap, size_t *n_out) PG_WUR;
+/* Lowercase hex of n bytes into out (2n + 1 chars). */
+void pg_hex(char *out, const unsigned char *p, size_t n);
+
+/* ---- folders (fs.c) -------------------------------------------------------*/
+/* The cache root: PROFGATE_CACHE_DIR, else $XDG_CACHE_HOME/profgate, else
+ * ~/.cache/profgate, else /tmp/profgate-<uid>. Returns a string to free(). */
+char *pg_cache_dir(void);
+/* mkdir -p; 0 or PG_EIO with the message set. */
+int pg_mkdir_p(const char *path, unsigned mode) PG_WUR;
+
 /* ---- misc ---------------------------------------------------------------*/
 uint64_t pg_hash(const void *p, size_t n);
 /* Microseconds from nanoseconds, as text with three decimals: "12.345". */

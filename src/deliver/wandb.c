@@ -1,0 +1,750 @@
+/*
+ * W&B publish: a summary (and report) logged as a profile_summary artifact
+ * version, and the headline numbers merged into the run's summary.
+ *
+ * The artifact sequence (integrations.md §1.7 C, wandb-core's saver):
+ * CreateArtifact (state COMMITTED means W&B already holds these files: stop),
+ * CreateArtifactManifest without upload, CreateArtifactFiles (a null uploadUrl
+ * means the bytes are stored already), PUT each file, the manifest with every
+ * entry's birth artifact, CreateArtifactManifest with upload, PUT it,
+ * CommitArtifact. The run summary is read, merged and written whole
+ * (UpsertBucket), since whether W&B merges a partial one is not documented.
+ */
+#include "deliver.h"
+
+#include "../net/http.h"
+#include "../source/source.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_FILE_BYTES (256u << 20)
+
+struct pub_file {
+	const char *name; /* path inside the artifact */
+	struct pg_buf bytes;
+	char md5[32]; /* base64 */
+	char *birth;  /* the artifact that stored it */
+	char *upload_url;
+	char **headers; /* "Name: value" */
+	uint32_t n_headers;
+};
+
+struct pub {
+	struct wandb_config c;
+	const struct wandb_publish_opts *o;
+	struct wandb_publish_result *r;
+	char *entity, *project, *run_id, *run_storage_id;
+	struct pub_file files[2];
+	int n_files;
+	char *art_id, *base_id, *manifest_id;
+	long version;
+};
+
+static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
+static char *xprintf(const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	return pg_xstrdup(tmp);
+}
+
+static const cJSON *at(const cJSON *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static char *dup_at(const cJSON *o, const char *path)
+{
+	const cJSON *v = at(o, path);
+	return cJSON_IsString(v) && *v->valuestring ? pg_xstrdup(v->valuestring) : NULL;
+}
+
+static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJSON **root,
+	       cJSON **data)
+{
+	char *text = cJSON_PrintUnformatted(vars);
+	int rc = wandb_graphql(&p->c, op, query, text, root, data);
+
+	free(text);
+	cJSON_Delete(vars);
+	return rc;
+}
+
+/* ---- the files ---- */
+
+static int read_file(struct pub_file *f, const char *path)
+{
+	char buf[65536];
+	size_t n;
+	FILE *fp = fopen(path, "rb");
+	unsigned char md5[16];
+	struct pg_buf b64 = PG_BUF_INIT;
+	int rc = 0;
+
+	if (!fp)
+		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && f->bytes.len <= MAX_FILE_BYTES)
+		pg_buf_add(&f->bytes, buf, n);
+	if (ferror(fp))
+		rc = pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
+	else if (f->bytes.len > MAX_FILE_BYTES)
+		rc = pg_error_set(PG_ELIMIT, "'%s' is over %u MiB", path, MAX_FILE_BYTES >> 20);
+	fclose(fp);
+	if (!rc && (rc = pg_md5(f->bytes.ptr, f->bytes.len, md5)) == 0) {
+		pg_base64_encode(&b64, md5, 16);
+		snprintf(f->md5, sizeof(f->md5), "%s", b64.ptr);
+	}
+	pg_buf_release(&b64);
+	return rc;
+}
+
+static int load_files(struct pub *p)
+{
+	int rc;
+
+	p->files[0].name = "summary.json";
+	if ((rc = read_file(&p->files[0], p->o->summary_path)) != 0)
+		return rc;
+	p->n_files = 1;
+	if (p->o->report_path) {
+		/* manifests list paths sorted: report.md before summary.json */
+		p->files[1] = p->files[0];
+		memset(&p->files[0], 0, sizeof(p->files[0]));
+		pg_buf_init(&p->files[0].bytes);
+		p->files[0].name = "report.md";
+		p->n_files = 2;
+		if ((rc = read_file(&p->files[0], p->o->report_path)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* hex MD5 of "wandb-artifact-manifest-v1\n" and "path:digest\n" per file by path. */
+static int artifact_digest(const struct pub *p, char out[33])
+{
+	struct pg_buf b = PG_BUF_INIT;
+	unsigned char md5[16];
+	int rc;
+
+	pg_buf_adds(&b, "wandb-artifact-manifest-v1\n");
+	for (int i = 0; i < p->n_files; i++)
+		pg_buf_addf(&b, "%s:%s\n", p->files[i].name, p->files[i].md5);
+	rc = pg_md5(b.ptr, b.len, md5);
+	if (!rc)
+		pg_hex(out, md5, 16);
+	pg_buf_release(&b);
+	return rc;
+}
+
+static void manifest_json(const struct pub *p, struct pg_buf *out)
+{
+	struct pg_json j;
+
+	pg_json_init(&j, out, 0);
+	pg_json_obj_begin(&j);
+	pg_json_key(&j, "version");
+	pg_json_int(&j, 1);
+	pg_json_key(&j, "storagePolicy");
+	pg_json_str(&j, "wandb-storage-policy-v1");
+	pg_json_key(&j, "storagePolicyConfig");
+	pg_json_obj_begin(&j);
+	pg_json_key(&j, "storageLayout");
+	pg_json_str(&j, "V2");
+	pg_json_obj_end(&j);
+	pg_json_key(&j, "contents");
+	pg_json_obj_begin(&j);
+	for (int i = 0; i < p->n_files; i++) {
+		pg_json_key(&j, p->files[i].name);
+		pg_json_obj_begin(&j);
+		pg_json_key(&j, "digest");
+		pg_json_str(&j, p->files[i].md5);
+		pg_json_key(&j, "size");
+		pg_json_uint(&j, p->files[i].bytes.len);
+		pg_json_key(&j, "birthArtifactID");
+		pg_json_str(&j, p->files[i].birth ? p->files[i].birth : p->art_id);
+		pg_json_obj_end(&j);
+	}
+	pg_json_obj_end(&j);
+	pg_json_obj_end(&j);
+}
+
+/* ---- the run ---- */
+
+static const char RUN_Q[] = "query RunInfo($entity: String!, $project: String!, $name: String!) {\n"
+			    "  project(name: $project, entityName: $entity) {\n"
+			    "    run(name: $name) { id name summaryMetrics }\n"
+			    "  }\n"
+			    "}";
+
+/* The run's storage id and, when asked, its summary (parsed). */
+static int run_lookup(struct pub *p, cJSON **summary)
+{
+	cJSON *v = cJSON_CreateObject(), *root = NULL, *data;
+	const cJSON *run;
+	int rc;
+
+	cJSON_AddStringToObject(v, "entity", p->entity);
+	cJSON_AddStringToObject(v, "project", p->project);
+	cJSON_AddStringToObject(v, "name", p->run_id);
+	if ((rc = gql(p, "RunInfo", RUN_Q, v, &root, &data)) != 0)
+		return rc;
+	run = at(data, "project.run");
+	if (!cJSON_IsObject(run)) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: run '%s/%s/%s' not found", p->entity,
+				  p->project, p->run_id);
+		goto out;
+	}
+	free(p->run_storage_id);
+	p->run_storage_id = dup_at(run, "id");
+	if (!p->run_storage_id) {
+		rc = pg_error_set(PG_EFORMAT, "wandb: run '%s/%s/%s' came without an id", p->entity,
+				  p->project, p->run_id);
+		goto out;
+	}
+	if (summary) {
+		const cJSON *sm = cJSON_GetObjectItemCaseSensitive(run, "summaryMetrics");
+		*summary = cJSON_IsString(sm) ? cJSON_Parse(sm->valuestring) : NULL;
+		if (!cJSON_IsObject(*summary)) {
+			cJSON_Delete(*summary);
+			*summary = cJSON_CreateObject();
+		}
+	}
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+static const char UPSERT_Q[] =
+    "mutation UpsertBucket($id: String, $name: String, $modelName: String, $entityName: String, "
+    "$jobType: String, $displayName: String, $summaryMetrics: JSONString) {\n"
+    "  upsertBucket(input: {id: $id, name: $name, modelName: $modelName, entityName: "
+    "$entityName, jobType: $jobType, displayName: $displayName, summaryMetrics: "
+    "$summaryMetrics}) {\n"
+    "    bucket { id name }\n"
+    "  }\n"
+    "}";
+
+/* 8 characters of [a-z0-9], as W&B's own run ids. */
+static void random_id(char out[9])
+{
+	static const char al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char raw[8];
+	int fd = open("/dev/urandom", O_RDONLY);
+
+	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
+		uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ULL ^ (uint64_t)getpid();
+		memcpy(raw, &x, sizeof(raw));
+	}
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 8; i++)
+		out[i] = al[raw[i] % (sizeof(al) - 1)];
+	out[8] = '\0';
+}
+
+/* No run given: a run of job type profile-summary-publish to log from. */
+static int create_run(struct pub *p)
+{
+	cJSON *v = cJSON_CreateObject(), *root = NULL, *data;
+	char id[9], *display = xprintf("publish-%s", p->o->name);
+	int rc;
+
+	random_id(id);
+	cJSON_AddStringToObject(v, "name", id);
+	cJSON_AddStringToObject(v, "modelName", p->project);
+	cJSON_AddStringToObject(v, "entityName", p->entity);
+	cJSON_AddStringToObject(v, "jobType", "profile-summary-publish");
+	cJSON_AddStringToObject(v, "displayName", display);
+	free(display);
+	if ((rc = gql(p, "UpsertBucket", UPSERT_Q, v, &root, &data)) != 0)
+		return rc;
+	p->run_id = dup_at(data, "upsertBucket.bucket.name");
+	if (!p->run_id)
+		p->run_id = pg_xstrdup(id);
+	p->r->created_run = 1;
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* Where it goes: the run given, else ENTITY/PROJECT and a new run. */
+static int target(struct pub *p)
+{
+	struct wandb_ref ref;
+	int rc = 0;
+
+	if (p->o->run) {
+		if ((rc = wandb_ref_parse(&ref, p->o->run, p->c.entity, p->c.project)) == 0 &&
+		    ref.kind != WANDB_REF_RUN)
+			rc = pg_error_set(PG_EUSAGE, "publish: --run takes a run, not '%s'",
+					  p->o->run);
+		if (!rc)
+			rc = wandb_check_host(&p->c, &ref, p->o->run);
+		if (!rc) {
+			p->entity = pg_xstrdup(ref.entity);
+			p->project = pg_xstrdup(ref.project);
+			p->run_id = pg_xstrdup(ref.name);
+		}
+		wandb_ref_release(&ref);
+		return rc ? rc : run_lookup(p, NULL);
+	}
+	if (p->o->project) {
+		const char *slash = strchr(p->o->project, '/');
+		if (!slash || slash == p->o->project || !slash[1] || strchr(slash + 1, '/'))
+			return pg_error_set(PG_EUSAGE,
+					    "publish: --project takes ENTITY/PROJECT, not '%s'",
+					    p->o->project);
+		p->entity = pg_xstrndup(p->o->project, (size_t)(slash - p->o->project));
+		p->project = pg_xstrdup(slash + 1);
+	} else if (p->c.entity && p->c.project) {
+		p->entity = pg_xstrdup(p->c.entity);
+		p->project = pg_xstrdup(p->c.project);
+	} else {
+		return pg_error_set(PG_EUSAGE, "publish: give --run wandb://ENTITY/PROJECT/RUN_ID, "
+					       "--project ENTITY/PROJECT, or set WANDB_ENTITY and "
+					       "WANDB_PROJECT");
+	}
+	return create_run(p);
+}
+
+/* ---- the artifact ---- */
+
+static const char CREATE_Q[] =
+    "mutation CreateArtifact($input: CreateArtifactInput!) {\n"
+    "  createArtifact(input: $input) {\n"
+    "    artifact { id state versionIndex artifactSequence { latestArtifact { id } } }\n"
+    "  }\n"
+    "}";
+
+static cJSON *metadata(const struct pub *p)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	for (uint32_t i = 0; i < p->o->n_metrics; i++) {
+		const struct wandb_metric *x = &p->o->metrics[i];
+		if (x->text)
+			cJSON_AddStringToObject(m, x->key, x->text);
+		else
+			cJSON_AddNumberToObject(m, x->key, x->value);
+	}
+	return m;
+}
+
+static void add_aliases(const struct pub *p, cJSON *input)
+{
+	cJSON *list = cJSON_AddArrayToObject(input, "aliases");
+
+	for (uint32_t i = 0; i <= p->o->n_aliases; i++) {
+		const char *a = i ? p->o->aliases[i - 1] : "latest";
+		cJSON *x;
+		if (i && strcmp(a, "latest") == 0)
+			continue;
+		x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "artifactCollectionName", p->o->name);
+		cJSON_AddStringToObject(x, "alias", a);
+		cJSON_AddItemToArray(list, x);
+	}
+}
+
+/* The new version; 1 when W&B answers that it holds these files already. */
+static int create_artifact(struct pub *p)
+{
+	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *meta = metadata(p);
+	char digest[33], client[33], *meta_text = cJSON_PrintUnformatted(meta);
+	const cJSON *a;
+	int rc;
+
+	cJSON_Delete(meta);
+	if ((rc = artifact_digest(p, digest)) != 0) {
+		cJSON_Delete(v);
+		free(meta_text);
+		return rc;
+	}
+	random_id(client);
+	random_id(client + 8);
+	random_id(client + 16);
+	random_id(client + 24);
+	cJSON_AddStringToObject(in, "entityName", p->entity);
+	cJSON_AddStringToObject(in, "projectName", p->project);
+	cJSON_AddStringToObject(in, "runName", p->run_id);
+	cJSON_AddStringToObject(in, "artifactTypeName", "profile_summary");
+	cJSON_AddStringToObject(in, "artifactCollectionName", p->o->name);
+	cJSON_AddStringToObject(in, "digest", digest);
+	cJSON_AddStringToObject(in, "digestAlgorithm", "MANIFEST_MD5");
+	cJSON_AddStringToObject(in, "description", "profgate summary");
+	add_aliases(p, in);
+	cJSON_AddStringToObject(in, "metadata", meta_text);
+	cJSON_AddBoolToObject(in, "enableDigestDeduplication", 1);
+	cJSON_AddStringToObject(in, "clientID", client);
+	cJSON_AddStringToObject(in, "sequenceClientID", client);
+	free(meta_text);
+	if ((rc = gql(p, "CreateArtifact", CREATE_Q, v, &root, &data)) != 0)
+		return rc;
+	a = at(data, "createArtifact.artifact");
+	p->art_id = dup_at(a, "id");
+	p->base_id = dup_at(a, "artifactSequence.latestArtifact.id");
+	p->version =
+	    cJSON_IsNumber(at(a, "versionIndex")) ? (long)at(a, "versionIndex")->valuedouble : -1;
+	if (!p->art_id)
+		rc = pg_error_set(PG_EFORMAT,
+				  "wandb: CreateArtifact answered without an artifact id");
+	else if (cJSON_IsString(at(a, "state")) &&
+		 strcmp(at(a, "state")->valuestring, "COMMITTED") == 0)
+		rc = 1;
+	cJSON_Delete(root);
+	return rc;
+}
+
+static const char MANIFEST_Q[] =
+    "mutation CreateArtifactManifest($input: CreateArtifactManifestInput!) {\n"
+    "  createArtifactManifest(input: $input) {\n"
+    "    artifactManifest { id file { id uploadUrl uploadHeaders } }\n"
+    "  }\n"
+    "}";
+
+/* "Key:Value" strings as header lines. */
+static void take_headers(struct pub_file *f, const cJSON *list)
+{
+	const cJSON *h;
+
+	cJSON_ArrayForEach (h, list) {
+		const char *colon = cJSON_IsString(h) ? strchr(h->valuestring, ':') : NULL;
+		if (!colon || f->n_headers >= 16)
+			continue;
+		f->headers = pg_xrealloc(f->headers, (f->n_headers + 2) * sizeof(char *));
+		f->headers[f->n_headers++] =
+		    xprintf("%.*s: %s", (int)(colon - h->valuestring), h->valuestring, colon + 1);
+		f->headers[f->n_headers] = NULL;
+	}
+}
+
+/* The manifest record: first without an upload, then with digest and upload. */
+static int create_manifest(struct pub *p, const char *digest, struct pub_file *upload)
+{
+	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	const cJSON *m;
+	int rc;
+
+	cJSON_AddStringToObject(in, "artifactID", p->art_id);
+	if (p->base_id && strcmp(p->base_id, p->art_id) != 0)
+		cJSON_AddStringToObject(in, "baseArtifactID", p->base_id);
+	else
+		cJSON_AddNullToObject(in, "baseArtifactID");
+	cJSON_AddStringToObject(in, "name", "wandb_manifest.json");
+	cJSON_AddStringToObject(in, "digest", digest);
+	cJSON_AddStringToObject(in, "entityName", p->entity);
+	cJSON_AddStringToObject(in, "projectName", p->project);
+	cJSON_AddStringToObject(in, "runName", p->run_id);
+	cJSON_AddStringToObject(in, "type", "FULL");
+	cJSON_AddBoolToObject(in, "includeUpload", upload != NULL);
+	if ((rc = gql(p, "CreateArtifactManifest", MANIFEST_Q, v, &root, &data)) != 0)
+		return rc;
+	m = at(data, "createArtifactManifest.artifactManifest");
+	free(p->manifest_id);
+	p->manifest_id = dup_at(m, "id");
+	if (!p->manifest_id)
+		rc = pg_error_set(PG_EFORMAT,
+				  "wandb: CreateArtifactManifest answered without an id");
+	if (!rc && upload) {
+		upload->upload_url = dup_at(m, "file.uploadUrl");
+		take_headers(upload, at(m, "file.uploadHeaders"));
+		if (!upload->upload_url)
+			rc = pg_error_set(PG_EFORMAT,
+					  "wandb: CreateArtifactManifest gave no upload URL");
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
+static const char FILES_Q[] =
+    "mutation CreateArtifactFiles($input: CreateArtifactFilesInput!) {\n"
+    "  createArtifactFiles(input: $input) {\n"
+    "    files { edges { node { id name uploadUrl uploadHeaders storagePath artifact { id } } } "
+    "}\n"
+    "  }\n"
+    "}";
+
+/* Upload URLs per file (none for bytes W&B has) and each file's birth artifact. */
+static int create_files(struct pub *p)
+{
+	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *list = cJSON_AddArrayToObject(in, "artifactFiles");
+	const cJSON *edge;
+	int i = 0, rc;
+
+	cJSON_AddStringToObject(in, "storageLayout", "V2");
+	for (int k = 0; k < p->n_files; k++) {
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "artifactID", p->art_id);
+		cJSON_AddStringToObject(f, "name", p->files[k].name);
+		cJSON_AddStringToObject(f, "md5", p->files[k].md5);
+		cJSON_AddStringToObject(f, "artifactManifestID", p->manifest_id);
+		cJSON_AddArrayToObject(f, "uploadPartsInput");
+		cJSON_AddItemToArray(list, f);
+	}
+	if ((rc = gql(p, "CreateArtifactFiles", FILES_Q, v, &root, &data)) != 0)
+		return rc;
+	cJSON_ArrayForEach (edge, at(data, "createArtifactFiles.files.edges")) {
+		if (i == p->n_files)
+			break;
+		struct pub_file *f = &p->files[i++];
+		f->upload_url = dup_at(edge, "node.uploadUrl");
+		f->birth = dup_at(edge, "node.artifact.id");
+		take_headers(f, at(edge, "node.uploadHeaders"));
+	}
+	if (i != p->n_files)
+		rc = pg_error_set(PG_EFORMAT,
+				  "wandb: CreateArtifactFiles answered for %d of %d files", i,
+				  p->n_files);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* PUT to a signed URL: no key, unless the URL is under the base URL. */
+static int put(struct pub *p, const struct pub_file *f, const void *body, size_t len)
+{
+	char *url = wandb_absolute_url(&p->c, f->upload_url), what[160];
+	const char *heads[20], *secrets[2] = {p->c.api_key, NULL};
+	struct pg_buf auth = PG_BUF_INIT;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq;
+	uint32_t n = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < f->n_headers && n < 18; i++)
+		heads[n++] = f->headers[i];
+	if (f->upload_url[0] == '/') {
+		wandb_auth_header(&p->c, &auth);
+		if (auth.len)
+			heads[n++] = auth.ptr;
+	}
+	heads[n] = NULL;
+	snprintf(what, sizeof(what), "wandb: upload of %s", f->name);
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "PUT";
+	rq.url = url;
+	rq.headers = heads;
+	rq.body = body;
+	rq.body_len = len;
+	rq.secrets = secrets;
+	rq.policy = HTTP_POLICY_PLAIN;
+	rq.what = what;
+	if ((rc = http_do(&rq, &rs)) == 0 && (rs.status < 200 || rs.status > 299))
+		rc = pg_error_set(PG_EDELIVERY, "wandb: storage refused the upload of %s: HTTP %ld",
+				  f->name, rs.status);
+	if (!rc)
+		p->r->uploads++;
+	http_response_release(&rs);
+	pg_buf_release(&auth);
+	free(url);
+	return rc;
+}
+
+static const char COMMIT_Q[] = "mutation CommitArtifact($artifactID: ID!) {\n"
+			       "  commitArtifact(input: {artifactID: $artifactID}) {\n"
+			       "    artifact { id digest versionIndex }\n"
+			       "  }\n"
+			       "}";
+
+static int commit(struct pub *p)
+{
+	cJSON *v = cJSON_CreateObject(), *root, *data;
+	const cJSON *vi;
+	int rc;
+
+	cJSON_AddStringToObject(v, "artifactID", p->art_id);
+	if ((rc = gql(p, "CommitArtifact", COMMIT_Q, v, &root, &data)) != 0)
+		return rc;
+	vi = at(data, "commitArtifact.artifact.versionIndex");
+	if (cJSON_IsNumber(vi))
+		p->version = (long)vi->valuedouble;
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* Files, manifest, commit. */
+static int upload_all(struct pub *p)
+{
+	struct pg_buf man = PG_BUF_INIT, b64 = PG_BUF_INIT;
+	struct pub_file mf;
+	unsigned char md5[16];
+	int rc;
+
+	memset(&mf, 0, sizeof(mf));
+	pg_buf_init(&mf.bytes);
+	mf.name = "wandb_manifest.json";
+	if ((rc = create_manifest(p, "", NULL)) != 0 || (rc = create_files(p)) != 0)
+		goto out;
+	for (int i = 0; i < p->n_files && !rc; i++)
+		if (p->files[i].upload_url)
+			rc = put(p, &p->files[i], p->files[i].bytes.ptr, p->files[i].bytes.len);
+	if (rc)
+		goto out;
+	manifest_json(p, &man);
+	if ((rc = pg_md5(man.ptr, man.len, md5)) != 0)
+		goto out;
+	pg_base64_encode(&b64, md5, 16);
+	if ((rc = create_manifest(p, b64.ptr, &mf)) != 0 ||
+	    (rc = put(p, &mf, man.ptr, man.len)) != 0)
+		goto out;
+	rc = commit(p);
+out:
+	free(mf.upload_url);
+	for (uint32_t i = 0; i < mf.n_headers; i++)
+		free(mf.headers[i]);
+	free(mf.headers);
+	pg_buf_release(&man);
+	pg_buf_release(&b64);
+	return rc;
+}
+
+/* ---- the run's summary ---- */
+
+/* Read the summary, set "profgate/<key>" for every metric, write it whole. */
+static int write_summary(struct pub *p)
+{
+	cJSON *sum = NULL, *v, *root, *data;
+	char *text;
+	int rc;
+
+	if ((rc = run_lookup(p, &sum)) != 0)
+		return rc;
+	for (uint32_t i = 0; i <= p->o->n_metrics; i++) {
+		char key[160];
+		const struct wandb_metric *x = i < p->o->n_metrics ? &p->o->metrics[i] : NULL;
+		snprintf(key, sizeof(key), "profgate/%s", x ? x->key : "summary_artifact");
+		cJSON_DeleteItemFromObjectCaseSensitive(sum, key);
+		if (!x)
+			cJSON_AddStringToObject(sum, key, p->r->artifact);
+		else if (x->text)
+			cJSON_AddStringToObject(sum, key, x->text);
+		else
+			cJSON_AddNumberToObject(sum, key, x->value);
+		p->r->summary_keys++;
+	}
+	text = cJSON_PrintUnformatted(sum);
+	cJSON_Delete(sum);
+	v = cJSON_CreateObject();
+	cJSON_AddStringToObject(v, "id", p->run_storage_id);
+	cJSON_AddStringToObject(v, "summaryMetrics", text);
+	free(text);
+	if ((rc = gql(p, "UpsertBucket", UPSERT_Q, v, &root, &data)) != 0)
+		return rc;
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* ---- the whole publish ---- */
+
+static int alias_ok(const char *a)
+{
+	size_t n = strlen(a);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (; *a; a++)
+		if (!((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') ||
+		      (*a >= '0' && *a <= '9') || strchr("._-", *a)))
+			return 0;
+	return 1;
+}
+
+static int check_opts(const struct pub *p)
+{
+	if (!p->c.api_key)
+		return pg_error_set(PG_EUSAGE, "publish: set WANDB_API_KEY");
+	if (!p->o->name || !alias_ok(p->o->name))
+		return pg_error_set(PG_EUSAGE,
+				    "publish: the artifact name '%s' is not [A-Za-z0-9._-]",
+				    p->o->name ? p->o->name : "");
+	for (uint32_t i = 0; i < p->o->n_aliases; i++) {
+		const char *a = p->o->aliases[i];
+		int vn = a[0] == 'v' && a[1] && strspn(a + 1, "0123456789") == strlen(a + 1);
+		if (!alias_ok(a) || vn)
+			return pg_error_set(
+			    PG_EUSAGE, "publish: '%s' cannot be an alias ([A-Za-z0-9._-], not vN)",
+			    a);
+	}
+	return 0;
+}
+
+static void pub_release(struct pub *p)
+{
+	wandb_config_release(&p->c);
+	free(p->entity);
+	free(p->project);
+	free(p->run_id);
+	free(p->run_storage_id);
+	for (int i = 0; i < 2; i++) {
+		pg_buf_release(&p->files[i].bytes);
+		free(p->files[i].birth);
+		free(p->files[i].upload_url);
+		for (uint32_t k = 0; k < p->files[i].n_headers; k++)
+			free(p->files[i].headers[k]);
+		free(p->files[i].headers);
+	}
+	free(p->art_id);
+	free(p->base_id);
+	free(p->manifest_id);
+}
+
+int wandb_publish(struct wandb_publish_result *out, const struct wandb_publish_opts *o)
+{
+	struct pub p;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&p, 0, sizeof(p));
+	pg_buf_init(&p.files[0].bytes);
+	pg_buf_init(&p.files[1].bytes);
+	p.o = o;
+	p.r = out;
+	if ((rc = wandb_config_from_env(&p.c)) != 0 || (rc = check_opts(&p)) != 0 ||
+	    (rc = load_files(&p)) != 0 || (rc = target(&p)) != 0)
+		goto out;
+	out->run_path = xprintf("%s/%s/%s", p.entity, p.project, p.run_id);
+	rc = create_artifact(&p);
+	if (rc == 1) {
+		out->deduplicated = 1;
+		rc = 0;
+	} else if (rc == 0) {
+		rc = upload_all(&p);
+	}
+	if (rc)
+		goto out;
+	if (p.version >= 0)
+		out->artifact = xprintf("%s/%s/%s:v%ld", p.entity, p.project, o->name, p.version);
+	else
+		out->artifact = xprintf("%s/%s/%s:latest", p.entity, p.project, o->name);
+	if (o->run)
+		rc = write_summary(&p);
+out:
+	pub_release(&p);
+	return rc;
+}
+
+void wandb_publish_result_release(struct wandb_publish_result *r)
+{
+	free(r->artifact);
+	free(r->run_path);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,1175 @@
+/*
+ * The W&B fetch: a run's jax_profile artifact
+ * (or an artifact by name) is looked up over GraphQL, its files downloaded
+ * from signed URLs without the key, checked against the manifest's size and
+ * MD5, kept in a cache by digest and laid out as a folder for discovery.
+ *
+ * The cache (under pg_cache_dir()/wandb):
+ *   blobs/<hex md5>                    every file once, by content
+ *   manifests/<16 hex>.json            committed artifacts' manifests (immutable), by server
+ *                                      and artifact id
+ *   artifacts/<e>/<p>/<name>/v<N>-<8 hex>/<path>   the folder discovery reads: hard links
+ *                                      to the blobs (copies across file systems)
+ * so a rerun asks GraphQL which artifact the ref means and downloads nothing.
+ */
+#include "source.h"
+
+#include "../net/http.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_COMPONENT 128 /* entity, project, run id, artifact name */
+#define PAGE_SIZE     100
+#define MAX_PAGES     100
+
+/* An artifact version the API named. */
+struct art {
+	char *id, *name, *entity, *project, *type, *state, *time;
+	char *aliases; /* ",latest,v3," */
+	long version;
+};
+
+struct fetch {
+	struct wandb_config c;
+	struct wandb_ref ref;
+	const struct wandb_fetch_opts *o;
+	struct wandb_fetch_result *r;
+	struct art art; /* the chosen artifact */
+	int have_art;
+	int alias_matched;
+	char *log_dir, *trainer_id; /* the run config's trainer.log_dir and trainer.id */
+	uint32_t n_profiles, n_other;
+	char **url_names, **urls; /* signed URLs by logical path */
+	uint32_t n_urls;
+	int tty;
+};
+
+static void art_release(struct art *a)
+{
+	free(a->id);
+	free(a->name);
+	free(a->entity);
+	free(a->project);
+	free(a->type);
+	free(a->state);
+	free(a->time);
+	free(a->aliases);
+	memset(a, 0, sizeof(*a));
+}
+
+static void say(struct fetch *f, const char *fmt, ...) PG_PRINTF(2, 3);
+static void say(struct fetch *f, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	wandb_redact(&f->c, line);
+	if (f->o && f->o->log)
+		f->o->log(f->o->payload, line);
+	else
+		fprintf(stderr, "%s\n", line);
+}
+
+static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
+static char *xprintf(const char *fmt, ...)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	va_list ap;
+	char tmp[4096];
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	pg_buf_adds(&b, tmp);
+	return pg_buf_detach(&b, NULL);
+}
+
+static const cJSON *at(const cJSON *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static char *dup_at(const cJSON *o, const char *path)
+{
+	const cJSON *v = at(o, path);
+	return cJSON_IsString(v) && *v->valuestring ? pg_xstrdup(v->valuestring) : NULL;
+}
+
+/* {"k1": "v1", ...} from NULL-terminated key/value pairs (a NULL value is null). */
+static void vars(struct pg_buf *b, const char *const *kv, int n)
+{
+	pg_buf_addc(b, '{');
+	for (int i = 0; i < n; i++) {
+		if (i)
+			pg_buf_adds(b, ", ");
+		pg_json_escape(b, kv[2 * i], strlen(kv[2 * i]));
+		pg_buf_adds(b, ": ");
+		if (kv[2 * i + 1])
+			pg_json_escape(b, kv[2 * i + 1], strlen(kv[2 * i + 1]));
+		else
+			pg_buf_adds(b, "null");
+	}
+}
+
+static int gql(struct fetch *f, const char *op, const char *query, struct pg_buf *v, cJSON **root,
+	       cJSON **data)
+{
+	f->r->requests++;
+	return wandb_graphql(&f->c, op, query, v->ptr, root, data);
+}
+
+/* ---- config and summary of a run ---- */
+
+/* A JSONString field (config, summaryMetrics): parsed, or a copy when the
+ * server already sent an object. */
+static cJSON *json_field(const cJSON *run, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, key);
+
+	if (cJSON_IsString(v))
+		return cJSON_Parse(v->valuestring);
+	return cJSON_IsObject(v) ? cJSON_Duplicate(v, 1) : NULL;
+}
+
+/* Each top-level key is {"value": v} (older SDKs add "desc"): unwrap; drop the
+ * SDK's own keys. */
+static void unwrap_config(cJSON *cfg)
+{
+	if (!cJSON_IsObject(cfg))
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(cfg, "_wandb");
+	cJSON_DeleteItemFromObjectCaseSensitive(cfg, "wandb_version");
+	for (cJSON *it = cfg->child, *next; it; it = next) {
+		cJSON *v =
+		    cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "value") : NULL;
+		next = it->next;
+		if (v && it->string)
+			cJSON_ReplaceItemInObjectCaseSensitive(cfg, it->string,
+							       cJSON_DetachItemViaPointer(it, v));
+	}
+}
+
+/* A string as Python's json.dumps writes it (ensure_ascii). */
+static void canon_str(struct pg_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	pg_buf_addc(b, '"');
+	while (*p) {
+		uint32_t cp = *p++;
+		int more = cp >= 0xf0 ? 3 : cp >= 0xe0 ? 2 : cp >= 0xc0 ? 1 : 0;
+		if (more) {
+			cp &= 0x3fu >> more;
+			for (int k = 0; k < more && (*p & 0xc0) == 0x80; k++)
+				cp = (cp << 6) | (*p++ & 0x3f);
+		}
+		if (cp == '"' || cp == '\\')
+			pg_buf_addf(b, "\\%c", (char)cp);
+		else if (cp == '\n')
+			pg_buf_adds(b, "\\n");
+		else if (cp == '\r')
+			pg_buf_adds(b, "\\r");
+		else if (cp == '\t')
+			pg_buf_adds(b, "\\t");
+		else if (cp == '\b')
+			pg_buf_adds(b, "\\b");
+		else if (cp == '\f')
+			pg_buf_adds(b, "\\f");
+		else if (cp < 0x20 || (cp >= 0x80 && cp < 0x10000))
+			pg_buf_addf(b, "\\u%04x", (unsigned)cp);
+		else if (cp >= 0x10000)
+			pg_buf_addf(b, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+				    0xdc00 + ((cp - 0x10000) & 0x3ff));
+		else
+			pg_buf_addc(b, (char)cp);
+	}
+	pg_buf_addc(b, '"');
+}
+
+/* A number as Python writes it: whole numbers as integers (JSON text does not
+ * say int or float once parsed), others as the shortest text that reads back. */
+static void canon_num(struct pg_buf *b, double v)
+{
+	char tmp[64];
+
+	if (floor(v) == v && fabs(v) < 1e16) {
+		pg_buf_addf(b, "%.0f", v == 0 ? 0.0 : v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	pg_buf_adds(b, tmp);
+	if (!strpbrk(tmp, ".e"))
+		pg_buf_adds(b, ".0");
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+/* json.dumps(v, sort_keys=True): what marin hashes for config_hash. */
+static void canon(struct pg_buf *b, const cJSON *v, int depth)
+{
+	const cJSON *it;
+	int n = 0;
+
+	if (depth > 64) {
+		pg_buf_adds(b, "null");
+	} else if (cJSON_IsObject(v)) {
+		const cJSON **kids = pg_xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*kids));
+		cJSON_ArrayForEach (it, v)
+			kids[n++] = it;
+		qsort(kids, (size_t)n, sizeof(*kids), cmp_key);
+		pg_buf_addc(b, '{');
+		for (int i = 0; i < n; i++) {
+			pg_buf_adds(b, i ? ", " : "");
+			canon_str(b, kids[i]->string);
+			pg_buf_adds(b, ": ");
+			canon(b, kids[i], depth + 1);
+		}
+		pg_buf_addc(b, '}');
+		free(kids);
+	} else if (cJSON_IsArray(v)) {
+		pg_buf_addc(b, '[');
+		cJSON_ArrayForEach (it, v) {
+			pg_buf_adds(b, n++ ? ", " : "");
+			canon(b, it, depth + 1);
+		}
+		pg_buf_addc(b, ']');
+	} else if (cJSON_IsString(v)) {
+		canon_str(b, v->valuestring);
+	} else if (cJSON_IsNumber(v)) {
+		canon_num(b, v->valuedouble);
+	} else {
+		pg_buf_adds(b, cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null");
+	}
+}
+
+/* The first 16 hex digits of the sha256 of the canonical config. */
+static char *config_hash(const cJSON *cfg)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_sha256 s;
+	char hex[65];
+
+	canon(&b, cfg, 0);
+	pg_sha256_init(&s);
+	pg_sha256_update(&s, b.ptr, b.len);
+	pg_sha256_hex(&s, hex);
+	pg_buf_release(&b);
+	hex[16] = '\0';
+	return pg_xstrdup(hex);
+}
+
+/* What a run's config and summary say about the capture. */
+static void run_facts(struct fetch *f, const cJSON *run)
+{
+	struct source_origin *o = &f->r->origin;
+	cJSON *cfg = json_field(run, "config"), *sum = json_field(run, "summaryMetrics");
+
+	unwrap_config(cfg);
+	if (cfg) {
+		o->config_hash = config_hash(cfg);
+		o->git_sha = dup_at(cfg, "git_commit");
+		if (!o->git_sha)
+			o->git_sha = dup_at(cfg, "git_sha");
+		f->log_dir = dup_at(cfg, "trainer.log_dir");
+		f->trainer_id = dup_at(cfg, "trainer.id");
+		if (!f->log_dir) {
+			f->log_dir = dup_at(cfg, "trainer.trainer.log_dir");
+			free(f->trainer_id);
+			f->trainer_id = dup_at(cfg, "trainer.trainer.id");
+		}
+	}
+	if (!o->git_sha)
+		o->git_sha = dup_at(run, "commit");
+	if (sum) {
+		const cJSON *dk = cJSON_GetObjectItemCaseSensitive(sum, "throughput/device_kind");
+		if (!cJSON_IsString(dk))
+			dk = cJSON_GetObjectItemCaseSensitive(sum, "device_kind");
+		if (cJSON_IsString(dk) && *dk->valuestring)
+			o->device_kind = pg_xstrdup(dk->valuestring);
+	}
+	cJSON_Delete(cfg);
+	cJSON_Delete(sum);
+}
+
+static const char RUN_INFO_Q[] =
+    "query RunInfo($entity: String!, $project: String!, $name: String!) {\n"
+    "  project(name: $project, entityName: $entity) {\n"
+    "    run(name: $name) { id name displayName state config summaryMetrics createdAt commit }\n"
+    "  }\n"
+    "}";
+
+/* Look the run up; its path, id, name and facts go into the origin. */
+static int run_info(struct fetch *f, const char *entity, const char *project, const char *name)
+{
+	struct pg_buf v = PG_BUF_INIT;
+	const char *kv[] = {"entity", entity, "project", project, "name", name};
+	cJSON *root = NULL, *data;
+	const cJSON *proj, *run;
+	struct source_origin *o = &f->r->origin;
+	int rc;
+
+	vars(&v, kv, 3);
+	pg_buf_addc(&v, '}');
+	if ((rc = gql(f, "RunInfo", RUN_INFO_Q, &v, &root, &data)) != 0)
+		goto out;
+	proj = cJSON_GetObjectItemCaseSensitive(data, "project");
+	run = cJSON_GetObjectItemCaseSensitive(proj, "run");
+	if (!cJSON_IsObject(proj)) {
+		rc = pg_error_set(PG_ENOTFOUND,
+				  "wandb: project '%s/%s' not found (or not visible with this key)",
+				  entity, project);
+		goto out;
+	}
+	if (!cJSON_IsObject(run)) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: run '%s/%s/%s' not found", entity, project,
+				  name);
+		goto out;
+	}
+	o->run_id = dup_at(run, "name");
+	if (!o->run_id)
+		o->run_id = pg_xstrdup(name);
+	o->run_path = xprintf("%s/%s/%s", entity, project, o->run_id);
+	o->run_name = dup_at(run, "displayName");
+	run_facts(f, run);
+out:
+	cJSON_Delete(root);
+	pg_buf_release(&v);
+	return rc;
+}
+
+/* ---- which artifact ---- */
+
+static void art_from_node(struct art *a, const cJSON *node)
+{
+	const cJSON *al = cJSON_GetObjectItemCaseSensitive(node, "aliases"), *it;
+	const cJSON *vi = cJSON_GetObjectItemCaseSensitive(node, "versionIndex");
+	struct pg_buf b = PG_BUF_INIT;
+
+	memset(a, 0, sizeof(*a));
+	a->id = dup_at(node, "id");
+	a->name = dup_at(node, "artifactSequence.name");
+	a->entity = dup_at(node, "artifactSequence.project.entityName");
+	a->project = dup_at(node, "artifactSequence.project.name");
+	a->type = dup_at(node, "artifactType.name");
+	a->state = dup_at(node, "state");
+	a->time = dup_at(node, "updatedAt");
+	if (!a->time)
+		a->time = dup_at(node, "createdAt");
+	a->version = cJSON_IsNumber(vi) ? (long)vi->valuedouble : -1;
+	pg_buf_addc(&b, ',');
+	cJSON_ArrayForEach (it, al) {
+		const cJSON *s = cJSON_IsString(it) ? it : at(it, "alias");
+		if (cJSON_IsString(s))
+			pg_buf_addf(&b, "%s,", s->valuestring);
+	}
+	a->aliases = pg_buf_detach(&b, NULL);
+}
+
+static int has_alias(const struct art *a, const char *alias)
+{
+	char tmp[160];
+
+	snprintf(tmp, sizeof(tmp), ",%s,", alias);
+	if (strstr(a->aliases, tmp))
+		return 1;
+	snprintf(tmp, sizeof(tmp), "v%ld", a->version);
+	return a->version >= 0 && strcmp(tmp, alias) == 0;
+}
+
+/* Newer first: updatedAt (else createdAt), then the version, then the name. */
+static int newer(const struct art *a, const struct art *b)
+{
+	int c = strcmp(a->time ? a->time : "", b->time ? b->time : "");
+	if (c)
+		return c > 0;
+	if (a->version != b->version)
+		return a->version > b->version;
+	return strcmp(a->name ? a->name : "", b->name ? b->name : "") > 0;
+}
+
+/* Keep node when it is a committed jax_profile that beats the current pick:
+ * one with the wanted alias beats one without, then the newer wins. */
+static void consider(struct fetch *f, const cJSON *node)
+{
+	const char *want = f->ref.alias ? f->ref.alias : "latest";
+	struct art a;
+
+	art_from_node(&a, node);
+	if (!a.id || !a.name || !a.type || strcmp(a.type, "jax_profile") != 0) {
+		f->n_other++;
+		art_release(&a);
+		return;
+	}
+	f->n_profiles++;
+	int match = has_alias(&a, want);
+	if (!a.state || strcmp(a.state, "COMMITTED") != 0 ||
+	    (f->have_art && match < f->alias_matched) ||
+	    (f->have_art && match == f->alias_matched && !newer(&a, &f->art))) {
+		art_release(&a);
+		return;
+	}
+	art_release(&f->art);
+	f->art = a;
+	f->have_art = 1;
+	f->alias_matched = match;
+}
+
+static const char RUN_ARTS_Q[] =
+    "query RunOutputArtifacts($entity: String!, $project: String!, $run: String!, "
+    "$cursor: String, $perPage: Int) {\n"
+    "  project(name: $project, entityName: $entity) {\n"
+    "    run(name: $run) {\n"
+    "      outputArtifacts(after: $cursor, first: $perPage) {\n"
+    "        totalCount\n"
+    "        pageInfo { endCursor hasNextPage }\n"
+    "        edges { node {\n"
+    "          id versionIndex state digest fileCount size createdAt updatedAt\n"
+    "          artifactType { name }\n"
+    "          artifactSequence { name project { name entityName } }\n"
+    "          aliases { alias }\n"
+    "        } }\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}";
+
+/* Page through the run's output artifacts, keeping the best jax_profile. */
+static int run_artifacts(struct fetch *f)
+{
+	char *cursor = NULL;
+	int rc = 0;
+
+	for (int page = 0; page < MAX_PAGES; page++) {
+		struct pg_buf v = PG_BUF_INIT;
+		const char *kv[] = {"entity", f->ref.entity,	   "project", f->ref.project,
+				    "run",    f->r->origin.run_id, "cursor",  cursor};
+		cJSON *root = NULL, *data;
+		const cJSON *oa, *edge;
+
+		vars(&v, kv, 4);
+		pg_buf_addf(&v, ", \"perPage\": %d}", PAGE_SIZE);
+		rc = gql(f, "RunOutputArtifacts", RUN_ARTS_Q, &v, &root, &data);
+		pg_buf_release(&v);
+		if (rc)
+			break;
+		oa = at(data, "project.run.outputArtifacts");
+		cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(oa, "edges"))
+			consider(f, cJSON_GetObjectItemCaseSensitive(edge, "node"));
+		free(cursor);
+		cursor = cJSON_IsTrue(at(oa, "pageInfo.hasNextPage"))
+			     ? dup_at(oa, "pageInfo.endCursor")
+			     : NULL;
+		cJSON_Delete(root);
+		if (!cursor)
+			break;
+	}
+	free(cursor);
+	return rc;
+}
+
+/* No jax_profile artifact: the run config's trainer.log_dir, when it is a
+ * folder here (<log_dir>/<trainer.id or run id>/profiler as Levanter writes,
+ * else log_dir itself). */
+static int use_log_dir(struct fetch *f)
+{
+	const char *id = f->trainer_id ? f->trainer_id : f->r->origin.run_id;
+	struct stat st;
+	char *cand[2] = {NULL, NULL};
+	int rc = 0;
+
+	if (!f->log_dir)
+		return pg_error_set(
+		    PG_ENOTFOUND,
+		    "wandb: run '%s' has no jax_profile artifact (%u of other types) "
+		    "and its config has no trainer.log_dir",
+		    f->r->origin.run_path, f->n_other);
+	cand[0] = xprintf("%s/%s/profiler", f->log_dir, id);
+	cand[1] = pg_xstrdup(f->log_dir);
+	for (int i = 0; i < 2; i++)
+		if (stat(cand[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			f->r->origin.dir = cand[i];
+			cand[i] = NULL;
+			say(f,
+			    "wandb: run %s logged no jax_profile artifact; reading its "
+			    "trainer.log_dir '%s'",
+			    f->r->origin.run_path, f->r->origin.dir);
+			goto out;
+		}
+	rc = pg_error_set(PG_ENOTFOUND,
+			  "wandb: run '%s' has no jax_profile artifact (%u of other types) and its "
+			  "trainer.log_dir '%s' is not a folder here",
+			  f->r->origin.run_path, f->n_other, cand[0]);
+out:
+	free(cand[0]);
+	free(cand[1]);
+	return rc;
+}
+
+static const char ART_Q[] =
+    "query ArtifactByName($entityName: String!, $projectName: String!, $name: String!) {\n"
+    "  project(name: $projectName, entityName: $entityName) {\n"
+    "    artifact(name: $name) {\n"
+    "      id versionIndex state createdAt updatedAt\n"
+    "      artifactType { name }\n"
+    "      artifactSequence { name project { name entityName } }\n"
+    "      aliases { alias }\n"
+    "      createdBy { __typename ... on Run { name project { name entityName } } }\n"
+    "    }\n"
+    "  }\n"
+    "}";
+
+/* An artifact by entity/project/name:alias; the run that logged it, when the
+ * API says, gives the run facts. */
+static int artifact_by_name(struct fetch *f)
+{
+	struct pg_buf v = PG_BUF_INIT;
+	char *full = xprintf("%s:%s", f->ref.name, f->ref.alias);
+	const char *kv[] = {"entityName",   f->ref.entity, "projectName",
+			    f->ref.project, "name",	   full};
+	cJSON *root = NULL, *data;
+	const cJSON *node;
+	int rc;
+
+	vars(&v, kv, 3);
+	pg_buf_addc(&v, '}');
+	if ((rc = gql(f, "ArtifactByName", ART_Q, &v, &root, &data)) != 0)
+		goto out;
+	if (!cJSON_IsObject(at(data, "project"))) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: project '%s/%s' not found", f->ref.entity,
+				  f->ref.project);
+		goto out;
+	}
+	node = at(data, "project.artifact");
+	if (!cJSON_IsObject(node)) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact '%s/%s/%s' not found",
+				  f->ref.entity, f->ref.project, full);
+		goto out;
+	}
+	art_from_node(&f->art, node);
+	f->have_art = 1;
+	if (!f->art.entity)
+		f->art.entity = pg_xstrdup(f->ref.entity);
+	if (!f->art.project)
+		f->art.project = pg_xstrdup(f->ref.project);
+	if (!f->art.id || !f->art.name) {
+		rc = pg_error_set(PG_EFORMAT, "wandb: artifact '%s' came without an id or name",
+				  full);
+		goto out;
+	}
+	if (!f->art.type || (strcmp(f->art.type, "jax_profile") != 0 &&
+			     strcmp(f->art.type, "profile_summary") != 0)) {
+		rc = pg_error_set(PG_EFORMAT,
+				  "wandb: artifact '%s/%s/%s' is of type '%s', not jax_profile or "
+				  "profile_summary",
+				  f->ref.entity, f->ref.project, full,
+				  f->art.type ? f->art.type : "(none)");
+		goto out;
+	}
+	char *re = dup_at(node, "createdBy.project.entityName");
+	char *rp = dup_at(node, "createdBy.project.name");
+	char *rn = dup_at(node, "createdBy.name");
+	if (re && rp && rn && run_info(f, re, rp, rn) != 0) {
+		say(f, "wandb: the run that logged %s: %s", full, pg_error_last());
+		pg_error_clear();
+	}
+	free(re);
+	free(rp);
+	free(rn);
+out:
+	cJSON_Delete(root);
+	pg_buf_release(&v);
+	free(full);
+	return rc;
+}
+
+/* ---- storage: manifests and files from signed URLs, never with the key ---- */
+
+struct prog {
+	struct fetch *f;
+	const char *path;
+	double last;
+	int shown;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* On a terminal, one line rewritten in place at most 5 times a second. */
+static void on_progress(void *ctx, uint64_t now, uint64_t total)
+{
+	struct prog *p = ctx;
+	double t = now_s();
+
+	if (!p->f->tty || (p->shown && t - p->last < 0.2 && now != total))
+		return;
+	p->last = t;
+	p->shown = 1;
+	fprintf(stderr, "\rwandb: %.60s %.1f / %.1f MB ", p->path, (double)now / 1e6,
+		(double)total / 1e6);
+}
+
+static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint64_t cap,
+		       struct prog *p, struct http_response *rs)
+{
+	char *url = wandb_absolute_url(&f->c, signed_url);
+	const char *secrets[2] = {f->c.api_key, NULL};
+	uint64_t t = 120 + cap / (256 * 1024);
+	struct http_request rq;
+	int rc;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.url = url;
+	rq.secrets = secrets;
+	rq.policy = HTTP_POLICY_PLAIN;
+	rq.max_body_bytes = cap;
+	rq.sink = sink;
+	rq.timeout_s = (uint32_t)(t > 21600 ? 21600 : t);
+	rq.deadline_s = rq.timeout_s * 3;
+	rq.progress = p ? on_progress : NULL;
+	rq.progress_ctx = p;
+	rq.what = "W&B storage";
+	f->r->requests++;
+	rc = http_do(&rq, rs);
+	if (p && p->shown)
+		fprintf(stderr, "\n");
+	free(url);
+	return rc;
+}
+
+static int read_small_file(const char *path, struct pg_buf *out)
+{
+	char tmp[65536];
+	size_t n;
+	FILE *fp = fopen(path, "rb");
+
+	if (!fp)
+		return -1;
+	while ((n = fread(tmp, 1, sizeof(tmp), fp)) > 0 && out->len < (64u << 20))
+		pg_buf_add(out, tmp, n);
+	fclose(fp);
+	return 0;
+}
+
+/* 16 hex digits naming something of this server in the cache. */
+static void cache_key(const struct fetch *f, const char *id, char out[17])
+{
+	struct pg_sha256 s;
+	char hex[65];
+
+	pg_sha256_init(&s);
+	pg_sha256_update(&s, f->c.base_url, strlen(f->c.base_url));
+	pg_sha256_update(&s, "\n", 1);
+	pg_sha256_update(&s, id, strlen(id));
+	pg_sha256_hex(&s, hex);
+	memcpy(out, hex, 16);
+	out[16] = '\0';
+}
+
+static const char MANIFEST_Q[] =
+    "query ArtifactManifest($artifact_id: ID!) {\n"
+    "  artifact(id: $artifact_id) { currentManifest { file { directUrl } } }\n"
+    "}";
+
+static int download_manifest(struct fetch *f, const char *what, struct pg_buf *text)
+{
+	struct pg_buf v = PG_BUF_INIT;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	const char *kv[] = {"artifact_id", f->art.id};
+	cJSON *root = NULL, *data;
+	char *url = NULL;
+	int rc;
+
+	vars(&v, kv, 1);
+	pg_buf_addc(&v, '}');
+	if ((rc = gql(f, "ArtifactManifest", MANIFEST_Q, &v, &root, &data)) != 0)
+		goto out;
+	url = dup_at(data, "artifact.currentManifest.file.directUrl");
+	if (!url) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s has no manifest", what);
+		goto out;
+	}
+	if ((rc = storage_get(f, url, NULL, 64u << 20, NULL, &rs)) != 0)
+		goto out;
+	if (rs.status < 200 || rs.status > 299) {
+		rc = pg_error_set(PG_EDELIVERY,
+				  "wandb: cannot download the manifest of %s: HTTP %ld", what,
+				  rs.status);
+		goto out;
+	}
+	pg_buf_add(text, rs.body.ptr, rs.body.len);
+out:
+	http_response_release(&rs);
+	cJSON_Delete(root);
+	pg_buf_release(&v);
+	free(url);
+	return rc;
+}
+
+/* The manifest: from the cache for a committed artifact seen before. */
+static int load_manifest(struct fetch *f, const char *what)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	char key[17], *dir, *path, *mwhat = xprintf("wandb: %s", what);
+	int rc, committed = strcmp(f->art.state, "COMMITTED") == 0;
+
+	cache_key(f, f->art.id, key);
+	dir = xprintf("%s/wandb/manifests", f->c.cache_dir);
+	path = xprintf("%s/%s.json", dir, key);
+	if (committed && read_small_file(path, &text) == 0 &&
+	    wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat) == 0) {
+		rc = 0;
+		goto out;
+	}
+	pg_error_clear();
+	pg_buf_reset(&text);
+	if ((rc = download_manifest(f, what, &text)) != 0 ||
+	    (rc = wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat)) != 0)
+		goto out;
+	if (committed && pg_mkdir_p(dir, 0700) == 0 &&
+	    pg_write_file_atomic(path, text.ptr, text.len) != 0)
+		pg_error_clear(); /* a cache that cannot be written costs a download next time */
+	pg_error_clear();
+out:
+	pg_buf_release(&text);
+	free(dir);
+	free(path);
+	free(mwhat);
+	return rc;
+}
+
+static void urls_release(struct fetch *f)
+{
+	for (uint32_t i = 0; i < f->n_urls; i++) {
+		free(f->url_names[i]);
+		free(f->urls[i]);
+	}
+	free(f->url_names);
+	free(f->urls);
+	f->url_names = f->urls = NULL;
+	f->n_urls = 0;
+}
+
+static const char FILES_Q[] = "query ArtifactFileURLs($id: ID!, $cursor: String, $perPage: Int) {\n"
+			      "  artifact(id: $id) {\n"
+			      "    files(after: $cursor, first: $perPage) {\n"
+			      "      pageInfo { hasNextPage endCursor }\n"
+			      "      edges { node { name directUrl } }\n"
+			      "    }\n"
+			      "  }\n"
+			      "}";
+
+/* The signed URL of every file (fresh ones: they expire). */
+static int load_urls(struct fetch *f)
+{
+	char *cursor = NULL;
+	int rc = 0;
+
+	urls_release(f);
+	for (int page = 0; page < WANDB_MAX_FILES / 1000 + 2; page++) {
+		struct pg_buf v = PG_BUF_INIT;
+		const char *kv[] = {"id", f->art.id, "cursor", cursor};
+		cJSON *root = NULL, *data;
+		const cJSON *files, *edge;
+
+		vars(&v, kv, 2);
+		pg_buf_adds(&v, ", \"perPage\": 1000}");
+		rc = gql(f, "ArtifactFileURLs", FILES_Q, &v, &root, &data);
+		pg_buf_release(&v);
+		if (rc)
+			break;
+		files = at(data, "artifact.files");
+		cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(files, "edges")) {
+			char *name = dup_at(edge, "node.name"),
+			     *url = dup_at(edge, "node.directUrl");
+			if (!name || !url || f->n_urls >= 2 * WANDB_MAX_FILES) {
+				free(name);
+				free(url);
+				continue;
+			}
+			f->url_names = pg_xrealloc(f->url_names, (f->n_urls + 1) * sizeof(char *));
+			f->urls = pg_xrealloc(f->urls, (f->n_urls + 1) * sizeof(char *));
+			f->url_names[f->n_urls] = name;
+			f->urls[f->n_urls++] = url;
+		}
+		free(cursor);
+		cursor = cJSON_IsTrue(at(files, "pageInfo.hasNextPage"))
+			     ? dup_at(files, "pageInfo.endCursor")
+			     : NULL;
+		cJSON_Delete(root);
+		if (!cursor)
+			break;
+	}
+	free(cursor);
+	return rc;
+}
+
+static const char *url_of(const struct fetch *f, const char *path)
+{
+	for (uint32_t i = 0; i < f->n_urls; i++)
+		if (strcmp(f->url_names[i], path) == 0)
+			return f->urls[i];
+	return NULL;
+}
+
+/* Size first (a cut download), then the MD5 the manifest names. */
+static int verify(const char *tmp, const struct wandb_entry *e, const char *what)
+{
+	unsigned char md5[16];
+	uint64_t bytes = 0;
+	struct pg_buf got = PG_BUF_INIT;
+	int rc;
+
+	if ((rc = pg_md5_file(tmp, md5, &bytes)) != 0)
+		return rc;
+	if (bytes < e->size)
+		return pg_error_set(
+		    PG_EFORMAT, "wandb: '%s' of %s is truncated: %llu of %llu bytes arrived",
+		    e->path, what, (unsigned long long)bytes, (unsigned long long)e->size);
+	if (bytes > e->size)
+		return pg_error_set(
+		    PG_EFORMAT, "wandb: '%s' of %s is %llu bytes, the manifest says %llu", e->path,
+		    what, (unsigned long long)bytes, (unsigned long long)e->size);
+	if (memcmp(md5, e->md5, 16) != 0) {
+		pg_base64_encode(&got, md5, 16);
+		rc = pg_error_set(
+		    PG_EFORMAT,
+		    "wandb: '%s' of %s does not match its digest: the manifest says %s, "
+		    "the bytes give %s",
+		    e->path, what, e->digest, got.ptr);
+		pg_buf_release(&got);
+	}
+	return rc;
+}
+
+/* One GET of e into tmp; *status gets the answer's status. */
+static int get_file(struct fetch *f, const struct wandb_entry *e, const char *url, const char *tmp,
+		    const char *what, long *status)
+{
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct prog p = {f, e->path, 0, 0};
+	char why[512];
+	FILE *fp = fopen(tmp, "w+b");
+	int rc;
+
+	*status = 0;
+	if (!fp)
+		return pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", tmp, strerror(errno));
+	rc = storage_get(f, url, fp, e->size ? e->size : 1, &p, &rs);
+	if (fclose(fp) != 0 && !rc)
+		rc = pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", tmp, strerror(errno));
+	*status = rs.status;
+	if (rc == PG_ELIMIT) {
+		rc = pg_error_set(PG_EFORMAT,
+				  "wandb: '%s' of %s is longer than the manifest's %llu bytes",
+				  e->path, what, (unsigned long long)e->size);
+	} else if (rc) {
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		rc = pg_error_set(rc, "wandb: cannot download '%s' of %s: %s", e->path, what, why);
+	}
+	http_response_release(&rs);
+	return rc;
+}
+
+/* Download e into the blob store, with fresh URLs once when a signed URL is
+ * refused (expired). */
+static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *blob,
+		      const char *what)
+{
+	char *tmp = xprintf("%s.part.%ld", blob, (long)getpid());
+	long status = 0;
+	int rc = 0;
+
+	for (int round = 0; round < 2; round++) {
+		const char *url;
+		if ((!f->n_urls || round == 1) && (rc = load_urls(f)) != 0)
+			break;
+		if (!(url = url_of(f, e->path))) {
+			rc = pg_error_set(PG_EFORMAT, "wandb: artifact %s gives no URL for '%s'",
+					  what, e->path);
+			break;
+		}
+		if ((rc = get_file(f, e, url, tmp, what, &status)) != 0)
+			break;
+		if ((status == 401 || status == 403) && round == 0)
+			continue;
+		if (status < 200 || status > 299)
+			rc = pg_error_set(PG_EDELIVERY,
+					  "wandb: cannot download '%s' of %s: HTTP %ld", e->path,
+					  what, status);
+		else
+			rc = verify(tmp, e, what);
+		break;
+	}
+	if (!rc && rename(tmp, blob) != 0)
+		rc = pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", blob, strerror(errno));
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* ---- the folder ---- */
+
+static int copy_file(const char *from, const char *to)
+{
+	char *tmp = xprintf("%s.tmp.%ld", to, (long)getpid()), buf[65536];
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
+	size_t n;
+	int rc = 0;
+
+	if (!in || !out) {
+		rc = pg_error_set(PG_EIO, "wandb: cannot copy '%s' to '%s': %s", from, to,
+				  strerror(errno));
+		goto out;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	if (ferror(in) || fclose(out) != 0 || rename(tmp, to) != 0)
+		rc = pg_error_set(PG_EIO, "wandb: cannot copy '%s' to '%s': %s", from, to,
+				  strerror(errno));
+	out = NULL;
+out:
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* dest becomes the blob's bytes: a hard link (a copy across file systems);
+ * a link to the blob already there is kept. */
+static int place(const char *blob, const char *dest)
+{
+	struct stat bs, ds;
+	char *parent = pg_xstrdup(dest), *slash = strrchr(parent, '/');
+	int rc = 0;
+
+	if (slash)
+		*slash = '\0';
+	if (slash && (rc = pg_mkdir_p(parent, 0755)) != 0)
+		goto out;
+	if (lstat(dest, &ds) == 0) {
+		if (S_ISREG(ds.st_mode) && stat(blob, &bs) == 0 && ds.st_ino == bs.st_ino &&
+		    ds.st_dev == bs.st_dev)
+			goto out;
+		if (S_ISDIR(ds.st_mode)) {
+			rc = pg_error_set(PG_EIO, "wandb: '%s' is a folder", dest);
+			goto out;
+		}
+		unlink(dest);
+	}
+	if (link(blob, dest) != 0)
+		rc = copy_file(blob, dest);
+out:
+	free(parent);
+	return rc;
+}
+
+/* A name as one safe folder name: [A-Za-z0-9._-], no leading dot. */
+static void add_segment(struct pg_buf *b, const char *s)
+{
+	pg_buf_addc(b, '/');
+	if (*s == '.' || !*s)
+		pg_buf_addc(b, '_');
+	for (size_t i = 0; s[i] && i < MAX_COMPONENT; i++) {
+		char c = s[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+		pg_buf_addc(b, ok ? c : '_');
+	}
+}
+
+static char *artifact_dir(const struct fetch *f)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char key[17];
+
+	cache_key(f, f->art.id, key);
+	pg_buf_addf(&b, "%s/wandb/artifacts", f->c.cache_dir);
+	add_segment(&b, f->art.entity);
+	add_segment(&b, f->art.project);
+	add_segment(&b, f->art.name);
+	pg_buf_addf(&b, "/v%ld-%.8s", f->art.version, key);
+	return pg_buf_detach(&b, NULL);
+}
+
+static char *blob_path(const struct fetch *f, const struct wandb_entry *e)
+{
+	char hex[33];
+
+	pg_hex(hex, e->md5, 16);
+	return xprintf("%s/wandb/blobs/%s", f->c.cache_dir, hex);
+}
+
+/* Every file: from the blob store when it holds the digest, else downloaded;
+ * then linked into the folder. */
+static int get_files(struct fetch *f, const char *what)
+{
+	struct wandb_fetch_result *r = f->r;
+	struct wandb_manifest *m = &r->manifest;
+	char *blobs = xprintf("%s/wandb/blobs", f->c.cache_dir);
+	int rc = pg_mkdir_p(blobs, 0700);
+
+	r->origin.dir = f->o && f->o->out_dir ? pg_xstrdup(f->o->out_dir) : artifact_dir(f);
+	if (!rc)
+		rc = pg_mkdir_p(r->origin.dir, 0755);
+	for (uint32_t i = 0; i < m->n && !rc; i++) {
+		struct wandb_entry *e = &m->v[i];
+		char *blob = blob_path(f, e), *dest = xprintf("%s/%s", r->origin.dir, e->path);
+		struct stat st;
+		if (stat(blob, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size == e->size) {
+			r->cached++;
+		} else if ((rc = fetch_blob(f, e, blob, what)) == 0) {
+			r->downloaded++;
+			r->downloaded_bytes += e->size;
+			e->downloaded = 1;
+		}
+		if (!rc)
+			rc = place(blob, dest);
+		free(blob);
+		free(dest);
+	}
+	free(blobs);
+	return rc;
+}
+
+/* ---- the whole fetch ---- */
+
+/* A run: its best jax_profile artifact, else its trainer.log_dir (1). */
+static int pick_from_run(struct fetch *f)
+{
+	int rc;
+
+	if ((rc = run_info(f, f->ref.entity, f->ref.project, f->ref.name)) != 0 ||
+	    (rc = run_artifacts(f)) != 0)
+		return rc;
+	if (f->have_art && f->ref.alias && !f->alias_matched)
+		return pg_error_set(PG_ENOTFOUND,
+				    "wandb: run '%s' has no jax_profile artifact with alias '%s'",
+				    f->r->origin.run_path, f->ref.alias);
+	if (!f->have_art && f->n_profiles)
+		return pg_error_set(PG_ENOTFOUND,
+				    "wandb: run '%s' has %u jax_profile artifacts, none committed",
+				    f->r->origin.run_path, f->n_profiles);
+	if (!f->have_art)
+		return use_log_dir(f) == 0 ? 1 : -1;
+	if (!f->alias_matched)
+		f->r->alias_note = pg_xstrdup("the newest: none has the alias 'latest'");
+	else
+		f->r->alias_note = xprintf("alias '%s'", f->ref.alias ? f->ref.alias : "latest");
+	return 0;
+}
+
+static void fetch_release(struct fetch *f)
+{
+	wandb_config_release(&f->c);
+	wandb_ref_release(&f->ref);
+	art_release(&f->art);
+	urls_release(f);
+	free(f->log_dir);
+	free(f->trainer_id);
+}
+
+int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct wandb_fetch_opts *o)
+{
+	struct fetch f;
+	char *what = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&f, 0, sizeof(f));
+	f.o = o;
+	f.r = out;
+	f.tty = isatty(2);
+	out->origin.input = pg_xstrdup(text);
+	if ((rc = wandb_config_from_env(&f.c)) != 0 ||
+	    (rc = wandb_ref_parse(&f.ref, text, f.c.entity, f.c.project)) != 0 ||
+	    (rc = wandb_check_host(&f.c, &f.ref, text)) != 0)
+		goto out;
+	if (f.ref.kind == WANDB_REF_RUN) {
+		rc = pick_from_run(&f);
+		if (rc == 1)
+			rc = 0; /* the trainer.log_dir: nothing to download */
+		if (rc || !f.have_art)
+			goto out;
+	} else if ((rc = artifact_by_name(&f)) != 0) {
+		goto out;
+	}
+	if (!f.art.entity)
+		f.art.entity = pg_xstrdup(f.ref.entity);
+	if (!f.art.project)
+		f.art.project = pg_xstrdup(f.ref.project);
+	what = xprintf("%s/%s/%s:v%ld", f.art.entity, f.art.project, f.art.name, f.art.version);
+	if (!f.art.state || strcmp(f.art.state, "COMMITTED") != 0) {
+		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s is not committed (state %s)",
+				  what, f.art.state ? f.art.state : "unknown");
+		goto out;
+	}
+	out->origin.artifact = pg_xstrdup(what);
+	out->origin.display = xprintf("wandb-artifact://%s", what);
+	if ((rc = load_manifest(&f, what)) != 0)
+		goto out;
+	if (f.ref.kind == WANDB_REF_RUN)
+		say(&f, "wandb: run %s: artifact %s (%s), %u file%s, %.1f MB", out->origin.run_path,
+		    what, out->alias_note, out->manifest.n, out->manifest.n == 1 ? "" : "s",
+		    (double)out->manifest.total_bytes / 1e6);
+	else
+		say(&f, "wandb: artifact %s: %u file%s, %.1f MB", what, out->manifest.n,
+		    out->manifest.n == 1 ? "" : "s", (double)out->manifest.total_bytes / 1e6);
+	if ((rc = get_files(&f, what)) != 0)
+		goto out;
+	if (out->downloaded)
+		say(&f, "wandb: %s: downloaded %u file%s (%.1f MB), %u from the cache, into %s",
+		    what, out->downloaded, out->downloaded == 1 ? "" : "s",
+		    (double)out->downloaded_bytes / 1e6, out->cached, out->origin.dir);
+	else
+		say(&f, "wandb: %s: every file from the cache, in %s", what, out->origin.dir);
+out:
+	free(what);
+	fetch_release(&f);
+	return rc;
+}
+
+void wandb_fetch_result_release(struct wandb_fetch_result *r)
+{
+	source_origin_release(&r->origin);
+	wandb_manifest_release(&r->manifest);
+	free(r->alias_note);
+	memset(r, 0, sizeof(*r));
+}

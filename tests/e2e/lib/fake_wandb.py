@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""A fake Weights & Biases server for the W&B tests (../shared/docs/integrations.md §1, §6.1).
+
+POST /graphql needs Authorization: Basic base64("api:" + PG_TEST_WANDB_KEY) (401 otherwise) and is
+routed on operationName (else the `query|mutation Name(` in the text): RunInfo,
+RunOutputArtifacts, ArtifactByName, ArtifactManifest, ArtifactFileURLs, and for publishing
+UpsertBucket, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact.
+Signed URLs point back here under /storage/...?sig=...; a request to them that carries an
+Authorization header is refused with 403 (a key leaking to storage). PUT /storage/upload/...
+stores uploads. GET /_state (no auth) dumps runs and artifacts for the tests to read back.
+
+usage: fake_wandb.py SPEC.json PORT_FILE LOG_FILE
+SPEC: {"runs": {"ENTITY/PROJECT/RUN_ID": {"displayName", "config" (unwrapped: the fake wraps
+each key as {"desc": null, "value": v}), "summary", "commit", "fault", "extra_artifacts": N,
+"artifacts": [{"name", "type", "aliases", "files": {"logical/path": "/local/file"}, "fault"}]}}}
+Run faults (first RunInfo of that run): "429-once" (Retry-After: 1), "500-once", "errors" (200
+with an errors array and null data). Artifact faults: "truncate" (half the bytes, a consistent
+Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the connection drops
+mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
+"dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
+(never committed).
+Every request is logged as "METHOD PATH op=NAME auth=yes|no" to LOG_FILE.
+"""
+import base64
+import hashlib
+import http.server
+import json
+import os
+import re
+import sys
+import threading
+
+SPEC, PORT_FILE, LOG_FILE = sys.argv[1:4]
+KEY = os.environ["PG_TEST_WANDB_KEY"]
+WANT = "Basic " + base64.b64encode(("api:" + KEY).encode()).decode()
+lock = threading.RLock()
+
+runs = {}  # "e/p/id" -> run dict
+arts = []  # artifact dicts, by index = numeric id
+blobs = {}  # b64 md5 -> bytes
+uploads = {}  # token -> ("blob", md5) | ("manifest", art index)
+once = set()  # faults already fired
+
+
+def log(line):
+    with lock, open(LOG_FILE, "a") as f:
+        f.write(line + "\n")
+
+
+def b64md5(data):
+    return base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
+def storage_id(kind, *parts):
+    return base64.b64encode((kind + ":v1:" + ":".join(parts)).encode()).decode()
+
+
+def add_artifact(entity, project, run, name, typ, aliases, files, fault=None, state="COMMITTED"):
+    same = [a for a in arts if a["entity"] == entity and a["project"] == project and a["name"] == name]
+    a = {"idx": len(arts), "entity": entity, "project": project, "run": run, "name": name,
+         "type": typ, "version": len(same), "aliases": list(aliases), "files": {}, "fault": fault,
+         "state": state, "manifest": None, "digest": "", "metadata": None,
+         "time": "2025-03-16T07:%02d:%02d" % (len(arts) // 60 % 60, len(arts) % 60)}
+    a["id"] = base64.b64encode(("Artifact:%d" % a["idx"]).encode()).decode()
+    for path, local in files.items():
+        data = open(local, "rb").read()
+        blobs[b64md5(data)] = data
+        a["files"][path] = b64md5(data)
+    arts.append(a)
+    return a
+
+
+def load_spec():
+    spec = json.load(open(SPEC))
+    for path, r in spec.get("runs", {}).items():
+        e, p, rid = path.split("/")
+        runs[path] = {"entity": e, "project": p, "name": rid, "id": storage_id("Run", rid, p, e),
+                      "displayName": r.get("displayName", rid), "config": r.get("config", {}),
+                      "summary": r.get("summary", {}), "commit": r.get("commit"),
+                      "fault": r.get("fault")}
+        for i in range(r.get("extra_artifacts", 0)):
+            add_artifact(e, p, rid, "dataset-%d" % i, "dataset", ["latest"], {})
+        for a in r.get("artifacts", []):
+            add_artifact(e, p, rid, a["name"], a.get("type", "jax_profile"),
+                         a.get("aliases", ["latest"]), a.get("files", {}), a.get("fault"),
+                         "PENDING" if a.get("fault") == "pending" else "COMMITTED")
+        for a in arts:
+            if a["run"] == rid and a["entity"] == e:
+                a["aliases"].append("v%d" % a["version"])
+
+
+def manifest_of(a):
+    if a["manifest"] is not None:
+        return a["manifest"]
+    contents = {}
+    for path, md5 in a["files"].items():
+        contents[path] = {"digest": md5, "size": len(blobs[md5]), "birthArtifactID": a["id"]}
+    fault = a["fault"]
+    evil = {"digest": b64md5(b"x"), "size": 1}
+    if fault == "dotdot":
+        contents["plugins/../../escape.pt.trace.json"] = evil
+    elif fault == "absolute":
+        contents["/tmp/escape.pt.trace.json"] = evil
+    elif fault == "nul":
+        contents["plugins/a\u0000b.pt.trace.json"] = evil
+    elif fault == "long":
+        contents["plugins/" + "x" * 2000 + ".pt.trace.json"] = evil
+    elif fault == "huge":
+        contents["plugins/huge.xplane.pb"] = {"digest": b64md5(b"x"), "size": 10 ** 13}
+    elif fault == "many":
+        for i in range(10001):
+            contents["plugins/f%05d.json" % i] = evil
+    return json.dumps({"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+                       "storagePolicyConfig": {"storageLayout": "V2"},
+                       "contents": contents}).encode()
+
+
+def wrap_config(cfg):
+    return {k: {"desc": None, "value": v} for k, v in cfg.items()}
+
+
+def node_of(a):
+    return {"id": a["id"], "versionIndex": a["version"], "state": a["state"],
+            "digest": a["digest"], "fileCount": len(a["files"]), "size": 0,
+            "createdAt": a["time"], "updatedAt": a["time"],
+            "artifactType": {"name": a["type"]},
+            "artifactSequence": {"name": a["name"],
+                                 "project": {"name": a["project"], "entityName": a["entity"]}},
+            "aliases": [{"alias": x} for x in a["aliases"]]}
+
+
+def find_run(e, p, name):
+    return runs.get("%s/%s/%s" % (e, p, name))
+
+
+def art_by_id(aid):
+    for a in arts:
+        if a["id"] == aid:
+            return a
+    return None
+
+
+def page(items, v):
+    start = int(v.get("cursor") or 0)
+    n = int(v.get("perPage") or 50)
+    chunk = items[start:start + n]
+    more = start + n < len(items)
+    return chunk, {"hasNextPage": more, "endCursor": str(start + n) if more else None}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def reply(self, status, obj=None, raw=None, headers=(), length=None):
+        data = raw if raw is not None else json.dumps(obj).encode()
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data) if length is None else length))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def base(self):
+        return "http://%s" % self.headers.get("Host")
+
+    def url(self, kind, token):
+        return "%s/storage/%s/%s?sig=s1gn3d-%s" % (self.base(), kind, token, token)
+
+    # ---- GraphQL ----
+    def do_POST(self):
+        raw = self.body()
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            req = {}
+        op = req.get("operationName")
+        if not op:
+            m = re.search(r"(query|mutation)\s+(\w+)\(", req.get("query", ""))
+            op = m.group(2) if m else "?"
+        auth = self.headers.get("Authorization")
+        log("POST %s op=%s auth=%s" % (self.path, op, "yes" if auth else "no"))
+        if self.path != "/graphql":
+            return self.reply(404, {"error": "not found"})
+        if auth != WANT:
+            return self.reply(401, {"errors": [{"message": "user is not logged in"}]})
+        v = req.get("variables") or {}
+        with lock:
+            fn = getattr(self, "op_" + op, None)
+            if not fn:
+                return self.reply(400, {"errors": [{"message": "unknown operation " + op}]})
+            return fn(v)
+
+    def run_fault(self, run):
+        f = run and run.get("fault")
+        key = ("run", run and run["name"])
+        if not f or key in once or f not in ("429-once", "500-once", "errors"):
+            return False
+        once.add(key)
+        if f == "429-once":
+            self.reply(429, {"error": "rate limit exceeded"}, headers=[("Retry-After", "1")])
+        elif f == "500-once":
+            self.reply(500, {"errors": ["Server down"]})
+        else:
+            self.reply(200, {"errors": [{"message": "internal resolver error", "path": ["project"]}],
+                             "data": None})
+        return True
+
+    def op_RunInfo(self, v):
+        run = find_run(v["entity"], v["project"], v["name"])
+        if self.run_fault(run):
+            return
+        proj_known = any(r["entity"] == v["entity"] and r["project"] == v["project"]
+                         for r in runs.values())
+        if not proj_known:
+            return self.reply(200, {"data": {"project": None}})
+        if not run:
+            return self.reply(200, {"data": {"project": {"run": None}}})
+        return self.reply(200, {"data": {"project": {"run": {
+            "id": run["id"], "name": run["name"], "displayName": run["displayName"],
+            "state": "finished", "config": json.dumps(wrap_config(run["config"])),
+            "summaryMetrics": json.dumps(run["summary"]), "createdAt": "2025-03-16T07:20:11",
+            "commit": run["commit"]}}}})
+
+    def op_RunOutputArtifacts(self, v):
+        run = find_run(v["entity"], v["project"], v["run"])
+        if not run:
+            return self.reply(200, {"data": {"project": {"run": None}}})
+        mine = [a for a in arts if a["run"] == run["name"] and a["entity"] == run["entity"]
+                and a["project"] == run["project"]]
+        chunk, info = page(mine, v)
+        return self.reply(200, {"data": {"project": {"run": {"outputArtifacts": {
+            "totalCount": len(mine), "pageInfo": info,
+            "edges": [{"node": node_of(a)} for a in chunk]}}}}})
+
+    def op_ArtifactByName(self, v):
+        e, p = v["entityName"], v["projectName"]
+        if not any(r["entity"] == e and r["project"] == p for r in runs.values()):
+            return self.reply(200, {"data": {"project": None}})
+        name, _, alias = v["name"].partition(":")
+        alias = alias or "latest"
+        hit = None
+        for a in arts:
+            if a["entity"] == e and a["project"] == p and a["name"] == name and \
+                    (alias in a["aliases"] or alias == "v%d" % a["version"]):
+                hit = a
+        if not hit:
+            return self.reply(200, {"data": {"project": {"artifact": None}}})
+        n = node_of(hit)
+        n["createdBy"] = {"__typename": "Run", "name": hit["run"],
+                          "project": {"name": p, "entityName": e}} if hit["run"] else None
+        return self.reply(200, {"data": {"project": {"artifact": n}}})
+
+    def op_ArtifactManifest(self, v):
+        a = art_by_id(v["artifact_id"])
+        if not a:
+            return self.reply(200, {"data": {"artifact": None}})
+        return self.reply(200, {"data": {"artifact": {"currentManifest": {"file": {
+            "directUrl": self.url("manifest", str(a["idx"]))}}}}})
+
+    def op_ArtifactFileURLs(self, v):
+        a = art_by_id(v["id"])
+        if not a:
+            return self.reply(200, {"data": {"artifact": None}})
+        names = sorted(a["files"])
+        chunk, info = page(names, v)
+        return self.reply(200, {"data": {"artifact": {"files": {"pageInfo": info, "edges": [
+            {"node": {"name": n, "directUrl": self.url("file", "%d/%d" % (a["idx"], names.index(n)))}}
+            for n in chunk]}}}})
+
+    # ---- publishing ----
+    def op_UpsertBucket(self, v):
+        if v.get("id"):
+            run = next((r for r in runs.values() if r["id"] == v["id"]), None)
+            if not run:
+                return self.reply(200, {"errors": [{"message": "run not found"}], "data": None})
+            if v.get("summaryMetrics") is not None:
+                run["summary"] = json.loads(v["summaryMetrics"])
+            return self.reply(200, {"data": {"upsertBucket": {"bucket": {"id": run["id"], "name": run["name"]}}}})
+        e, p, name = v.get("entityName"), v.get("modelName"), v.get("name")
+        if not (e and p and name):
+            return self.reply(200, {"errors": [{"message": "bad upsertBucket input"}], "data": None})
+        path = "%s/%s/%s" % (e, p, name)
+        run = runs.setdefault(path, {"entity": e, "project": p, "name": name,
+                                     "id": storage_id("Run", name, p, e), "displayName": name,
+                                     "config": {}, "summary": {}, "commit": None, "fault": None,
+                                     "jobType": v.get("jobType")})
+        return self.reply(200, {"data": {"upsertBucket": {"bucket": {"id": run["id"], "name": run["name"]}}}})
+
+    def op_CreateArtifact(self, v):
+        i = v["input"]
+        run = None
+        if i.get("runName"):
+            run = find_run(i["entityName"], i["projectName"], i["runName"])
+            if not run:
+                return self.reply(200, {"errors": [{"message": "run not found"}], "data": None})
+        same = [a for a in arts if a["entity"] == i["entityName"] and
+                a["project"] == i["projectName"] and a["name"] == i["artifactCollectionName"]]
+        latest = same[-1] if same else None
+        for a in same:
+            if a["digest"] == i["digest"] and a["state"] == "COMMITTED":
+                return self.reply(200, {"data": {"createArtifact": {"artifact": {
+                    "id": a["id"], "state": "COMMITTED", "versionIndex": a["version"], "artifactSequence": {"latestArtifact": {"id": latest["id"]}}}}}})
+        a = add_artifact(i["entityName"], i["projectName"], i.get("runName"),
+                         i["artifactCollectionName"], i["artifactTypeName"], [], {}, state="PENDING")
+        a["digest"] = i["digest"]
+        a["metadata"] = i.get("metadata")
+        a["want_aliases"] = [x["alias"] for x in i.get("aliases", [])]
+        a["manifest"] = b""
+        return self.reply(200, {"data": {"createArtifact": {"artifact": {
+            "id": a["id"], "state": "PENDING", "versionIndex": a["version"],
+            "artifactSequence": {"latestArtifact": {"id": latest["id"]} if latest else None}}}}})
+
+    def op_CreateArtifactManifest(self, v):
+        i = v["input"]
+        a = art_by_id(i["artifactID"])
+        if not a:
+            return self.reply(200, {"errors": [{"message": "no such artifact"}], "data": None})
+        f = {"id": "file-manifest-%d" % a["idx"]}
+        if i.get("includeUpload"):
+            token = "m%d-%d" % (a["idx"], len(uploads))
+            uploads[token] = ("manifest", a["idx"])
+            f["uploadUrl"] = self.url("upload", token)
+            f["uploadHeaders"] = ["Content-Type:application/json"]
+        return self.reply(200, {"data": {"createArtifactManifest": {"artifactManifest": {
+            "id": "manifest-%d" % a["idx"], "file": f}}}})
+
+    def op_CreateArtifactFiles(self, v):
+        edges = []
+        for f in v["input"]["artifactFiles"]:
+            a = art_by_id(f["artifactID"])
+            url = None
+            if f["md5"] not in blobs:
+                token = "b%d" % len(uploads)
+                uploads[token] = ("blob", f["md5"])
+                url = self.url("upload", token)
+            edges.append({"node": {"id": "f%d" % len(edges), "name": f["name"], "displayName": f["name"],
+                                   "storagePath": "wandb_artifacts/" + f["md5"], "uploadUrl": url,
+                                   "uploadHeaders": ["Content-MD5:" + f["md5"]],
+                                   "artifact": {"id": a["id"]}}})
+        return self.reply(200, {"data": {"createArtifactFiles": {"files": {"edges": edges}}}})
+
+    def op_CommitArtifact(self, v):
+        a = art_by_id(v["artifactID"])
+        if not a or not a["manifest"]:
+            return self.reply(200, {"errors": [{"message": "manifest not uploaded"}], "data": None})
+        m = json.loads(a["manifest"])
+        for path, entry in m["contents"].items():
+            if entry["digest"] not in blobs:
+                return self.reply(200, {"errors": [{"message": "file %s not uploaded" % path}], "data": None})
+            a["files"][path] = entry["digest"]
+        for other in arts:
+            if other is not a and other["name"] == a["name"] and other["project"] == a["project"]:
+                other["aliases"] = [x for x in other["aliases"] if x not in a["want_aliases"]]
+        a["aliases"] = list(dict.fromkeys(a["want_aliases"] + ["latest", "v%d" % a["version"]]))
+        for other in arts:
+            if other is not a and other["name"] == a["name"] and other["project"] == a["project"]:
+                other["aliases"] = [x for x in other["aliases"] if x != "latest"]
+        a["state"] = "COMMITTED"
+        return self.reply(200, {"data": {"commitArtifact": {"artifact": {"id": a["id"], "digest": a["digest"], "versionIndex": a["version"]}}}})
+
+    # ---- storage ----
+    def storage_auth_refused(self):
+        if self.headers.get("Authorization"):
+            self.reply(403, {"error": "Authorization header sent to a signed storage URL"})
+            return True
+        return False
+
+    def do_PUT(self):
+        data = self.body()
+        auth = self.headers.get("Authorization")
+        path = self.path.split("?")[0]
+        log("PUT %s op=- auth=%s" % (path, "yes" if auth else "no"))
+        if self.storage_auth_refused():
+            return
+        token = path.rsplit("/", 1)[-1]
+        with lock:
+            what = uploads.get(token)
+            if not what:
+                return self.reply(404, {"error": "no such upload"})
+            if what[0] == "blob":
+                if b64md5(data) != what[1]:
+                    return self.reply(400, {"error": "Content-MD5 mismatch"})
+                blobs[what[1]] = data
+            else:
+                arts[what[1]]["manifest"] = data
+        return self.reply(200, raw=b"")
+
+    def do_GET(self):
+        auth = self.headers.get("Authorization")
+        path = self.path.split("?")[0]
+        log("GET %s op=- auth=%s" % (path, "yes" if auth else "no"))
+        if path == "/_state":
+            with lock:
+                return self.reply(200, {"runs": runs, "artifacts": [
+                    {k: v for k, v in a.items() if k != "manifest"} for a in arts]})
+        if not path.startswith("/storage/"):
+            return self.reply(404, {"error": "not found"})
+        if self.storage_auth_refused():
+            return
+        parts = path.split("/")
+        with lock:
+            if parts[2] == "manifest":
+                return self.reply(200, raw=manifest_of(arts[int(parts[3])]))
+            if parts[2] != "file":
+                return self.reply(404, {"error": "not found"})
+            a = arts[int(parts[3])]
+            names = sorted(a["files"])
+            data = blobs[a["files"][names[int(parts[4])]]]
+            fault = a["fault"]
+            key = ("art", a["idx"])
+            if fault == "expired-once" and key not in once:
+                once.add(key)
+                return self.reply(403, raw=b"<Error><Code>ExpiredToken</Code></Error>")
+            if fault == "cut-once" and key not in once:
+                once.add(key)
+                self.reply(200, raw=data[: len(data) // 2], length=len(data))
+                self.close_connection = True
+                return
+        if fault == "truncate":
+            data = data[: len(data) // 2]
+        elif fault == "corrupt":
+            data = data[:-1] + bytes([data[-1] ^ 0xFF])
+        elif fault == "extra":
+            data = data + b"trailing bytes the manifest does not count"
+        return self.reply(200, raw=data)
+
+
+load_spec()
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+srv.daemon_threads = True
+with open(PORT_FILE + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(PORT_FILE + ".tmp", PORT_FILE)
+srv.serve_forever()
