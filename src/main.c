@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution"},
     {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds"},
     {"history", cmd_history, "append gate results to a JSONL history on a git branch; show it"},
+    {"comment", cmd_comment, "post a gate report as the pull request's sticky comment"},
+    {"action", cmd_action, "the GitHub Action's entrypoint: inputs from INPUT_*, the whole job"},
 };
 
 static void usage(FILE *out)

@@ -72,6 +72,7 @@ struct summary;
 int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,
 		     char sha[65]);
 
+struct history_env;
 /* What compare and gate share: load both sides and the thresholds, compare,
  * write the verdict JSON and the report, print the verdict. */
 struct cmd_gate_job {
@@ -86,6 +87,11 @@ struct cmd_gate_job {
 	const char *history, *history_branch; /* remote, branch (NULL: the default) */
 	const char *kind;		      /* the record's kind; NULL: from the environment */
 	int history_required;		      /* a failed push exits 5, else only warns */
+	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
+	/* for `action`: both sides' summaries written here (NULL: not), and
+	 * copies of the verdict JSON and the report kept (NULL: not) */
+	const char *baseline_summary_out, *candidate_summary_out;
+	struct pg_buf *keep_json, *keep_md;
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
 
@@ -101,6 +107,31 @@ struct history_record;
 int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
 			const char *indent, int warn_only);
 
+/* The GitHub token of the environment: PROFGATE_GITHUB_TOKEN, else
+ * GITHUB_TOKEN; NULL when neither is set. */
+const char *cmd_github_token(void);
+
+/* What `comment`, `gate --comment` and `action` share: post or update the
+ * sticky comment of a report (which ends with its marker). */
+struct cmd_comment_job {
+	const char *md;	 /* the report */
+	size_t md_len;
+	const char *origin; /* names the report in messages */
+	int64_t pr;
+	const char *repo;  /* NULL: GITHUB_REPOSITORY */
+	const char *token; /* NULL: cmd_github_token() */
+	int mode;	   /* enum github_comment_mode */
+	const char *indent; /* the stdout line's prefix; NULL: no line */
+};
+/*
+ * Post or update the comment; *url_out gets its URL (malloc'd) or NULL. A
+ * failure prints its one line. Returns PG_EXIT_OK, PG_EXIT_USAGE (no token,
+ * a bad repository, a report without a marker) or PG_EXIT_DELIVERY.
+ */
+int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out);
+/* A pull request number from text: 1 and up; -1 when it is not one. */
+int64_t cmd_parse_pr(const char *text);
+
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -108,5 +139,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_comment(int argc, char **argv);
+int cmd_action(int argc, char **argv);
 
 #endif
