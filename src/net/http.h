@@ -38,13 +38,13 @@ struct http_request {
 	 * URL query strings). The URL's query string is never logged anyway. */
 	const char *const *secrets;
 	enum http_policy policy;
-	uint32_t max_attempts;	   /* 0: 5 */
-	uint32_t max_wait_s;	   /* longest single wait between attempts; 0: 60 */
-	uint32_t deadline_s;	   /* whole call, all attempts and waits; 0: 300 */
-	uint32_t timeout_s;	   /* one attempt, total; 0: 60 */
+	uint32_t max_attempts;	    /* 0: 5 */
+	uint32_t max_wait_s;	    /* longest single wait between attempts; 0: 60 */
+	uint32_t deadline_s;	    /* whole call, all attempts and waits; 0: 300 */
+	uint32_t timeout_s;	    /* one attempt, total; 0: 60 */
 	uint32_t connect_timeout_s; /* 0: 10 */
-	uint32_t low_speed_s;	   /* abort an attempt below 1 byte/s for this long; 0: 30 */
-	uint64_t max_body_bytes;   /* cap on the response body; 0: 64 MiB */
+	uint32_t low_speed_s;	    /* abort an attempt below 1 byte/s for this long; 0: 30 */
+	uint64_t max_body_bytes;    /* cap on the response body; 0: 64 MiB */
 	/* When set, the response body of a 2xx answer is written here instead
 	 * of into http_response.body (downloads); the wrapper truncates and
 	 * rewinds it before each attempt, so a retried download starts over. */
@@ -64,7 +64,10 @@ struct http_response {
 	double waited_s; /* time spent waiting between attempts */
 };
 
-#define HTTP_RESPONSE_INIT {0, PG_BUF_INIT, PG_BUF_INIT, 0, 0}
+#define HTTP_RESPONSE_INIT                                                                         \
+	{                                                                                          \
+		0, PG_BUF_INIT, PG_BUF_INIT, 0, 0                                                  \
+	}
 
 /*
  * Perform rq, retrying per its policy. Returns 0 when a response arrived
@@ -72,7 +75,8 @@ struct http_response {
  * retry: the caller reads rs->status and rs->body and decides), PG_EDELIVERY
  * with the message set when attempts or time ran out on retryable failures
  * or the transport failed for good, PG_ELIMIT when the body exceeded
- * max_body_bytes. rs is reset first; the caller frees it with
+ * max_body_bytes. rs must be initialised (HTTP_RESPONSE_INIT, or a response
+ * already used): it is reset first; the caller frees it with
  * http_response_release() in every case.
  */
 int http_do(const struct http_request *rq, struct http_response *rs);
