@@ -72,7 +72,7 @@ struct action {
 	const char *in[PG_ARRAY_LEN(input_defs)];
 	enum github_comment_mode mode;
 	int check_run, history_required;
-	char *thresholds; /* a path, or NULL for the built-in default */
+	char *thresholds;		/* a path, or NULL for the built-in default */
 	struct actions_event ev, saved; /* the running event; pull_request_event */
 	int64_t pr;
 	const char *head_sha;
@@ -149,12 +149,14 @@ static int misspelt_inputs(void)
 		if (n >= sizeof(name))
 			continue;
 		for (size_t i = 0; i < n; i++)
-			name[i] = (*e)[6 + i] == '-' ? '_' : (char)tolower((unsigned char)(*e)[6 + i]);
+			name[i] =
+			    (*e)[6 + i] == '-' ? '_' : (char)tolower((unsigned char)(*e)[6 + i]);
 		name[n] = 0;
 		for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
 			if (strcmp(input_defs[i].name, name) == 0)
-				return pg_error_set(PG_EUSAGE, "action: unknown input '%.*s': the "
-							       "input is '%s'",
+				return pg_error_set(PG_EUSAGE,
+						    "action: unknown input '%.*s': the "
+						    "input is '%s'",
 						    (int)n, *e + 6, name);
 	}
 	return 0;
@@ -190,8 +192,9 @@ static int resolve_thresholds(struct action *a, const char *v)
 			pg_buf_release(&p);
 		}
 	}
-	return pg_error_set(PG_EUSAGE, "action: thresholds '%s': no such file, and not a shipped "
-				       "set (default, strict, nightly)",
+	return pg_error_set(PG_EUSAGE,
+			    "action: thresholds '%s': no such file, and not a shipped "
+			    "set (default, strict, nightly)",
 			    v);
 }
 
@@ -209,12 +212,14 @@ static int validate(struct action *a)
 		return PG_EUSAGE;
 	if (strcmp(fail_on, "fail") != 0 && strcmp(fail_on, "warn") != 0 &&
 	    strcmp(fail_on, "never") != 0)
-		return pg_error_set(PG_EUSAGE, "action: input 'fail_on' is '%s': give fail, warn "
-					       "or never",
+		return pg_error_set(PG_EUSAGE,
+				    "action: input 'fail_on' is '%s': give fail, warn "
+				    "or never",
 				    fail_on);
 	if (kind && !history_kind_valid(kind))
-		return pg_error_set(PG_EUSAGE, "action: input 'kind' is '%s': give pr, main, "
-					       "nightly or manual",
+		return pg_error_set(PG_EUSAGE,
+				    "action: input 'kind' is '%s': give pr, main, "
+				    "nightly or manual",
 				    kind);
 	return resolve_thresholds(a, in(a, "thresholds"));
 }
@@ -273,16 +278,18 @@ static int read_saved_event(struct action *a, const char *path)
 	const char *name = getenv("GITHUB_EVENT_NAME");
 
 	if (!name || strcmp(name, "workflow_run") != 0)
-		return pg_error_set(PG_EUSAGE, "action: pull_request_event is for workflow_run jobs "
-					       "(this is a %s event)",
+		return pg_error_set(PG_EUSAGE,
+				    "action: pull_request_event is for workflow_run jobs "
+				    "(this is a %s event)",
 				    name ? name : "non-Actions");
 	if (actions_event_read(path, &a->saved))
 		return PG_EUSAGE;
 	if (a->saved.pr < 1 || !a->saved.head_sha)
 		return pg_error_set(PG_EUSAGE, "action: '%s' is not a pull_request event", path);
 	if (!a->ev.head_sha || strcmp(a->ev.head_sha, a->saved.head_sha) != 0)
-		return pg_error_set(PG_EUSAGE, "action: the saved event's head %.12s is not the "
-					       "head %.12s of the run that triggered this one",
+		return pg_error_set(PG_EUSAGE,
+				    "action: the saved event's head %.12s is not the "
+				    "head %.12s of the run that triggered this one",
 				    a->saved.head_sha, a->ev.head_sha ? a->ev.head_sha : "(none)");
 	a->pr = a->saved.pr;
 	a->head_sha = a->saved.head_sha;
@@ -395,8 +402,9 @@ static int run_gate(struct action *a)
 	if (rc == PG_EXIT_DELIVERY)
 		a->delivery_failed = 1;
 	if (in(a, "history") && a->read_only)
-		printf("::notice title=profgate::a pull request from a fork gets a read-only token: "
-		       "no history append (README: the workflow_run split)\n");
+		printf(
+		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
+		    "no history append (README: the workflow_run split)\n");
 	return rc;
 }
 
@@ -435,9 +443,10 @@ static void post_comment(struct action *a)
 	if (a->mode == GITHUB_COMMENT_NEVER || a->pr < 1 || a->md.len == 0)
 		return;
 	if (a->read_only) {
-		printf("::notice title=profgate::a pull request from a fork gets a read-only token: "
-		       "no PR comment; the verdict is in the job summary (README: the workflow_run "
-		       "split)\n");
+		printf(
+		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
+		    "no PR comment; the verdict is in the job summary (README: the workflow_run "
+		    "split)\n");
 		return;
 	}
 	printf("::group::profgate: PR comment\n");
@@ -616,14 +625,16 @@ static int finish(struct action *a, int gate_rc)
 
 static void action_usage(FILE *out)
 {
-	fprintf(out, "usage: profgate action\n\n"
-		     "The GitHub Action's entrypoint: reads its inputs from INPUT_<NAME>, runs the\n"
-		     "gate, the history append, the PR comment and the check run, writes the job\n"
-		     "summary, annotations and outputs, and exits per fail_on.\n\ninputs:\n");
+	fprintf(out,
+		"usage: profgate action\n\n"
+		"The GitHub Action's entrypoint: reads its inputs from INPUT_<NAME>, runs the\n"
+		"gate, the history append, the PR comment and the check run, writes the job\n"
+		"summary, annotations and outputs, and exits per fail_on.\n\ninputs:\n");
 	for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
 		fprintf(out, "  %-20s %s (default: %s)\n", input_defs[i].name, input_defs[i].help,
-			!input_defs[i].def ? "required" : *input_defs[i].def ? input_defs[i].def
-									 : "''");
+			!input_defs[i].def   ? "required"
+			: *input_defs[i].def ? input_defs[i].def
+					     : "''");
 	fprintf(out, "\noutputs:\n");
 	for (size_t i = 0; i < PG_ARRAY_LEN(output_defs); i++)
 		fprintf(out, "  %-20s %s\n", output_defs[i].name, output_defs[i].help);

@@ -84,9 +84,9 @@ struct cmd_gate_job {
 	int verdict_exit; /* 1: exit by the verdict (gate); 0: only 4 for incomparable */
 	int quiet;	  /* no verdict lines on stdout (the JSON goes there) */
 	/* gate --history: append the result's record after the verdict */
-	const char *history, *history_branch; /* remote, branch (NULL: the default) */
-	const char *kind;		      /* the record's kind; NULL: from the environment */
-	int history_required;		      /* a failed push exits 5, else only warns */
+	const char *history, *history_branch;  /* remote, branch (NULL: the default) */
+	const char *kind;		       /* the record's kind; NULL: from the environment */
+	int history_required;		       /* a failed push exits 5, else only warns */
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */
@@ -114,13 +114,13 @@ const char *cmd_github_token(void);
 /* What `comment`, `gate --comment` and `action` share: post or update the
  * sticky comment of a report (which ends with its marker). */
 struct cmd_comment_job {
-	const char *md;	 /* the report */
+	const char *md; /* the report */
 	size_t md_len;
 	const char *origin; /* names the report in messages */
 	int64_t pr;
-	const char *repo;  /* NULL: GITHUB_REPOSITORY */
-	const char *token; /* NULL: cmd_github_token() */
-	int mode;	   /* enum github_comment_mode */
+	const char *repo;   /* NULL: GITHUB_REPOSITORY */
+	const char *token;  /* NULL: cmd_github_token() */
+	int mode;	    /* enum github_comment_mode */
 	const char *indent; /* the stdout line's prefix; NULL: no line */
 };
 /*

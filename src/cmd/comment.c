@@ -120,8 +120,7 @@ static int read_report(const char *path, struct pg_buf *out)
 	int bad;
 
 	if (!f)
-		return pg_error_set(PG_EIO, "comment: cannot read '%s': %s", path,
-				    strerror(errno));
+		return pg_error_set(PG_EIO, "comment: cannot read '%s': %s", path, strerror(errno));
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= REPORT_MAX_BYTES)
 		pg_buf_add(out, chunk, n);
 	bad = ferror(f);
@@ -146,8 +145,7 @@ static const struct cmd_opt comment_opts[] = {
 };
 
 static const struct cmd_spec comment_spec = {
-    "comment",
-    "--report FILE [--pr N] [--mode MODE] [--repo OWNER/NAME]",
+    "comment", "--report FILE [--pr N] [--mode MODE] [--repo OWNER/NAME]",
     "Post a gate report as the pull request's sticky comment: one per series, found by the\n"
     "report's hidden marker and the token's own login, updated in place. The token comes from\n"
     "PROFGATE_GITHUB_TOKEN or GITHUB_TOKEN; GITHUB_API_URL names the API (GitHub Enterprise).\n"
@@ -192,7 +190,8 @@ int cmd_comment(int argc, char **argv)
 		return cmd_finish(PG_EXIT_OK);
 	}
 	if (n_pos > 0 || !opt_report) {
-		pg_error_set(PG_EUSAGE, "comment: give --report FILE (see 'profgate comment --help')");
+		pg_error_set(PG_EUSAGE,
+			     "comment: give --report FILE (see 'profgate comment --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (opt_mode && github_comment_mode_parse(opt_mode, &mode))
@@ -200,8 +199,9 @@ int cmd_comment(int argc, char **argv)
 	memset(&job, 0, sizeof(job));
 	job.pr = event_pr();
 	if (job.pr < 0) {
-		pg_error_set(PG_EUSAGE, opt_pr ? "comment: --pr '%s' is not a pull request number"
-					       : "comment: no pull request: give --pr N%s",
+		pg_error_set(PG_EUSAGE,
+			     opt_pr ? "comment: --pr '%s' is not a pull request number"
+				    : "comment: no pull request: give --pr N%s",
 			     opt_pr ? opt_pr : "");
 		return cmd_error(PG_EXIT_USAGE);
 	}

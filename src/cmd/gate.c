@@ -335,8 +335,9 @@ static int64_t comment_pr(void)
 	if (path && *path && actions_event_read(path, &e) == 0) {
 		pr = e.pr;
 		if (e.fork && !e.workflow_run) {
-			fprintf(stderr, "profgate: gate: a pull request from a fork gets a read-only "
-					"token: no comment (README: the workflow_run split)\n");
+			fprintf(stderr,
+				"profgate: gate: a pull request from a fork gets a read-only "
+				"token: no comment (README: the workflow_run split)\n");
 			pr = 0;
 		}
 	}

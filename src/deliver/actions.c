@@ -102,6 +102,8 @@ int actions_event_read(const char *path, struct actions_event *e)
 	issue = member(root, "issue");
 	/* @actions/github: (payload.issue || payload.pull_request || payload).number */
 	e->pr = number_of(cJSON_IsObject(issue) ? issue : cJSON_IsObject(pr) ? pr : root, "number");
+	if (e->pr < 0 && cJSON_IsObject(pr))
+		e->pr = number_of(root, "number");
 	if (cJSON_IsObject(pr))
 		pull_request_fields(e, pr);
 	else if (cJSON_IsObject(member(root, "workflow_run")))
@@ -250,8 +252,8 @@ static void incomparable_line(struct pg_buf *out, const cJSON *root)
 		const char *f = str_of(d, "field");
 		char *b = cJSON_PrintUnformatted(member(d, "baseline"));
 		char *c = cJSON_PrintUnformatted(member(d, "candidate"));
-		pg_buf_addf(&msg, "%s %s: baseline %s, candidate %s", n++ ? ";" : ":",
-			    f ? f : "?", b ? b : "null", c ? c : "null");
+		pg_buf_addf(&msg, "%s %s: baseline %s, candidate %s", n++ ? ";" : ":", f ? f : "?",
+			    b ? b : "null", c ? c : "null");
 		free(b);
 		free(c);
 	}
@@ -268,20 +270,22 @@ static void more_line(struct pg_buf *out, const char *level, uint32_t more)
 }
 
 /* The metrics of verdict want ("fail" or "warn"): how many, and their lines
- * up to room. */
+ * up to room, the step metrics first (the headline), then catalogue order. */
 static uint32_t metric_lines(const cJSON *metrics, const char *want, uint32_t room,
 			     struct pg_buf *out)
 {
 	const cJSON *m;
 	uint32_t n = 0;
 
-	cJSON_ArrayForEach (m, metrics) {
-		const char *mv = str_of(m, "verdict");
-		if (!mv || strcmp(mv, want) != 0 || !str_of(m, "name"))
-			continue;
-		if (n++ < room)
-			metric_line(out, want[0] == 'f' ? "error" : "warning", m);
-	}
+	for (int steps = 1; steps >= 0; steps--)
+		cJSON_ArrayForEach (m, metrics) {
+			const char *mv = str_of(m, "verdict"), *name = str_of(m, "name");
+			if (!mv || strcmp(mv, want) != 0 || !name ||
+			    (strncmp(name, "step.", 5) == 0) != steps)
+				continue;
+			if (n++ < room)
+				metric_line(out, want[0] == 'f' ? "error" : "warning", m);
+		}
 	return n;
 }
 
@@ -349,7 +353,8 @@ static void delimiter(const char *value, char out[64])
 		if (got != (ssize_t)sizeof(r) || attempt > 0) {
 			/* no urandom, or a collision: mix in the time and the attempt */
 			uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull +
-				     (uint64_t)getpid() + (uint64_t)attempt * 1442695040888963407ull;
+				     (uint64_t)getpid() +
+				     (uint64_t)attempt * 1442695040888963407ull;
 			for (size_t i = 0; i < sizeof(r); i++, x = x * 6364136223846793005ull + 1)
 				r[i] ^= (unsigned char)(x >> 56);
 		}
@@ -371,7 +376,8 @@ static int append_file(const char *path, const char *what, const void *p, size_t
 	bad = fwrite(p, 1, n, f) != n;
 	bad |= fclose(f) != 0;
 	if (bad)
-		return pg_error_set(PG_EIO, "cannot write %s '%s': %s", what, path, strerror(errno));
+		return pg_error_set(PG_EIO, "cannot write %s '%s': %s", what, path,
+				    strerror(errno));
 	return 0;
 }
 
@@ -399,7 +405,8 @@ int actions_step_summary(const char *path, const char *md, size_t len)
 	struct stat st;
 	struct pg_buf b = PG_BUF_INIT;
 	size_t used = stat(path, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
-	size_t room = used + 2 < ACTIONS_SUMMARY_MAX_BYTES ? ACTIONS_SUMMARY_MAX_BYTES - used - 2 : 0;
+	size_t room =
+	    used + 2 < ACTIONS_SUMMARY_MAX_BYTES ? ACTIONS_SUMMARY_MAX_BYTES - used - 2 : 0;
 	int rc;
 
 	if (used > 0)

@@ -120,9 +120,8 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
  * failure), title, and md fitted as its summary. *url_out gets its html_url
  * (malloc'd) or NULL. 0 or PG_EDELIVERY.
  */
-int github_check_run(struct github *g, const char *name, const char *head_sha,
-		     const char *verdict, const char *title, const char *md, size_t len,
-		     char **url_out) PG_WUR;
+int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
+		     const char *title, const char *md, size_t len, char **url_out) PG_WUR;
 
 /* The head sha of pull request pr (GET /pulls/N), malloc'd in *out. 0 or
  * PG_EDELIVERY. */
@@ -132,12 +131,12 @@ int github_pull_head_sha(struct github *g, int64_t pr, char **out) PG_WUR;
 
 /* What GITHUB_EVENT_PATH says about a pull request. */
 struct actions_event {
-	int64_t pr;	 /* -1 when the event names none */
-	char *head_sha;	 /* pull_request.head.sha (workflow_run: workflow_run.head_sha) */
-	char *base_sha;	 /* pull_request.base.sha */
-	char *head_repo; /* full name; NULL when the head repository is gone */
-	char *base_repo; /* full name */
-	int fork;	 /* a pull request whose head is another repository (or gone) */
+	int64_t pr;	  /* -1 when the event names none */
+	char *head_sha;	  /* pull_request.head.sha (workflow_run: workflow_run.head_sha) */
+	char *base_sha;	  /* pull_request.base.sha */
+	char *head_repo;  /* full name; NULL when the head repository is gone */
+	char *base_repo;  /* full name */
+	int fork;	  /* a pull request whose head is another repository (or gone) */
 	int workflow_run; /* a workflow_run event: pr from workflow_run.pull_requests */
 };
 

@@ -48,8 +48,7 @@ int github_marker_append(const char *verdict_json, size_t len, struct pg_buf *ou
 }
 
 /* Copy the run of characters of class ok at *p into out (cut to cap - 1). */
-static size_t take_word(const char *p, const char *end, char *out, size_t cap,
-			const char *extra)
+static size_t take_word(const char *p, const char *end, char *out, size_t cap, const char *extra)
 {
 	size_t n = 0;
 
@@ -94,8 +93,8 @@ int github_marker_find(const char *md, size_t len, struct github_marker *out)
 
 int github_verdict_alerts(const char *v)
 {
-	return v && (strcmp(v, "warn") == 0 || strcmp(v, "fail") == 0 ||
-		     strcmp(v, "incomparable") == 0);
+	return v &&
+	       (strcmp(v, "warn") == 0 || strcmp(v, "fail") == 0 || strcmp(v, "incomparable") == 0);
 }
 
 int github_comment_mode_parse(const char *s, enum github_comment_mode *out)
@@ -154,9 +153,9 @@ static size_t cut_point(const char *md, size_t len, size_t budget)
 }
 
 struct cut_info {
-	int open_fence;		/* the kept part ends inside a code fence */
-	struct pg_buf in;	/* the heading the cut fell under, or empty */
-	struct pg_buf dropped;	/* headings left out entirely, quoted, ", " between */
+	int open_fence;	       /* the kept part ends inside a code fence */
+	struct pg_buf in;      /* the heading the cut fell under, or empty */
+	struct pg_buf dropped; /* headings left out entirely, quoted, ", " between */
 	uint32_t n_dropped, lines;
 };
 
@@ -451,8 +450,9 @@ static int find_comment(struct github *g, int64_t pr, const char *key, struct fo
 		cJSON *arr;
 
 		if (++pages > MAX_PAGES) {
-			rc = pg_error_set(PG_EDELIVERY, "GitHub: more than %d pages of comments "
-							"on #%lld",
+			rc = pg_error_set(PG_EDELIVERY,
+					  "GitHub: more than %d pages of comments "
+					  "on #%lld",
 					  MAX_PAGES, (long long)pr);
 			break;
 		}
@@ -465,8 +465,9 @@ static int find_comment(struct github *g, int64_t pr, const char *key, struct fo
 		arr = parse_body(&rs);
 		if (!cJSON_IsArray(arr)) {
 			cJSON_Delete(arr);
-			rc = pg_error_set(PG_EDELIVERY, "GitHub: the comments of #%lld are not "
-							"a JSON array",
+			rc = pg_error_set(PG_EDELIVERY,
+					  "GitHub: the comments of #%lld are not "
+					  "a JSON array",
 					  (long long)pr);
 			break;
 		}
@@ -498,9 +499,9 @@ static void comment_json(const char *body, size_t n, struct pg_buf *out)
 
 static int too_long(const struct http_response *rs)
 {
-	return rs->status == 422 && (strstr(rs->body.ptr, "too long") ||
-				     strstr(rs->body.ptr, "too_long") ||
-				     strstr(rs->body.ptr, "is too large"));
+	return rs->status == 422 &&
+	       (strstr(rs->body.ptr, "too long") || strstr(rs->body.ptr, "too_long") ||
+		strstr(rs->body.ptr, "is too large"));
 }
 
 /* The body to send: an all-clear line, md fitted, a link to the run. */
@@ -615,9 +616,9 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
 		return rc;
 	pg_buf_addf(&key, "%s%s ", GITHUB_MARKER_PREFIX, m.series);
 	rc = find_comment(g, pr, key.ptr, &f);
-	if (rc == 0 && (f.id > 0 || mode == GITHUB_COMMENT_ALWAYS || github_verdict_alerts(m.verdict)))
-		rc = deliver_comment(g, pr, f.id,
-				     md, len,
+	if (rc == 0 &&
+	    (f.id > 0 || mode == GITHUB_COMMENT_ALWAYS || github_verdict_alerts(m.verdict)))
+		rc = deliver_comment(g, pr, f.id, md, len,
 				     f.id > 0 && github_verdict_alerts(f.verdict) &&
 					 !github_verdict_alerts(m.verdict),
 				     run_url, out);
@@ -665,9 +666,8 @@ static void check_json(const char *name, const char *head_sha, const char *verdi
 	pg_buf_release(&summary);
 }
 
-int github_check_run(struct github *g, const char *name, const char *head_sha,
-		     const char *verdict, const char *title, const char *md, size_t len,
-		     char **url_out)
+int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
+		     const char *title, const char *md, size_t len, char **url_out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct pg_buf url = PG_BUF_INIT, json = PG_BUF_INIT;
@@ -708,8 +708,9 @@ int github_pull_head_sha(struct github *g, int64_t pr, char **out)
 		if (sha)
 			*out = pg_xstrdup(sha);
 		else
-			rc = pg_error_set(PG_EDELIVERY, "GitHub: pull request #%lld has no head "
-							"sha",
+			rc = pg_error_set(PG_EDELIVERY,
+					  "GitHub: pull request #%lld has no head "
+					  "sha",
 					  (long long)pr);
 	}
 	cJSON_Delete(root);
