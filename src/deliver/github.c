@@ -504,21 +504,30 @@ static int too_long(const struct http_response *rs)
 		strstr(rs->body.ptr, "is too large"));
 }
 
-/* The body to send: an all-clear line, md fitted, a link to the run. */
+/* The body to send: an all-clear line, md fitted, a link to the run, and
+ * md's marker last. */
 static void compose(const char *md, size_t len, size_t max, int all_clear, const char *run_url,
 		    struct pg_buf *out)
 {
 	struct pg_buf head = PG_BUF_INIT, tail = PG_BUF_INIT;
-	size_t room;
+	const char *marker = last_marker(md, len);
+	size_t body_len = marker ? (size_t)(marker - md) : len, room;
 
 	if (all_clear)
 		pg_buf_adds(&head, "> **All clear:** this run passes; the alert this comment "
 				   "showed before is resolved.\n\n");
 	if (run_url)
 		pg_buf_addf(&tail, "\n<sub>profgate: [workflow run](%s)</sub>\n", run_url);
+	if (marker) {
+		pg_buf_adds(&tail, "\n");
+		pg_buf_add(&tail, marker, len - body_len);
+	}
 	room = max > head.len + tail.len ? max - head.len - tail.len : 0;
 	pg_buf_add(out, head.ptr, head.len);
-	github_md_fit(md, len, room, run_url ? "the workflow run's job summary" : NULL, out);
+	github_md_fit(md, body_len, room, run_url ? "the workflow run's job summary" : NULL, out);
+	while (out->len > 0 && out->ptr[out->len - 1] == '\n' && tail.len > 0)
+		out->ptr[--out->len] = 0; /* one blank line before the tail, not several */
+	pg_buf_adds(out, "\n");
 	pg_buf_add(out, tail.ptr, tail.len);
 	pg_buf_release(&head);
 	pg_buf_release(&tail);
