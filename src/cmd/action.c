@@ -369,6 +369,8 @@ static int run_gate(struct action *a)
 {
 	struct cmd_gate_job job;
 	struct history_env env;
+	struct pg_buf stop = PG_BUF_INIT;
+	char token[40];
 	int rc;
 
 	record_env(a, &env);
@@ -395,10 +397,14 @@ static int run_gate(struct action *a)
 	}
 	printf("::group::profgate: summarize and gate%s\n",
 	       job.history ? ", append to the history" : "");
+	/* the verdict lines repeat op names from the profiles: no command in them runs */
+	actions_stop_commands(&stop, token);
+	fwrite(stop.ptr, 1, stop.len, stdout);
 	fflush(stdout);
 	rc = cmd_gate_run(&job);
+	printf("::%s::\n::endgroup::\n", token);
 	fflush(stdout);
-	printf("::endgroup::\n");
+	pg_buf_release(&stop);
 	if (rc == PG_EXIT_DELIVERY)
 		a->delivery_failed = 1;
 	if (in(a, "history") && a->read_only)

@@ -163,6 +163,30 @@ void actions_add_mask(struct pg_buf *b, const char *secret)
 	pg_buf_addc(b, '\n');
 }
 
+static void random_hex(char *out, size_t n_bytes)
+{
+	unsigned char r[32];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, r, n_bytes) : -1;
+	uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull ^ (uint64_t)getpid();
+
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < n_bytes; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (got != (ssize_t)n_bytes)
+			r[i] =
+			    (unsigned char)(x >> 56); /* no urandom: still unpredictable enough */
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+	}
+}
+
+void actions_stop_commands(struct pg_buf *b, char *token)
+{
+	random_hex(token, 16);
+	pg_buf_addf(b, "::stop-commands::%s\n", token);
+}
+
 /* ---- annotations ---- */
 
 static const char *str_of(const cJSON *o, const char *key)
@@ -343,27 +367,10 @@ int64_t actions_regressions(const char *verdict_json, size_t len)
 /* A delimiter no line of value equals: ghadelimiter_<random hex>. */
 static void delimiter(const char *value, char out[64])
 {
-	unsigned char r[12];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, r, sizeof(r)) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	for (int attempt = 0;; attempt++) {
-		if (got != (ssize_t)sizeof(r) || attempt > 0) {
-			/* no urandom, or a collision: mix in the time and the attempt */
-			uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull +
-				     (uint64_t)getpid() +
-				     (uint64_t)attempt * 1442695040888963407ull;
-			for (size_t i = 0; i < sizeof(r); i++, x = x * 6364136223846793005ull + 1)
-				r[i] ^= (unsigned char)(x >> 56);
-		}
+	do {
 		memcpy(out, "ghadelimiter_", 13);
-		for (size_t i = 0; i < sizeof(r); i++)
-			snprintf(out + 13 + 2 * i, 3, "%02x", r[i]);
-		if (!strstr(value, out))
-			return;
-	}
+		random_hex(out + 13, 12);
+	} while (strstr(value, out));
 }
 
 static int append_file(const char *path, const char *what, const void *p, size_t n)

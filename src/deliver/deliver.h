@@ -151,6 +151,10 @@ void actions_escape_data(struct pg_buf *b, const char *s);
 void actions_escape_property(struct pg_buf *b, const char *s);
 /* "::add-mask::<secret>\n", the secret escaped as data; nothing for NULL or "". */
 void actions_add_mask(struct pg_buf *b, const char *secret);
+/* "::stop-commands::<token>\n" with a fresh random token (copied to token,
+ * at least 33 bytes): the runner runs no workflow command printed until
+ * "::<token>::\n". For output that repeats names from a profile. */
+void actions_stop_commands(struct pg_buf *b, char *token);
 
 /*
  * The annotations for a verdict JSON: an ::error per failing metric and for
