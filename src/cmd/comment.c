@@ -58,9 +58,11 @@ static void say(const struct cmd_comment_job *job, const struct github_comment_r
 
 	if (!job->indent)
 		return;
-	if (res->action == GITHUB_COMMENT_CREATED || res->action == GITHUB_COMMENT_UPDATED) {
+	if (res->action != GITHUB_COMMENT_SKIPPED) {
 		printf("%scomment: %s %s\n", job->indent,
-		       res->action == GITHUB_COMMENT_CREATED ? "created" : "updated",
+		       res->action == GITHUB_COMMENT_CREATED   ? "created"
+		       : res->action == GITHUB_COMMENT_UPDATED ? "updated"
+							       : "unchanged",
 		       res->url ? res->url : "(no URL returned)");
 		return;
 	}

@@ -90,6 +90,7 @@ enum github_comment_action {
 	GITHUB_COMMENT_SKIPPED, /* mode never, or on-alert without an alert or a comment */
 	GITHUB_COMMENT_CREATED,
 	GITHUB_COMMENT_UPDATED,
+	GITHUB_COMMENT_UNCHANGED, /* it already said exactly this: no PATCH */
 };
 
 struct github_comment_result {

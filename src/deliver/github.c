@@ -409,6 +409,7 @@ static size_t origin_len(const char *url)
 struct found {
 	int64_t id;
 	char *verdict; /* of its marker; NULL when unreadable */
+	char *body, *url;
 };
 
 /* Look through one page (a JSON array) for the first comment by login whose
@@ -429,6 +430,9 @@ static int page_find(const cJSON *arr, const char *login, const char *key, struc
 		f->id = (int64_t)id->valuedouble;
 		if (github_marker_find(body, strlen(body), &m) == 0)
 			f->verdict = pg_xstrdup(m.verdict);
+		f->body = pg_xstrdup(body);
+		if (str_of(c, "html_url"))
+			f->url = pg_xstrdup(str_of(c, "html_url"));
 		return 1;
 	}
 	return 0;
@@ -569,19 +573,28 @@ static int comment_done(struct github *g, int64_t id, const struct http_response
 	return 0;
 }
 
-/* Send body as the comment (id > 0: update it), halving once on a 422 "too
- * long" and creating anew when the comment was deleted meanwhile. */
-static int deliver_comment(struct github *g, int64_t pr, int64_t id, const char *md, size_t len,
-			   int all_clear, const char *run_url, struct github_comment_result *out)
+/* Send body as the comment (f->id > 0: update it, unless it says exactly
+ * this already), halving once on a 422 "too long" and creating anew when the
+ * comment was deleted meanwhile. */
+static int deliver_comment(struct github *g, int64_t pr, const struct found *f, const char *md,
+			   size_t len, int all_clear, const char *run_url,
+			   struct github_comment_result *out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct pg_buf body = PG_BUF_INIT;
 	size_t max = GITHUB_COMMENT_MAX_BYTES;
+	int64_t id = f->id;
 	int rc = 0, gone = 0;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
 		pg_buf_reset(&body);
 		compose(md, len, max, all_clear, run_url, &body);
+		if (id > 0 && f->body && strcmp(f->body, body.ptr) == 0) {
+			out->action = GITHUB_COMMENT_UNCHANGED;
+			out->id = id;
+			out->url = f->url ? pg_xstrdup(f->url) : NULL;
+			break;
+		}
 		gone = 0;
 		if ((rc = send_comment(g, pr, id, &body, &rs, &gone)))
 			break;
@@ -612,7 +625,7 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
 			  struct github_comment_result *out)
 {
 	struct github_marker m;
-	struct found f = {0, NULL};
+	struct found f = {0, NULL, NULL, NULL};
 	struct pg_buf key = PG_BUF_INIT;
 	int rc;
 
@@ -627,11 +640,13 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
 	rc = find_comment(g, pr, key.ptr, &f);
 	if (rc == 0 &&
 	    (f.id > 0 || mode == GITHUB_COMMENT_ALWAYS || github_verdict_alerts(m.verdict)))
-		rc = deliver_comment(g, pr, f.id, md, len,
+		rc = deliver_comment(g, pr, &f, md, len,
 				     f.id > 0 && github_verdict_alerts(f.verdict) &&
 					 !github_verdict_alerts(m.verdict),
 				     run_url, out);
 	free(f.verdict);
+	free(f.body);
+	free(f.url);
 	pg_buf_release(&key);
 	return rc;
 }

@@ -163,11 +163,11 @@ pycheck "the history record: kind pr, PR 11, the head commit, the run" \
 # ---- the same run again: the comment updated in place, no second record ----
 url1=$(sed -n 's/^comment_url=//p' "$T/files/output")
 act "{$WITH_BASE, \"history\": \"$T/history.git\"}"
-check "a rerun: exit 1, 'comment: updated' the same URL" \
-	eval '[ "$rc" -eq 1 ] && grep -q "^comment: updated $url1$" "$T/out" && grep -q "^comment_url=$url1$" "$T/files/output"'
+check "a rerun: exit 1, 'comment: unchanged' the same URL, in the outputs too" \
+	eval '[ "$rc" -eq 1 ] && grep -q "^comment: unchanged $url1$" "$T/out" && grep -q "^comment_url=$url1$" "$T/files/output"'
 check "... the record not appended twice" \
 	eval '[ "$(git -C "$T/history.git" rev-list --count profgate-history)" = 1 ]'
-dcheck "... still one comment on #11, edited once" "len(c(11)) == 1 and c(11)[0]['edits'] == 1"
+dcheck "... still one comment on #11, not edited" "len(c(11)) == 1 and c(11)[0]['edits'] == 0"
 
 # ---- fail_on ----
 act "{$WITH_BASE, \"fail_on\": \"never\", \"comment\": \"never\"}"
@@ -196,6 +196,12 @@ ocheck "... notices say why; annotations, outputs and summary still there" \
 	"o['verdict'] == 'fail' and o['comment_url'] == ''"
 check "... the job summary opens with the fork note, then the report" \
 	eval 'head -n 1 "$T/files/summary" | grep -q "^> This pull request comes from a fork, whose token is read-only" && grep -q "^## profgate: FAIL" "$T/files/summary"'
+
+gh_mark
+act "{$WITH_BASE, \"check_run\": \"true\", \"comment\": \"always\"}" '{"GITHUB_ACTOR": "dependabot[bot]"}'
+gh_since "$T/r2d"
+check "Dependabot's PR (read-only like a fork's): exit 1, not one request to GitHub" \
+	eval '[ "$rc" -eq 1 ] && [ ! -s "$T/r2d" ] && grep -q "^::notice title=profgate::" "$T/out"'
 
 # ---- the fork-safe split: the workflow_run half ----
 cat >"$T/run.json" <<EOF

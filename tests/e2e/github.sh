@@ -86,13 +86,21 @@ rcheck "every request: User-Agent profgate/, Accept, API version, Bearer token, 
 gh_mark
 pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 7
 gh_since "$T/r2"
-check "second run: updated, the same comment" \
+check "second run, the same report: 'unchanged', the same URL" \
+	eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "comment: unchanged $url1" ]'
+rcheck "second run: no PATCH, no POST" "$T/r2" "all(x['method'] == 'GET' for x in r)"
+gh_mark
+pgh GITHUB_TOKEN=$GHS GITHUB_SERVER_URL=https://github.example GITHUB_RUN_ID=4712 \
+	"$PROFGATE" comment --report "$T/fail.md" --pr 7
+gh_since "$T/r2b"
+check "third run, another workflow run: updated, the same comment" \
 	eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "comment: updated $url1" ]'
-rcheck "second run: PATCH on /issues/comments/<id>, no POST" "$T/r2" \
+rcheck "third run: PATCH on /issues/comments/<id>, no POST" "$T/r2b" \
 	"[x['method'] for x in r].count('PATCH') == 1 and [x['method'] for x in r].count('POST') == 0" \
 	"[x for x in r if x['method'] == 'PATCH'][0]['path'] == '/repos/o/r/issues/comments/' + '$url1'.split('-')[-1]"
-dcheck "still one bot comment, edited once; the foreign comment holding the marker untouched" \
+dcheck "still one bot comment, edited once, linking the new run; the foreign comment holding the marker untouched" \
 	"len(c(7, 'github-actions[bot]')) == 1 and c(7, 'github-actions[bot]')[0]['edits'] == 1" \
+	"'actions/runs/4712' in c(7, 'github-actions[bot]')[0]['body']" \
 	"len(c(7, 'mallory')) == 1 and c(7, 'mallory')[0]['edits'] == 0 and c(7, 'mallory')[0]['body'].startswith('pasted: ')"
 
 # ---- on-alert and never ----
@@ -127,8 +135,10 @@ pgh GITHUB_TOKEN=$PAT "$PROFGATE" comment --report "$T/fail.md" --pr 7
 rcheck "PROFGATE_GITHUB_TOKEN wins over GITHUB_TOKEN; /user answers 200" "$T/r5" \
 	"all(x['headers']['authorization'] == 'Bearer $PAT' for x in r)" \
 	"r[0]['path'] == '/user' and r[0]['status'] == 200"
-dcheck "a personal token: its own comment (perf-bot), created once then updated; the bot's untouched" \
-	"len(c(7, 'perf-bot')) == 1 and c(7, 'perf-bot')[0]['edits'] == 1" \
+check "... found again by its login the second time: unchanged" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: unchanged https://github.example/o/r/pull/7#" "$T/out"'
+dcheck "a personal token: its own comment (perf-bot), created once; the bot's untouched" \
+	"len(c(7, 'perf-bot')) == 1 and c(7, 'perf-bot')[0]['edits'] == 0" \
 	"c(7, 'github-actions[bot]')[0]['edits'] == 3"
 
 # ---- GitHub Enterprise: GITHUB_API_URL with a path (and a trailing slash) ----
