@@ -81,6 +81,7 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s);
 int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,
 		     char sha[65]);
 
+struct history_env;
 /* What compare and gate share: load both sides and the thresholds, compare,
  * write the verdict JSON and the report, print the verdict. */
 struct cmd_gate_job {
@@ -99,6 +100,11 @@ struct cmd_gate_job {
 	int baseline_history;
 	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
 	uint32_t baseline_n;
+	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
+	/* for `action`: both sides' summaries written here (NULL: not), and
+	 * copies of the verdict JSON and the report kept (NULL: not) */
+	const char *baseline_summary_out, *candidate_summary_out;
+	struct pg_buf *keep_json, *keep_md;
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
 
@@ -145,6 +151,30 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 int cmd_history_kinds(char *text, const char **kinds);
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);
+/* The GitHub token of the environment: PROFGATE_GITHUB_TOKEN, else
+ * GITHUB_TOKEN; NULL when neither is set. */
+const char *cmd_github_token(void);
+
+/* What `comment`, `gate --comment` and `action` share: post or update the
+ * sticky comment of a report (which ends with its marker). */
+struct cmd_comment_job {
+	const char *md; /* the report */
+	size_t md_len;
+	const char *origin; /* names the report in messages */
+	int64_t pr;
+	const char *repo;   /* NULL: GITHUB_REPOSITORY */
+	const char *token;  /* NULL: cmd_github_token() */
+	int mode;	    /* enum github_comment_mode */
+	const char *indent; /* the stdout line's prefix; NULL: no line */
+};
+/*
+ * Post or update the comment; *url_out gets its URL (malloc'd) or NULL. A
+ * failure prints its one line. Returns PG_EXIT_OK, PG_EXIT_USAGE (no token,
+ * a bad repository, a report without a marker) or PG_EXIT_DELIVERY.
+ */
+int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out);
+/* A pull request number from text: 1 and up; -1 when it is not one. */
+int64_t cmd_parse_pr(const char *text);
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
@@ -155,5 +185,7 @@ int cmd_gate(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_publish(int argc, char **argv);
+int cmd_comment(int argc, char **argv);
+int cmd_action(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../deliver/deliver.h"
 #include "../gate/gate.h"
 #include "../history/history.h"
 #include "../report/report.h"
@@ -169,7 +170,10 @@ static int record_history(const struct cmd_gate_job *job, const struct pg_buf *j
 	struct history_env env;
 	int rc;
 
-	history_env_from_environ(&env);
+	if (job->history_env)
+		env = *job->history_env;
+	else
+		history_env_from_environ(&env);
 	if (history_record_from_verdict(&rec, json->ptr, json->len, "verdict", &env, job->kind)) {
 		fprintf(stderr, "profgate: %s%s\n",
 			job->history_required ? "" : "warning: ", pg_error_last());
@@ -179,6 +183,20 @@ static int record_history(const struct cmd_gate_job *job, const struct pg_buf *j
 	rc = cmd_history_deliver(&rec, job->history, job->history_branch, job->quiet ? NULL : "  ",
 				 !job->history_required);
 	history_record_release(&rec);
+	return rc;
+}
+
+/* action: each side's summary JSON, as summarize writes it. */
+static int write_summary(const char *path, const struct summary *s)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	int rc = 0;
+
+	if (path) {
+		summary_write_json(s, &b);
+		rc = pg_write_file_atomic(path, b.ptr, b.len);
+		pg_buf_release(&b);
+	}
 	return rc;
 }
 
@@ -224,9 +242,21 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 				   ? job->thresholds
 				   : "built-in default";
 	in.version = PG_VERSION;
+	if (write_summary(job->baseline_summary_out, &b) ||
+	    write_summary(job->candidate_summary_out, &c)) {
+		rc = cmd_error(PG_EXIT_INPUT);
+		goto out;
+	}
 	gate_compare(&b, &c, &th, &in, &r);
 	gate_result_write_json(&r, &json);
 	report_compare_md(&r, &md);
+	/* the hidden marker naming the series: the PR comment's key (DESIGN §7) */
+	if (github_marker_append(json.ptr, json.len, &md))
+		fprintf(stderr, "profgate: warning: no report marker: %s\n", pg_error_last());
+	if (job->keep_json)
+		pg_buf_add(job->keep_json, json.ptr, json.len);
+	if (job->keep_md)
+		pg_buf_add(job->keep_md, md.ptr, md.len);
 	if (job->json_out && write_out(job->json_out, &json))
 		rc = cmd_error(PG_EXIT_INPUT);
 	else if (job->report_out && write_out(job->report_out, &md))
@@ -264,7 +294,8 @@ out:
 }
 
 static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *opt_json,
-    *opt_label, *opt_threads, *opt_history, *opt_history_branch, *opt_kind;
+    *opt_label, *opt_threads, *opt_history, *opt_history_branch, *opt_kind, *opt_comment, *opt_pr,
+    *opt_repo;
 static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
@@ -291,27 +322,85 @@ static const struct cmd_opt gate_opts[] = {
      &opt_history_required, NULL},
     {"kind", 0, "K", "the record's kind: pr, main, nightly or manual (default: from GITHUB_*)",
      NULL, &opt_kind},
+    {"comment", 0, "MODE", "post the report as the PR's sticky comment: always, on-alert, never",
+     NULL, &opt_comment},
+    {"pr", 0, "N", "the pull request to comment on (default: from GITHUB_EVENT_PATH)", NULL,
+     &opt_pr},
+    {"repo", 0, "OWNER/NAME", "the repository of the pull request (default: GITHUB_REPOSITORY)",
+     NULL, &opt_repo},
 };
 
 static const struct cmd_spec gate_spec = {
     "gate",
     "--baseline B|history:BRANCH[:N] --candidate C [--thresholds FILE] [--report FILE]\n"
     "       [--json FILE] [--label NAME] [--history URL_OR_PATH [--history-branch B]\n"
-    "       [--history-required] [--kind K]]",
+    "       [--history-required] [--kind K]] [--comment MODE [--pr N] [--repo OWNER/NAME]]",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
     "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
     "candidate's series from runs on BRANCH ('*': any), read from --history; none: exit 3.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
 
+/* The pull request --comment goes to: --pr, else the event's. 0 with a note
+ * on stderr when there is none or it comes from a fork (its token is read-only). */
+static int64_t comment_pr(void)
+{
+	const char *path = getenv("GITHUB_EVENT_PATH");
+	struct actions_event e;
+	int64_t pr = -1;
+
+	if (opt_pr)
+		return cmd_parse_pr(opt_pr);
+	memset(&e, 0, sizeof(e));
+	if (path && *path && actions_event_read(path, &e) == 0) {
+		pr = e.pr;
+		if (e.fork && !e.workflow_run) {
+			fprintf(stderr,
+				"profgate: gate: a pull request from a fork gets a read-only "
+				"token: no comment (README: the workflow_run split)\n");
+			pr = 0;
+		}
+	}
+	actions_event_release(&e);
+	if (pr < 0)
+		fprintf(stderr, "profgate: gate: --comment: no pull request in this event (give "
+				"--pr N): no comment\n");
+	return pr < 0 ? 0 : pr;
+}
+
+/* gate --comment: after the verdict. Returns the delivery's exit code. */
+static int gate_comment(const struct pg_buf *md, int mode, int quiet)
+{
+	struct cmd_comment_job cj;
+	char *url = NULL;
+	int rc;
+
+	memset(&cj, 0, sizeof(cj));
+	cj.pr = comment_pr();
+	if (cj.pr == 0 || mode == GITHUB_COMMENT_NEVER)
+		return PG_EXIT_OK;
+	cj.md = md->ptr;
+	cj.md_len = md->len;
+	cj.origin = "the report";
+	cj.repo = opt_repo;
+	cj.mode = mode;
+	cj.indent = quiet ? NULL : "  ";
+	rc = cmd_comment_deliver(&cj, &url);
+	free(url);
+	return rc;
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct cmd_gate_job job;
 	int n_pos, help, threads = 0, rc;
+	struct pg_buf md = PG_BUF_INIT;
+	enum github_comment_mode mode = GITHUB_COMMENT_NEVER;
 
 	opt_baseline = opt_candidate = opt_thresholds = opt_report = opt_json = opt_label =
-	    opt_threads = opt_history = opt_history_branch = opt_kind = NULL;
+	    opt_threads = opt_history = opt_history_branch = opt_kind = opt_comment = opt_pr =
+		opt_repo = NULL;
 	opt_history_required = 0;
 	if (cmd_parse(&gate_spec, argc, argv, pos, &n_pos, &help)) {
 		free(pos);
@@ -337,6 +426,19 @@ int cmd_gate(int argc, char **argv)
 	if (!opt_history && (opt_history_branch || opt_history_required || opt_kind)) {
 		pg_error_set(PG_EUSAGE, "gate: --history-branch, --history-required and --kind go "
 					"with --history URL_OR_PATH");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (opt_comment && github_comment_mode_parse(opt_comment, &mode)) {
+		pg_error_set(PG_EUSAGE, "gate: --comment '%s': give always, on-alert or never",
+			     opt_comment);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (!opt_comment && (opt_pr || opt_repo)) {
+		pg_error_set(PG_EUSAGE, "gate: --pr and --repo go with --comment MODE");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (opt_pr && cmd_parse_pr(opt_pr) < 0) {
+		pg_error_set(PG_EUSAGE, "gate: --pr '%s' is not a pull request number", opt_pr);
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	memset(&job, 0, sizeof(job));
@@ -367,7 +469,16 @@ int cmd_gate(int argc, char **argv)
 	job.kind = opt_kind;
 	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
 		    (opt_report && strcmp(opt_report, "-") == 0);
+	if (opt_comment)
+		job.keep_md = &md;
 	rc = cmd_gate_run(&job);
 	free(job.baseline_ref);
+	if (opt_comment && rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
+		/* a comment asked for and not delivered outranks the verdict's code */
+		int c = gate_comment(&md, (int)mode, job.quiet);
+		if (c != PG_EXIT_OK)
+			rc = c;
+	}
+	pg_buf_release(&md);
 	return cmd_finish(rc);
 }

@@ -1,0 +1,688 @@
+/*
+ * profgate action: the entrypoint of the Docker container action. Masks every
+ * secret before anything else is printed, reads the inputs as the runner
+ * passes them (INPUT_<NAME>: upper-cased, hyphens kept), and runs the whole
+ * job: summaries, gate, history, PR comment, check run, job summary,
+ * annotations and outputs. Exits per fail_on; errors and failed deliveries
+ * always fail the step.
+ *
+ * Fork pull requests get a read-only token and no secrets: no comment, check
+ * run or history push is tried; the job summary, annotations and the exit
+ * code still carry the verdict. The workflow_run half of the fork-safe split
+ * passes pull_request_event (the event file the pull_request job saved); it
+ * is trusted only when its head is the head of the run that triggered this
+ * one, and the pull request's head is still that commit.
+ */
+#include "cmd.h"
+
+#include "../deliver/deliver.h"
+#include "../history/history.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ANNOTATIONS_MAX 10
+
+extern char **environ;
+
+struct input_def {
+	const char *name;
+	const char *def; /* the default action.yml declares; NULL: none (required) */
+	const char *help;
+};
+
+/* The inputs, as action.yml declares them (a test compares the two). */
+static const struct input_def input_defs[] = {
+    {"baseline", NULL, "the baseline: a summary JSON, a profile file or a profile directory"},
+    {"candidate", NULL, "the candidate: the same kinds of input"},
+    {"thresholds", "default", "default, strict or nightly (the shipped sets), or a file"},
+    {"label", "", "a name for this comparison; with the runs' identity it names the series"},
+    {"output_dir", "profgate", "where the summaries, verdict JSON and report are written"},
+    {"comment", "on-alert", "the PR comment: always, on-alert or never"},
+    {"check_run", "false", "also a check run on the pull request's head commit"},
+    {"fail_on", "fail", "what fails the step: fail, warn or never"},
+    {"history", "", "append the result to the history branch of this git remote"},
+    {"history_branch", "profgate-history", "the history branch"},
+    {"history_required", "false", "a failed history push fails the step (else a warning)"},
+    {"kind", "", "the history record's kind: pr, main, nightly, manual (default: the event)"},
+    {"github_token", "${{ github.token }}", "the token for comments, check runs and history"},
+    {"wandb_api_key", "", "a W&B API key for W&B inputs (passed as WANDB_API_KEY)"},
+    {"pull_request_event", "",
+     "workflow_run jobs: the event file the pull_request job saved (fork-safe split)"},
+};
+
+/* The outputs, as action.yml declares them. */
+static const struct input_def output_defs[] = {
+    {"verdict", NULL, "pass, improved, warn, inconclusive, fail or incomparable; error"},
+    {"exit_code", NULL, "the step's exit code"},
+    {"regressions", NULL, "the number of metrics that warn or fail"},
+    {"report_path", NULL, "the markdown report"},
+    {"summary_path", NULL, "the candidate's summary JSON"},
+    {"verdict_path", NULL, "the verdict JSON"},
+    {"comment_url", NULL, "the PR comment, when one was posted or updated"},
+};
+
+struct action {
+	const char *in[PG_ARRAY_LEN(input_defs)];
+	enum github_comment_mode mode;
+	int check_run, history_required;
+	char *thresholds;		/* a path, or NULL for the built-in default */
+	struct actions_event ev, saved; /* the running event; pull_request_event */
+	int64_t pr;
+	const char *head_sha;
+	int read_only;	/* a pull_request from a fork: the token cannot write */
+	char *paths[4]; /* baseline summary, candidate summary, verdict, report */
+	struct pg_buf json, md;
+	char *comment_url;
+	int delivery_failed;
+};
+
+/* ---- inputs ---- */
+
+static const char *input_env(const char *name)
+{
+	char key[64];
+	size_t n = 0;
+	const char *v;
+
+	memcpy(key, "INPUT_", 6);
+	for (n = 0; name[n] && n < sizeof(key) - 7; n++)
+		key[6 + n] = (char)toupper((unsigned char)name[n]);
+	key[6 + n] = 0;
+	v = getenv(key);
+	return v && *v ? v : NULL;
+}
+
+static const char *in(const struct action *a, const char *name)
+{
+	for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
+		if (strcmp(input_defs[i].name, name) == 0)
+			return a->in[i];
+	return NULL;
+}
+
+/* The value the runner would pass: set, else action.yml's default (run by
+ * hand, nothing fills them in). The token's default is an expression. */
+static void read_inputs(struct action *a)
+{
+	for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++) {
+		const char *v = input_env(input_defs[i].name), *d = input_defs[i].def;
+		if (!v && d && *d && d[0] != '$')
+			v = d;
+		a->in[i] = v;
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
+		if (!a->in[i] && strcmp(input_defs[i].name, "github_token") == 0)
+			a->in[i] = cmd_github_token();
+}
+
+static int parse_bool(const char *name, const char *v, int *out)
+{
+	if (!v || strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0)
+		*out = 0;
+	else if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0)
+		*out = 1;
+	else
+		return pg_error_set(PG_EUSAGE, "action: input '%s' is '%s': give true or false",
+				    name, v);
+	return 0;
+}
+
+/* An INPUT_ name with a hyphen that is one of ours spelt with '-' would be
+ * silently ignored (`fail-on: never`): refuse it. */
+static int misspelt_inputs(void)
+{
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[64];
+		size_t n;
+
+		if (strncmp(*e, "INPUT_", 6) != 0 || !eq || !memchr(*e, '-', (size_t)(eq - *e)))
+			continue;
+		n = (size_t)(eq - *e) - 6;
+		if (n >= sizeof(name))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			name[i] =
+			    (*e)[6 + i] == '-' ? '_' : (char)tolower((unsigned char)(*e)[6 + i]);
+		name[n] = 0;
+		for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
+			if (strcmp(input_defs[i].name, name) == 0)
+				return pg_error_set(PG_EUSAGE,
+						    "action: unknown input '%.*s': the "
+						    "input is '%s'",
+						    (int)n, *e + 6, name);
+	}
+	return 0;
+}
+
+/* "strict" and "nightly" name the shipped sets beside the binary (installed:
+ * ../share/profgate/thresholds; a build tree: ../thresholds). */
+static int resolve_thresholds(struct action *a, const char *v)
+{
+	static const char *const dirs[] = {"/../share/profgate/thresholds", "/../thresholds",
+					   "/../../thresholds"};
+	char exe[4096];
+	ssize_t n;
+	struct stat st;
+
+	if (!v || strcmp(v, "default") == 0)
+		return 0;
+	if (strchr(v, '/') || strstr(v, ".json") || stat(v, &st) == 0) {
+		a->thresholds = pg_xstrdup(v);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		*strrchr(exe, '/') = 0;
+		for (size_t i = 0; i < PG_ARRAY_LEN(dirs); i++) {
+			struct pg_buf p = PG_BUF_INIT;
+			pg_buf_addf(&p, "%s%s/%s.json", exe, dirs[i], v);
+			if (stat(p.ptr, &st) == 0) {
+				a->thresholds = pg_buf_detach(&p, NULL);
+				return 0;
+			}
+			pg_buf_release(&p);
+		}
+	}
+	return pg_error_set(PG_EUSAGE,
+			    "action: thresholds '%s': no such file, and not a shipped "
+			    "set (default, strict, nightly)",
+			    v);
+}
+
+static int validate(struct action *a)
+{
+	const char *fail_on = in(a, "fail_on"), *kind = in(a, "kind");
+
+	for (size_t i = 0; i < 2; i++)
+		if (!a->in[i])
+			return pg_error_set(PG_EUSAGE, "action: input '%s' is required",
+					    input_defs[i].name);
+	if (misspelt_inputs() || github_comment_mode_parse(in(a, "comment"), &a->mode) ||
+	    parse_bool("check_run", in(a, "check_run"), &a->check_run) ||
+	    parse_bool("history_required", in(a, "history_required"), &a->history_required))
+		return PG_EUSAGE;
+	if (strcmp(fail_on, "fail") != 0 && strcmp(fail_on, "warn") != 0 &&
+	    strcmp(fail_on, "never") != 0)
+		return pg_error_set(PG_EUSAGE,
+				    "action: input 'fail_on' is '%s': give fail, warn "
+				    "or never",
+				    fail_on);
+	if (kind && !history_kind_valid(kind))
+		return pg_error_set(PG_EUSAGE,
+				    "action: input 'kind' is '%s': give pr, main, "
+				    "nightly or manual",
+				    kind);
+	return resolve_thresholds(a, in(a, "thresholds"));
+}
+
+/* ---- secrets and the user ---- */
+
+/* Every secret the job may hold, masked before anything is printed. */
+static void mask_secrets(const struct action *a)
+{
+	static const char *const envs[] = {"GITHUB_TOKEN", "PROFGATE_GITHUB_TOKEN",
+					   "PROFGATE_GIT_TOKEN", "WANDB_API_KEY"};
+	struct pg_buf b = PG_BUF_INIT;
+
+	actions_add_mask(&b, in(a, "github_token"));
+	actions_add_mask(&b, in(a, "wandb_api_key"));
+	for (size_t i = 0; i < PG_ARRAY_LEN(envs); i++)
+		actions_add_mask(&b, getenv(envs[i]));
+	fwrite(b.ptr, 1, b.len, stdout);
+	fflush(stdout);
+	pg_buf_release(&b);
+}
+
+/* The container runs as root, the workspace belongs to the runner's user
+ * (uid 1001 on hosted runners): work as that user, so that what profgate
+ * writes there is the user's to clean up. */
+static void drop_root(void)
+{
+	const char *ws = getenv("GITHUB_WORKSPACE");
+	struct stat st;
+
+	if (geteuid() != 0 || !ws || !*ws || stat(ws, &st) != 0 || st.st_uid == 0)
+		return;
+	if (setgroups(0, NULL) != 0 || setgid(st.st_gid) != 0 || setuid(st.st_uid) != 0)
+		printf("::warning title=profgate::could not run as uid %u (%s); running as root\n",
+		       (unsigned)st.st_uid, strerror(errno));
+}
+
+/* The token for comments and history pushes, and the W&B key for the W&B
+ * sources, where the rest of profgate looks for them. */
+static void export_secrets(const struct action *a)
+{
+	const char *tok = in(a, "github_token"), *key = in(a, "wandb_api_key");
+
+	if (tok)
+		setenv("PROFGATE_GIT_TOKEN", tok, 1);
+	if (key)
+		setenv("WANDB_API_KEY", key, 1);
+}
+
+/* ---- the event ---- */
+
+/* workflow_run: the pull_request job's saved event is trusted only for the
+ * commit that triggered this run. */
+static int read_saved_event(struct action *a, const char *path)
+{
+	const char *name = getenv("GITHUB_EVENT_NAME");
+
+	if (!name || strcmp(name, "workflow_run") != 0)
+		return pg_error_set(PG_EUSAGE,
+				    "action: pull_request_event is for workflow_run jobs "
+				    "(this is a %s event)",
+				    name ? name : "non-Actions");
+	if (actions_event_read(path, &a->saved))
+		return PG_EUSAGE;
+	if (a->saved.pr < 1 || !a->saved.head_sha)
+		return pg_error_set(PG_EUSAGE, "action: '%s' is not a pull_request event", path);
+	if (!a->ev.head_sha || strcmp(a->ev.head_sha, a->saved.head_sha) != 0)
+		return pg_error_set(PG_EUSAGE,
+				    "action: the saved event's head %.12s is not the "
+				    "head %.12s of the run that triggered this one",
+				    a->saved.head_sha, a->ev.head_sha ? a->ev.head_sha : "(none)");
+	a->pr = a->saved.pr;
+	a->head_sha = a->saved.head_sha;
+	return 0;
+}
+
+static int read_event(struct action *a)
+{
+	const char *path = getenv("GITHUB_EVENT_PATH"), *name = getenv("GITHUB_EVENT_NAME");
+	const char *actor = getenv("GITHUB_ACTOR");
+
+	memset(&a->ev, 0, sizeof(a->ev));
+	memset(&a->saved, 0, sizeof(a->saved));
+	a->ev.pr = a->saved.pr = a->pr = -1;
+	if (path && *path && actions_event_read(path, &a->ev))
+		return PG_EUSAGE;
+	if (in(a, "pull_request_event"))
+		return read_saved_event(a, in(a, "pull_request_event"));
+	a->pr = a->ev.pr;
+	a->head_sha = a->ev.head_sha;
+	/* pull_request runs from forks and Dependabot get a read-only token */
+	a->read_only = name && strcmp(name, "pull_request") == 0 &&
+		       (a->ev.fork || (actor && strcmp(actor, "dependabot[bot]") == 0));
+	return 0;
+}
+
+/* ---- the gate ---- */
+
+static int mkdir_p(const char *dir)
+{
+	char *p = pg_xstrdup(dir);
+	int rc = 0;
+
+	for (char *s = p + 1; rc == 0; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0777) != 0 && errno != EEXIST)
+			rc = pg_error_set(PG_EIO, "action: cannot create '%s': %s", p,
+					  strerror(errno));
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+static void set_paths(struct action *a)
+{
+	static const char *const names[] = {"baseline.summary.json", "candidate.summary.json",
+					    "verdict.json", "report.md"};
+	const char *dir = in(a, "output_dir");
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++) {
+		struct pg_buf p = PG_BUF_INIT;
+		pg_buf_addf(&p, "%s/%s", dir, names[i]);
+		a->paths[i] = pg_buf_detach(&p, NULL);
+	}
+}
+
+/* The record's CI facts: a pull request's head commit (GITHUB_SHA is the
+ * test merge), and in a workflow_run job the saved pull_request event. */
+static void record_env(const struct action *a, struct history_env *env)
+{
+	history_env_from_environ(env);
+	if (a->head_sha && a->pr > 0)
+		env->sha = a->head_sha;
+	if (in(a, "pull_request_event")) {
+		env->event_name = "pull_request";
+		env->event_path = in(a, "pull_request_event");
+	}
+}
+
+static int run_gate(struct action *a)
+{
+	struct cmd_gate_job job;
+	struct history_env env;
+	struct pg_buf stop = PG_BUF_INIT;
+	char token[40];
+	int rc;
+
+	record_env(a, &env);
+	memset(&job, 0, sizeof(job));
+	job.cmd = "gate";
+	job.baseline = in(a, "baseline");
+	job.candidate = in(a, "candidate");
+	job.thresholds = a->thresholds;
+	job.label = in(a, "label");
+	job.baseline_summary_out = a->paths[0];
+	job.candidate_summary_out = a->paths[1];
+	job.json_out = a->paths[2];
+	job.report_out = a->paths[3];
+	cmd_parse_threads("action", NULL, &job.threads);
+	job.verdict_exit = 1;
+	job.keep_json = &a->json;
+	job.keep_md = &a->md;
+	if (in(a, "history") && !a->read_only) {
+		job.history = in(a, "history");
+		job.history_branch = in(a, "history_branch");
+		job.history_required = a->history_required;
+		job.kind = in(a, "kind");
+		job.history_env = &env;
+	}
+	printf("::group::profgate: summarize and gate%s\n",
+	       job.history ? ", append to the history" : "");
+	/* the verdict lines repeat op names from the profiles: no command in them runs */
+	actions_stop_commands(&stop, token);
+	fwrite(stop.ptr, 1, stop.len, stdout);
+	fflush(stdout);
+	rc = cmd_gate_run(&job);
+	printf("::%s::\n::endgroup::\n", token);
+	fflush(stdout);
+	pg_buf_release(&stop);
+	if (rc == PG_EXIT_DELIVERY)
+		a->delivery_failed = 1;
+	if (in(a, "history") && a->read_only)
+		printf(
+		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
+		    "no history append (README: the workflow_run split)\n");
+	return rc;
+}
+
+/* ---- deliveries ---- */
+
+/* workflow_run: the pull request must still be at the run's head, so a
+ * forged event cannot aim the comment at another pull request. */
+static int saved_pr_current(struct action *a, const char *token)
+{
+	struct github g;
+	char *sha = NULL;
+	int ok = 0;
+
+	if (!in(a, "pull_request_event"))
+		return 1;
+	if (github_init(&g, getenv("GITHUB_API_URL"), getenv("GITHUB_REPOSITORY"), token) ||
+	    github_pull_head_sha(&g, a->pr, &sha)) {
+		fprintf(stderr, "profgate: %s\n", pg_error_last());
+		a->delivery_failed = 1;
+	} else if (strcmp(sha, a->head_sha) != 0) {
+		printf("::warning title=profgate::pull request #%lld is now at %.12s, not %.12s: "
+		       "no comment from this run\n",
+		       (long long)a->pr, sha, a->head_sha);
+	} else {
+		ok = 1;
+	}
+	free(sha);
+	github_release(&g);
+	return ok;
+}
+
+static void post_comment(struct action *a)
+{
+	struct cmd_comment_job cj;
+
+	if (a->mode == GITHUB_COMMENT_NEVER || a->pr < 1 || a->md.len == 0)
+		return;
+	if (a->read_only) {
+		printf(
+		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
+		    "no PR comment; the verdict is in the job summary (README: the workflow_run "
+		    "split)\n");
+		return;
+	}
+	printf("::group::profgate: PR comment\n");
+	fflush(stdout);
+	if (saved_pr_current(a, in(a, "github_token"))) {
+		memset(&cj, 0, sizeof(cj));
+		cj.md = a->md.ptr;
+		cj.md_len = a->md.len;
+		cj.origin = a->paths[3];
+		cj.pr = a->pr;
+		cj.token = in(a, "github_token");
+		cj.mode = (int)a->mode;
+		cj.indent = "";
+		if (cmd_comment_deliver(&cj, &a->comment_url) != PG_EXIT_OK)
+			a->delivery_failed = 1;
+	}
+	fflush(stdout);
+	printf("::endgroup::\n");
+}
+
+static void post_check_run(struct action *a, const char *verdict)
+{
+	struct github g;
+	struct pg_buf name = PG_BUF_INIT, title = PG_BUF_INIT;
+	const char *label = in(a, "label");
+	char *url = NULL;
+
+	if (!a->check_run || !a->head_sha || a->read_only || a->md.len == 0)
+		return;
+	pg_buf_addf(&name, "profgate%s%s%s", label ? " (" : "", label ? label : "",
+		    label ? ")" : "");
+	pg_buf_addf(&title, "%s: %s", name.ptr, verdict);
+	if (github_init(&g, getenv("GITHUB_API_URL"), getenv("GITHUB_REPOSITORY"),
+			in(a, "github_token")) ||
+	    github_check_run(&g, name.ptr, a->head_sha, verdict, title.ptr, a->md.ptr, a->md.len,
+			     &url)) {
+		/* an optional extra: a warning, not a failed step */
+		struct pg_buf w = PG_BUF_INIT;
+		actions_escape_data(&w, pg_error_last());
+		printf("::warning title=profgate check run::%s\n", w.ptr);
+		pg_buf_release(&w);
+	} else {
+		printf("check run: %s\n", url ? url : "created");
+	}
+	free(url);
+	github_release(&g);
+	pg_buf_release(&name);
+	pg_buf_release(&title);
+}
+
+/* ---- outputs and the exit ---- */
+
+static const char *verdict_of(const struct action *a, struct github_marker *m)
+{
+	if (a->md.len && github_marker_find(a->md.ptr, a->md.len, m) == 0)
+		return m->verdict;
+	return "error";
+}
+
+/* fail_on: fail (fail 1, incomparable 4), warn (also warn and inconclusive:
+ * 1), never (0). */
+static int verdict_exit(const char *fail_on, const char *v)
+{
+	if (strcmp(fail_on, "never") == 0)
+		return PG_EXIT_OK;
+	if (strcmp(v, "fail") == 0)
+		return PG_EXIT_FAIL;
+	if (strcmp(v, "incomparable") == 0)
+		return PG_EXIT_INCOMPARABLE;
+	if (strcmp(fail_on, "warn") == 0 &&
+	    (strcmp(v, "warn") == 0 || strcmp(v, "inconclusive") == 0))
+		return PG_EXIT_FAIL;
+	return PG_EXIT_OK;
+}
+
+static int write_outputs(const struct action *a, const char *verdict, int code)
+{
+	const char *path = getenv("GITHUB_OUTPUT");
+	char num[32], regs[32];
+	int64_t n = a->json.len ? actions_regressions(a->json.ptr, a->json.len) : -1;
+	const char *values[PG_ARRAY_LEN(output_defs)];
+
+	if (!path || !*path)
+		return 0;
+	snprintf(num, sizeof(num), "%d", code);
+	snprintf(regs, sizeof(regs), "%lld", (long long)(n < 0 ? 0 : n));
+	values[0] = verdict;
+	values[1] = num;
+	values[2] = regs;
+	values[3] = a->md.len ? a->paths[3] : "";
+	values[4] = a->md.len ? a->paths[1] : "";
+	values[5] = a->json.len ? a->paths[2] : "";
+	values[6] = a->comment_url ? a->comment_url : "";
+	for (size_t i = 0; i < PG_ARRAY_LEN(output_defs); i++)
+		if (actions_output(path, output_defs[i].name, values[i]))
+			return PG_EIO;
+	return 0;
+}
+
+static int write_summary(const struct action *a)
+{
+	const char *path = getenv("GITHUB_STEP_SUMMARY");
+	struct pg_buf md = PG_BUF_INIT;
+	int rc;
+
+	if (!path || !*path || a->md.len == 0)
+		return 0;
+	if (a->read_only && (a->mode != GITHUB_COMMENT_NEVER || in(a, "history")))
+		pg_buf_adds(&md, "> This pull request comes from a fork, whose token is read-only: "
+				 "profgate posted no comment and appended no history. The "
+				 "README's workflow_run split does both safely.\n\n");
+	pg_buf_add(&md, a->md.ptr, a->md.len);
+	rc = actions_step_summary(path, md.ptr, md.len);
+	pg_buf_release(&md);
+	return rc;
+}
+
+static void annotate(const struct action *a)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (a->json.len && actions_annotations(a->json.ptr, a->json.len, ANNOTATIONS_MAX, &b) == 0)
+		fwrite(b.ptr, 1, b.len, stdout);
+	pg_buf_release(&b);
+}
+
+static void action_release(struct action *a)
+{
+	actions_event_release(&a->ev);
+	actions_event_release(&a->saved);
+	for (size_t i = 0; i < PG_ARRAY_LEN(a->paths); i++)
+		free(a->paths[i]);
+	free(a->thresholds);
+	free(a->comment_url);
+	pg_buf_release(&a->json);
+	pg_buf_release(&a->md);
+}
+
+/* An error as the one stderr line and an error annotation. */
+static int fail_step(int code)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	pg_buf_adds(&b, "::error title=profgate::");
+	actions_escape_data(&b, pg_error_last());
+	printf("%s\n", b.ptr);
+	fflush(stdout);
+	pg_buf_release(&b);
+	return cmd_error(code);
+}
+
+static int finish(struct action *a, int gate_rc)
+{
+	struct github_marker m;
+	const char *verdict = verdict_of(a, &m);
+	int code;
+
+	if (gate_rc == PG_EXIT_USAGE || gate_rc == PG_EXIT_INPUT)
+		code = gate_rc;
+	else if (a->delivery_failed)
+		code = PG_EXIT_DELIVERY;
+	else
+		code = verdict_exit(in(a, "fail_on"), verdict);
+	annotate(a);
+	if (write_summary(a) || write_outputs(a, verdict, code))
+		code = fail_step(code ? code : PG_EXIT_INPUT);
+	if (code == PG_EXIT_DELIVERY)
+		printf("::error title=profgate::a delivery failed (see the log); the verdict "
+		       "was %s\n",
+		       verdict);
+	printf("profgate action: %s, exit %d\n", verdict, code);
+	return code;
+}
+
+/* ---- the command ---- */
+
+static void action_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: profgate action\n\n"
+		"The GitHub Action's entrypoint: reads its inputs from INPUT_<NAME>, runs the\n"
+		"gate, the history append, the PR comment and the check run, writes the job\n"
+		"summary, annotations and outputs, and exits per fail_on.\n\ninputs:\n");
+	for (size_t i = 0; i < PG_ARRAY_LEN(input_defs); i++)
+		fprintf(out, "  %-20s %s (default: %s)\n", input_defs[i].name, input_defs[i].help,
+			!input_defs[i].def   ? "required"
+			: *input_defs[i].def ? input_defs[i].def
+					     : "''");
+	fprintf(out, "\noutputs:\n");
+	for (size_t i = 0; i < PG_ARRAY_LEN(output_defs); i++)
+		fprintf(out, "  %-20s %s\n", output_defs[i].name, output_defs[i].help);
+	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+int cmd_action(int argc, char **argv)
+{
+	struct action a;
+	int rc;
+
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		action_usage(stdout);
+		return cmd_finish(PG_EXIT_OK);
+	}
+	memset(&a, 0, sizeof(a));
+	read_inputs(&a);
+	mask_secrets(&a);
+	if (argc > 1) {
+		pg_error_set(PG_EUSAGE, "action: takes no arguments (inputs come from INPUT_*)");
+		return cmd_finish(fail_step(PG_EXIT_USAGE));
+	}
+	drop_root();
+	export_secrets(&a);
+	if (validate(&a) || read_event(&a)) {
+		rc = fail_step(PG_EXIT_USAGE);
+		action_release(&a);
+		return cmd_finish(rc);
+	}
+	if (mkdir_p(in(&a, "output_dir"))) {
+		rc = fail_step(PG_EXIT_INPUT);
+		action_release(&a);
+		return cmd_finish(rc);
+	}
+	set_paths(&a);
+	rc = run_gate(&a);
+	if (rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
+		struct github_marker m;
+		post_comment(&a);
+		post_check_run(&a, verdict_of(&a, &m));
+	}
+	rc = finish(&a, rc);
+	action_release(&a);
+	return cmd_finish(rc);
+}

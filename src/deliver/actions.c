@@ -1,0 +1,430 @@
+/*
+ * The GitHub Actions runtime as files and text: the event JSON (which pull
+ * request, which head, a fork or not), $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY,
+ * and workflow commands (annotations, masks) built as text for the command
+ * layer to print. Formats: ../shared/docs/integrations.md §4.4 and §4.5.
+ */
+#include "deliver.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVENT_MAX_BYTES (16u << 20)
+
+/* ---- the event ---- */
+
+static const cJSON *member(const cJSON *o, const char *key)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static char *dup_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = member(o, key);
+	return cJSON_IsString(v) ? pg_xstrdup(v->valuestring) : NULL;
+}
+
+static int64_t number_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = member(o, key);
+	return cJSON_IsNumber(v) && v->valuedouble >= 1 ? (int64_t)v->valuedouble : -1;
+}
+
+static int read_small_file(const char *path, size_t cap, struct pg_buf *out)
+{
+	char chunk[65536];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+	int bad;
+
+	if (!f)
+		return pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= cap)
+		pg_buf_add(out, chunk, n);
+	bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return pg_error_set(PG_EIO, "cannot read '%s'", path);
+	if (out->len > cap)
+		return pg_error_set(PG_ELIMIT, "'%s' is larger than %zu bytes", path, cap);
+	return 0;
+}
+
+static void pull_request_fields(struct actions_event *e, const cJSON *pr)
+{
+	const cJSON *head = member(pr, "head"), *base = member(pr, "base");
+	const cJSON *hrepo = member(head, "repo");
+
+	e->head_sha = dup_str(head, "sha");
+	e->base_sha = dup_str(base, "sha");
+	e->head_repo = dup_str(hrepo, "full_name");
+	e->base_repo = dup_str(member(base, "repo"), "full_name");
+	/* a deleted fork leaves head.repo null */
+	e->fork = !e->head_repo || !e->base_repo || strcmp(e->head_repo, e->base_repo) != 0;
+}
+
+static void workflow_run_fields(struct actions_event *e, const cJSON *run)
+{
+	const cJSON *prs = member(run, "pull_requests");
+	const cJSON *first = cJSON_IsArray(prs) ? cJSON_GetArrayItem(prs, 0) : NULL;
+
+	e->workflow_run = 1;
+	e->head_sha = dup_str(run, "head_sha");
+	e->head_repo = dup_str(member(run, "head_repository"), "full_name");
+	e->base_repo = dup_str(member(run, "repository"), "full_name");
+	e->pr = number_of(first, "number"); /* empty for forks: GitHub leaves it out */
+}
+
+int actions_event_read(const char *path, struct actions_event *e)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	cJSON *root = NULL;
+	const cJSON *pr, *issue;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	e->pr = -1;
+	if ((rc = read_small_file(path, EVENT_MAX_BYTES, &text)))
+		goto out;
+	root = cJSON_ParseWithLength(text.ptr, text.len);
+	if (!cJSON_IsObject(root)) {
+		rc = pg_error_set(PG_EFORMAT, "event file '%s' is not a JSON object", path);
+		goto out;
+	}
+	pr = member(root, "pull_request");
+	issue = member(root, "issue");
+	/* @actions/github: (payload.issue || payload.pull_request || payload).number */
+	e->pr = number_of(cJSON_IsObject(issue) ? issue : cJSON_IsObject(pr) ? pr : root, "number");
+	if (e->pr < 0 && cJSON_IsObject(pr))
+		e->pr = number_of(root, "number");
+	if (cJSON_IsObject(pr))
+		pull_request_fields(e, pr);
+	else if (cJSON_IsObject(member(root, "workflow_run")))
+		workflow_run_fields(e, member(root, "workflow_run"));
+out:
+	cJSON_Delete(root);
+	pg_buf_release(&text);
+	return rc;
+}
+
+void actions_event_release(struct actions_event *e)
+{
+	free(e->head_sha);
+	free(e->base_sha);
+	free(e->head_repo);
+	free(e->base_repo);
+	memset(e, 0, sizeof(*e));
+	e->pr = -1;
+}
+
+/* ---- workflow commands ---- */
+
+static void escape(struct pg_buf *b, const char *s, int property)
+{
+	for (; s && *s; s++) {
+		if (*s == '%')
+			pg_buf_adds(b, "%25");
+		else if (*s == '\r')
+			pg_buf_adds(b, "%0D");
+		else if (*s == '\n')
+			pg_buf_adds(b, "%0A");
+		else if (property && *s == ':')
+			pg_buf_adds(b, "%3A");
+		else if (property && *s == ',')
+			pg_buf_adds(b, "%2C");
+		else
+			pg_buf_addc(b, *s);
+	}
+}
+
+void actions_escape_data(struct pg_buf *b, const char *s)
+{
+	escape(b, s, 0);
+}
+
+void actions_escape_property(struct pg_buf *b, const char *s)
+{
+	escape(b, s, 1);
+}
+
+void actions_add_mask(struct pg_buf *b, const char *secret)
+{
+	if (!secret || !*secret)
+		return;
+	pg_buf_adds(b, "::add-mask::");
+	actions_escape_data(b, secret);
+	pg_buf_addc(b, '\n');
+}
+
+static void random_hex(char *out, size_t n_bytes)
+{
+	unsigned char r[32];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, r, n_bytes) : -1;
+	uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ull ^ (uint64_t)getpid();
+
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < n_bytes; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (got != (ssize_t)n_bytes)
+			r[i] =
+			    (unsigned char)(x >> 56); /* no urandom: still unpredictable enough */
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+	}
+}
+
+void actions_stop_commands(struct pg_buf *b, char *token)
+{
+	random_hex(token, 16);
+	pg_buf_addf(b, "::stop-commands::%s\n", token);
+}
+
+/* ---- annotations ---- */
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = member(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A metric's value in its unit, for people. */
+static void value_text(struct pg_buf *b, const char *name, const cJSON *v)
+{
+	double x, a;
+
+	if (!cJSON_IsNumber(v)) {
+		pg_buf_adds(b, "none");
+		return;
+	}
+	x = v->valuedouble;
+	a = fabs(x);
+	if (ends_with(name, "_share"))
+		pg_buf_addf(b, "%.1f%%", 100 * x);
+	else if (!ends_with(name, "_us") && !ends_with(name, "us_per_step"))
+		pg_buf_addf(b, "%.4g", x);
+	else if (a >= 1e6)
+		pg_buf_addf(b, "%.3f s", x / 1e6);
+	else if (a >= 1e3)
+		pg_buf_addf(b, "%.2f ms", x / 1e3);
+	else
+		pg_buf_addf(b, "%.1f us", x);
+}
+
+/* "+25.0%" of a limit: its relative part, else its absolute part. */
+static void limit_text(struct pg_buf *b, const char *name, const cJSON *limit, const char *tier)
+{
+	const cJSON *t = member(limit, tier);
+	const cJSON *rel = member(t, "relative"), *abs_ = member(t, "absolute");
+
+	if (cJSON_IsNumber(rel))
+		pg_buf_addf(b, "; %s limit %+.1f%%", tier, 100 * rel->valuedouble);
+	else if (cJSON_IsNumber(abs_)) {
+		pg_buf_addf(b, "; %s limit ", tier);
+		value_text(b, name, abs_);
+	}
+}
+
+static void metric_line(struct pg_buf *out, const char *level, const cJSON *m)
+{
+	const char *name = str_of(m, "name");
+	const cJSON *share = member(m, "delta_share");
+	struct pg_buf msg = PG_BUF_INIT, title = PG_BUF_INIT;
+
+	pg_buf_addf(&title, "profgate %s: %s", level[0] == 'e' ? "fail" : "warn", name);
+	pg_buf_addf(&msg, "%s: ", name);
+	value_text(&msg, name, member(m, "baseline"));
+	pg_buf_adds(&msg, " -> ");
+	value_text(&msg, name, member(m, "candidate"));
+	if (cJSON_IsNumber(share))
+		pg_buf_addf(&msg, " (%+.1f%%)", 100 * share->valuedouble);
+	limit_text(&msg, name, member(m, "limit"), level[0] == 'e' ? "fail" : "warn");
+	if (str_of(m, "note"))
+		pg_buf_addf(&msg, "; %s", str_of(m, "note"));
+	pg_buf_addf(out, "::%s title=", level);
+	actions_escape_property(out, title.ptr);
+	pg_buf_adds(out, "::");
+	actions_escape_data(out, msg.ptr);
+	pg_buf_addc(out, '\n');
+	pg_buf_release(&msg);
+	pg_buf_release(&title);
+}
+
+static void incomparable_line(struct pg_buf *out, const cJSON *root)
+{
+	const cJSON *prov = member(root, "provenance"), *d;
+	struct pg_buf msg = PG_BUF_INIT;
+	int n = 0;
+
+	pg_buf_adds(&msg, "the baseline and the candidate are not comparable");
+	if (str_of(prov, "result") && strcmp(str_of(prov, "result"), "identical-inputs") == 0)
+		pg_buf_adds(&msg, ": they are the same bytes");
+	cJSON_ArrayForEach (d, member(prov, "diff")) {
+		const char *f = str_of(d, "field");
+		char *b = cJSON_PrintUnformatted(member(d, "baseline"));
+		char *c = cJSON_PrintUnformatted(member(d, "candidate"));
+		pg_buf_addf(&msg, "%s %s: baseline %s, candidate %s", n++ ? ";" : ":", f ? f : "?",
+			    b ? b : "null", c ? c : "null");
+		free(b);
+		free(c);
+	}
+	pg_buf_adds(out, "::error title=profgate incomparable::");
+	actions_escape_data(out, msg.ptr);
+	pg_buf_addc(out, '\n');
+	pg_buf_release(&msg);
+}
+
+static void more_line(struct pg_buf *out, const char *level, uint32_t more)
+{
+	pg_buf_addf(out, "::%s title=profgate::%u more %s metrics (see the job summary)\n", level,
+		    more, level[0] == 'e' ? "failing" : "warning");
+}
+
+/* The metrics of verdict want ("fail" or "warn"): how many, and their lines
+ * up to room, the step metrics first (the headline), then catalogue order. */
+static uint32_t metric_lines(const cJSON *metrics, const char *want, uint32_t room,
+			     struct pg_buf *out)
+{
+	const cJSON *m;
+	uint32_t n = 0;
+
+	for (int steps = 1; steps >= 0; steps--)
+		cJSON_ArrayForEach (m, metrics) {
+			const char *mv = str_of(m, "verdict"), *name = str_of(m, "name");
+			if (!mv || strcmp(mv, want) != 0 || !name ||
+			    (strncmp(name, "step.", 5) == 0) != steps)
+				continue;
+			if (n++ < room)
+				metric_line(out, want[0] == 'f' ? "error" : "warning", m);
+		}
+	return n;
+}
+
+/* One level's lines: all of them when they fit in max, else max - 1 and a
+ * line saying how many more. */
+static void level_lines(const cJSON *root, const char *want, uint32_t max, struct pg_buf *out)
+{
+	const cJSON *metrics = member(root, "metrics");
+	int incomparable = want[0] == 'f' && strcmp(str_of(root, "verdict"), "incomparable") == 0;
+	struct pg_buf scratch = PG_BUF_INIT;
+	uint32_t total = metric_lines(metrics, want, 0, &scratch) + (uint32_t)incomparable;
+	uint32_t room = total <= max ? total : max - 1, shown = 0;
+
+	if (incomparable && room > 0) {
+		incomparable_line(out, root);
+		shown = 1;
+	}
+	metric_lines(metrics, want, room - shown, out);
+	if (total > room)
+		more_line(out, want[0] == 'f' ? "error" : "warning", total - room);
+	pg_buf_release(&scratch);
+}
+
+int actions_annotations(const char *verdict_json, size_t len, uint32_t max, struct pg_buf *out)
+{
+	cJSON *root = cJSON_ParseWithLength(verdict_json, len);
+
+	if (!str_of(root, "verdict") || !cJSON_IsArray(member(root, "metrics"))) {
+		cJSON_Delete(root);
+		return pg_error_set(PG_EFORMAT, "not a profgate verdict JSON");
+	}
+	if (max > 0) {
+		level_lines(root, "fail", max, out);
+		level_lines(root, "warn", max, out);
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+int64_t actions_regressions(const char *verdict_json, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(verdict_json, len);
+	const cJSON *counts = member(root, "counts");
+	const cJSON *f = member(counts, "fail"), *w = member(counts, "warn");
+	int64_t n = -1;
+
+	if (cJSON_IsNumber(f) && cJSON_IsNumber(w))
+		n = (int64_t)f->valuedouble + (int64_t)w->valuedouble;
+	cJSON_Delete(root);
+	return n;
+}
+
+/* ---- $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY ---- */
+
+/* A delimiter no line of value equals: ghadelimiter_<random hex>. */
+static void delimiter(const char *value, char out[64])
+{
+	do {
+		memcpy(out, "ghadelimiter_", 13);
+		random_hex(out + 13, 12);
+	} while (strstr(value, out));
+}
+
+static int append_file(const char *path, const char *what, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "ab");
+	int bad;
+
+	if (!f)
+		return pg_error_set(PG_EIO, "cannot open %s '%s': %s", what, path, strerror(errno));
+	bad = fwrite(p, 1, n, f) != n;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return pg_error_set(PG_EIO, "cannot write %s '%s': %s", what, path,
+				    strerror(errno));
+	return 0;
+}
+
+int actions_output(const char *path, const char *name, const char *value)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char delim[64];
+	int rc;
+
+	if (!value)
+		value = "";
+	if (strchr(value, '\n') || strchr(value, '\r')) {
+		delimiter(value, delim);
+		pg_buf_addf(&b, "%s<<%s\n%s\n%s\n", name, delim, value, delim);
+	} else {
+		pg_buf_addf(&b, "%s=%s\n", name, value);
+	}
+	rc = append_file(path, "$GITHUB_OUTPUT", b.ptr, b.len);
+	pg_buf_release(&b);
+	return rc;
+}
+
+int actions_step_summary(const char *path, const char *md, size_t len)
+{
+	struct stat st;
+	struct pg_buf b = PG_BUF_INIT;
+	size_t used = stat(path, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+	size_t room =
+	    used + 2 < ACTIONS_SUMMARY_MAX_BYTES ? ACTIONS_SUMMARY_MAX_BYTES - used - 2 : 0;
+	int rc;
+
+	if (used > 0)
+		pg_buf_adds(&b, "\n");
+	github_md_fit(md, len, room, "the report file (the report_path output)", &b);
+	if (b.len > room + 1) {
+		/* not even the note fits: leave the summary as it is */
+		pg_buf_release(&b);
+		return 0;
+	}
+	rc = append_file(path, "$GITHUB_STEP_SUMMARY", b.ptr, b.len);
+	pg_buf_release(&b);
+	return rc;
+}
