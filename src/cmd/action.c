@@ -395,6 +395,24 @@ static int run_gate(struct action *a)
 		job.kind = in(a, "kind");
 		job.history_env = &env;
 	}
+	/* baseline: history:BRANCH[:N] reads the window from the history input,
+	 * also from a fork (reading needs no write access; nothing is appended) */
+	rc = cmd_history_spec(job.baseline, &job.baseline_ref, &job.baseline_n);
+	if (rc < 0)
+		return cmd_error(PG_EXIT_USAGE);
+	if (rc == 1 && !in(a, "history")) {
+		free(job.baseline_ref);
+		pg_error_set(PG_EUSAGE,
+			     "action: baseline '%s' reads the history: set the history input",
+			     job.baseline);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	job.baseline_history = rc == 1;
+	if (job.baseline_history && !job.history) {
+		job.history = in(a, "history");
+		job.history_branch = in(a, "history_branch");
+		job.history_no_append = 1;
+	}
 	printf("::group::profgate: summarize and gate%s\n",
 	       job.history ? ", append to the history" : "");
 	/* the verdict lines repeat op names from the profiles: no command in them runs */
@@ -402,6 +420,7 @@ static int run_gate(struct action *a)
 	fwrite(stop.ptr, 1, stop.len, stdout);
 	fflush(stdout);
 	rc = cmd_gate_run(&job);
+	free(job.baseline_ref);
 	printf("::%s::\n::endgroup::\n", token);
 	fflush(stdout);
 	pg_buf_release(&stop);

@@ -100,6 +100,7 @@ struct cmd_gate_job {
 	int baseline_history;
 	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
 	uint32_t baseline_n;
+	int history_no_append; /* read the history (a window baseline) but append nothing */
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */

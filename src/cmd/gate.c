@@ -274,7 +274,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rc = gate_verdict_exit(r.verdict);
 		if (!job->verdict_exit && rc == PG_EXIT_FAIL)
 			rc = PG_EXIT_OK;
-		if (job->history) {
+		if (job->history && !job->history_no_append) {
 			/* a required delivery that failed outranks the verdict's code */
 			int h = record_history(job, &json);
 			if (h != PG_EXIT_OK && job->history_required)
@@ -302,8 +302,7 @@ static const struct cmd_opt gate_opts[] = {
     {"baseline", 'b', "B",
      "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
      "history:BRANCH[:N]",
-     NULL,
-     &opt_baseline},
+     NULL, &opt_baseline},
     {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
      &opt_thresholds},

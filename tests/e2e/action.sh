@@ -182,6 +182,27 @@ act "{$WITH_BASE, \"thresholds\": \"strict\", \"comment\": \"never\"}"
 check "thresholds: strict, the shipped set: found and applied" \
 	eval '[ "$rc" -eq 1 ] && grep -q "\"name\": \"strict\"" "$WS/profgate/verdict.json"'
 
+# ---- baseline: history:BRANCH[:N], the window read from the history input ----
+git init -q --bare "$T/hist2.git"
+# a main record of the series made outside CI (no ref: history:* takes it), from the baseline
+# profile, so that the window stands for the same numbers as the baseline file
+env -u GITHUB_ACTIONS -u GITHUB_EVENT_PATH -u GITHUB_REF -u GITHUB_RUN_ID HOME="$T/home" \
+	PROFGATE_CACHE_DIR="$T/cache" PROFGATE_TIME=2024-04-30T06:00:00Z timeout 60 "$PROFGATE" gate \
+	-b "$WS/profiles/candidate.rank-0.matmul-slower.pt.trace.json.gz" \
+	-c "$WS/profiles/baseline.rank-0.pt.trace.json.gz" --label "matmul bench" \
+	--history "$T/hist2.git" --kind main >/dev/null 2>"$T/hb.err"
+WITH_HIST='"baseline": "history:*", "candidate": "profiles/candidate.rank-0.matmul-slower.pt.trace.json.gz", "label": "matmul bench"'
+act "{$WITH_HIST, \"history\": \"$T/hist2.git\", \"comment\": \"never\"}" \
+	"{\"GITHUB_RUN_ID\": \"779\"}"
+ocheck "baseline history:*: the window of the series is the baseline, the verdict is out" \
+	"o['verdict'] in ('fail', 'warn', 'inconclusive')" \
+	"any(l.startswith('  baseline: history:*: median of 1 record') for l in out)"
+check "... and the run's own record appended after it" \
+	[ "$(git -C "$T/hist2.git" rev-list --count profgate-history)" -eq 2 ]
+act "{$WITH_HIST, \"comment\": \"never\"}"
+check "baseline history:* without the history input: exit 2, one line naming the input" \
+	eval '[ "$rc" -eq 2 ] && grep -q "^profgate: action: baseline .history:\*. reads the history: set the history input$" "$T/err"'
+
 # ---- a fork's pull request: read-only token, no deliveries ----
 gh_mark
 before=$(git -C "$T/history.git" rev-parse profgate-history)

@@ -121,8 +121,8 @@ flows += [yaml.safe_load(open(f)) for f in sorted(glob.glob(os.path.join(top, "e
 steps = [s for f in flows for j in f["jobs"].values() for s in j["steps"]]
 ours = [s for s in steps if s.get("uses", "").endswith("/profgate@v1")]' \
 	"$TOP/action.yml" \
-	"len(flows) == 8 and all(f.get('name') and f.get(True) is not None for f in flows)" \
-	"len(ours) == 8" \
+	"len(flows) == 9 and all(f.get('name') and f.get(True) is not None for f in flows)" \
+	"len(ours) == 9" \
 	"all(set(s['with']) <= set(a['inputs']) for s in ours)" \
 	"all({'baseline', 'candidate'} <= set(s['with']) for s in ours)" \
 	"all(isinstance(v, str) for s in ours for v in s['with'].values())"
