@@ -22,7 +22,7 @@ static const struct command commands[] = {
     {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds"},
     {"fetch", cmd_fetch, "download a W&B run's or artifact's profile into the cache or a folder"},
     {"publish", cmd_publish, "log a summary to W&B as an artifact; its numbers into the run"},
-    {"history", cmd_history, "append gate results to a JSONL history on a git branch; show it"},
+    {"history", cmd_history, "gate results on a git branch: append, show, baseline, trend"},
     {"comment", cmd_comment, "post a gate report as the pull request's sticky comment"},
     {"action", cmd_action, "the GitHub Action's entrypoint: inputs from INPUT_*, the whole job"},
 };
