@@ -25,13 +25,11 @@
 
 #define BACKOFF_BASE_S	   1.0
 #define SECONDARY_LIMIT_S  60.0
-#define DEFAULT_ATTEMPTS   5
 #define DEFAULT_MAX_WAIT_S 60
 #define DEFAULT_DEADLINE_S 300
-#define DEFAULT_TIMEOUT_S  60
-#define DEFAULT_CONNECT_S  10
-#define DEFAULT_LOW_SPEED  30
 #define DEFAULT_MAX_BODY   (64ull << 20)
+#define ENV_MAX_TIMEOUT_S  3600
+#define ENV_MAX_ATTEMPTS   20
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
@@ -40,6 +38,12 @@ static void global_init(void)
 {
 	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
+
+/* The limits of one call: the request's, else the environment's, else the
+ * defaults. */
+struct limits {
+	uint32_t attempts, timeout_s, connect_s, stall_s;
+};
 
 /* What one attempt saw, for the write and header callbacks. */
 struct attempt {
@@ -93,6 +97,14 @@ void http_redact(char *s, const char *const *secrets)
 			memmove(hit + 3, hit + n, strlen(hit + n) + 1);
 		}
 	}
+}
+
+int http_url_has_userinfo(const char *url)
+{
+	const char *p = strstr(url, "://"), *host = p ? p + 3 : url;
+	size_t n = strcspn(host, "/?#");
+
+	return memchr(host, '@', n) != NULL;
 }
 
 /* The URL as messages show it: scheme, host and path, no query string (signed
@@ -330,8 +342,61 @@ oom:
 	return NULL;
 }
 
-static CURL *make_handle(const struct http_request *rq, struct attempt *at,
-			 struct curl_slist *heads, char *errbuf)
+/* One limit from the environment: unset or empty leaves *out alone. */
+static int env_u32(const char *name, uint32_t max, uint32_t *out)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > max)
+		return pg_error_set(PG_EUSAGE, "%s='%.40s': give a whole number from 1 to %u", name,
+				    v, max);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+int http_env_limits(struct http_env_limits *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (env_u32("PROFGATE_HTTP_TIMEOUT_S", ENV_MAX_TIMEOUT_S, &out->timeout_s) ||
+	    env_u32("PROFGATE_HTTP_ATTEMPTS", ENV_MAX_ATTEMPTS, &out->attempts))
+		return PG_EUSAGE;
+	return 0;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static int limits_of(const struct http_request *rq, struct limits *l)
+{
+	struct http_env_limits env;
+
+	if (http_env_limits(&env))
+		return PG_EUSAGE;
+	l->attempts = rq->max_attempts ? rq->max_attempts
+		      : env.attempts   ? env.attempts
+				       : HTTP_DEFAULT_ATTEMPTS;
+	l->timeout_s = rq->timeout_s   ? rq->timeout_s
+		       : env.timeout_s ? env.timeout_s
+				       : HTTP_DEFAULT_TIMEOUT_S;
+	l->connect_s = rq->connect_timeout_s ? rq->connect_timeout_s : HTTP_DEFAULT_CONNECT_S;
+	l->stall_s = rq->low_speed_s ? rq->low_speed_s : HTTP_DEFAULT_STALL_S;
+	if (env.timeout_s) {
+		l->connect_s = min_u32(l->connect_s, env.timeout_s);
+		l->stall_s = min_u32(l->stall_s, env.timeout_s);
+	}
+	return 0;
+}
+
+static CURL *make_handle(const struct http_request *rq, const struct limits *l, long timeout_ms,
+			 struct attempt *at, struct curl_slist *heads, char *errbuf)
 {
 	CURL *c = curl_easy_init();
 	const char *method = rq->method ? rq->method : "GET";
@@ -347,13 +412,10 @@ static CURL *make_handle(const struct http_request *rq, struct attempt *at,
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "profgate/" PG_VERSION);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, heads);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT,
-			 (long)(rq->timeout_s ? rq->timeout_s : DEFAULT_TIMEOUT_S));
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
-			 (long)(rq->connect_timeout_s ? rq->connect_timeout_s : DEFAULT_CONNECT_S));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)l->connect_s);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
-			 (long)(rq->low_speed_s ? rq->low_speed_s : DEFAULT_LOW_SPEED));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)l->stall_s);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, at);
@@ -427,9 +489,10 @@ static double wait_for(const struct http_request *rq, const struct http_response
 	return s * (0.75 + 0.5 * ((*rng >> 8) & 0xffff) / 65536.0);
 }
 
-/* One attempt. Returns the CURLcode; fills rs. */
-static CURLcode attempt_once(const struct http_request *rq, struct http_response *rs,
-			     struct curl_slist *heads, char *errbuf, int *over, int *sink_failed)
+/* One attempt, cut at timeout_ms. Returns the CURLcode; fills rs. */
+static CURLcode attempt_once(const struct http_request *rq, const struct limits *l, long timeout_ms,
+			     struct http_response *rs, struct curl_slist *heads, char *errbuf,
+			     int *over, int *sink_failed)
 {
 	struct attempt at = {
 	    rq, rs, NULL, rq->max_body_bytes ? rq->max_body_bytes : DEFAULT_MAX_BODY, 0, 0, 0};
@@ -446,7 +509,7 @@ static CURLcode attempt_once(const struct http_request *rq, struct http_response
 			return CURLE_WRITE_ERROR;
 		}
 	}
-	if (!(at.curl = make_handle(rq, &at, heads, errbuf)))
+	if (!(at.curl = make_handle(rq, l, timeout_ms, &at, heads, errbuf)))
 		return CURLE_OUT_OF_MEMORY;
 	rc = curl_easy_perform(at.curl);
 	curl_easy_getinfo(at.curl, CURLINFO_RESPONSE_CODE, &rs->status);
@@ -490,9 +553,21 @@ static void cause_of(const struct http_response *rs, CURLcode rc, const char *er
 		snprintf(out, len, "HTTP %ld", rs->status);
 }
 
+/* The time one attempt may take: its own limit, cut at the call's deadline
+ * (at least a millisecond: 0 would mean none to libcurl). */
+static long attempt_ms(const struct limits *l, double deadline)
+{
+	double left = (deadline - now_mono()) * 1e3, own = (double)l->timeout_s * 1e3;
+
+	if (left < own)
+		own = left;
+	return own < 1 ? 1 : (long)own;
+}
+
 int http_do(const struct http_request *rq, struct http_response *rs)
 {
-	uint32_t max = rq->max_attempts ? rq->max_attempts : DEFAULT_ATTEMPTS;
+	struct limits lim;
+	uint32_t max;
 	double max_wait = rq->max_wait_s ? rq->max_wait_s : DEFAULT_MAX_WAIT_S;
 	double deadline = now_mono() + (rq->deadline_s ? rq->deadline_s : DEFAULT_DEADLINE_S);
 	struct curl_slist *heads = NULL;
@@ -507,6 +582,9 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 	pg_buf_init(&rs->heads);
 	describe(rq, what, sizeof(what));
 	http_redact(what, rq->secrets);
+	if (limits_of(rq, &lim))
+		return PG_EUSAGE;
+	max = lim.attempts;
 	pthread_once(&global_once, global_init);
 	if (global_rc != CURLE_OK)
 		return pg_error_set(PG_EDELIVERY, "%s: cannot start libcurl: %s", what,
@@ -520,7 +598,8 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 		double wait;
 
 		rs->attempts = n;
-		cc = attempt_once(rq, rs, heads, errbuf, &over, &sink_failed);
+		cc = attempt_once(rq, &lim, attempt_ms(&lim, deadline), rs, heads, errbuf, &over,
+				  &sink_failed);
 		if (over) {
 			rc = pg_error_set(
 			    PG_ELIMIT, "%s: the answer is larger than %llu bytes", what,

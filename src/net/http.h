@@ -38,6 +38,10 @@ struct http_request {
 	 * URL query strings). The URL's query string is never logged anyway. */
 	const char *const *secrets;
 	enum http_policy policy;
+	/* Limits; 0 takes the default. PROFGATE_HTTP_ATTEMPTS replaces the
+	 * default attempts, PROFGATE_HTTP_TIMEOUT_S the default timeout_s, and
+	 * also cuts connect_timeout_s and low_speed_s when it is lower
+	 * (http_env_limits). No attempt runs past the deadline. */
 	uint32_t max_attempts;	    /* 0: 5 */
 	uint32_t max_wait_s;	    /* longest single wait between attempts; 0: 60 */
 	uint32_t deadline_s;	    /* whole call, all attempts and waits; 0: 300 */
@@ -82,6 +86,23 @@ struct http_response {
 int http_do(const struct http_request *rq, struct http_response *rs);
 void http_response_release(struct http_response *rs);
 
+/* Defaults of http_request's limits (README "Faults and limits"). */
+#define HTTP_DEFAULT_ATTEMPTS  5
+#define HTTP_DEFAULT_TIMEOUT_S 60
+#define HTTP_DEFAULT_CONNECT_S 10
+#define HTTP_DEFAULT_STALL_S   30
+
+/* What the environment sets; 0 where it sets nothing. */
+struct http_env_limits {
+	uint32_t timeout_s; /* PROFGATE_HTTP_TIMEOUT_S, 1..3600 */
+	uint32_t attempts;  /* PROFGATE_HTTP_ATTEMPTS, 1..20 */
+};
+
+/* Read PROFGATE_HTTP_TIMEOUT_S and PROFGATE_HTTP_ATTEMPTS. Returns 0, or
+ * PG_EUSAGE with the message set for a value that is not a whole number in
+ * range (an empty value counts as unset). */
+int http_env_limits(struct http_env_limits *out) PG_WUR;
+
 /* The value of header name (case-insensitive) in rs, copied into out
  * (cut at out_len - 1); 1 when present, 0 when not. */
 int http_header(const struct http_response *rs, const char *name, char *out, size_t out_len);
@@ -97,7 +118,22 @@ double http_retry_after_s(const char *value, double now);
  * "errors"), copied into out; "" when none. For one-line errors. */
 void http_error_message(const struct http_response *rs, char *out, size_t out_len);
 
+/* 1 when url (scheme://...) carries user info: "user[:password]@host". */
+int http_url_has_userinfo(const char *url);
+
 /* Replace each secret in s (in place, NUL-terminated) by "***". */
 void http_redact(char *s, const char *const *secrets);
+
+/* ---- libgit2's connections (git_stream.c) ---- */
+
+/*
+ * Give libgit2 sockets with timeouts (libgit2 1.5 has none): connecting is
+ * cut after connect_s (0: 10), a read or write waiting idle_s without
+ * progress fails (0: 30), and no I/O runs past deadline (CLOCK_MONOTONIC
+ * seconds; 0: none). Covers http and https remotes. Call after each
+ * git_libgit2_init(), before the fetch or push; the limits are the process's
+ * (one git operation at a time). Returns 0 or PG_EDELIVERY.
+ */
+int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s) PG_WUR;
 
 #endif

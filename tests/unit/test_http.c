@@ -3,7 +3,9 @@
  * connection with the next scripted response): retries on 5xx, 429 and GitHub's rate-limit 403,
  * no retry on other 4xx, Retry-After beyond the allowed wait refused, 5xx storms bounded, body
  * caps, downloads restarted into a truncated sink, slow drips cut, refused connections, and
- * secrets redacted from every message; plus the Link, Retry-After and error-body parsers.
+ * secrets redacted from every message; the limits from the environment (PROFGATE_HTTP_TIMEOUT_S,
+ * PROFGATE_HTTP_ATTEMPTS: defaults, overrides, refusals) and the call's deadline cutting a hung
+ * attempt; plus the Link, Retry-After and error-body parsers and user info in URLs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +31,9 @@
 
 struct server {
 	int fd, port, n, served;
-	const char *script[MAX_SCRIPT]; /* raw responses; "DRIP" sends a byte every 2 s */
+	/* raw responses; "DRIP" sends a byte every 2 s, "HANG" answers nothing until the client
+	 * hangs up */
+	const char *script[MAX_SCRIPT];
 	char requests[MAX_SCRIPT][4096];
 	pthread_t thread;
 };
@@ -67,7 +71,12 @@ static void *serve(void *arg)
 		if (c < 0)
 			break;
 		read_request(c, s->requests[i], sizeof(s->requests[i]));
-		if (strcmp(s->script[i], "DRIP") == 0) {
+		if (strcmp(s->script[i], "HANG") == 0) {
+			char b[256];
+
+			while (recv(c, b, sizeof(b), 0) > 0)
+				;
+		} else if (strcmp(s->script[i], "DRIP") == 0) {
 			const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
 
 			if (send(c, h, strlen(h), MSG_NOSIGNAL) > 0)
@@ -369,7 +378,104 @@ static void test_refused_and_redacted(void **state)
 	http_response_release(&rs);
 }
 
+/* ---- limits from the environment, the deadline ---- */
+
+static void test_env_limits(void **state)
+{
+	struct http_env_limits l;
+
+	(void)state;
+	unsetenv("PROFGATE_HTTP_TIMEOUT_S");
+	unsetenv("PROFGATE_HTTP_ATTEMPTS");
+	assert_int_equal(http_env_limits(&l), 0);
+	assert_int_equal(l.timeout_s, 0);
+	assert_int_equal(l.attempts, 0);
+	/* the defaults they replace are finite */
+	assert_true(HTTP_DEFAULT_TIMEOUT_S == 60 && HTTP_DEFAULT_ATTEMPTS == 5);
+	assert_true(HTTP_DEFAULT_CONNECT_S == 10 && HTTP_DEFAULT_STALL_S == 30);
+	setenv("PROFGATE_HTTP_TIMEOUT_S", "7", 1);
+	setenv("PROFGATE_HTTP_ATTEMPTS", "", 1); /* empty: unset */
+	assert_int_equal(http_env_limits(&l), 0);
+	assert_int_equal(l.timeout_s, 7);
+	assert_int_equal(l.attempts, 0);
+	for (const char *const *bad = (const char *const[]){"0", "-1", "3601", "5s", " 5", "x",
+							    "99999999999999999999", NULL};
+	     *bad; bad++) {
+		setenv("PROFGATE_HTTP_TIMEOUT_S", *bad, 1);
+		assert_int_equal(http_env_limits(&l), PG_EUSAGE);
+		assert_non_null(strstr(pg_error_last(), "PROFGATE_HTTP_TIMEOUT_S="));
+	}
+	unsetenv("PROFGATE_HTTP_TIMEOUT_S");
+	setenv("PROFGATE_HTTP_ATTEMPTS", "21", 1);
+	assert_int_equal(http_env_limits(&l), PG_EUSAGE);
+	setenv("PROFGATE_HTTP_ATTEMPTS", "20", 1);
+	assert_int_equal(http_env_limits(&l), 0);
+	assert_int_equal(l.attempts, 20);
+	unsetenv("PROFGATE_HTTP_ATTEMPTS");
+}
+
+static void test_env_limits_applied(void **state)
+{
+	struct server s;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq = {.what = "test"};
+	const char *r = EMPTY("503", "Service Unavailable", "Retry-After: 0\r\n");
+	double t0;
+
+	(void)state;
+	/* PROFGATE_HTTP_ATTEMPTS replaces the default 5 */
+	setenv("PROFGATE_HTTP_ATTEMPTS", "2", 1);
+	server_start(&s, 2, r, r);
+	rq.url = url(&s, "/");
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_int_equal(rs.attempts, 2);
+	server_stop(&s);
+	/* PROFGATE_HTTP_TIMEOUT_S cuts an attempt to a server that never answers */
+	setenv("PROFGATE_HTTP_ATTEMPTS", "1", 1);
+	setenv("PROFGATE_HTTP_TIMEOUT_S", "1", 1);
+	server_start(&s, 1, "HANG");
+	rq.url = url(&s, "/");
+	t0 = mono();
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_true(mono() - t0 < 3.0);
+	assert_non_null(strstr(pg_error_last(), "test: gave up after 1 attempt: "));
+	server_stop(&s);
+	/* a bad value: a usage error before anything is sent */
+	setenv("PROFGATE_HTTP_TIMEOUT_S", "soon", 1);
+	assert_int_equal(http_do(&rq, &rs), PG_EUSAGE);
+	unsetenv("PROFGATE_HTTP_TIMEOUT_S");
+	unsetenv("PROFGATE_HTTP_ATTEMPTS");
+	http_response_release(&rs);
+}
+
+static void test_deadline_cuts_attempt(void **state)
+{
+	struct server s;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq = {.deadline_s = 1, .timeout_s = 60, .low_speed_s = 60};
+	double t0 = mono();
+
+	(void)state;
+	server_start(&s, 1, "HANG");
+	rq.url = url(&s, "/");
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_true(mono() - t0 < 3.0); /* the whole call's deadline, not the attempt's 60 s */
+	assert_int_equal(rs.attempts, 1);
+	server_stop(&s);
+	http_response_release(&rs);
+}
+
 /* ---- parsers ---- */
+
+static void test_url_userinfo(void **state)
+{
+	(void)state;
+	assert_true(http_url_has_userinfo("https://x-access-token:t0k@github.com/o/r.git"));
+	assert_true(http_url_has_userinfo("http://t0k@127.0.0.1:80"));
+	assert_false(http_url_has_userinfo("https://github.com/o/r.git"));
+	assert_false(http_url_has_userinfo("https://github.com/a@b/r.git"));
+	assert_false(http_url_has_userinfo("https://h/x?u=a@b"));
+}
 
 static void test_link_next(void **state)
 {
@@ -441,6 +547,10 @@ int main(void)
 	    cmocka_unit_test(test_sink_restarts),
 	    cmocka_unit_test(test_slow_drip_cut),
 	    cmocka_unit_test(test_refused_and_redacted),
+	    cmocka_unit_test(test_env_limits),
+	    cmocka_unit_test(test_env_limits_applied),
+	    cmocka_unit_test(test_deadline_cuts_attempt),
+	    cmocka_unit_test(test_url_userinfo),
 	    cmocka_unit_test(test_link_next),
 	    cmocka_unit_test(test_retry_after_values),
 	    cmocka_unit_test(test_redact_and_errors),
