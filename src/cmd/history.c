@@ -9,10 +9,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../history/history.h"
+#include "../net/http.h"
 
 #define RECORD_MAX_BYTES (64u << 20)
 
@@ -45,12 +47,30 @@ void cmd_history_store_opts(struct history_store_opts *o, const char *remote, co
 	o->log = log_line;
 }
 
+/* One line on stderr, the token redacted whatever put it there (a remote's
+ * URL or path, a server's message). */
+static void print_line(const char *token, const char *fmt, ...) PG_PRINTF(2, 3);
+static void print_line(const char *token, const char *fmt, ...)
+{
+	const char *secrets[2] = {token, NULL};
+	char line[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	http_redact(line, secrets);
+	fprintf(stderr, "profgate: %s\n", line);
+}
+
 int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
 			const char *indent, int warn_only)
 {
 	struct history_store_opts o;
 	struct history_append_result res;
 	const char *b = branch ? branch : HISTORY_DEFAULT_BRANCH;
+	const char *warn = warn_only ? "warning: " : "";
+	char *cache, *pending, why[1536];
 	int rc;
 
 	cmd_history_store_opts(&o, remote, branch);
@@ -67,27 +87,26 @@ int cmd_history_deliver(const struct history_record *r, const char *remote, cons
 		return PG_EXIT_OK;
 	}
 	free(res.shard);
-	if (rc == PG_EDELIVERY) {
-		char *cache = history_cache_dir(), why[1536];
-		char *pending;
-
-		snprintf(why, sizeof(why), "%s", pg_error_last());
-		pending = history_pending_save(cache, r);
-		if (pending)
-			fprintf(
-			    stderr,
-			    "profgate: %s%s; the record is kept in '%s' (retry: profgate history "
-			    "append --repo %s --branch %s %s)\n",
-			    warn_only ? "warning: " : "", why, pending, remote, b, pending);
-		else
-			fprintf(stderr, "profgate: %s%s; the record could not be kept: %s\n",
-				warn_only ? "warning: " : "", why, pg_error_last());
-		free(pending);
-		free(cache);
-		return PG_EXIT_DELIVERY;
+	snprintf(why, sizeof(why), "%s", pg_error_last());
+	if (rc == PG_EUSAGE) {
+		print_line(o.token, "%s%s", warn, why);
+		return PG_EXIT_USAGE;
 	}
-	fprintf(stderr, "profgate: %s%s\n", warn_only ? "warning: " : "", pg_error_last());
-	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
+	/* Not delivered, whatever the cause (the remote, the network, the cache
+	 * folder): the record is kept for a later append. */
+	cache = history_cache_dir();
+	pending = history_pending_save(cache, r);
+	if (pending)
+		print_line(o.token,
+			   "%s%s; the record is kept in '%s' (retry: profgate history append "
+			   "--repo %s --branch %s %s)",
+			   warn, why, pending, remote, b, pending);
+	else
+		print_line(o.token, "%s%s; the record could not be kept: %s", warn, why,
+			   pg_error_last());
+	free(pending);
+	free(cache);
+	return PG_EXIT_DELIVERY;
 }
 
 static int read_input(const char *path, struct pg_buf *out)
@@ -158,6 +177,10 @@ static int history_append_cmd(int argc, char **argv)
 		pg_error_set(PG_EUSAGE,
 			     "history append: give --repo URL_OR_PATH and one RECORD.json "
 			     "(see 'profgate history append --help')");
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (opt_branch && history_branch_check(opt_branch)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
 	}
@@ -250,20 +273,25 @@ static void print_step(const struct history_record *r)
 	printf("  %-12s", buf);
 }
 
+/* time, series, kind and verdict are checked when a record is read; the sha
+ * is the CI's, printed as one line (pg_line). */
 static void print_table(const struct history_list *l)
 {
+	struct pg_buf sha = PG_BUF_INIT;
+
 	printf("%-20s  %-32s  %-7s  %-12s  %-12s  %-7s  %s\n", "time", "series", "kind", "verdict",
 	       "step median", "sha", "pr");
 	for (uint32_t i = 0; i < l->n; i++) {
 		const struct history_record *r = &l->r[i];
 		printf("%-20s  %-32s  %-7s  %-12s", r->time, r->series, r->kind, r->verdict);
 		print_step(r);
-		printf("  %-7.7s  ", r->sha ? r->sha : "-");
+		printf("  %-7.7s  ", r->sha ? pg_line(&sha, r->sha) : "-");
 		if (r->pr >= 0)
 			printf("#%lld\n", (long long)r->pr);
 		else
 			printf("-\n");
 	}
+	pg_buf_release(&sha);
 }
 
 static int history_show_cmd(int argc, char **argv)

@@ -153,6 +153,12 @@ struct history_store_opts {
 	void *payload;
 };
 
+/* 0 when branch may name the history branch: letters, digits, '.', '_', '-'
+ * and '/', a valid git ref name under refs/heads/, not starting with '-' or
+ * 'refs/', not HEAD, at most 200 characters; else PG_EUSAGE with the message
+ * set. history_append() and history_read() check it too. */
+int history_branch_check(const char *branch) PG_WUR;
+
 /* PROFGATE_CACHE_DIR, else $XDG_CACHE_HOME/profgate, else ~/.cache/profgate,
  * else /tmp/profgate-<uid>. Returns a string to free(). */
 char *history_cache_dir(void);
@@ -382,8 +388,10 @@ void history_trend_write_json(const struct history_trend *t, const char *branch,
 
 /*
  * Pending records: a record whose push failed is kept as
- * <cache>/pending/<record_id>.json for a later `history append`. The path is
- * returned (free() it) or NULL when it cannot be written (message set).
+ * <cache>/pending/<record_id>.json for a later `history append`, or, when the
+ * cache cannot be written, in ${TMPDIR:-/tmp}/profgate-pending-<uid>/ (a
+ * folder of this user's only). The path is returned (free() it) or NULL when
+ * neither can be written (message set).
  */
 char *history_pending_save(const char *cache_dir, const struct history_record *r);
 /* Remove the pending copy of a record once it is on the branch. */

@@ -23,6 +23,9 @@ static const char *const series_fields[] = {
 };
 
 static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
+/* The overall verdicts a gate gives (README "The verdict JSON"). */
+static const char *const verdicts[] = {"pass", "improved",     "warn",
+				       "fail", "inconclusive", "incomparable"};
 
 void history_record_init(struct history_record *r)
 {
@@ -144,6 +147,14 @@ const char *history_kind_infer(const struct history_env *e)
 		cJSON_Delete(ev);
 	}
 	return kind;
+}
+
+static int verdict_valid(const char *v)
+{
+	for (size_t i = 0; v && i < PG_ARRAY_LEN(verdicts); i++)
+		if (strcmp(v, verdicts[i]) == 0)
+			return 1;
+	return 0;
 }
 
 int history_kind_valid(const char *kind)
@@ -369,6 +380,25 @@ void history_series_name(const char *label, const struct history_field *identity
 	pg_buf_release(&text);
 }
 
+/* profgate writes UTF-8 with control characters escaped: text that is not
+ * (raw control bytes but JSON's blanks, which a pretty file has) did not come
+ * from it, would reach a terminal through `history show --json`, and would not
+ * be written back the same. */
+static int text_check(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)text[i];
+		size_t k = pg_utf8_seq((const unsigned char *)text + i, len - i);
+		if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+			return pg_error_set(PG_EFORMAT, "control byte 0x%02x at byte %zu", c,
+					    i + 1);
+		if (k == 0)
+			return pg_error_set(PG_EFORMAT, "not UTF-8 at byte %zu", i + 1);
+		i += k;
+	}
+	return 0;
+}
+
 /* ---- building a record from a verdict JSON ---- */
 
 static const char *str_of(const cJSON *o, const char *key)
@@ -402,7 +432,7 @@ static void add_field(struct history_record *r, const char *key, const cJSON *v)
 	if (cJSON_IsString(v)) {
 		f->type = HISTORY_STRING;
 		f->text = pg_xstrdup(v->valuestring);
-	} else if (cJSON_IsNumber(v)) {
+	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) { /* 1e999: not JSON to write */
 		f->type = HISTORY_NUMBER;
 		f->text = number_text(v->valuedouble);
 	}
@@ -423,6 +453,9 @@ static int read_identity(struct history_record *r, const cJSON *id)
 				add_field(r, k.ptr, l);
 				pg_buf_release(&k);
 			}
+		} else if (cJSON_IsNumber(x) && !isfinite(x->valuedouble)) {
+			return pg_error_set(PG_EFORMAT, "identity.%s is not a finite number",
+					    x->string);
 		} else if (cJSON_IsString(x) || cJSON_IsNumber(x) || cJSON_IsNull(x)) {
 			add_field(r, x->string, x);
 		} else {
@@ -459,7 +492,7 @@ static void verdict_metrics(struct history_record *r, const cJSON *metrics)
 		const char *dir = str_of(limit, "direction");
 		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
 
-		if (!name || !cJSON_IsNumber(cand))
+		if (!name || !cJSON_IsNumber(cand) || !isfinite(cand->valuedouble))
 			continue;
 		if (judged || strncmp(name, "step.", 5) == 0 ||
 		    strncmp(name, "breakdown.", 10) == 0)
@@ -518,6 +551,9 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 						"profgate: run gate again)");
 	if ((rc = read_identity(r, member(cand, "identity"))))
 		return rc;
+	if (!verdict_valid(str_of(root, "verdict")))
+		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
+				    str_of(root, "verdict"));
 	r->label = dup_or_null(str_of(root, "label"));
 	r->verdict = pg_xstrdup(str_of(root, "verdict"));
 	r->exit_code = ec->valueint;
@@ -572,6 +608,12 @@ int history_record_from_verdict(struct history_record *r, const char *json, size
 	if (!schema || strcmp(schema, "profgate.verdict/1") != 0) {
 		rc =
 		    pg_error_set(PG_EFORMAT, "%s: not a verdict JSON (profgate.verdict/1)", origin);
+		goto out;
+	}
+	if ((rc = text_check(json, len))) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		rc = pg_error_set(rc, "%s: %s", origin, why);
 		goto out;
 	}
 	if ((rc = env_fields(r, e, kind)))
@@ -630,7 +672,7 @@ static int record_metrics(struct history_record *r, const cJSON *metrics)
 	if (!cJSON_IsObject(metrics))
 		return pg_error_set(PG_EFORMAT, "metrics missing or not an object");
 	cJSON_ArrayForEach (m, metrics) {
-		if (!cJSON_IsNumber(m))
+		if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble))
 			return pg_error_set(PG_EFORMAT, "metrics.%s is not a number", m->string);
 		add_metric(r, m->string, m->valuedouble);
 	}
@@ -702,6 +744,9 @@ static int record_fields(struct history_record *r, const cJSON *o)
 	if (!history_kind_valid(r->kind))
 		return pg_error_set(PG_EFORMAT, "kind '%s' is not pr, main, nightly or manual",
 				    r->kind);
+	if (!verdict_valid(r->verdict))
+		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
+				    r->verdict);
 	return 0;
 }
 
@@ -716,6 +761,8 @@ int history_record_parse(struct history_record *r, const char *line, size_t len)
 		rc = pg_error_set(PG_EFORMAT, "longer than %u bytes", HISTORY_MAX_LINE);
 		goto out;
 	}
+	if ((rc = text_check(line, len)))
+		goto out;
 	root = cJSON_ParseWithLength(line, len);
 	if (!cJSON_IsObject(root)) {
 		rc = pg_error_set(PG_EFORMAT, "not a JSON object");

@@ -30,11 +30,23 @@
  * same way, against the zero id: git_reference_create(force=0) checks that
  * the ref is absent before it takes the ref's lock, and two jobs creating the
  * branch at once could both pass that check (one record lost, seen in CI).
+ *
+ * Faults. Everything is bounded by the time budget (60 s, or
+ * PROFGATE_HISTORY_TIMEOUT_S): the waits between attempts, the lock, and,
+ * through net/'s sockets for libgit2 (which has no timeout of its own in
+ * 1.5), every read and write of a fetch or push, so a server that hangs or
+ * drips cannot hold profgate. The private repository is only a cache: one
+ * that cannot be opened or read (truncated objects, a garbled ref, HEAD or
+ * config) is removed and made anew, once per append or read, and fetched
+ * again.
  */
 #include "history.h"
 
+#include "../net/http.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <git2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +57,14 @@
 
 #define DEFAULT_ATTEMPTS 10
 #define DEFAULT_SECONDS	 60
+#define MAX_SECONDS	 3600
 #define BACKOFF_BASE_MS	 200
 #define BACKOFF_CAP_MS	 8000
 #define BOT_NAME	 "profgate-bot"
 #define BOT_EMAIL	 "profgate-bot@users.noreply.github.com"
 
-enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL };
+/* RENEW: the private repository failed, not the remote: make it anew. */
+enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
 
 struct store {
 	const struct history_store_opts *o;
@@ -65,6 +79,7 @@ struct store {
 	char *head;	/* refs/heads/<branch>: what is pushed */
 	double deadline;
 	uint64_t rng;
+	int renewed; /* the private repository was made anew once already */
 	/* per network operation */
 	int cred_calls;
 	char *status;	      /* a refused ref update (push_update_reference) */
@@ -157,30 +172,75 @@ static int mkdir_p(const char *path)
 	return rc;
 }
 
-char *history_pending_save(const char *cache_dir, const struct history_record *r)
+/* r's line written as <dir>/<record_id>.json; the path, or NULL (message set). */
+static char *pending_write(const char *dir, const struct history_record *r)
 {
-	char *dir = xprintf("%s/pending", cache_dir), *path = NULL;
 	struct pg_buf line = PG_BUF_INIT;
+	char *path = xprintf("%s/%s.json", dir, r->record_id);
 
-	if (mkdir_p(dir) == 0) {
-		path = xprintf("%s/%s.json", dir, r->record_id);
-		history_record_write(r, &line);
-		if (pg_write_file_atomic(path, line.ptr, line.len)) {
-			free(path);
-			path = NULL;
-		}
+	history_record_write(r, &line);
+	if (pg_write_file_atomic(path, line.ptr, line.len)) {
+		free(path);
+		path = NULL;
 	}
 	pg_buf_release(&line);
+	return path;
+}
+
+/* ${TMPDIR:-/tmp}/profgate-pending-<uid>: made 0700, and used only when it is
+ * a folder of ours that no one else may write (not a symlink someone left). */
+static char *pending_tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *dir = xprintf("%s/profgate-pending-%ld", t && *t == '/' ? t : "/tmp", (long)getuid());
+	struct stat st;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		pg_error_set(PG_EIO, "cannot create '%s': %s", dir, strerror(errno));
+	} else if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+		   (st.st_mode & 077)) {
+		pg_error_set(PG_EIO, "'%s' is not a private folder of this user", dir);
+	} else {
+		return dir;
+	}
+	free(dir);
+	return NULL;
+}
+
+char *history_pending_save(const char *cache_dir, const struct history_record *r)
+{
+	char *dir = xprintf("%s/pending", cache_dir), *path = NULL, *tmp;
+	char why[512] = "";
+
+	if (mkdir_p(dir) == 0)
+		path = pending_write(dir, r);
+	if (!path) {
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		if ((tmp = pending_tmp_dir()))
+			path = pending_write(tmp, r);
+		free(tmp);
+		if (!path) {
+			char why2[512];
+
+			snprintf(why2, sizeof(why2), "%s", pg_error_last());
+			pg_error_set(PG_EIO, "%s; %s", why, why2);
+		}
+	}
 	free(dir);
 	return path;
 }
 
 void history_pending_remove(const char *cache_dir, const char *record_id)
 {
+	const char *t = getenv("TMPDIR");
 	char *path = xprintf("%s/pending/%s.json", cache_dir, record_id);
+	char *tmp = xprintf("%s/profgate-pending-%ld/%s.json", t && *t == '/' ? t : "/tmp",
+			    (long)getuid(), record_id);
 
 	unlink(path);
+	unlink(tmp);
 	free(path);
+	free(tmp);
 }
 
 /* ---- opening ---- */
@@ -191,13 +251,20 @@ static int is_http(const char *url)
 }
 
 /* A path, file:// or http(s):// URL; ssh and scp-like remotes are refused
- * (their credentials are keys, not the token). */
+ * (their credentials are keys, not the token), and so are URLs that carry
+ * credentials: libgit2 would send them before the token and show them in its
+ * messages, and profgate prints the remote in its own. */
 static int resolve_remote(struct store *s, const char *remote)
 {
 	const char *colon = strchr(remote, ':'), *slash = strchr(remote, '/');
 	char *real;
 
 	if (is_http(remote)) {
+		if (http_url_has_userinfo(remote))
+			return pg_error_set(
+			    PG_EUSAGE, "history: the remote URL holds credentials "
+				       "(user:password@host): give the URL without them and the "
+				       "token in PROFGATE_GIT_TOKEN or GITHUB_TOKEN");
 		s->url = pg_xstrdup(remote);
 		return 0;
 	}
@@ -284,27 +351,95 @@ static void isolate_config(void)
 		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "");
 }
 
+int history_branch_check(const char *branch)
+{
+	size_t n = strlen(branch);
+	char *ref;
+	int valid;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/",
+			    branch[i]))
+			return pg_error_set(PG_EUSAGE,
+					    "history: branch '%s': use letters, digits, '.', '_', "
+					    "'-' and '/'",
+					    branch);
+	if (n == 0 || n > 200 || branch[0] == '-' || strcmp(branch, "HEAD") == 0 ||
+	    strncmp(branch, "refs/", 5) == 0)
+		return pg_error_set(PG_EUSAGE,
+				    "history: branch '%s': not empty, at most 200 characters, not "
+				    "starting with '-' or 'refs/', not HEAD",
+				    branch);
+	ref = xprintf("refs/heads/%s", branch);
+	git_libgit2_init(); /* counted: callers may or may not hold it already */
+	valid = git_reference_is_valid_name(ref);
+	git_libgit2_shutdown();
+	free(ref);
+	if (!valid)
+		return pg_error_set(PG_EUSAGE, "history: '%s' is not a valid branch name", branch);
+	return 0;
+}
+
+/* The time budget: the caller's, else PROFGATE_HISTORY_TIMEOUT_S, else 60 s. */
+static int budget_s(const struct history_store_opts *o, uint32_t *out)
+{
+	const char *v = getenv("PROFGATE_HISTORY_TIMEOUT_S");
+	char *end;
+	unsigned long n;
+
+	*out = o->max_seconds ? o->max_seconds : DEFAULT_SECONDS;
+	if (o->max_seconds || !v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_SECONDS)
+		return pg_error_set(
+		    PG_EUSAGE,
+		    "PROFGATE_HISTORY_TIMEOUT_S='%.40s': give a whole number from 1 "
+		    "to %u",
+		    v, MAX_SECONDS);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* libgit2's sockets: cut at the budget, connect and stalls as for HTTP. */
+static int store_streams(struct store *s)
+{
+	struct http_env_limits env;
+	uint32_t connect_s = HTTP_DEFAULT_CONNECT_S, idle_s = HTTP_DEFAULT_STALL_S;
+
+	if (http_env_limits(&env))
+		return PG_EUSAGE;
+	if (env.timeout_s && env.timeout_s < connect_s)
+		connect_s = env.timeout_s;
+	if (env.timeout_s && env.timeout_s < idle_s)
+		idle_s = env.timeout_s;
+	return http_git_streams(s->deadline, connect_s, idle_s);
+}
+
 static int store_open(struct store *s, const struct history_store_opts *o)
 {
+	uint32_t budget;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = -1;
 	s->o = o;
 	s->branch = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
-	s->deadline = now_s() + (o->max_seconds ? o->max_seconds : DEFAULT_SECONDS);
+	if ((rc = budget_s(o, &budget)))
+		return rc;
+	s->deadline = now_s() + budget;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
 	s->tracking = xprintf("refs/remotes/origin/%s", s->branch);
 	s->head = xprintf("refs/heads/%s", s->branch);
-	if (!git_reference_is_valid_name(s->head))
-		return pg_error_set(PG_EUSAGE, "history: '%s' is not a valid branch name",
-				    s->branch);
+	if ((rc = history_branch_check(s->branch)))
+		return rc;
 	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
 		return rc;
 	s->cache = o->cache_dir ? pg_xstrdup(o->cache_dir) : history_cache_dir();
 	if ((rc = open_private(s)))
 		return rc;
-	return 0;
+	return store_streams(s);
 }
 
 /* Jobs on one machine share the private repository: one at a time, waiting
@@ -335,18 +470,88 @@ static void store_unlock(struct store *s)
 		flock(s->lock_fd, LOCK_UN);
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Drop the private repository (a cache: the remote holds the history). */
+static int store_discard(struct store *s, const char *why)
+{
+	struct stat st;
+
+	git_remote_free(s->remote);
+	git_repository_free(s->repo);
+	s->remote = NULL;
+	s->repo = NULL;
+	s->renewed = 1;
+	if (lstat(s->dir, &st) != 0 && errno == ENOENT)
+		return 0;
+	logf_(s, "history: the private repository '%s' is damaged (%s); making it anew", s->dir,
+	      why);
+	if (nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		return pg_error_set(PG_EIO,
+				    "history: cannot remove the damaged repository '%s': %s",
+				    s->dir, strerror(errno));
+	return 0;
+}
+
+/* Why the opened private repository cannot be used, into why; 0 when it
+ * can. Our refs must name objects it holds: a fetch from a repository that
+ * lost them fails late, and libgit2 1.5 leaks on that path. */
+static int store_broken(struct store *s, char *why, size_t len)
+{
+	const char *names[2] = {s->head, s->tracking};
+	git_odb *odb = NULL;
+	git_oid id;
+	int rc = 0;
+
+	if (git_repository_odb(&odb, s->repo) < 0) {
+		snprintf(why, len, "%s", git_why());
+		return 1;
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(names) && !rc; i++) {
+		int r = git_reference_name_to_id(&id, s->repo, names[i]);
+
+		if (r < 0 && r != GIT_ENOTFOUND) {
+			snprintf(why, len, "%s: %s", names[i], git_why());
+			rc = 1;
+		} else if (r == 0 && !git_odb_exists(odb, &id)) {
+			snprintf(why, len, "%s names an object it does not hold", names[i]);
+			rc = 1;
+		}
+	}
+	git_odb_free(odb);
+	return rc;
+}
+
 /* Open (or create) the private repository and its anonymous remote; done
- * under the lock, so that two jobs do not both create it. */
+ * under the lock, so that two jobs do not both create it. One that exists
+ * but cannot be opened or used is made anew. */
 static int store_repo(struct store *s)
 {
 	git_remote_create_options ro;
+	struct stat st;
+	char why[512];
 
 	if (s->repo)
 		return 0;
-	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0 &&
-	    git_repository_init(&s->repo, s->dir, 1) < 0)
-		return pg_error_set(PG_EIO, "cannot create the repository '%s': %s", s->dir,
-				    git_why());
+	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		s->repo = NULL;
+		snprintf(why, sizeof(why), "%s", git_why());
+	} else if (store_broken(s, why, sizeof(why))) {
+		git_repository_free(s->repo);
+		s->repo = NULL;
+	}
+	if (!s->repo) {
+		if (lstat(s->dir, &st) == 0 && !s->renewed && store_discard(s, why))
+			return PG_EIO;
+		if (git_repository_init(&s->repo, s->dir, 1) < 0) {
+			s->repo = NULL;
+			return pg_error_set(PG_EIO, "cannot create the repository '%s': %s", s->dir,
+					    git_why());
+		}
+	}
 	/* Anonymous, and no url.*.insteadOf rewriting: the remote is what the
 	 * user named. (That lookup also leaks in libgit2 1.5.1: libgit2#6382.) */
 	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
@@ -423,16 +628,41 @@ static void callbacks(struct store *s, git_remote_callbacks *cb)
 
 /* ---- one attempt ---- */
 
+/* A failure of the private repository (its files), not of the remote. */
+static int local_failure(void)
+{
+	const git_error *e = git_error_last();
+
+	if (!e)
+		return 0;
+	switch (e->klass) {
+	case GIT_ERROR_OS:
+	case GIT_ERROR_REPOSITORY:
+	case GIT_ERROR_CONFIG:
+	case GIT_ERROR_ODB:
+	case GIT_ERROR_OBJECT:
+	case GIT_ERROR_REFERENCE:
+	case GIT_ERROR_ZLIB:
+	case GIT_ERROR_FILESYSTEM: return 1;
+	default: return 0;
+	}
+}
+
 /* Authentication, permission and missing repositories do not heal by
- * retrying; over http(s) anything else (a dropped connection) may. */
+ * retrying; over http(s) anything else (a dropped connection, a timeout, a
+ * 5xx) may, within the budget. A failure of the private repository itself
+ * makes it anew. */
 static enum attempt classify(struct store *s, int rc)
 {
 	const char *why = git_why();
 
-	if (s->local || rc == GIT_EAUTH || rc == GIT_ECERTIFICATE || strstr(why, "401") ||
-	    strstr(why, "403") || strstr(why, "404") || strstr(why, "authentication"))
+	if (rc == GIT_EAUTH || rc == GIT_ECERTIFICATE || strstr(why, "status code: 401") ||
+	    strstr(why, "status code: 403") || strstr(why, "status code: 404") ||
+	    strstr(why, "authentication"))
 		return ATTEMPT_FAIL;
-	return ATTEMPT_RETRY;
+	if (local_failure())
+		return ATTEMPT_RENEW;
+	return s->local ? ATTEMPT_FAIL : ATTEMPT_RETRY;
 }
 
 /* Fetch only the branch. The tracking ref is deleted first, so that after
@@ -455,6 +685,7 @@ static enum attempt store_fetch(struct store *s)
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.update_fetchhead = 0;
 	fo.proxy_opts.type = GIT_PROXY_AUTO;
+	git_error_clear();
 	rc = git_remote_fetch(s->remote, &specs, &fo, NULL);
 	if (rc < 0) {
 		a = classify(s, rc);
@@ -490,23 +721,32 @@ static int read_shard(struct store *s, git_tree *base, const char *shard, struct
 	return rc;
 }
 
+/* s cut to 100 bytes, control characters as spaces: a user's string (a label,
+ * the CI's sha and run id) cannot add lines or trailers to a commit message. */
+static void one_line(struct pg_buf *m, const char *s)
+{
+	for (size_t i = 0; s[i] && i < 100; i++)
+		pg_buf_addc(m, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i]);
+}
+
 /* "history: <series> (<label>): <verdict>" and the record's particulars;
- * a label is a user's string: control characters become spaces. */
+ * series, id, kind, time and verdict are checked when a record is made. */
 static void commit_message(const struct history_record *r, struct pg_buf *m)
 {
-	char label[101];
-	size_t i = 0;
-
-	for (const char *p = r->label ? r->label : ""; *p && i < sizeof(label) - 1; p++)
-		label[i++] = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
-	label[i] = 0;
-	pg_buf_addf(m, "history: %s (%s): %s\n\n", r->series, r->label ? label : "no label",
-		    r->verdict);
+	pg_buf_addf(m, "history: %s (", r->series);
+	one_line(m, r->label ? r->label : "no label");
+	pg_buf_addf(m, "): %s\n\n", r->verdict);
 	pg_buf_addf(m, "record: %s\nkind: %s\ntime: %s\n", r->record_id, r->kind, r->time);
-	if (r->sha)
-		pg_buf_addf(m, "sha: %s\n", r->sha);
-	if (r->run_id)
-		pg_buf_addf(m, "run: %s\n", r->run_id);
+	if (r->sha) {
+		pg_buf_adds(m, "sha: ");
+		one_line(m, r->sha);
+		pg_buf_addc(m, '\n');
+	}
+	if (r->run_id) {
+		pg_buf_adds(m, "run: ");
+		one_line(m, r->run_id);
+		pg_buf_addc(m, '\n');
+	}
 }
 
 static int make_commit(struct store *s, const struct history_record *r, git_commit *parent,
@@ -552,6 +792,7 @@ static int build(struct store *s, const struct history_record *r, const char *sh
 	int rc = 0;
 
 	*already = 0;
+	git_error_clear(); /* local_failure() reads the class of what fails here */
 	if (tip &&
 	    (git_commit_lookup(&parent, s->repo, tip) < 0 || git_commit_tree(&base, parent) < 0)) {
 		rc = pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
@@ -594,6 +835,7 @@ static enum attempt push_smart(struct store *s)
 	po.proxy_opts.type = GIT_PROXY_AUTO;
 	free(s->status);
 	s->status = NULL;
+	git_error_clear();
 	rc = git_remote_push(s->remote, &specs, &po);
 	if (rc == GIT_ENONFASTFORWARD) {
 		a = ATTEMPT_RETRY;
@@ -700,7 +942,7 @@ static enum attempt attempt_once(struct store *s, const struct history_record *r
 		return a;
 	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
 	if (build(s, r, shard, line, has_tip ? &tip : NULL, &commit, &already))
-		return ATTEMPT_FAIL;
+		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
 	if (already) {
 		res->appended = 0;
 		return ATTEMPT_DONE;
@@ -745,17 +987,25 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 		if (store_lock(s))
 			return PG_EDELIVERY;
 		a = attempt_once(s, r, shard, line, res);
+		snprintf(cause, sizeof(cause), "%s", pg_error_last());
+		if (a == ATTEMPT_RENEW && !s->renewed && n < max) {
+			a = store_discard(s, cause) ? ATTEMPT_FAIL : ATTEMPT_RENEW;
+			snprintf(cause, sizeof(cause), "%s", pg_error_last());
+		} else if (a == ATTEMPT_RENEW) {
+			a = ATTEMPT_FAIL; /* made anew once already: the cache folder is at fault */
+		}
 		store_unlock(s);
 		if (a == ATTEMPT_DONE)
 			return 0;
-		snprintf(cause, sizeof(cause), "%s", pg_error_last());
+		if (a == ATTEMPT_RENEW)
+			continue; /* at once: nothing to wait for */
 		if (a == ATTEMPT_FAIL)
 			return pg_error_set(PG_EDELIVERY, "history: %s", cause);
 		wait = backoff_ms(s, n);
 		if (n >= max || now_s() + wait / 1e3 > s->deadline)
 			return pg_error_set(PG_EDELIVERY,
-					    "history: gave up after %u attempts in %.1f s: %s", n,
-					    now_s() - start, cause);
+					    "history: gave up after %u attempt%s in %.1f s: %s", n,
+					    n == 1 ? "" : "s", now_s() - start, cause);
 		logf_(s, "history: attempt %u of %u: %s; retrying in %.2f s", n, max, cause,
 		      wait / 1e3);
 		sleep_ms(wait);
@@ -867,11 +1117,42 @@ out:
 	return rc;
 }
 
+/* One read: fetch, then the records at the tip into list. RENEW when the
+ * private repository failed (list then holds nothing of this try). */
+static enum attempt read_once(struct store *s, const struct history_filter *f,
+			      struct history_list *list, int *exists, int *rc)
+{
+	struct history_list got = {0};
+	enum attempt a;
+	git_oid tip;
+
+	*rc = 0;
+	*exists = 0;
+	if ((*rc = store_repo(s)))
+		return ATTEMPT_FAIL;
+	if ((a = store_fetch(s)) != ATTEMPT_DONE) {
+		*rc = PG_EDELIVERY;
+		return a == ATTEMPT_RENEW ? a : ATTEMPT_FAIL;
+	}
+	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
+		return ATTEMPT_DONE; /* no branch: no records */
+	*exists = 1;
+	git_error_clear();
+	*rc = read_tree(s, &tip, f, &got);
+	a = *rc == 0				   ? ATTEMPT_DONE
+	    : *rc != PG_EUNSUPP && local_failure() ? ATTEMPT_RENEW
+						   : ATTEMPT_FAIL;
+	for (uint32_t k = 0; a == ATTEMPT_DONE && k < got.n; k++)
+		history_list_move(list, &got.r[k]);
+	history_list_release(&got);
+	return a;
+}
+
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists)
 {
 	struct store s;
-	git_oid tip;
+	enum attempt a;
 	int rc;
 
 	*exists = 0;
@@ -879,16 +1160,20 @@ int history_read(const struct history_store_opts *o, const struct history_filter
 	isolate_config();
 	if ((rc = store_open(&s, o)) || (rc = store_lock(&s)))
 		goto out;
-	if ((rc = store_repo(&s)) || (rc = store_fetch(&s) != ATTEMPT_DONE ? PG_EDELIVERY : 0)) {
+	a = read_once(&s, f, list, exists, &rc);
+	if (a == ATTEMPT_RENEW && !s.renewed) {
 		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		if ((rc = store_discard(&s, why)) == 0)
+			a = read_once(&s, f, list, exists, &rc);
+	}
+	if (rc && rc != PG_EUNSUPP && strncmp(pg_error_last(), "history: ", 9) != 0) {
+		char why[1024];
+
 		snprintf(why, sizeof(why), "%s", pg_error_last());
 		rc = pg_error_set(rc, "history: %s", why);
-		goto out;
 	}
-	if (git_reference_name_to_id(&tip, s.repo, s.tracking) != 0)
-		goto out; /* no branch: no records */
-	*exists = 1;
-	rc = read_tree(&s, &tip, f, list);
 out:
 	store_release(&s);
 	git_libgit2_shutdown();
