@@ -1949,7 +1949,9 @@ static void asetcache_release(struct asetcache *c)
 	free(c->fam);
 }
 
-/* The event's "flops" argument as a number; 0 when it has none. */
+/* The event's "flops" argument as a number; 0 when it has none. Only a number
+ * from 0 to 1e30 counts: a negative, NaN or huge one would make a total the
+ * summary cannot hold (it is written as null and read back as none). */
 static int flops_of(const struct az *z, struct asetcache *c, const struct trace_event *e,
 		    double *out)
 {
@@ -1957,8 +1959,11 @@ static int flops_of(const struct az *z, struct asetcache *c, const struct trace_
 
 	if (!(c->state[i] & ASC_FLOPS_KNOWN)) {
 		const char *fl = arg(z, e, z->k_flops);
-		c->state[i] |= ASC_FLOPS_KNOWN | (fl ? ASC_HAS_FLOPS : 0);
-		c->flops[i] = fl ? strtod(fl, NULL) : 0;
+		char *end = NULL;
+		double v = fl ? strtod(fl, &end) : 0;
+		int ok = fl && end != fl && v >= 0 && v <= 1e30;
+		c->state[i] |= ASC_FLOPS_KNOWN | (ok ? ASC_HAS_FLOPS : 0);
+		c->flops[i] = ok ? v : 0;
 	}
 	*out = c->flops[i];
 	return (c->state[i] & ASC_HAS_FLOPS) != 0;

@@ -65,7 +65,8 @@ static void merge_duplicates(struct gate_catalogue *c)
 {
 	uint32_t w = 0;
 
-	qsort(c->m, c->n, sizeof(*c->m), cmp_metric);
+	if (c->n > 1)
+		qsort(c->m, c->n, sizeof(*c->m), cmp_metric);
 	for (uint32_t i = 0; i < c->n; i++) {
 		if (w > 0 && strcmp(c->m[w - 1].name, c->m[i].name) == 0) {
 			c->m[w - 1].value += c->m[i].value;

@@ -286,15 +286,21 @@ static int read_escape(struct cj *c, struct pg_buf *out)
 			return PG_EFORMAT;
 		if (cp >= 0xd800 && cp < 0xdc00 && peekc(c) == '\\') {
 			c->in->p++;
-			if (peekc(c) != 'u')
-				return fail(c, "bad surrogate escape in a string");
+			if (peekc(c) != 'u') { /* a lone high surrogate, then another escape */
+				if (out)
+					put_utf8(out, 0xfffd);
+				return read_escape(c, out);
+			}
 			c->in->p++;
 			if (read_hex4(c, &lo))
 				return PG_EFORMAT;
-			if (lo >= 0xdc00 && lo < 0xe000)
+			if (lo >= 0xdc00 && lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			else
-				cp = 0xfffd;
+			} else { /* a lone high surrogate, then another character */
+				if (out)
+					put_utf8(out, 0xfffd);
+				cp = lo >= 0xd800 && lo < 0xe000 ? 0xfffd : lo;
+			}
 		} else if (cp >= 0xd800 && cp < 0xe000) {
 			cp = 0xfffd;
 		}
@@ -439,7 +445,8 @@ static int read_number(struct cj *c, struct num *n)
 	if (q < end) {
 		size_t len = (size_t)(q - p);
 		if (len >= sizeof(n->text)) {
-			c->in->p = q;
+			/* where the byte-at-a-time path below stops too */
+			c->in->p = p + sizeof(n->text) - 1;
 			return fail(c, "number longer than %d characters",
 				    (int)sizeof(n->text) - 1);
 		}

@@ -27,6 +27,10 @@ struct rd_src {
 	unsigned char *buf;
 	unsigned char *map;
 	size_t map_len, map_pos;
+	/* memory (rd_in_open_mem): borrowed bytes served in windows of mem_win */
+	int is_mem;
+	const unsigned char *mem;
+	size_t mem_len, mem_pos, mem_win;
 	/* gzip ring */
 	pthread_t thread;
 	int thread_started;
@@ -216,6 +220,21 @@ int rd_in_open(struct rd_in *in, const char *path)
 	return 0;
 }
 
+int rd_in_open_mem(struct rd_in *in, const void *data, size_t len, size_t window)
+{
+	struct rd_src *s = pg_xcalloc(1, sizeof(*s));
+
+	memset(in, 0, sizeof(*in));
+	in->src = s;
+	s->fd = -1;
+	s->is_mem = 1;
+	s->mem = data;
+	s->mem_len = len;
+	s->mem_win = window ? window : len;
+	in->compressed_bytes = len;
+	return 0;
+}
+
 int rd_in_is_gzip(const struct rd_in *in)
 {
 	return in->src && in->src->gzip;
@@ -228,6 +247,19 @@ int rd_in_refill(struct rd_in *in)
 	if (in->eof || in->err)
 		return in->err ? PG_EFORMAT : 0;
 	in->chunk_off += (uint64_t)(in->end - in->chunk);
+	if (s->is_mem) {
+		if (s->mem_pos >= s->mem_len) {
+			in->chunk = in->p = in->end = s->mem ? s->mem + s->mem_len : NULL;
+			in->eof = 1;
+			return 0;
+		}
+		size_t n =
+		    s->mem_len - s->mem_pos < s->mem_win ? s->mem_len - s->mem_pos : s->mem_win;
+		in->chunk = in->p = s->mem + s->mem_pos;
+		in->end = in->p + n;
+		s->mem_pos += n;
+		return 1;
+	}
 	if (s->map) {
 		size_t win = 4 * CHUNK;
 		if (s->map_pos > 0) { /* done with the previous window; never past the map */

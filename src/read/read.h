@@ -44,6 +44,10 @@ struct rd_in {
 };
 
 int rd_in_open(struct rd_in *in, const char *path) PG_WUR;
+/* Bytes already in memory (borrowed until rd_in_close), served in chunks of
+ * at most `window` bytes (0: one chunk): for tests and fuzzing, which cut the
+ * input at every boundary a reader must survive. Never gzip. */
+int rd_in_open_mem(struct rd_in *in, const void *data, size_t len, size_t window) PG_WUR;
 /* Fetch the next chunk; 1 = data, 0 = end, <0 = error (message set). */
 int rd_in_refill(struct rd_in *in);
 void rd_in_close(struct rd_in *in);
@@ -59,6 +63,9 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in) PG_WUR;
 
 /* XPlane (.xplane.pb), decoded from a read-only mapping of the file. */
 int read_xplane(struct trace *t, uint32_t file, const char *path) PG_WUR;
+/* The same from bytes in memory (borrowed, never modified; the file record's
+ * path names them in messages): for tests and fuzzing. */
+int read_xplane_mem(struct trace *t, uint32_t file, const void *data, size_t len) PG_WUR;
 
 /* Shared names: what a line/thread name says a track is; which argument and
  * stat names the model keeps (index into a fixed list, or -1). */

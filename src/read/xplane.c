@@ -84,6 +84,7 @@ struct xp {
 	const char *path;
 	const uint8_t *base;
 	size_t size;
+	int release_pages; /* the bytes are a file mapping: drop pages once decoded */
 
 	/* per plane */
 	int64_t plane_id;
@@ -1203,7 +1204,7 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 	/* whole pages inside this job are not needed again */
 	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
 	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
-	if (hi > lo)
+	if (x->release_pages && hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
@@ -1476,6 +1477,7 @@ static int decode_space(struct xp *x, int threads)
 		pc->path = x->path;
 		pc->base = x->base;
 		pc->size = x->size;
+		pc->release_pages = x->release_pages;
 		pc->k_long_name = x->k_long_name;
 		pc->lock = x->lock;
 		pc->device = UINT32_MAX;
@@ -1516,33 +1518,23 @@ static const char *guess_framework(const struct trace *t, uint32_t file)
 	return "jax";
 }
 
-int read_xplane(struct trace *t, uint32_t file, const char *path)
+/* Decode the XSpace in [base, base + size); path names the file in messages
+ * and gives the host when the XSpace names none. */
+static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, const uint8_t *base,
+			     size_t size, int release_pages)
 {
 	struct xp x;
-	struct stat st;
-	int fd, rc = PG_EFORMAT;
-	void *map = MAP_FAILED;
+	int rc;
 
 	memset(&x, 0, sizeof(x));
 	x.t = t;
 	x.file = file;
 	x.path = path;
 	x.device = UINT32_MAX;
+	x.base = base;
+	x.size = size;
+	x.release_pages = release_pages;
 	pg_buf_init(&x.scratch);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || st.st_size == 0) {
-		close(fd);
-		return pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty", path);
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return pg_error_set(PG_EIO, "cannot map '%s': %s", path, strerror(errno));
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	x.base = map;
-	x.size = (size_t)st.st_size;
 	x.k_long_name = trace_intern_cstr(t, "long_name");
 	pthread_mutex_t lock;
 	pthread_mutex_init(&lock, NULL);
@@ -1564,6 +1556,36 @@ int read_xplane(struct trace *t, uint32_t file, const char *path)
 		free(x.hostnames[i]);
 	free(x.hostnames);
 	pg_buf_release(&x.scratch);
+	return rc;
+}
+
+int read_xplane_mem(struct trace *t, uint32_t file, const void *data, size_t len)
+{
+	if (len == 0)
+		return pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty",
+				    t->files[file].path);
+	return read_xplane_bytes(t, file, t->files[file].path, data, len, 0);
+}
+
+int read_xplane(struct trace *t, uint32_t file, const char *path)
+{
+	struct stat st;
+	int fd, rc;
+	void *map;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || st.st_size == 0) {
+		close(fd);
+		return pg_error_set(PG_EFORMAT, "cannot read '%s': the file is empty", path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return pg_error_set(PG_EIO, "cannot map '%s': %s", path, strerror(errno));
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	rc = read_xplane_bytes(t, file, path, map, (size_t)st.st_size, 1);
 	munmap(map, (size_t)st.st_size);
 	return rc;
 }

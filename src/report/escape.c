@@ -1,7 +1,8 @@
 /*
  * Escaping for markdown that GitHub renders: profile text is untrusted (kernel
  * names, scope paths, labels), and must not ping people, inject HTML, or break
- * the tables it sits in.
+ * the tables it sits in. Bytes that are not UTF-8 and the bidirectional
+ * controls (which make text read in another order than it runs) become U+FFFD.
  */
 #include "report.h"
 
@@ -19,6 +20,28 @@ static size_t cut(const char *s, size_t n, size_t max)
 	return k;
 }
 
+/* Copy the non-ASCII sequence at s[0..n) to b (U+FFFD for bytes that are not
+ * UTF-8 and for bidirectional controls); returns the bytes consumed. */
+static size_t put_utf8(struct pg_buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t k = pg_utf8_seq(u, n);
+
+	if (k == 0) {
+		pg_buf_adds(b, PG_UTF8_REPLACEMENT);
+		return 1;
+	}
+	uint32_t cp = k == 2   ? ((u[0] & 0x1fu) << 6) | (u[1] & 0x3f)
+		      : k == 3 ? ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3f)
+			       : 0;
+	if (cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		pg_buf_adds(b, PG_UTF8_REPLACEMENT);
+	else
+		pg_buf_add(b, s, k);
+	return k;
+}
+
 void report_code(struct pg_buf *b, const char *s, size_t max)
 {
 	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
@@ -32,6 +55,8 @@ void report_code(struct pg_buf *b, const char *s, size_t max)
 			pg_buf_add(b, "\\|", 2);
 		else if (c < 0x20 || c == 0x7f)
 			pg_buf_addc(b, ' ');
+		else if (c >= 0x80)
+			i += put_utf8(b, s + i, k - i) - 1;
 		else
 			pg_buf_addc(b, (char)c);
 	}
@@ -67,7 +92,11 @@ void report_text(struct pg_buf *b, const char *s, size_t max)
 			pg_buf_addc(b, '\\');
 			pg_buf_addc(b, (char)c);
 			break;
-		default: pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+		default:
+			if (c >= 0x80)
+				i += put_utf8(b, s + i, k - i) - 1;
+			else
+				pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
 		}
 	}
 	if (k < n)

@@ -10,6 +10,14 @@
 
 #define NAME_MAX_BYTES 100
 
+/* The first max hex digits of a digest (a summary read from a file may hold
+ * anything there). */
+static void hex_prefix(struct pg_buf *b, const char *s, size_t max)
+{
+	for (size_t i = 0; s && i < max && s[i] && strchr("0123456789abcdefABCDEF", s[i]); i++)
+		pg_buf_addc(b, s[i]);
+}
+
 static void pct(struct pg_buf *b, double share)
 {
 	pg_buf_addf(b, "%.1f%%", 100 * share);
@@ -25,7 +33,9 @@ static void headline(const struct summary *s, struct pg_buf *b)
 		pg_buf_addf(b, "%u steady step%s, p90 ", s->steady.count,
 			    s->steady.count == 1 ? "" : "s");
 		report_time(b, s->steady.p90_us);
-		pg_buf_addf(b, ", steps from `%s`)", s->steps_source ? s->steps_source : "none");
+		pg_buf_adds(b, ", steps from ");
+		report_code(b, s->steps_source ? s->steps_source : "none", 40);
+		pg_buf_adds(b, ")");
 	} else {
 		pg_buf_adds(
 		    b, "**No steps found**: numbers below are over the whole capture, per device");
@@ -80,10 +90,11 @@ static void identity(const struct summary *s, struct pg_buf *b)
 	for (uint32_t i = 0; i < s->n_files && i < 20; i++) {
 		pg_buf_adds(b, "| file | ");
 		report_code(b, s->files[i].path, NAME_MAX_BYTES);
-		pg_buf_addf(b, " (%s, %llu events, sha256 `%.12s`) |\n",
-			    s->files[i].dialect ? s->files[i].dialect : "?",
-			    (unsigned long long)s->files[i].events,
-			    s->files[i].sha256 ? s->files[i].sha256 : "");
+		pg_buf_adds(b, " (");
+		report_text(b, s->files[i].dialect ? s->files[i].dialect : "?", 40);
+		pg_buf_addf(b, ", %llu events, sha256 `", (unsigned long long)s->files[i].events);
+		hex_prefix(b, s->files[i].sha256, 12);
+		pg_buf_adds(b, "`) |\n");
 	}
 	if (s->n_files > 20)
 		pg_buf_addf(b, "| file | … and %u more |\n", s->n_files - 20);
@@ -107,7 +118,9 @@ static void steps(const struct summary *s, struct pg_buf *b)
 		pg_buf_adds(b, "Two kinds of step: ");
 		for (uint32_t i = 0; i < s->n_classes; i++) {
 			const struct sum_class *c = &s->classes[i];
-			pg_buf_addf(b, "%s%s ×%u at ", i ? ", " : "", c->name, c->count);
+			pg_buf_adds(b, i ? ", " : "");
+			report_text(b, c->name, 40);
+			pg_buf_addf(b, " ×%u at ", c->count);
 			report_time(b, c->median_us);
 			if (c->periodicity > 0)
 				pg_buf_addf(b, " (every %d steps)", c->periodicity);
@@ -172,7 +185,11 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			       "|---|---|---:|---:|---:|\n");
 		for (uint32_t i = 0; i < s->n_families; i++) {
 			const struct sum_family *f = &s->families[i];
-			pg_buf_addf(b, "| %s | %s | ", f->family, f->category ? f->category : "");
+			pg_buf_adds(b, "| ");
+			report_text(b, f->family, 60);
+			pg_buf_adds(b, " | ");
+			report_text(b, f->category, 60);
+			pg_buf_adds(b, " | ");
 			report_time(b, f->us_per_step);
 			pg_buf_adds(b, " | ");
 			pct(b, f->share);
@@ -191,7 +208,9 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			const struct sum_op *o = &s->ops[i];
 			pg_buf_adds(b, "| ");
 			report_code(b, o->name, NAME_MAX_BYTES);
-			pg_buf_addf(b, " | %s | ", o->family ? o->family : "");
+			pg_buf_adds(b, " | ");
+			report_text(b, o->family, 60);
+			pg_buf_adds(b, " | ");
 			report_time(b, o->self_us_per_step);
 			pg_buf_adds(b, " | ");
 			report_time(b, o->total_us_per_step);
@@ -210,7 +229,9 @@ static void collectives(const struct summary *s, struct pg_buf *b)
 		       "|---|---:|---:|---:|---:|---:|---:|\n");
 	for (uint32_t i = 0; i < s->n_collectives; i++) {
 		const struct sum_collective *c = &s->collectives[i];
-		pg_buf_addf(b, "| %s | %.1f | ", c->kind, c->count_per_step);
+		pg_buf_adds(b, "| ");
+		report_text(b, c->kind, 60);
+		pg_buf_addf(b, " | %.1f | ", c->count_per_step);
 		report_time(b, c->us_per_step);
 		if (c->bytes_per_step >= 0)
 			pg_buf_addf(b, " | %.3g MB | %.2f GB/s | %.2f GB/s | ",
@@ -300,7 +321,9 @@ void report_summary_md(const struct summary *s, struct pg_buf *out)
 	collectives(s, out);
 	gaps_regions(s, out);
 	candidates_quality(s, out);
-	pg_buf_addf(out, "<sub>profgate %s · %s · basis `%s`</sub>\n",
-		    s->profgate_version ? s->profgate_version : "", SUMMARY_SCHEMA,
-		    s->basis ? s->basis : "");
+	pg_buf_adds(out, "<sub>profgate ");
+	report_text(out, s->profgate_version, 40);
+	pg_buf_addf(out, " · %s · basis ", SUMMARY_SCHEMA);
+	report_code(out, s->basis ? s->basis : "", 120);
+	pg_buf_adds(out, "</sub>\n");
 }

@@ -15,13 +15,28 @@
 #include "summary.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static double num(const cJSON *o, const char *k, double def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : def;
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : def;
+}
+
+/* A count: marin's numbers are taken as they come, clamped into the field's
+ * range (fractions dropped), so that no value makes the conversion undefined. */
+static uint32_t count_u32(const cJSON *o, const char *k)
+{
+	double v = num(o, k, 0);
+	return v < 1 ? 0 : v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
+}
+
+static uint64_t count_u64(const cJSON *o, const char *k)
+{
+	double v = num(o, k, 0);
+	return v < 1 ? 0 : v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
 }
 
 static char *str(const cJSON *o, const char *k)
@@ -33,6 +48,14 @@ static char *str(const cJSON *o, const char *k)
 static uint32_t size_of(const cJSON *a)
 {
 	return cJSON_IsArray(a) ? (uint32_t)cJSON_GetArraySize(a) : 0;
+}
+
+/* root[key] when it is an array, else NULL: lists are sized by size_of(), and
+ * cJSON_ArrayForEach walks an object's members too. */
+static const cJSON *array(const cJSON *root, const char *key)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+	return cJSON_IsArray(a) ? a : NULL;
 }
 
 static const char *marin_family(const char *f)
@@ -84,7 +107,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 	s->steps_source = pg_xstrdup("marin");
 	s->step_source = pg_xstrdup("marin");
 	s->warmup_requested = -1;
-	s->warmup = (uint32_t)num(st, "warmup_steps_ignored", 0);
+	s->warmup = count_u32(st, "warmup_steps_ignored");
 	s->warmup_reason = pg_xstrdup("marin: steps numbered below warmup_steps are excluded");
 	s->files = pg_xcalloc(1, sizeof(*s->files));
 	s->n_files = 1;
@@ -95,11 +118,11 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 	s->files[0].format = str(root, "source_format");
 	s->files[0].dialect = pg_xstrdup("marin");
 	s->files[0].rank = -1;
-	s->files[0].events = ov ? (uint64_t)num(ov, "num_events_total", 0) : 0;
+	s->files[0].events = ov ? count_u64(ov, "num_events_total") : 0;
 	if (rm) {
 		s->device_kind = str(rm, "hardware_type");
-		s->device_count = (uint32_t)num(rm, "num_devices", 0);
-		s->host_count = (uint32_t)num(rm, "num_hosts", 0);
+		s->device_count = count_u32(rm, "num_devices");
+		s->host_count = count_u32(rm, "num_hosts");
 		const char *keys[] = {"run_path", "run_id", "git_sha", "config_hash"};
 		for (size_t i = 0; i < PG_ARRAY_LEN(keys); i++) {
 			char *v = str(rm, keys[i]);
@@ -113,8 +136,8 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 			free(v);
 		}
 	}
-	if (cJSON_IsObject(steady) && num(steady, "count", 0) > 0) {
-		s->steady.count = (uint32_t)num(steady, "count", 0);
+	if (cJSON_IsObject(steady) && count_u32(steady, "count") > 0) {
+		s->steady.count = count_u32(steady, "count");
 		s->steady.mean_us = num(steady, "mean", 0);
 		s->steady.median_us = num(steady, "median", 0);
 		s->steady.p90_us = num(steady, "p90", 0);
@@ -132,7 +155,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		s->mean.idle_share = x ? num(x, "share_of_total", 0) : 0;
 		s->worst = s->mean;
 	}
-	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "hot_ops");
+	const cJSON *ops = array(root, "hot_ops");
 	s->ops = pg_xcalloc(size_of(ops) + 1, sizeof(*s->ops));
 	cJSON_ArrayForEach (it, ops) {
 		struct sum_op *o = &s->ops[s->n_ops++];
@@ -152,7 +175,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		o->self_us_per_step = num(it, "exclusive_duration", 0) / steps;
 		o->total_us_per_step = num(it, "total_duration", 0) / steps;
 	}
-	const cJSON *fams = cJSON_GetObjectItemCaseSensitive(root, "semantic_families");
+	const cJSON *fams = array(root, "semantic_families");
 	s->families = pg_xcalloc(size_of(fams) + 1, sizeof(*s->families));
 	cJSON_ArrayForEach (it, fams) {
 		struct sum_family *f = &s->families[s->n_families++];
@@ -165,7 +188,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		f->us_per_step = num(it, "exclusive_duration", 0) / steps;
 		f->share = num(it, "share_of_total", 0);
 	}
-	const cJSON *coll = cJSON_GetObjectItemCaseSensitive(root, "communication_ops");
+	const cJSON *coll = array(root, "communication_ops");
 	s->collectives = pg_xcalloc(size_of(coll) + 1, sizeof(*s->collectives));
 	cJSON_ArrayForEach (it, coll) {
 		struct sum_collective *c = &s->collectives[s->n_collectives++];
@@ -176,7 +199,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		c->us_per_step = num(it, "total_duration", 0) / steps;
 		c->bytes_per_step = c->algbw_gbps = c->busbw_gbps = -1;
 	}
-	const cJSON *gaps = cJSON_GetObjectItemCaseSensitive(root, "gap_before_ops");
+	const cJSON *gaps = array(root, "gap_before_ops");
 	s->gaps = pg_xcalloc(size_of(gaps) + 1, sizeof(*s->gaps));
 	cJSON_ArrayForEach (it, gaps) {
 		struct sum_gap *g = &s->gaps[s->n_gaps++];
@@ -190,7 +213,7 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		g->us_per_step = num(it, "total_gap_duration", 0) / steps;
 		g->max_us = num(it, "max_gap_duration", 0);
 	}
-	const cJSON *regs = cJSON_GetObjectItemCaseSensitive(root, "hierarchical_regions");
+	const cJSON *regs = array(root, "hierarchical_regions");
 	s->regions = pg_xcalloc(size_of(regs) + 1, sizeof(*s->regions));
 	cJSON_ArrayForEach (it, regs) {
 		struct sum_region *r = &s->regions[s->n_regions++];
@@ -207,13 +230,13 @@ int summary_from_marin(const char *path, const cJSON *root, struct summary *s)
 		}
 		free(p);
 		r->path = pg_buf_detach(&b, NULL);
-		r->depth = (uint32_t)num(it, "depth", 0);
+		r->depth = count_u32(it, "depth");
 		r->count_per_step = num(it, "count", 0) / steps;
 		r->inclusive_us_per_step = num(it, "inclusive_duration", 0) / steps;
 		r->exclusive_us_per_step = num(it, "exclusive_duration", 0) / steps;
 	}
 	if (ov) {
-		const cJSON *w = cJSON_GetObjectItemCaseSensitive(ov, "quality_warnings");
+		const cJSON *w = array(ov, "quality_warnings");
 		cJSON_ArrayForEach (it, w)
 			if (cJSON_IsString(it))
 				summary_add_warning(s, "marin", "%s", it->valuestring);

@@ -8,13 +8,12 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define MAX_SUMMARY_BYTES (512u << 20)
-
-int summary_from_marin(const char *path, const cJSON *root, struct summary *s);
 
 struct rd {
 	const char *path;
@@ -52,12 +51,29 @@ static double num(struct rd *r, const cJSON *o, const char *key, double def)
 
 	if (!v || cJSON_IsNull(v))
 		return def;
-	if (!cJSON_IsNumber(v)) {
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
 		fail(r, key, "is not a number");
 		return def;
 	}
 	return v->valuedouble;
 }
+
+/* A whole number in [lo, hi] (counts, indexes, ranks); def when absent or
+ * null. The bounds keep the conversion to the field's type defined. */
+static double whole(struct rd *r, const cJSON *o, const char *key, double def, double lo, double hi)
+{
+	double v = num(r, o, key, def);
+
+	if (v != floor(v) || v < lo || v > hi) {
+		fail(r, key, "is not a whole number in range");
+		return def;
+	}
+	return v;
+}
+#define U32(r, o, k, d) ((uint32_t)whole(r, o, k, d, 0, 4294967295.0))
+#define I32(r, o, k, d) ((int32_t)whole(r, o, k, d, -2147483648.0, 2147483647.0))
+#define U64(r, o, k, d) ((uint64_t)whole(r, o, k, d, 0, 18446744073709549568.0))
+#define I64(r, o, k, d) ((int64_t)whole(r, o, k, d, -9223372036854775808.0, 9223372036854774784.0))
 
 static const cJSON *arr(struct rd *r, const cJSON *o, const char *key)
 {
@@ -134,20 +150,20 @@ static void read_source_identity(struct rd *r, const cJSON *root, struct summary
 		f->format = str(r, it, "format", 0);
 		f->dialect = str(r, it, "dialect", 0);
 		f->host = str(r, it, "host", 0);
-		f->rank = (int32_t)num(r, it, "rank", -1);
-		f->bytes = (uint64_t)num(r, it, "bytes", 0);
-		f->events = (uint64_t)num(r, it, "events", 0);
+		f->rank = I32(r, it, "rank", -1);
+		f->bytes = U64(r, it, "bytes", 0);
+		f->events = U64(r, it, "events", 0);
 	}
 	s->n_files = i;
 	if (!id)
 		return;
 	s->device_kind = str(r, id, "device_kind", 0);
-	s->device_count = (uint32_t)num(r, id, "device_count", 0);
-	s->host_count = (uint32_t)num(r, id, "host_count", 0);
-	s->world_size = (int32_t)num(r, id, "world_size", -1);
+	s->device_count = U32(r, id, "device_count", 0);
+	s->host_count = U32(r, id, "host_count", 0);
+	s->world_size = I32(r, id, "world_size", -1);
 	s->framework = str(r, id, "framework", 0);
 	s->framework_version = str(r, id, "framework_version", 0);
-	s->steps_captured = (uint32_t)num(r, id, "steps_captured", 0);
+	s->steps_captured = U32(r, id, "steps_captured", 0);
 	s->step_source = str(r, id, "step_source", 0);
 	s->basis = str(r, id, "basis", 1);
 	const cJSON *labels = obj(r, id, "labels", 0);
@@ -182,14 +198,14 @@ static void read_steps(struct rd *r, const cJSON *root, struct summary *s, uint3
 	if (!st)
 		return;
 	s->steps_source = str(r, st, "source", 1);
-	s->warmup = (uint32_t)num(r, st, "warmup", 0);
-	s->warmup_requested = (int32_t)num(r, st, "warmup_requested", -1);
+	s->warmup = U32(r, st, "warmup", 0);
+	s->warmup_requested = I32(r, st, "warmup_requested", -1);
 	s->warmup_reason = str(r, st, "warmup_reason", 0);
 	const cJSON *all = arr(r, st, "all");
 	s->steps = pg_xcalloc(count(all) + 1, sizeof(*s->steps));
 	cJSON_ArrayForEach (it, all) {
 		struct sum_step *x = &s->steps[i++];
-		x->step = (int64_t)num(r, it, "step", 0);
+		x->step = I64(r, it, "step", 0);
 		x->us = num(r, it, "us", 0);
 		x->host_us = num(r, it, "host_us", -1);
 		const cJSON *sd = cJSON_GetObjectItemCaseSensitive(it, "steady");
@@ -210,7 +226,7 @@ static void read_steps(struct rd *r, const cJSON *root, struct summary *s, uint3
 	s->n_steps = i;
 	const cJSON *sy = obj(r, st, "steady", 1);
 	if (sy) {
-		s->steady.count = (uint32_t)num(r, sy, "count", 0);
+		s->steady.count = U32(r, sy, "count", 0);
 		s->steady.mean_us = num(r, sy, "mean_us", 0);
 		s->steady.median_us = num(r, sy, "median_us", 0);
 		s->steady.p90_us = num(r, sy, "p90_us", 0);
@@ -224,10 +240,10 @@ static void read_steps(struct rd *r, const cJSON *root, struct summary *s, uint3
 	cJSON_ArrayForEach (it, cl) {
 		struct sum_class *c = &s->classes[i++];
 		c->name = str(r, it, "name", 1);
-		c->count = (uint32_t)num(r, it, "count", 0);
+		c->count = U32(r, it, "count", 0);
 		c->median_us = num(r, it, "median_us", 0);
-		c->representative_step = (int64_t)num(r, it, "representative_step", 0);
-		c->periodicity = (int32_t)num(r, it, "periodicity", 0);
+		c->representative_step = I64(r, it, "representative_step", 0);
+		c->periodicity = I32(r, it, "periodicity", 0);
 	}
 	s->n_classes = i;
 	s->skew_us = num(r, st, "skew_us", 0);
@@ -243,12 +259,12 @@ static void read_devices(struct rd *r, const cJSON *devs, struct summary *s)
 	cJSON_ArrayForEach (it, devs) {
 		struct sum_device *d = &s->devices[i++];
 		d->id = str(r, it, "id", 1);
-		d->file = (uint32_t)num(r, it, "file", 0);
+		d->file = U32(r, it, "file", 0);
 		d->kind = str(r, it, "kind", 1);
 		d->name = str(r, it, "name", 0);
 		d->host = str(r, it, "host", 0);
-		d->index = (int32_t)num(r, it, "index", -1);
-		d->rank = (int32_t)num(r, it, "rank", -1);
+		d->index = I32(r, it, "index", -1);
+		d->rank = I32(r, it, "rank", -1);
 		read_split(r, it, &d->all);
 		const cJSON *sd = obj(r, it, "steady", 1);
 		if (sd)
@@ -318,7 +334,7 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		c->sized = c->bytes_total >= 0;
 		if (!c->sized)
 			c->bytes_total = 0;
-		c->group_size = (uint32_t)num(r, it, "group_size", 0);
+		c->group_size = U32(r, it, "group_size", 0);
 		c->capture_count_total = num(r, it, "capture_count_total", 0);
 		c->capture_us_total = num(r, it, "capture_us_total", 0);
 		c->capture_bytes_total = num(r, it, "capture_bytes_total", -1);
@@ -349,7 +365,7 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 	cJSON_ArrayForEach (it, a) {
 		struct sum_region *g = &s->regions[i++];
 		g->path = str(r, it, "path", 1);
-		g->depth = (uint32_t)num(r, it, "depth", 0);
+		g->depth = U32(r, it, "depth", 0);
 		g->count_per_step = num(r, it, "count_per_step", 0);
 		g->inclusive_us_per_step = num(r, it, "inclusive_us_per_step", 0);
 		g->exclusive_us_per_step = num(r, it, "exclusive_us_per_step", 0);
@@ -367,8 +383,8 @@ static void read_lists(struct rd *r, const cJSON *root, struct summary *s)
 		s->flops_total = 0;
 	const cJSON *basis = obj(r, root, "per_step_basis", 1);
 	if (basis) {
-		s->basis_devices = (uint32_t)num(r, basis, "devices", 0);
-		s->basis_steady_steps = (uint32_t)num(r, basis, "steady_steps", 0);
+		s->basis_devices = U32(r, basis, "devices", 0);
+		s->basis_steady_steps = U32(r, basis, "steady_steps", 0);
 	}
 
 	a = arr(r, root, "candidates");
@@ -413,24 +429,32 @@ static char *slurp(const char *path, size_t *len)
 
 int summary_read_json(const char *path, struct summary *s)
 {
-	struct rd r = {path, 0};
 	size_t len = 0;
 	char *text;
-	cJSON *root;
+	int rc;
 
 	summary_init(s);
 	text = slurp(path, &len);
 	if (!text)
 		return PG_EIO;
+	rc = summary_parse_json(text, len, path, s);
+	free(text);
+	return rc;
+}
+
+int summary_parse_json(const char *text, size_t len, const char *path, struct summary *s)
+{
+	struct rd r = {path, 0};
+	cJSON *root;
+
+	summary_init(s);
 	root = cJSON_ParseWithLength(text, len);
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 		pg_error_set(PG_EFORMAT, "cannot read summary '%s': not JSON (at byte %llu)", path,
 			     (unsigned long long)(at && at >= text ? at - text : 0));
-		free(text);
 		return PG_EFORMAT;
 	}
-	free(text);
 	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
 	const cJSON *marin = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
 	if (cJSON_IsObject(root) && !schema && cJSON_IsString(marin) &&

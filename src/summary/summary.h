@@ -213,5 +213,10 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the
  * file and the key. */
 int summary_read_json(const char *path, struct summary *s) PG_WUR;
+/* The same from the file's text (origin names it in messages). */
+int summary_parse_json(const char *text, size_t len, const char *origin, struct summary *s) PG_WUR;
+/* marin's profile_summary.v1, already parsed (marin.c); the same contract. */
+struct cJSON;
+int summary_from_marin(const char *origin, const struct cJSON *root, struct summary *s) PG_WUR;
 
 #endif

@@ -103,8 +103,17 @@ void pg_json_escape(struct pg_buf *b, const char *s, size_t n)
 			if (c < 0x20 || c == 0x7f) {
 				char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 				pg_buf_add(b, u, 6);
-			} else {
+			} else if (c < 0x80) {
 				pg_buf_addc(b, (char)c);
+			} else {
+				/* JSON text is UTF-8: bytes that are not become U+FFFD */
+				size_t k = pg_utf8_seq((const unsigned char *)s + i, n - i);
+				if (k == 0) {
+					pg_buf_adds(b, PG_UTF8_REPLACEMENT);
+				} else {
+					pg_buf_add(b, s + i, k);
+					i += k - 1;
+				}
 			}
 		}
 	}
@@ -147,7 +156,15 @@ void pg_json_double(struct pg_json *j, double v, int decimals)
 	}
 	if (v == 0)
 		v = 0; /* no "-0.000" */
+	size_t at = j->out->len;
 	pg_buf_addf(j->out, "%.*f", decimals, v);
+	/* nor for a tiny negative that rounds to zero: it would read back as 0 and be
+	 * written "0.000" the next time */
+	char *t = j->out->ptr + at;
+	if (t[0] == '-' && strspn(t + 1, "0.") == strlen(t + 1)) {
+		memmove(t, t + 1, strlen(t + 1) + 1);
+		j->out->len--;
+	}
 }
 
 void pg_json_bool(struct pg_json *j, int v)

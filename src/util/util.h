@@ -39,6 +39,10 @@ enum pg_err {
 };
 
 int pg_error_set(int code, const char *fmt, ...) PG_PRINTF(2, 3);
+/* src as one line for a terminal: control bytes become \n, \t, \xNN and
+ * bidirectional controls \uNNNN, cut to fit cap (NUL included). Returns the
+ * length written. pg_error_set() passes every message through it. */
+size_t pg_sanitize_line(char *dst, size_t cap, const char *src);
 const char *pg_error_last(void);
 void pg_error_clear(void);
 
@@ -98,6 +102,11 @@ void pg_buf_addc(struct pg_buf *b, char c);
 void pg_buf_adds(struct pg_buf *b, const char *s);
 void pg_buf_addf(struct pg_buf *b, const char *fmt, ...) PG_PRINTF(2, 3);
 void pg_buf_reset(struct pg_buf *b);
+/* Append s (NULL: nothing) made one terminal line as pg_sanitize_line() does:
+ * for names from profiles and files printed to stdout or stderr. */
+void pg_buf_add_line(struct pg_buf *b, const char *s);
+/* The same into b, emptied first; returns b->ptr. */
+const char *pg_line(struct pg_buf *b, const char *s);
 void pg_buf_release(struct pg_buf *b);
 /* Hand the bytes to the caller (free() them); b is left empty. */
 char *pg_buf_detach(struct pg_buf *b, size_t *len_out);
@@ -129,7 +138,8 @@ void pg_json_bool(struct pg_json *j, int v);
 void pg_json_null(struct pg_json *j);
 /* A value already in JSON form (a number's text), written as is. */
 void pg_json_raw(struct pg_json *j, const char *text);
-/* Append s as a JSON string literal (quotes included) to b. */
+/* Append s as a JSON string literal (quotes included) to b; bytes that are not
+ * UTF-8 become U+FFFD, so the output is always valid JSON text. */
 void pg_json_escape(struct pg_buf *b, const char *s, size_t n);
 
 /* ---- u64 -> u32 map -----------------------------------------------------
@@ -193,5 +203,10 @@ void pg_fmt_us(char *out, size_t cap, int64_t ns);
 /* Write a whole file through a temporary name and rename, so a reader never
  * sees a partial file. */
 int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
+/* The length of the well-formed UTF-8 sequence at s (1 to 4, at most n
+ * bytes), or 0 when the bytes there are not one (a stray continuation byte, an
+ * overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t pg_utf8_seq(const unsigned char *s, size_t n);
+#define PG_UTF8_REPLACEMENT "\xef\xbf\xbd" /* U+FFFD, for bytes that are not UTF-8 */
 
 #endif

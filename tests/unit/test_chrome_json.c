@@ -537,6 +537,33 @@ static void strings_and_odd_fields(void **state)
 	trace_release(&t);
 }
 
+/* Lone surrogates are valid JSON escapes: each becomes U+FFFD and what follows
+ * it is kept (another escape, a character, another surrogate). */
+static void lone_surrogates(void **state)
+{
+	struct trace t;
+
+	(void)state;
+	trace_init(&t);
+	read_ok(&t,
+		fixture("lone.json",
+			"[{\"ph\":\"X\",\"name\":\"a\\ud800\\nb\",\"pid\":1,\"tid\":1,\"ts\":1},"
+			"{\"ph\":\"X\",\"name\":\"c\\ud800\\u0041\",\"pid\":1,\"tid\":1,\"ts\":2},"
+			"{\"ph\":\"X\",\"name\":\"d\\udc00\\ud800\\ud800x\",\"pid\":1,\"tid\":1,"
+			"\"ts\":3}]"));
+	assert_int_equal(t.n_events, 3);
+	assert_non_null(event_named(&t, "a\xef\xbf\xbd\nb", 0));
+	assert_non_null(event_named(&t,
+				    "c\xef\xbf\xbd"
+				    "A",
+				    0));
+	assert_non_null(event_named(&t,
+				    "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				    "x",
+				    0));
+	trace_release(&t);
+}
+
 /* ---- dialects ---- */
 
 static void kineto_dialect(void **state)
@@ -948,6 +975,7 @@ int main(void)
 	    cmocka_unit_test(async_pairs),
 	    cmocka_unit_test(flows_and_instants),
 	    cmocka_unit_test(strings_and_odd_fields),
+	    cmocka_unit_test(lone_surrogates),
 	    cmocka_unit_test(kineto_dialect),
 	    cmocka_unit_test(jax_dialect),
 	    cmocka_unit_test(generic_when_jax_names_meet_other_phases),

@@ -35,6 +35,22 @@ static void test_code_span(void **state)
 	/* cut on a UTF-8 boundary: "é" is two bytes */
 	report_code(&b, "ab\xc3\xa9z", 3);
 	assert_string_equal(b.ptr, "`ab…`");
+	/* bytes that are not UTF-8 and bidirectional controls become U+FFFD */
+	pg_buf_reset(&b);
+	report_code(&b,
+		    "a\xff"
+		    "b\xe2\x80\xae"
+		    "c\xe2\x81\xa6"
+		    "d\xc3\xa9",
+		    100);
+	assert_string_equal(b.ptr, "`a\xef\xbf\xbd"
+				   "b\xef\xbf\xbd"
+				   "c\xef\xbf\xbd"
+				   "d\xc3\xa9`");
+	pg_buf_reset(&b);
+	report_text(&b, "x\xe2\x80\x8fy\xc0", 100);
+	assert_string_equal(b.ptr, "x\xef\xbf\xbd"
+				   "y\xef\xbf\xbd");
 	pg_buf_release(&b);
 }
 

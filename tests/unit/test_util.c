@@ -205,8 +205,10 @@ static void json_numbers(void **state)
 	pg_json_int(&j, INT64_MIN);
 	pg_json_int(&j, INT64_MAX);
 	pg_json_uint(&j, 0);
-	pg_json_double(&j, -0.0, 3); /* no "-0.000" */
-	pg_json_double(&j, NAN, 3);  /* not JSON: null */
+	pg_json_double(&j, -0.0, 3);  /* no "-0.000" */
+	pg_json_double(&j, -1e-9, 3); /* nor when it rounds to zero */
+	pg_json_double(&j, -4e-7, 0);
+	pg_json_double(&j, NAN, 3); /* not JSON: null */
 	pg_json_double(&j, INFINITY, 2);
 	pg_json_double(&j, -12.3456, 2);
 	pg_json_double(&j, 0.1, 3);
@@ -214,8 +216,8 @@ static void json_numbers(void **state)
 	pg_json_str(&j, NULL);
 	pg_json_bool(&j, 0);
 	pg_json_arr_end(&j);
-	assert_string_equal(out.ptr, "[-9223372036854775808,9223372036854775807,0,0.000,null,null,"
-				     "-12.35,0.100,7,null,false]");
+	assert_string_equal(out.ptr, "[-9223372036854775808,9223372036854775807,0,0.000,0.000,0,"
+				     "null,null,-12.35,0.100,7,null,false]");
 	pg_buf_release(&out);
 }
 
@@ -255,6 +257,34 @@ static void json_escapes_control_chars_and_quotes(void **state)
 			snprintf(want, sizeof(want), "\"\\u%04x\"", c);
 		assert_string_equal(out.ptr, want);
 	}
+	pg_buf_release(&out);
+}
+
+/* Bytes that are not UTF-8 become U+FFFD; every well-formed sequence passes. */
+static void json_output_is_utf8(void **state)
+{
+	struct pg_buf out = PG_BUF_INIT;
+	/* a stray continuation, an overlong '/', a surrogate, past U+10FFFF, a cut sequence */
+	const char in[] = "a\x80"
+			  "b\xc0\xaf"
+			  "c\xed\xa0\x80"
+			  "d\xf4\x90\x80\x80"
+			  "e\xe2\x82";
+	const char ok[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xe2\x80\xae";
+
+	(void)state;
+	pg_json_escape(&out, in, strlen(in));
+	assert_string_equal(out.ptr, "\"a\xef\xbf\xbd"
+				     "b\xef\xbf\xbd\xef\xbf\xbd"
+				     "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				     "d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				     "e\xef\xbf\xbd\xef\xbf\xbd\"");
+	pg_buf_reset(&out);
+	pg_json_escape(&out, ok, strlen(ok));
+	assert_int_equal(out.len, strlen(ok) + 2);
+	assert_memory_equal(out.ptr + 1, ok, strlen(ok));
+	assert_int_equal(pg_utf8_seq((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	assert_int_equal(pg_utf8_seq((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);
 	pg_buf_release(&out);
 }
 
@@ -325,6 +355,25 @@ static void errors_are_per_thread(void **state)
 	char *d = pg_xstrndup("abcdef", 3);
 	assert_string_equal(d, "abc");
 	free(d);
+	/* one line whatever a message quotes: control bytes and bidi controls escaped */
+	pg_error_set(PG_EFORMAT, "key '%s'",
+		     "a\nb\r\tc\x1b[2J\x7f\xe2\x80\xae"
+		     "d\xd8\x9c\xc3\xa9");
+	assert_string_equal(pg_error_last(),
+			    "key 'a\\nb\\r\\tc\\x1b[2J\\x7f\\u202ed\\u061c\xc3\xa9'");
+	struct pg_buf b = PG_BUF_INIT;
+	assert_string_equal(pg_line(&b, "x\n::error::y"), "x\\n::error::y");
+	pg_buf_add_line(&b, NULL);
+	pg_buf_add_line(&b, "\x01");
+	assert_string_equal(b.ptr, "x\\n::error::y\\x01");
+	pg_buf_release(&b);
+	/* an escape is never cut in half at the end of the buffer */
+	char small[6];
+	assert_int_equal(pg_sanitize_line(small, sizeof(small),
+					  "ab\x01"
+					  "cd"),
+			 2);
+	assert_string_equal(small, "ab");
 }
 
 /* ---- pg_hash ---- */
@@ -546,6 +595,7 @@ int main(void)
 	    cmocka_unit_test(json_pretty_exact),
 	    cmocka_unit_test(json_numbers),
 	    cmocka_unit_test(json_escapes_control_chars_and_quotes),
+	    cmocka_unit_test(json_output_is_utf8),
 	    cmocka_unit_test(arena_allocations_are_aligned_and_distinct),
 	    cmocka_unit_test(errors_are_per_thread),
 	    cmocka_unit_test(hash_is_stable),
