@@ -2,6 +2,7 @@
  * profgate: a performance regression gate and tracker for ML training
  * profiles. main() dispatches to one function per subcommand.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* A file that may not grow (a full quota, ulimit -f) is a write error
+	 * each writer reports, not a signal that kills profgate mid-way. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return PG_EXIT_USAGE;

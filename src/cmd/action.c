@@ -81,6 +81,7 @@ struct action {
 	struct pg_buf json, md;
 	char *comment_url;
 	int delivery_failed;
+	int config_failed; /* a delivery refused its configuration (exit 2) */
 };
 
 /* ---- inputs ---- */
@@ -226,17 +227,27 @@ static int validate(struct action *a)
 
 /* ---- secrets and the user ---- */
 
-/* Every secret the job may hold, masked before anything is printed. */
+/* Every secret the job may hold, masked before anything is printed, once
+ * each (the github_token input is usually GITHUB_TOKEN too). */
 static void mask_secrets(const struct action *a)
 {
 	static const char *const envs[] = {"GITHUB_TOKEN", "PROFGATE_GITHUB_TOKEN",
 					   "PROFGATE_GIT_TOKEN", "WANDB_API_KEY"};
+	const char *v[2 + PG_ARRAY_LEN(envs)];
 	struct pg_buf b = PG_BUF_INIT;
 
-	actions_add_mask(&b, in(a, "github_token"));
-	actions_add_mask(&b, in(a, "wandb_api_key"));
+	v[0] = in(a, "github_token");
+	v[1] = in(a, "wandb_api_key");
 	for (size_t i = 0; i < PG_ARRAY_LEN(envs); i++)
-		actions_add_mask(&b, getenv(envs[i]));
+		v[2 + i] = getenv(envs[i]);
+	for (size_t i = 0; i < PG_ARRAY_LEN(v); i++) {
+		size_t j = 0;
+
+		while (j < i && !(v[i] && v[j] && strcmp(v[i], v[j]) == 0))
+			j++;
+		if (j == i)
+			actions_add_mask(&b, v[i]);
+	}
 	fwrite(b.ptr, 1, b.len, stdout);
 	fflush(stdout);
 	pg_buf_release(&b);
@@ -485,8 +496,11 @@ static void post_comment(struct action *a)
 		cj.token = in(a, "github_token");
 		cj.mode = (int)a->mode;
 		cj.indent = "";
-		if (cmd_comment_deliver(&cj, &a->comment_url) != PG_EXIT_OK)
-			a->delivery_failed = 1;
+		switch (cmd_comment_deliver(&cj, &a->comment_url)) {
+		case PG_EXIT_OK: break;
+		case PG_EXIT_USAGE: a->config_failed = 1; break; /* GITHUB_API_URL, limits */
+		default: a->delivery_failed = 1;
+		}
 	}
 	fflush(stdout);
 	printf("::endgroup::\n");
@@ -631,6 +645,8 @@ static int finish(struct action *a, int gate_rc)
 
 	if (gate_rc == PG_EXIT_USAGE || gate_rc == PG_EXIT_INPUT)
 		code = gate_rc;
+	else if (a->config_failed)
+		code = PG_EXIT_USAGE;
 	else if (a->delivery_failed)
 		code = PG_EXIT_DELIVERY;
 	else

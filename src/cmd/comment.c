@@ -7,6 +7,7 @@
 #include "cmd.h"
 
 #include "../deliver/deliver.h"
+#include "../net/http.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -82,12 +83,14 @@ int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out)
 	struct github_comment_result res;
 	struct pg_buf url = PG_BUF_INIT;
 	const char *repo = job->repo ? job->repo : getenv("GITHUB_REPOSITORY");
+	struct http_env_limits lim;
 	int rc = PG_EXIT_OK, err;
 
 	*url_out = NULL;
 	memset(&res, 0, sizeof(res));
-	if (github_init(&g, getenv("GITHUB_API_URL"), repo,
-			job->token ? job->token : cmd_github_token())) {
+	memset(&g, 0, sizeof(g));
+	if (http_env_limits(&lim) || github_init(&g, getenv("GITHUB_API_URL"), repo,
+						 job->token ? job->token : cmd_github_token())) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
 	}

@@ -89,13 +89,15 @@ static int family_named(const struct gate_result *r, const char *family)
 	return 0;
 }
 
-static void print_metric(FILE *f, const struct gate_metric_result *m)
+/* Names come from profiles and summaries: printed as one line each
+ * (pg_line), so no name can start a line of its own in a CI log. */
+static void print_metric(FILE *f, const struct gate_metric_result *m, struct pg_buf *tmp)
 {
-	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), m->name);
+	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), pg_line(tmp, m->name));
 	if (isfinite(m->delta_share))
 		fprintf(f, " %+.1f%%", 100 * m->delta_share);
 	if (m->note)
-		fprintf(f, " (%s)", m->note);
+		fprintf(f, " (%s)", pg_line(tmp, m->note));
 	fprintf(f, "\n");
 }
 
@@ -105,10 +107,11 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 						  GATE_IMPROVED};
 	FILE *f = stdout;
 	uint32_t shown = 0;
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
 
 	fprintf(f, "profgate %s: %s", job->cmd, gate_verdict_name(r->verdict));
 	if (job->label)
-		fprintf(f, " (%s)", job->label);
+		fprintf(f, " (%s)", pg_line(&a, job->label));
 	fprintf(f, "\n");
 	if (r->verdict == GATE_INCOMPARABLE) {
 		fprintf(f, "  refused: %s\n",
@@ -116,9 +119,10 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 			    ? "the baseline and the candidate are the same bytes"
 			    : "the runs differ in identity");
 		for (uint32_t i = 0; i < r->n_diff; i++)
-			fprintf(f, "  %s: baseline %s, candidate %s\n", r->diff[i].field,
-				r->diff[i].baseline, r->diff[i].candidate);
-		return;
+			fprintf(f, "  %s: baseline %s, candidate %s\n",
+				pg_line(&a, r->diff[i].field), pg_line(&b, r->diff[i].baseline),
+				pg_line(&c, r->diff[i].candidate));
+		goto out;
 	}
 	if (r->has_step) {
 		fprintf(f, "  steady median step: ");
@@ -143,7 +147,7 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 					continue;
 				if (shown++ == 12)
 					continue;
-				print_metric(f, m);
+				print_metric(f, m, &a);
 			}
 	if (shown > 12)
 		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
@@ -151,15 +155,19 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 		uint32_t n = 0;
 		fprintf(f, "  where the time went:");
 		for (uint32_t i = 0; i < r->n_attribution && n < 4; i++) {
-			const struct gate_attribution *a = &r->attribution[i];
-			if (a->kind == GATE_ATTR_OP && family_named(r, a->family))
+			const struct gate_attribution *at = &r->attribution[i];
+			if (at->kind == GATE_ATTR_OP && family_named(r, at->family))
 				continue; /* inside its family's time */
-			fprintf(f, "%s %s", n++ ? "," : "", a->delta_us_per_step >= 0 ? "+" : "-");
-			print_time(f, fabs(a->delta_us_per_step));
-			fprintf(f, " %s", a->name);
+			fprintf(f, "%s %s", n++ ? "," : "", at->delta_us_per_step >= 0 ? "+" : "-");
+			print_time(f, fabs(at->delta_us_per_step));
+			fprintf(f, " %s", pg_line(&b, at->name));
 		}
 		fprintf(f, " (per step)\n");
 	}
+out:
+	pg_buf_release(&a);
+	pg_buf_release(&b);
+	pg_buf_release(&c);
 }
 
 /* gate --history: the verdict's record appended after the verdict is out.
@@ -422,6 +430,8 @@ int cmd_gate(int argc, char **argv)
 			     opt_kind);
 		return cmd_error(PG_EXIT_USAGE);
 	}
+	if (opt_history_branch && history_branch_check(opt_history_branch))
+		return cmd_error(PG_EXIT_USAGE);
 	if (!opt_history && (opt_history_branch || opt_history_required || opt_kind)) {
 		pg_error_set(PG_EUSAGE, "gate: --history-branch, --history-required and --kind go "
 					"with --history URL_OR_PATH");

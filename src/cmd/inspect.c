@@ -270,17 +270,22 @@ static void fmt_span(char *out, size_t cap, int64_t ns)
 		snprintf(out, cap, "%.3f us", (double)ns / 1e3);
 }
 
+/* Every name from a profile or a file name goes out as one line (pg_line, in
+ * t1 or t2): a track named "x\n::error::" cannot start a line of its own. */
 static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 		      const struct analyze_marker *mk)
 {
 	const struct trace_file *f = &t->files[fi];
+	struct pg_buf t1 = PG_BUF_INIT, t2 = PG_BUF_INIT;
 	char id[64], span[32];
 	int any = 0;
 
-	pg_buf_addf(b, "%s\n", f->path);
+	pg_buf_add_line(b, f->path);
+	pg_buf_addc(b, '\n');
 	if (f->duplicate_of != UINT32_MAX) {
 		pg_buf_addf(b, "  identical  to %s (same sha256): read once\n",
-			    t->files[f->duplicate_of].path);
+			    pg_line(&t1, t->files[f->duplicate_of].path));
+		pg_buf_release(&t1);
 		return;
 	}
 	pg_buf_addf(b, "  format     %s%s, dialect %s, %llu bytes", trace_format_name(f->format),
@@ -289,19 +294,20 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 	if (f->compressed)
 		pg_buf_addf(b, " (%llu uncompressed)", (unsigned long long)f->content_bytes);
 	pg_buf_addc(b, '\n');
-	pg_buf_addf(b, "  producer   %s", f->framework ? f->framework : "unknown");
+	pg_buf_addf(b, "  producer   %s", f->framework ? pg_line(&t1, f->framework) : "unknown");
 	if (f->framework_version)
-		pg_buf_addf(b, " (%s)", f->framework_version);
+		pg_buf_addf(b, " (%s)", pg_line(&t1, f->framework_version));
 	if (f->device_kind)
-		pg_buf_addf(b, "; device %s", f->device_kind);
+		pg_buf_addf(b, "; device %s", pg_line(&t1, f->device_kind));
 	if (f->rank >= 0)
 		pg_buf_addf(b, "; rank %d", f->rank);
 	if (f->world_size >= 0)
 		pg_buf_addf(b, " of %d", f->world_size);
 	if (f->backend)
-		pg_buf_addf(b, " (%s)", f->backend);
+		pg_buf_addf(b, " (%s)", pg_line(&t1, f->backend));
 	if (f->display_time_unit[0])
-		pg_buf_addf(b, "; displayTimeUnit %s (display only)", f->display_time_unit);
+		pg_buf_addf(b, "; displayTimeUnit %s (display only)",
+			    pg_line(&t1, f->display_time_unit));
 	pg_buf_addc(b, '\n');
 	if (f->format == TRACE_FMT_XPLANE) {
 		pg_buf_addf(b, "  events     %llu XEvents\n", (unsigned long long)f->entries);
@@ -317,13 +323,13 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 	}
 
 	if (f->format == TRACE_FMT_XPLANE) {
-		pg_buf_addf(b, "  host       %s", f->host ? f->host : "");
+		pg_buf_addf(b, "  host       %s", pg_line(&t1, f->host));
 		if (f->aggregate_events)
 			pg_buf_addf(b, "; %llu aggregate events (counted, no time)",
 				    (unsigned long long)f->aggregate_events);
 		pg_buf_adds(b, "\n  planes     ");
 		for (uint32_t p = 0; p < f->n_planes; p++)
-			pg_buf_addf(b, "%s%s(%llu)", p ? ", " : "", f->planes[p].name,
+			pg_buf_addf(b, "%s%s(%llu)", p ? ", " : "", pg_line(&t1, f->planes[p].name),
 				    (unsigned long long)f->planes[p].events);
 		pg_buf_addc(b, '\n');
 	}
@@ -333,10 +339,11 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 		if (dev->file != fi || !has_events_device(t, d))
 			continue;
 		device_id(t, d, id, sizeof(id));
-		pg_buf_addf(b, "    %-8s %-24s %10llu events", id, trace_str_get(t, dev->label),
+		pg_buf_addf(b, "    %-8s %-24s %10llu events", id,
+			    pg_line(&t1, trace_str_get(t, dev->label)),
 			    (unsigned long long)dev->n_events);
 		if (dev->name)
-			pg_buf_addf(b, "  %s", trace_str_get(t, dev->name));
+			pg_buf_addf(b, "  %s", pg_line(&t1, trace_str_get(t, dev->name)));
 		pg_buf_addc(b, '\n');
 	}
 	pg_buf_adds(b, "  tracks\n");
@@ -358,7 +365,7 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 		const char *name = trace_str_get(t, tr->name);
 		pg_buf_addf(b, "    %-8s %-13s %-32.32s %10llu events  span %s\n", id,
 			    trace_track_kind_name(tr->kind),
-			    name[0] ? name : trace_str_get(t, tr->tid),
+			    pg_line(&t1, name[0] ? name : trace_str_get(t, tr->tid)),
 			    (unsigned long long)tr->n_events, span);
 	}
 	if (host_more)
@@ -381,8 +388,10 @@ static void file_text(struct pg_buf *b, const struct trace *t, uint32_t fi,
 	pg_buf_adds(b, any ? "\n" : " none found\n");
 	for (uint32_t w = 0; w < t->n_warnings; w++)
 		if (t->warnings[w].file == fi)
-			pg_buf_addf(b, "  warning    %s: %s\n", t->warnings[w].code,
-				    t->warnings[w].message);
+			pg_buf_addf(b, "  warning    %s: %s\n", pg_line(&t1, t->warnings[w].code),
+				    pg_line(&t2, t->warnings[w].message));
+	pg_buf_release(&t1);
+	pg_buf_release(&t2);
 }
 
 static void captures_json(struct pg_json *j, const struct source_set *src)
@@ -426,18 +435,22 @@ static void captures_json(struct pg_json *j, const struct source_set *src)
 
 static void captures_text(struct pg_buf *b, const struct source_set *src)
 {
+	struct pg_buf t1 = PG_BUF_INIT, t2 = PG_BUF_INIT;
+
 	for (uint32_t i = 0; i < src->n_captures; i++) {
 		const struct source_capture *c = &src->captures[i];
 		int chosen = 0;
 		for (uint32_t k = 0; k < src->n_chosen; k++)
 			chosen |= src->chosen[k] == (int32_t)i;
-		pg_buf_addf(b, "capture %s%s: %u files in %s\n", c->name, chosen ? " (chosen)" : "",
-			    c->n_files, c->dir);
+		pg_buf_addf(b, "capture %s%s: %u files in %s\n", pg_line(&t1, c->name),
+			    chosen ? " (chosen)" : "", c->n_files, pg_line(&t2, c->dir));
 	}
 	for (uint32_t i = 0; i < src->n_notes; i++)
-		pg_buf_addf(b, "note: %s\n", src->notes[i]);
+		pg_buf_addf(b, "note: %s\n", pg_line(&t1, src->notes[i]));
 	if (src->n_captures || src->n_notes)
 		pg_buf_addc(b, '\n');
+	pg_buf_release(&t1);
+	pg_buf_release(&t2);
 }
 
 /* What was read, across files: hosts, ranks, devices by kind. */

@@ -272,8 +272,20 @@ int github_init(struct github *g, const char *api, const char *repo, const char 
 	memset(g, 0, sizeof(*g));
 	if (!api || !*api)
 		api = API_DEFAULT;
-	if (strncmp(api, "https://", 8) != 0 && strncmp(api, "http://", 7) != 0)
-		return pg_error_set(PG_EUSAGE, "GITHUB_API_URL '%s' is not an http(s) URL", api);
+	if (strncmp(api, "https://", 8) != 0 && strncmp(api, "http://", 7) != 0) {
+		const char *secrets[2] = {token, NULL};
+		char shown[256];
+
+		snprintf(shown, sizeof(shown), "%s", api);
+		http_redact(shown, secrets);
+		return pg_error_set(PG_EUSAGE, "GITHUB_API_URL '%s' is not an http(s) URL", shown);
+	}
+	/* curl would send them as Basic auth next to the token; and URLs get printed */
+	if (http_url_has_userinfo(api))
+		return pg_error_set(PG_EUSAGE,
+				    "GITHUB_API_URL holds credentials (user:password@host): "
+				    "give the URL without them and the token in "
+				    "GITHUB_TOKEN");
 	if (!repo_valid(repo))
 		return pg_error_set(PG_EUSAGE, "repository '%s' is not owner/name",
 				    repo ? repo : "");
@@ -359,6 +371,26 @@ static cJSON *parse_body(const struct http_response *rs)
 	return cJSON_ParseWithLength(rs->body.ptr, rs->body.len);
 }
 
+/* The one-line error for a successful status whose answer is not what the
+ * API answers (a proxy's page, a cut body): key is the field it lacks. */
+static int gh_bad_answer(const char *what, const struct http_response *rs, const cJSON *root,
+			 const char *key)
+{
+	char type[64];
+
+	if (root)
+		return pg_error_set(PG_EDELIVERY,
+				    "GitHub: %s: HTTP %ld, but the answer holds no %s", what,
+				    rs->status, key);
+	if (!http_header(rs, "content-type", type, sizeof(type)))
+		snprintf(type, sizeof(type), "no content type");
+	for (char *p = type; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	return pg_error_set(PG_EDELIVERY, "GitHub: %s: HTTP %ld, but the answer is not JSON (%s)",
+			    what, rs->status, type);
+}
+
 static const char *str_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -385,6 +417,8 @@ int github_login(struct github *g)
 		goto out;
 	if (rs.status == 200 && (root = parse_body(&rs)) && str_of(root, "login"))
 		g->login = pg_xstrdup(str_of(root, "login"));
+	else if (rs.status == 200)
+		rc = gh_bad_answer("reading the token's user", &rs, root, "login");
 	else if (rs.status == 403 || rs.status == 404)
 		g->login = pg_xstrdup(ACTIONS_BOT); /* an app's token: no /user */
 	else
@@ -560,12 +594,20 @@ static int send_comment(struct github *g, int64_t pr, int64_t id, const struct p
 	return rc;
 }
 
+/* A 200 or 201: the comment, unless the answer is not one (a proxy's page
+ * says nothing of whether GitHub has it). */
 static int comment_done(struct github *g, int64_t id, const struct http_response *rs,
 			struct github_comment_result *out)
 {
 	cJSON *root = parse_body(rs);
 	const cJSON *jid = cJSON_GetObjectItemCaseSensitive(root, "id");
 
+	if (!cJSON_IsObject(root) || !cJSON_IsNumber(jid)) {
+		int rc = gh_bad_answer(id > 0 ? "updating the comment" : "creating the comment", rs,
+				       cJSON_IsObject(root) ? root : NULL, "comment id");
+		cJSON_Delete(root);
+		return rc;
+	}
 	out->action = id > 0 ? GITHUB_COMMENT_UPDATED : GITHUB_COMMENT_CREATED;
 	out->id = cJSON_IsNumber(jid) ? (int64_t)jid->valuedouble : id;
 	out->url = str_of(root, "html_url") ? pg_xstrdup(str_of(root, "html_url")) : NULL;

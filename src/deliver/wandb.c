@@ -208,9 +208,10 @@ static int run_lookup(struct pub *p, cJSON **summary)
 	if ((rc = gql(p, "RunInfo", RUN_Q, v, &root, &data)) != 0)
 		return rc;
 	run = at(data, "project.run");
-	if (!cJSON_IsObject(run)) {
-		rc = pg_error_set(PG_ENOTFOUND, "wandb: run '%s/%s/%s' not found", p->entity,
-				  p->project, p->run_id);
+	if ((rc = wandb_answer_object(run, "RunInfo", "data.project.run")) != 0) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", p->entity, p->project,
+				     p->run_id);
 		goto out;
 	}
 	free(p->run_storage_id);

@@ -176,6 +176,13 @@ void wandb_config_release(struct wandb_config *c);
 struct cJSON;
 int wandb_graphql(const struct wandb_config *c, const char *operation, const char *query,
 		  const char *variables_json, struct cJSON **root, struct cJSON **data) PG_WUR;
+/*
+ * What a GraphQL answer holds at path (e.g. "data.project.run", for messages):
+ * 0 when v is an object; PG_ENOTFOUND (no message) when it is null or absent,
+ * W&B's way of saying "not found"; PG_EFORMAT with a one-line message
+ * ("wandb: <op>: the answer's <path> is a number, not an object") otherwise.
+ */
+int wandb_answer_object(const struct cJSON *v, const char *op, const char *path) PG_WUR;
 /* The Authorization header line for c's key, or "" without one. */
 void wandb_auth_header(const struct wandb_config *c, struct pg_buf *out);
 /* Replace the key (and its Basic form) in s by "***". */

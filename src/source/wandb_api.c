@@ -35,9 +35,20 @@ int wandb_config_from_env(struct wandb_config *c)
 	c->entity = env_dup("WANDB_ENTITY");
 	c->project = env_dup("WANDB_PROJECT");
 	c->cache_dir = pg_cache_dir();
-	if (strncmp(c->base_url, "https://", 8) != 0 && strncmp(c->base_url, "http://", 7) != 0)
+	if (strncmp(c->base_url, "https://", 8) != 0 && strncmp(c->base_url, "http://", 7) != 0) {
+		char shown[256];
+
+		snprintf(shown, sizeof(shown), "%s", c->base_url);
+		wandb_redact(c, shown);
 		return pg_error_set(PG_EUSAGE, "wandb: WANDB_BASE_URL '%s' is not an http(s) URL",
-				    c->base_url);
+				    shown);
+	}
+	/* the key goes as Basic auth to this URL only; user info would go with it, and
+	 * URLs get printed */
+	if (http_url_has_userinfo(c->base_url))
+		return pg_error_set(PG_EUSAGE,
+				    "wandb: WANDB_BASE_URL holds credentials (user:password@host): "
+				    "give the URL without them and the key in WANDB_API_KEY");
 	return 0;
 }
 
@@ -218,6 +229,22 @@ out:
 	pg_buf_release(&auth);
 	pg_buf_release(&tok);
 	return rc;
+}
+
+int wandb_answer_object(const cJSON *v, const char *op, const char *path)
+{
+	const char *type = cJSON_IsString(v)   ? "a string"
+			   : cJSON_IsNumber(v) ? "a number"
+			   : cJSON_IsBool(v)   ? "a boolean"
+			   : cJSON_IsArray(v)  ? "an array"
+					       : "not JSON";
+
+	if (cJSON_IsObject(v))
+		return 0;
+	if (!v || cJSON_IsNull(v))
+		return PG_ENOTFOUND;
+	return pg_error_set(PG_EFORMAT, "wandb: %s: the answer's %s is %s, not an object", op, path,
+			    type);
 }
 
 /* "scheme://host[:port]" of url, malloc'd. */

@@ -341,15 +341,16 @@ static int run_info(struct fetch *f, const char *entity, const char *project, co
 		goto out;
 	proj = cJSON_GetObjectItemCaseSensitive(data, "project");
 	run = cJSON_GetObjectItemCaseSensitive(proj, "run");
-	if (!cJSON_IsObject(proj)) {
-		rc = pg_error_set(PG_ENOTFOUND,
-				  "wandb: project '%s/%s' not found (or not visible with this key)",
-				  entity, project);
+	if ((rc = wandb_answer_object(proj, "RunInfo", "data.project")) != 0) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(
+			    rc, "wandb: project '%s/%s' not found (or not visible with this key)",
+			    entity, project);
 		goto out;
 	}
-	if (!cJSON_IsObject(run)) {
-		rc = pg_error_set(PG_ENOTFOUND, "wandb: run '%s/%s/%s' not found", entity, project,
-				  name);
+	if ((rc = wandb_answer_object(run, "RunInfo", "data.project.run")) != 0) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", entity, project, name);
 		goto out;
 	}
 	o->run_id = dup_at(run, "name");
@@ -561,15 +562,17 @@ static int artifact_by_name(struct fetch *f)
 	pg_buf_addc(&v, '}');
 	if ((rc = gql(f, "ArtifactByName", ART_Q, &v, &root, &data)) != 0)
 		goto out;
-	if (!cJSON_IsObject(at(data, "project"))) {
-		rc = pg_error_set(PG_ENOTFOUND, "wandb: project '%s/%s' not found", f->ref.entity,
-				  f->ref.project);
+	if ((rc = wandb_answer_object(at(data, "project"), "ArtifactByName", "data.project"))) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(rc, "wandb: project '%s/%s' not found", f->ref.entity,
+				     f->ref.project);
 		goto out;
 	}
 	node = at(data, "project.artifact");
-	if (!cJSON_IsObject(node)) {
-		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact '%s/%s/%s' not found",
-				  f->ref.entity, f->ref.project, full);
+	if ((rc = wandb_answer_object(node, "ArtifactByName", "data.project.artifact"))) {
+		if (rc == PG_ENOTFOUND)
+			pg_error_set(rc, "wandb: artifact '%s/%s/%s' not found", f->ref.entity,
+				     f->ref.project, full);
 		goto out;
 	}
 	art_from_node(&f->art, node);
