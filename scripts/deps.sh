@@ -2,6 +2,7 @@
 # Install what a fresh Debian (bookworm) machine lacks to build and test profgate: the build and
 # test packages of scripts/packages.sh. As root it runs apt-get; otherwise it names the packages
 # to install.
+# `sh scripts/deps.sh fuzz` adds what `make fuzz` needs (PG_FUZZ_PACKAGES).
 set -e
 . "$(dirname "$0")/packages.sh"
 need=""
@@ -13,6 +14,11 @@ else
 	# not Debian: probe what the build uses, and name the Debian packages
 	pkg-config --exists libgit2 libcurl libcjson zlib libprotobuf-c libcrypto cmocka 2>/dev/null &&
 		command -v protoc-c >/dev/null 2>&1 || need=" $PG_BUILD_PACKAGES $PG_TEST_PACKAGES"
+fi
+if [ "${1:-}" = fuzz ] && command -v dpkg-query >/dev/null 2>&1; then
+	for p in $PG_FUZZ_PACKAGES; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || need="$need $p"
+	done
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
