@@ -11,10 +11,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "$1" && pwd)
 cd "$ROOT" || exit 2
 
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg-run.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; exit 130' INT TERM
+
 # Sanitizer builds: UBSan must stop on the first report (its default is to print and go
 # on, which would let a test pass), LeakSanitizer stays on. Ignored by normal builds.
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+# Reports also go to files (log_path): one from a profgate run whose exit code or stderr a
+# test does not look at (a setup step, a background job) still fails the suite.
+SAN=$tmp/sanitizer
+mkdir -p "$SAN"
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}:log_path=$SAN/ubsan
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}:log_path=$SAN/asan
 CMOCKA_MESSAGE_OUTPUT=TAP
 PROFGATE=$BUILD/profgate
 TOOLS=$BUILD/tools
@@ -27,10 +35,6 @@ if command -v timeout >/dev/null 2>&1; then
 else
 	limit=
 fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg-run.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
-trap 'rm -rf "$tmp"; exit 130' INT TERM
 
 total_pass=0
 total_fail=0
@@ -80,6 +84,16 @@ run_suite() {
 		note=" (reported no results)"
 	fi
 	[ "$rc" -eq 124 ] && [ -n "$limit" ] && note="$note (timed out after ${SUITE_TIMEOUT}s)"
+	reports=$(find "$SAN" -type f | wc -l)
+	if [ "$reports" -gt 0 ]; then
+		fail=$((fail + 1))
+		note="$note (sanitizer reports from $reports processes)"
+		for r in "$SAN"/*; do
+			echo "--- $r"
+			head -n 40 "$r"
+		done >>"$log"
+		rm -f "$SAN"/*
+	fi
 	printf '%-22s %4d passed, %d failed, %d skipped  %3ds%s\n' "$name" "$pass" "$fail" "$skip" \
 		"$secs" "$note"
 	if [ "$fail" -ne 0 ]; then

@@ -9,7 +9,8 @@ and PATCH get 403 "Resource not accessible by integration")}. Comments are liste
 /repositories/<id>/... as GitHub writes them; POST 201, PATCH 200, bodies kept verbatim; a body
 over max_body_chars characters gets 422. check-runs and statuses 201; GET pulls/N from "pulls".
 A path may start with /api/v3 (GitHub Enterprise). Faults are queued rules that answer instead
-(status, headers, body; reset_in sets x-ratelimit-reset to now + N) or delay the answer.
+(status, headers, body; reset_in sets x-ratelimit-reset to now + N), delay the answer, or with
+"mode" do a network fault of faults.py (hang, close, reset, drip, status, html, trunc, types).
 Every request is logged to STATE/requests.jsonl (method, path, headers, body size, status).
 
 usage: fake_github.py serve STATE_DIR        writes STATE_DIR/port once listening
@@ -25,6 +26,8 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+
+import faults
 
 REPO_ID = 4242
 lock = threading.Lock()
@@ -53,6 +56,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def send(self, status, obj, headers=()):
         body = b"" if obj is None else json.dumps(obj).encode()
+        # logged before the answer goes out: once the client has it, a test may read the log
+        self.log_request_line(status)
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         for k, v in headers:
@@ -60,6 +65,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def log_request_line(self, status):
         self.logged["status"] = status
         with open(os.path.join(STATE_DIR, "requests.jsonl"), "a") as f:
             f.write(json.dumps(self.logged) + "\n")
@@ -129,6 +136,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     break
         if not rule:
             return False
+        if rule.get("mode"):
+            self.log_request_line("fault:" + rule["mode"])
+            faults.inject(self, rule)
+            return True
         if rule.get("delay"):
             time.sleep(rule["delay"])
             if "status" not in rule:

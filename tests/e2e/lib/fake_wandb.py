@@ -19,6 +19,9 @@ Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the conne
 mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
 "dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
 (never committed).
+POST /_fault (no auth) takes network faults for later requests ({"faults": [rule, ...]},
+{"reset": true}; rules and modes: faults.py), matched by method and path, e.g. a hanging
+storage download or a reset upload.
 Every request is logged as "METHOD PATH op=NAME auth=yes|no" to LOG_FILE.
 """
 import base64
@@ -29,6 +32,8 @@ import os
 import re
 import sys
 import threading
+
+import faults
 
 SPEC, PORT_FILE, LOG_FILE = sys.argv[1:4]
 KEY = os.environ["PG_TEST_WANDB_KEY"]
@@ -186,6 +191,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             op = m.group(2) if m else "?"
         auth = self.headers.get("Authorization")
         log("POST %s op=%s auth=%s" % (self.path, op, "yes" if auth else "no"))
+        if self.path == "/_fault":
+            faults.control(json.loads(raw or b"{}"))
+            return self.reply(200, {"ok": True})
+        if self.fault():
+            return
         if self.path != "/graphql":
             return self.reply(404, {"error": "not found"})
         if auth != WANT:
@@ -372,11 +382,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return True
         return False
 
+    def fault(self):
+        rule = faults.take(self.command, self.path.split("?")[0])
+        if rule:
+            faults.inject(self, rule)
+        return rule is not None
+
     def do_PUT(self):
         data = self.body()
         auth = self.headers.get("Authorization")
         path = self.path.split("?")[0]
         log("PUT %s op=- auth=%s" % (path, "yes" if auth else "no"))
+        if self.fault():
+            return
         if self.storage_auth_refused():
             return
         token = path.rsplit("/", 1)[-1]
@@ -396,6 +414,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization")
         path = self.path.split("?")[0]
         log("GET %s op=- auth=%s" % (path, "yes" if auth else "no"))
+        if self.fault():
+            return
         if path == "/_state":
             with lock:
                 return self.reply(200, {"runs": runs, "artifacts": [

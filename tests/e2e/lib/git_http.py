@@ -4,19 +4,25 @@ http.server on loopback, with GitHub's token auth (Basic x-access-token:TOKEN, 4
 WWW-Authenticate until it is right). libgit2 sends receive-pack bodies chunked, so chunked request
 bodies are decoded. Every request is logged (method, path, whether auth was sent) for the tests.
 
-usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN)
+POST /_fault takes network faults for later requests ({"faults": [rule, ...]}, {"reset": true};
+rules and modes: faults.py), e.g. a receive-pack that hangs after the fetch went well.
+
+usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN; several: comma-separated)
 Writes the port it bound to PORT_FILE once it is listening; runs until killed.
 """
 import base64
 import http.server
+import json
 import os
 import subprocess
 import sys
 import threading
 
+import faults
+
 ROOT, PORT_FILE, LOG_FILE = sys.argv[1:4]
-TOKEN = os.environ["PG_TEST_TOKEN"]
-WANT = "Basic " + base64.b64encode(("x-access-token:" + TOKEN).encode()).decode()
+WANT = {"Basic " + base64.b64encode(("x-access-token:" + t).encode()).decode()
+        for t in os.environ["PG_TEST_TOKEN"].split(",")}
 log_lock = threading.Lock()
 
 
@@ -58,7 +64,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization")
         log("%s %s auth=%s chunked=%s" % (self.command, self.path, "yes" if auth else "no",
                                           "yes" if self.headers.get("Transfer-Encoding") else "no"))
-        if auth != WANT:
+        if self.path == "/_fault":
+            faults.control(json.loads(body or b"{}"))
+            self.reply(200, [], b"{}")
+            return
+        rule = faults.take(self.command, self.path)
+        if rule:
+            faults.inject(self, rule)
+            return
+        if auth not in WANT:
             self.reply(401, [("WWW-Authenticate", 'Basic realm="GitHub"')], b"")
             return
         path, _, query = self.path.partition("?")
