@@ -53,7 +53,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 # libFuzzer (clang) into FUZZ_BUILD/bin/fuzz_<name> and runs each for FUZZ_SECONDS.
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=%)
-FUZZ_COMMON := tests/fuzz/common.c
+FUZZ_COMMON := tests/fuzz/common.c tests/fuzz/server.c
 FUZZ_ALL := $(sort $(wildcard tests/fuzz/*.c tests/fuzz/*.h))
 REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/bin/fuzz_%)

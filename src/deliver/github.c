@@ -755,6 +755,14 @@ int github_check_run(struct github *g, const char *name, const char *head_sha, c
 	return rc;
 }
 
+/* A commit id: 40 (SHA-1) or 64 (SHA-256) hex digits. */
+static int is_commit_sha(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+	return s[n] == '\0' && (n == 40 || n == 64);
+}
+
 int github_pull_head_sha(struct github *g, int64_t pr, char **out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
@@ -771,13 +779,15 @@ int github_pull_head_sha(struct github *g, int64_t pr, char **out)
 	if (rc == 0) {
 		root = parse_body(&rs);
 		sha = str_of(cJSON_GetObjectItemCaseSensitive(root, "head"), "sha");
-		if (sha)
+		/* it names a commit in check runs and history records: hex only */
+		if (sha && is_commit_sha(sha))
 			*out = pg_xstrdup(sha);
 		else
-			rc = pg_error_set(PG_EDELIVERY,
-					  "GitHub: pull request #%lld has no head "
-					  "sha",
-					  (long long)pr);
+			rc =
+			    pg_error_set(PG_EDELIVERY,
+					 "GitHub: pull request #%lld has no head sha (40 or 64 hex "
+					 "digits) in the answer",
+					 (long long)pr);
 	}
 	cJSON_Delete(root);
 	pg_buf_release(&url);

@@ -1091,7 +1091,7 @@ static int pick_from_run(struct fetch *f)
 				    "wandb: run '%s' has %u jax_profile artifacts, none committed",
 				    f->r->origin.run_path, f->n_profiles);
 	if (!f->have_art)
-		return use_log_dir(f) == 0 ? 1 : -1;
+		return (rc = use_log_dir(f)) != 0 ? rc : 1;
 	if (!f->alias_matched)
 		f->r->alias_note = pg_xstrdup("the newest: none has the alias 'latest'");
 	else

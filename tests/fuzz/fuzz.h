@@ -56,4 +56,27 @@ void fuzz_gate_downstream(const struct summary *b, const struct summary *c,
  * stretches its steps (1.0: as generated). */
 void fuzz_reference_summary(struct summary *s, double steps_scale);
 
+/*
+ * A loopback HTTP server on a thread of this process, for targets that fuzz
+ * what a remote answers (GitHub, W&B). Each connection is read up to the end
+ * of its request and answered with the next response of the script, raw
+ * bytes (status line, headers, body) written as they are, then closed; past
+ * the last one it answers 404. Started on first use; returns its port.
+ */
+int fuzz_http_port(void);
+/* The script for the next calls: data cut at FUZZ_HTTP_SEP into responses
+ * (at most FUZZ_HTTP_MAX), FUZZ_HTTP_API in them replaced. secret, when not NULL, must never appear
+ * in a request line, and no request to a path other than auth_path (NULL: any) may carry an
+ * Authorization header: the server aborts if one does. */
+#define FUZZ_HTTP_SEP "\n=====\n"
+#define FUZZ_HTTP_MAX 16
+/* In a scripted response: replaced by "http://127.0.0.1:<port>". */
+#define FUZZ_HTTP_API "@API@"
+void fuzz_http_script(const uint8_t *data, size_t size, const char *secret, const char *auth_path);
+/* Requests served since the script was set. */
+int fuzz_http_served(void);
+/* A fresh empty folder under TMPDIR for this process (the same path each
+ * call; emptied first). */
+const char *fuzz_scratch_dir(void);
+
 #endif

@@ -437,7 +437,188 @@ def history_hand(out):
     write(out, "history", "future.jsonl", lines[3] + "\n")
 
 
+# ---- remote answers: raw HTTP responses for fuzz_github and fuzz_wandb ----
+
+SEP = "\n=====\n"  # FUZZ_HTTP_SEP
+API = "@API@"      # FUZZ_HTTP_API: the loopback server's base URL
+
+
+def http(status, body=b"", headers=(), reason=None):
+    if not isinstance(body, (bytes, bytearray)):
+        body = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    reasons = {200: "OK", 201: "Created", 401: "Unauthorized", 403: "Forbidden",
+               404: "Not Found", 422: "Unprocessable Entity", 429: "Too Many Requests",
+               500: "Internal Server Error", 502: "Bad Gateway"}
+    head = ["HTTP/1.1 %d %s" % (status, reason or reasons.get(status, "Status"))]
+    hs = list(headers)
+    if not any(k.lower() == "content-type" for k, _ in hs):
+        hs.append(("Content-Type", "application/json; charset=utf-8"))
+    if not any(k.lower() == "content-length" for k, _ in hs):
+        hs.append(("Content-Length", str(len(body))))
+    head += ["%s: %s" % kv for kv in hs]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def script(sel, *responses):
+    return (bytes([sel]) if sel is not None else b"") + SEP.encode().join(responses)
+
+
+MARKER = "<!-- profgate:v1 series=fuzz-0123abcd verdict=%s -->"
+
+
+def github_hand(out):
+    me = http(200, {"login": "octocat", "id": 1})
+    other = {"id": 5, "user": {"login": "someone"}, "body": "LGTM",
+             "html_url": "https://github.com/octo/repo/pull/7#issuecomment-5"}
+    mine = {"id": 9, "user": {"login": "octocat"}, "body": "old report\n" + MARKER % "fail",
+            "html_url": "https://github.com/octo/repo/pull/7#issuecomment-9"}
+    page2 = API + "/repos/octo/repo/issues/7/comments?per_page=100&page=2"
+    link = ('<%s>; rel="next", <%s>; rel="last"' % (page2, page2))
+    created = http(201, {"id": 11, "html_url": "https://github.com/octo/repo/pull/7#issuecomment-11"})
+    updated = http(200, {"id": 9, "html_url": mine["html_url"]})
+    pull = http(200, {"number": 7, "head": {"sha": "a" * 40, "ref": "feature"}})
+    check = http(201, {"id": 3, "html_url": "https://github.com/octo/repo/runs/3"})
+    write(out, "github", "create_two_pages.http",
+          script(0, me, http(200, [other], [("Link", link)]), http(200, []), created, pull, check))
+    write(out, "github", "update_in_place.http",
+          script(0, me, http(200, [other, mine]), updated, pull, check))
+    write(out, "github", "all_clear_on_alert.http",
+          script(3, me, http(200, [mine]), updated, pull, check))
+    write(out, "github", "actions_token.http",
+          script(0, http(403, {"message": "Resource not accessible by integration"}),
+                 http(200, [dict(mine, user={"login": "github-actions[bot]"})]), updated))
+    write(out, "github", "too_long_then_ok.http",
+          script(0, me, http(200, []),
+                 http(422, {"message": "Validation Failed",
+                            "errors": [{"code": "custom", "message": "Body is too long"}]}),
+                 created))
+    write(out, "github", "rate_limited.http",
+          script(0, http(429, {"message": "API rate limit exceeded"},
+                         [("Retry-After", "1"), ("x-ratelimit-remaining", "0"),
+                          ("x-ratelimit-reset", "1700000000")])))
+    write(out, "github", "secondary_limit.http",
+          script(0, http(403, {"message": "You have exceeded a secondary rate limit"},
+                         [("Retry-After", "30")])))
+    write(out, "github", "bad_token.http",
+          script(0, http(401, {"message": "Bad credentials",
+                               "documentation_url": "https://docs.github.com/rest"})))
+    write(out, "github", "proxy_html.http",
+          script(0, http(200, b"<html><body>proxy login</body></html>",
+                         [("Content-Type", "text/html")])))
+    write(out, "github", "truncated.http",
+          script(0, me, http(200, b'[{"id": 9, "user": {"login": "octocat"}, "bo',
+                             [("Content-Length", "400")])))
+    write(out, "github", "chunked.http",
+          script(0, me, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                 b"Content-Type: application/json\r\n\r\n2\r\n[]\r\n0\r\n\r\n", created))
+    write(out, "github", "server_errors.http",
+          script(0, http(502, b"<html>Bad Gateway</html>", [("Content-Type", "text/html")]),
+                 http(500, {"message": "Server Error"})))
+    write(out, "github", "pull_sha_odd.http",
+          script(0, me, http(200, []), created, http(200, {"head": {"sha": "../../x"}}), check))
+
+
+def wandb_hand(out):
+    files = {"plugins/profile/2024_05_01_12_00_00/host0.trace.json.gz":
+             gzip.compress(b'{"traceEvents":[{"ph":"X","name":"k","pid":1,"tid":1,"ts":1,"dur":2}]}',
+                           mtime=0)}
+    def b64md5(b):
+        import base64
+        return base64.b64encode(hashlib.md5(b).digest()).decode()
+    manifest = {"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+                "storagePolicyConfig": {"storageLayout": "V2"},
+                "contents": {p: {"digest": b64md5(b), "size": len(b), "birthArtifactID": "QXJ0OjE="}
+                             for p, b in files.items()}}
+    mbytes = json.dumps(manifest, sort_keys=True).encode()
+    run = http(200, {"data": {"project": {"run": {
+        "id": "UnVuOjE=", "name": "run1", "displayName": "bright-sun-1", "state": "finished",
+        "config": json.dumps({"trainer": {"desc": None, "value": {"log_dir": "/nonexistent"}},
+                              "git_commit": {"desc": None, "value": "b" * 40}}),
+        "summaryMetrics": json.dumps({"throughput/device_kind": "TPU v5e"}),
+        "createdAt": "2025-03-16T07:20:11", "commit": "c" * 40}}}})
+    node = {"id": "QXJ0OjE=", "versionIndex": 3, "state": "COMMITTED", "digest": "d" * 32,
+            "fileCount": 1, "size": 0, "createdAt": "2025-03-16T07:30:00",
+            "updatedAt": "2025-03-16T07:30:00", "artifactType": {"name": "jax_profile"},
+            "artifactSequence": {"name": "run1-profile",
+                                 "project": {"name": "proj", "entityName": "ent"}},
+            "aliases": [{"alias": "latest"}, {"alias": "v3"}]}
+    arts = http(200, {"data": {"project": {"run": {"outputArtifacts": {
+        "totalCount": 1, "pageInfo": {"hasNextPage": False, "endCursor": None},
+        "edges": [{"node": node}]}}}}})
+    mani_q = http(200, {"data": {"artifact": {"currentManifest": {"file": {
+        "directUrl": "/storage/manifest/1?X-Goog-Signature=abc"}}}}})
+    mani = http(200, mbytes)
+    urls = http(200, {"data": {"artifact": {"files": {
+        "pageInfo": {"hasNextPage": False, "endCursor": None},
+        "edges": [{"node": {"name": p, "directUrl": "/storage/file/1/%d" % i}}
+                  for i, p in enumerate(sorted(files))]}}}})
+    blobs = [http(200, files[p], [("Content-Type", "application/octet-stream")])
+             for p in sorted(files)]
+    write(out, "wandb", "run_fetch.http", script(None, run, arts, mani_q, mani, urls, *blobs))
+    write(out, "wandb", "manifest.json", mbytes)
+    write(out, "wandb", "run_missing.http",
+          script(None, http(200, {"data": {"project": {"run": None}}})))
+    write(out, "wandb", "bad_key.http",
+          script(None, http(401, {"errors": [{"message": "user is not logged in"}]})))
+    write(out, "wandb", "graphql_errors.http",
+          script(None, http(200, {"errors": [{"message": "permission denied",
+                                              "path": ["project"]}], "data": None})))
+    write(out, "wandb", "no_profile.http",
+          script(None, run, http(200, {"data": {"project": {"run": {"outputArtifacts": {
+              "totalCount": 0, "pageInfo": {"hasNextPage": False, "endCursor": None},
+              "edges": []}}}}})))
+    evil = dict(manifest, contents={"plugins/../../escape.pt.trace.json":
+                                    {"digest": b64md5(b"x"), "size": 1}})
+    write(out, "wandb", "hostile_path.http",
+          script(None, run, arts, mani_q, http(200, json.dumps(evil).encode())))
+    write(out, "wandb", "wrong_digest.http",
+          script(None, run, arts, mani_q, mani, urls,
+                 http(200, b"x" * len(files[sorted(files)[0]]),
+                      [("Content-Type", "application/octet-stream")])))
+    write(out, "wandb", "cut_download.http",
+          script(None, run, arts, mani_q, mani, urls,
+                 http(200, files[sorted(files)[0]][:10],
+                      [("Content-Length", str(len(files[sorted(files)[0]])))])))
+    write(out, "wandb", "rate_limited.http",
+          script(None, http(429, {"errors": [{"message": "rate limited"}]},
+                            [("Retry-After", "2")])))
+
+
+def event_hand(out):
+    repo = {"full_name": "octo/repo", "fork": False}
+    fork = {"full_name": "someone/repo", "fork": True}
+    pr = {"number": 7, "head": {"sha": "a" * 40, "ref": "f", "repo": repo},
+          "base": {"sha": "b" * 40, "ref": "main", "repo": repo}}
+    write(out, "event", "pull_request.json", dumps({"action": "synchronize", "number": 7,
+                                                    "pull_request": pr, "repository": repo}))
+    write(out, "event", "fork.json", dumps({"number": 8, "pull_request": dict(
+        pr, number=8, head={"sha": "c" * 40, "repo": fork})}))
+    write(out, "event", "fork_deleted.json", dumps({"number": 9, "pull_request": dict(
+        pr, number=9, head={"sha": "c" * 40, "repo": None})}))
+    write(out, "event", "workflow_run.json", dumps({"workflow_run": {
+        "head_sha": "d" * 40, "head_repository": fork, "repository": repo,
+        "pull_requests": [{"number": 12}]}}))
+    write(out, "event", "issue_comment.json", dumps({"issue": {"number": 4}, "comment": {}}))
+    write(out, "event", "schedule.json", dumps({"schedule": "0 3 * * *"}))
+    verdict = {"schema": "profgate.verdict/1", "verdict": "fail",
+               "metrics": [{"name": "step.median_us", "verdict": "fail", "baseline": 1000.0,
+                            "candidate": 1200.0, "delta": 0.2,
+                            "limit": {"warn": {"relative": 0.02}, "fail": {"relative": 0.05}}},
+                           {"name": "family.attention%0A::error::x.us_per_step",
+                            "verdict": "warn", "baseline": 10, "candidate": 12,
+                            "limit": {"fail": {"absolute": 5}}},
+                           {"name": "breakdown.idle_share", "verdict": "warn",
+                            "baseline": 0.1, "candidate": 0.13}] +
+               [{"name": "op.k%d.us_per_step" % i, "verdict": "fail", "baseline": 1,
+                 "candidate": 2} for i in range(5)]}
+    write(out, "event", "verdict_annotations.json", dumps(verdict))
+    write(out, "event", "multiline_value.txt", "line one\nvalue<<ghadelimiter\nline three\r\n")
+
+
 def hand(out, root):
+    github_hand(out)
+    wandb_hand(out)
+    event_hand(out)
     chrome_hand(out)
     xplane_hand(out)
     thresholds_hand(out, root)
