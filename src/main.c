@@ -3,6 +3,7 @@
  * profiles. main() dispatches to one function per subcommand.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,11 +39,21 @@ static void usage(FILE *out)
 	fprintf(out, "\n'profgate <command> --help' describes a command.\n");
 }
 
+/* The environment variables that hold secrets (README "Secrets"); the
+ * action's inputs arrive as INPUT_<NAME>. */
+static const char *const secret_envs[] = {
+    "GITHUB_TOKEN",  "PROFGATE_GITHUB_TOKEN", "PROFGATE_GIT_TOKEN",
+    "WANDB_API_KEY", "INPUT_GITHUB_TOKEN",    "INPUT_WANDB_API_KEY",
+};
+
 int main(int argc, char **argv)
 {
 	/* A file that may not grow (a full quota, ulimit -f) is a write error
 	 * each writer reports, not a signal that kills profgate mid-way. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Every secret profgate may be handed, known before any message is made. */
+	for (size_t i = 0; i < PG_ARRAY_LEN(secret_envs); i++)
+		pg_secret_add(getenv(secret_envs[i]));
 	if (argc < 2) {
 		usage(stderr);
 		return PG_EXIT_USAGE;

@@ -34,7 +34,9 @@ static char *dup_str(const cJSON *o, const char *key)
 static int64_t number_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = member(o, key);
-	return cJSON_IsNumber(v) && v->valuedouble >= 1 ? (int64_t)v->valuedouble : -1;
+	int64_t n;
+
+	return cJSON_IsNumber(v) && pg_whole(v->valuedouble, &n) && n >= 1 ? n : -1;
 }
 
 static int read_small_file(const char *path, size_t cap, struct pg_buf *out)
@@ -354,10 +356,11 @@ int64_t actions_regressions(const char *verdict_json, size_t len)
 	cJSON *root = cJSON_ParseWithLength(verdict_json, len);
 	const cJSON *counts = member(root, "counts");
 	const cJSON *f = member(counts, "fail"), *w = member(counts, "warn");
-	int64_t n = -1;
+	int64_t n = -1, nf, nw;
 
-	if (cJSON_IsNumber(f) && cJSON_IsNumber(w))
-		n = (int64_t)f->valuedouble + (int64_t)w->valuedouble;
+	if (cJSON_IsNumber(f) && cJSON_IsNumber(w) && pg_whole(f->valuedouble, &nf) &&
+	    pg_whole(w->valuedouble, &nw) && nf >= 0 && nw >= 0)
+		n = nf + nw;
 	cJSON_Delete(root);
 	return n;
 }

@@ -270,6 +270,7 @@ int github_init(struct github *g, const char *api, const char *repo, const char 
 	size_t n;
 
 	memset(g, 0, sizeof(*g));
+	pg_secret_add(token); /* no message may carry it, whatever a server echoes */
 	if (!api || !*api)
 		api = API_DEFAULT;
 	if (strncmp(api, "https://", 8) != 0 && strncmp(api, "http://", 7) != 0) {
@@ -458,10 +459,13 @@ static int page_find(const cJSON *arr, const char *login, const char *key, struc
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
 		struct github_marker m;
 
-		if (!body || !who || !cJSON_IsNumber(id) || strcasecmp(who, login) != 0 ||
-		    !strstr(body, key))
+		int64_t n;
+
+		/* an id that is no positive whole number cannot be PATCHed */
+		if (!body || !who || !cJSON_IsNumber(id) || !pg_whole(id->valuedouble, &n) ||
+		    n < 1 || strcasecmp(who, login) != 0 || !strstr(body, key))
 			continue;
-		f->id = (int64_t)id->valuedouble;
+		f->id = n;
 		if (github_marker_find(body, strlen(body), &m) == 0)
 			f->verdict = pg_xstrdup(m.verdict);
 		f->body = pg_xstrdup(body);
@@ -609,7 +613,8 @@ static int comment_done(struct github *g, int64_t id, const struct http_response
 		return rc;
 	}
 	out->action = id > 0 ? GITHUB_COMMENT_UPDATED : GITHUB_COMMENT_CREATED;
-	out->id = cJSON_IsNumber(jid) ? (int64_t)jid->valuedouble : id;
+	if (!cJSON_IsNumber(jid) || !pg_whole(jid->valuedouble, &out->id) || out->id < 1)
+		out->id = id;
 	out->url = str_of(root, "html_url") ? pg_xstrdup(str_of(root, "html_url")) : NULL;
 	cJSON_Delete(root);
 	return 0;

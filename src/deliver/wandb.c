@@ -576,8 +576,10 @@ static int commit(struct pub *p)
 	if ((rc = gql(p, "CommitArtifact", COMMIT_Q, v, &root, &data)) != 0)
 		return rc;
 	vi = at(data, "commitArtifact.artifact.versionIndex");
-	if (cJSON_IsNumber(vi))
-		p->version = (long)vi->valuedouble;
+	int64_t version;
+	if (cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
+	    version < (1LL << 31))
+		p->version = (long)version;
 	cJSON_Delete(root);
 	return 0;
 }

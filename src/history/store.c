@@ -417,6 +417,21 @@ static int store_streams(struct store *s)
 	return http_git_streams(s->deadline, connect_s, idle_s);
 }
 
+/* The token and the Basic form git sends it in: no message may carry either. */
+static void secret_add_basic(const char *user, const char *token)
+{
+	struct pg_buf raw = PG_BUF_INIT, b64 = PG_BUF_INIT;
+
+	if (!token || !*token)
+		return;
+	pg_secret_add(token);
+	pg_buf_addf(&raw, "%s:%s", user, token);
+	pg_base64_encode(&b64, raw.ptr, raw.len);
+	pg_secret_add(b64.ptr);
+	pg_buf_release(&raw);
+	pg_buf_release(&b64);
+}
+
 static int store_open(struct store *s, const struct history_store_opts *o)
 {
 	uint32_t budget;
@@ -425,6 +440,7 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = -1;
 	s->o = o;
+	secret_add_basic("x-access-token", o->token);
 	s->branch = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
 	if ((rc = budget_s(o, &budget)))
 		return rc;

@@ -20,6 +20,8 @@ static char *env_dup(const char *name)
 	return v && *v ? pg_xstrdup(v) : NULL;
 }
 
+static void basic_token(const struct wandb_config *c, struct pg_buf *out);
+
 int wandb_config_from_env(struct wandb_config *c)
 {
 	size_t n;
@@ -32,6 +34,14 @@ int wandb_config_from_env(struct wandb_config *c)
 	while (n > 0 && c->base_url[n - 1] == '/')
 		c->base_url[--n] = '\0';
 	c->api_key = env_dup("WANDB_API_KEY");
+	if (c->api_key) { /* no message may carry it, whatever a server echoes */
+		struct pg_buf tok = PG_BUF_INIT;
+
+		pg_secret_add(c->api_key);
+		basic_token(c, &tok);
+		pg_secret_add(tok.ptr);
+		pg_buf_release(&tok);
+	}
 	c->entity = env_dup("WANDB_ENTITY");
 	c->project = env_dup("WANDB_PROJECT");
 	c->cache_dir = pg_cache_dir();

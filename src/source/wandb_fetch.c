@@ -383,7 +383,11 @@ static void art_from_node(struct art *a, const cJSON *node)
 	a->time = dup_at(node, "updatedAt");
 	if (!a->time)
 		a->time = dup_at(node, "createdAt");
-	a->version = cJSON_IsNumber(vi) ? (long)vi->valuedouble : -1;
+	int64_t version;
+	a->version = cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
+			     version < (1LL << 31)
+			 ? (long)version
+			 : -1;
 	pg_buf_addc(&b, ',');
 	cJSON_ArrayForEach (it, al) {
 		const cJSON *s = cJSON_IsString(it) ? it : at(it, "alias");

@@ -5,10 +5,43 @@
  */
 #include "util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 static _Thread_local char last_error[1024];
+
+static pthread_mutex_t secrets_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *secrets[PG_MAX_SECRETS];
+static size_t n_secrets;
+
+void pg_secret_add(const char *s)
+{
+	if (!s || strlen(s) < 4)
+		return;
+	pthread_mutex_lock(&secrets_lock);
+	size_t i = 0;
+	while (i < n_secrets && strcmp(secrets[i], s) != 0)
+		i++;
+	if (i == n_secrets && n_secrets < PG_MAX_SECRETS)
+		secrets[n_secrets++] = pg_xstrdup(s); /* kept for the process's life */
+	pthread_mutex_unlock(&secrets_lock);
+}
+
+void pg_secret_redact(char *s)
+{
+	pthread_mutex_lock(&secrets_lock);
+	for (size_t i = 0; i < n_secrets; i++) {
+		size_t n = strlen(secrets[i]);
+		char *hit;
+
+		while ((hit = strstr(s, secrets[i])) != NULL) {
+			memcpy(hit, "***", 3);
+			memmove(hit + 3, hit + n, strlen(hit + n) + 1);
+		}
+	}
+	pthread_mutex_unlock(&secrets_lock);
+}
 
 /* The bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
  * U+2066..U+2069) at s, as the code point, or 0: they reorder what a terminal
@@ -81,6 +114,7 @@ int pg_error_set(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	pg_secret_redact(raw);
 	/* one line whatever the text quoted in it holds */
 	pg_sanitize_line(last_error, sizeof(last_error), raw);
 	return code;

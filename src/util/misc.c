@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,4 +111,12 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n)
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return need + 1;
+}
+
+int pg_whole(double x, int64_t *out)
+{
+	if (!(x >= -9007199254740992.0 && x <= 9007199254740992.0) || x != floor(x))
+		return 0;
+	*out = (int64_t)x;
+	return 1;
 }

@@ -46,6 +46,23 @@ size_t pg_sanitize_line(char *dst, size_t cap, const char *src);
 const char *pg_error_last(void);
 void pg_error_clear(void);
 
+/*
+ * The secrets this process holds (tokens, API keys), so that no message can
+ * carry one whatever a server echoed into it: pg_error_set() replaces each
+ * with "***" before the message is kept. pg_secret_add copies s; NULL and
+ * strings under 4 bytes are ignored (they would redact ordinary words); at
+ * most PG_MAX_SECRETS are kept. Thread-safe.
+ */
+#define PG_MAX_SECRETS 16
+void pg_secret_add(const char *s);
+/* Replace every registered secret in s (NUL-terminated, in place) by "***". */
+void pg_secret_redact(char *s);
+
+/* x as an integer when it is one exactly, within +-2^53 (what a JSON number
+ * holds without loss): 1 and *out set; else 0 (NaN, infinite, fractional,
+ * huge: casting those is undefined behaviour). */
+int pg_whole(double x, int64_t *out);
+
 /* Exit codes of the CLI (README "Exit codes"). Only ever appended to. */
 enum pg_exit {
 	PG_EXIT_OK = 0,

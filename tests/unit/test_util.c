@@ -584,6 +584,39 @@ static void sha256_file_matches_streaming(void **state)
 	unlink(path);
 }
 
+/* A registered secret never survives into a message, whatever quoted it;
+ * short strings are not secrets (they would redact ordinary words). */
+static void secrets_redacted_from_messages(void **state)
+{
+	(void)state;
+	pg_secret_add("tok-1234567890abcdef");
+	pg_secret_add("abc"); /* too short: ignored */
+	pg_secret_add(NULL);
+	pg_error_set(PG_EDELIVERY, "GitHub: HTTP 200, not JSON (text/tok-1234567890abcdef; x) abc");
+	assert_string_equal(pg_error_last(), "GitHub: HTTP 200, not JSON (text/***; x) abc");
+	pg_error_set(PG_EIO, "tok-1234567890abcdeftok-1234567890abcdef\n");
+	assert_string_equal(pg_error_last(), "******\\n");
+	char buf[64] = "a tok-1234567890abcdef b";
+	pg_secret_redact(buf);
+	assert_string_equal(buf, "a *** b");
+}
+
+/* Doubles from JSON become integers only when they are whole and exact. */
+static void whole_numbers(void **state)
+{
+	int64_t n = 0;
+
+	(void)state;
+	assert_true(pg_whole(7.0, &n) && n == 7);
+	assert_true(pg_whole(-9007199254740992.0, &n) && n == -9007199254740992LL);
+	assert_false(pg_whole(1.1111e118, &n));
+	assert_false(pg_whole(9007199254740994.0, &n));
+	assert_false(pg_whole(2.5, &n));
+	assert_false(pg_whole(NAN, &n));
+	assert_false(pg_whole(INFINITY, &n));
+	assert_false(pg_whole(-INFINITY, &n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +637,8 @@ int main(void)
 	    cmocka_unit_test(u64map_put_get),
 	    cmocka_unit_test(sha256_vectors),
 	    cmocka_unit_test(sha256_file_matches_streaming),
+	    cmocka_unit_test(secrets_redacted_from_messages),
+	    cmocka_unit_test(whole_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
