@@ -13,6 +13,7 @@
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 LIB=$TOP/tests/e2e/lib
@@ -39,23 +40,6 @@ ONE=PROFGATE_HTTP_ATTEMPTS=1
 pids=$gh_pid
 trap 'kill $pids 2>/dev/null; rm -rf "$T"' EXIT
 trap 'kill $pids 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
-# serve NAME PORTFILE COMMAND...: start a server, wait for the port it writes.
-serve() {
-	_n=$1 _p=$2
-	shift 2
-	mkdir -p "$T/$_n"
-	"$@" 2>"$T/$_n/stderr" &
-	pids="$pids $!"
-	_i=0
-	while [ ! -s "$_p" ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	if [ ! -s "$_p" ]; then
-		echo "1..0 # skip the $_n server did not start: $(head -c 200 "$T/$_n/stderr")"
-		exit 0
-	fi
-}
 serve fault "$T/fault/port" python3 "$LIB/faults.py" serve "$T/fault"
 FAULT=http://127.0.0.1:$(cat "$T/fault/port")
 DEAD=http://127.0.0.1:$(python3 "$LIB/faults.py" port)

@@ -14,6 +14,7 @@
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 LIB=$TOP/tests/e2e/lib
@@ -45,22 +46,6 @@ gh_ctl '{"tokens": {"'$GH'": {"login": "github-actions[bot]"}}}'
 pids=$gh_pid
 trap 'kill $pids 2>/dev/null; rm -rf "$T"' EXIT
 trap 'kill $pids 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
-serve() {
-	_n=$1 _p=$2
-	shift 2
-	mkdir -p "$T/$_n"
-	"$@" 2>"$T/$_n/stderr" &
-	pids="$pids $!"
-	_i=0
-	while [ ! -s "$_p" ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	if [ ! -s "$_p" ]; then
-		echo "1..0 # skip the $_n server did not start: $(head -c 200 "$T/$_n/stderr")"
-		exit 0
-	fi
-}
 P=plugins/profile/2025_03_16_07_26_24/
 cat >"$T/spec.json" <<EOF
 {"runs": {

@@ -38,6 +38,8 @@ char *fuzz_text(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* Written apart from pg_utf8_seq on purpose: the oracle must not share the
+ * code it checks. */
 int fuzz_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
