@@ -584,6 +584,11 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 	http_redact(what, rq->secrets);
 	if (limits_of(rq, &lim))
 		return PG_EUSAGE;
+	/* URLs end up in logs (proxies, servers): a token or key never travels
+	 * in one, whoever made it (a Link header, a signed URL from an answer) */
+	if (pg_secret_in(rq->url))
+		return pg_error_set(PG_EDELIVERY, "%s: the URL carries a token or key; not sent",
+				    what);
 	max = lim.attempts;
 	pthread_once(&global_once, global_init);
 	if (global_rc != CURLE_OK)

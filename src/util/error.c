@@ -28,6 +28,17 @@ void pg_secret_add(const char *s)
 	pthread_mutex_unlock(&secrets_lock);
 }
 
+int pg_secret_in(const char *s)
+{
+	int hit = 0;
+
+	pthread_mutex_lock(&secrets_lock);
+	for (size_t i = 0; i < n_secrets && !hit; i++)
+		hit = strstr(s, secrets[i]) != NULL;
+	pthread_mutex_unlock(&secrets_lock);
+	return hit;
+}
+
 void pg_secret_redact(char *s)
 {
 	pthread_mutex_lock(&secrets_lock);

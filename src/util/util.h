@@ -57,6 +57,8 @@ void pg_error_clear(void);
 void pg_secret_add(const char *s);
 /* Replace every registered secret in s (NUL-terminated, in place) by "***". */
 void pg_secret_redact(char *s);
+/* 1 when s holds a registered secret. */
+int pg_secret_in(const char *s);
 
 /* x as an integer when it is one exactly, within +-2^53 (what a JSON number
  * holds without loss): 1 and *out set; else 0 (NaN, infinite, fractional,

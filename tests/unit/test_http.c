@@ -380,6 +380,30 @@ static void test_refused_and_redacted(void **state)
 
 /* ---- limits from the environment, the deadline ---- */
 
+/* A token or key the process holds never travels in a URL, whoever made the
+ * URL (a Link header, a signed URL from an answer): refused before any
+ * connection, and the message does not repeat it. */
+static void test_secret_never_in_url(void **state)
+{
+	struct server s;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq = {.max_attempts = 1};
+
+	(void)state;
+	pg_secret_add("ghp_in_url_0123456789");
+	server_start(&s, 1, resp("200 OK", "", "[]"));
+	rq.url = url(&s, "/repos/o/r/issues/7/comments?page=2&t=ghp_in_url_0123456789");
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_int_equal(rs.attempts, 0);
+	assert_null(strstr(pg_error_last(), "ghp_in_url"));
+	assert_non_null(strstr(pg_error_last(), "carries a token or key"));
+	rq.url = url(&s, "/repos/o/r/issues/7/comments?page=2");
+	assert_int_equal(http_do(&rq, &rs), 0);
+	server_stop(&s);
+	assert_int_equal(s.served, 1);
+	http_response_release(&rs);
+}
+
 static void test_env_limits(void **state)
 {
 	struct http_env_limits l;
@@ -547,6 +571,7 @@ int main(void)
 	    cmocka_unit_test(test_sink_restarts),
 	    cmocka_unit_test(test_slow_drip_cut),
 	    cmocka_unit_test(test_refused_and_redacted),
+	    cmocka_unit_test(test_secret_never_in_url),
 	    cmocka_unit_test(test_env_limits),
 	    cmocka_unit_test(test_env_limits_applied),
 	    cmocka_unit_test(test_deadline_cuts_attempt),
