@@ -24,6 +24,11 @@ const char *analyze_marker_name(enum analyze_marker_kind k);
 /* Fill out[f * ANALYZE_MARK_COUNT + k] for every file f of t, in one pass. */
 void analyze_markers(const struct trace *t, struct analyze_marker *out);
 
+/* The largest step number or id taken from a name or an argument: what a JSON
+ * number (a double) holds exactly, so that a summary reads back as written.
+ * A larger one ("8888888888888888888888") is no number. */
+#define ANALYZE_MAX_ID (1LL << 53)
+
 /* ---- the summary (summarize.c) ---- */
 
 struct summary;

@@ -4,6 +4,7 @@
  */
 #include "analyze.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,9 @@ static int parse_step(const char *s, int64_t *out)
 
 	if (*s < '0' || *s > '9')
 		return 0;
+	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (*end)
+	if (*end || errno == ERANGE || v > ANALYZE_MAX_ID)
 		return 0;
 	*out = v;
 	return 1;

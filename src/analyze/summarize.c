@@ -24,6 +24,7 @@
  */
 #include "analyze.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -256,8 +257,9 @@ static int parse_i64(const char *s, int64_t *out)
 
 	if (!s || !*s)
 		return 0;
+	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (*end)
+	if (*end || errno == ERANGE || v > ANALYZE_MAX_ID || v < -ANALYZE_MAX_ID)
 		return 0;
 	*out = v;
 	return 1;
