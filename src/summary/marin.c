@@ -26,7 +26,9 @@ static double num(const cJSON *o, const char *k, double def)
 }
 
 /* A count: marin's numbers are taken as they come, clamped into the field's
- * range (fractions dropped), so that no value makes the conversion undefined. */
+ * range (fractions dropped), so that no value makes the conversion undefined;
+ * 64-bit counts stop at 2^53, what the summary's JSON holds exactly (a larger
+ * one would not read back). */
 static uint32_t count_u32(const cJSON *o, const char *k)
 {
 	double v = num(o, k, 0);
@@ -36,7 +38,7 @@ static uint32_t count_u32(const cJSON *o, const char *k)
 static uint64_t count_u64(const cJSON *o, const char *k)
 {
 	double v = num(o, k, 0);
-	return v < 1 ? 0 : v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
+	return v < 1 ? 0 : v >= 9007199254740992.0 ? (uint64_t)1 << 53 : (uint64_t)v;
 }
 
 static char *str(const cJSON *o, const char *k)
