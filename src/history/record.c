@@ -554,9 +554,14 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 	if (!verdict_valid(str_of(root, "verdict")))
 		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
 				    str_of(root, "verdict"));
+	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
+	if (ec->valuedouble != floor(ec->valuedouble) || ec->valuedouble < 0 ||
+	    ec->valuedouble > 255)
+		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
+				    ec->valuedouble);
 	r->label = dup_or_null(str_of(root, "label"));
 	r->verdict = pg_xstrdup(str_of(root, "verdict"));
-	r->exit_code = ec->valueint;
+	r->exit_code = (int)ec->valuedouble;
 	history_series_name(r->label, r->identity, r->n_identity, &series);
 	r->series = pg_buf_detach(&series, NULL);
 	verdict_metrics(r, member(root, "metrics"));
@@ -709,7 +714,7 @@ static int record_baseline(struct history_record *r, const cJSON *b)
 static int record_fields(struct history_record *r, const cJSON *o)
 {
 	const cJSON *id = member(o, "identity");
-	int64_t ec = 0;
+	int64_t ec = -1; /* absent or null: unknown, written back as null */
 	int rc;
 
 	if ((rc = req_str(o, "record_id", &r->record_id)) || (rc = req_str(o, "time", &r->time)) ||
