@@ -177,8 +177,8 @@ static int64_t pr_number(const struct history_env *e)
 	const cJSON *n = member(member(ev, "pull_request"), "number");
 	if (!cJSON_IsNumber(n))
 		n = member(ev, "number");
-	if (cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble < 1e15)
-		pr = (int64_t)n->valuedouble;
+	if (cJSON_IsNumber(n) && pg_whole(n->valuedouble, &pr) && pr < 1)
+		pr = -1;
 	cJSON_Delete(ev);
 	if (pr < 0 && e->ref && strncmp(e->ref, "refs/pull/", 10) == 0) {
 		char *end;
@@ -540,6 +540,7 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 	const cJSON *cand = member(root, "candidate"), *base = member(root, "baseline");
 	const cJSON *ec = member(root, "exit_code");
 	struct pg_buf series = PG_BUF_INIT;
+	int64_t code;
 	int rc;
 
 	if (!str_of(root, "verdict") || !cJSON_IsNumber(ec) || !cJSON_IsObject(cand) ||
@@ -555,13 +556,12 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
 				    str_of(root, "verdict"));
 	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
-	if (ec->valuedouble != floor(ec->valuedouble) || ec->valuedouble < 0 ||
-	    ec->valuedouble > 255)
+	if (!pg_whole(ec->valuedouble, &code) || code < 0 || code > 255)
 		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
 				    ec->valuedouble);
 	r->label = dup_or_null(str_of(root, "label"));
 	r->verdict = pg_xstrdup(str_of(root, "verdict"));
-	r->exit_code = (int)ec->valuedouble;
+	r->exit_code = (int)code;
 	history_series_name(r->label, r->identity, r->n_identity, &series);
 	r->series = pg_buf_detach(&series, NULL);
 	verdict_metrics(r, member(root, "metrics"));
@@ -663,10 +663,8 @@ static int opt_int(const cJSON *o, const char *key, int64_t *out)
 
 	if (!x || cJSON_IsNull(x))
 		return 0;
-	if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) ||
-	    fabs(x->valuedouble) > 1e15)
+	if (!cJSON_IsNumber(x) || !pg_whole(x->valuedouble, out))
 		return pg_error_set(PG_EFORMAT, "%s is not a whole number", key);
-	*out = (int64_t)x->valuedouble;
 	return 0;
 }
 
