@@ -28,6 +28,9 @@ void analyze_markers(const struct trace *t, struct analyze_marker *out);
  * number (a double) holds exactly, so that a summary reads back as written.
  * A larger one ("8888888888888888888888") is no number. */
 #define ANALYZE_MAX_ID (1LL << 53)
+/* A step number or id written in decimal ("12", "-3"; nothing else around it)
+ * within +-ANALYZE_MAX_ID: 1 and *out set, else 0 (NULL and "" too). */
+int analyze_parse_id(const char *s, int64_t *out);
 
 /* ---- the summary (summarize.c) ---- */
 

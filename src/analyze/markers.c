@@ -14,16 +14,17 @@ const char *analyze_marker_name(enum analyze_marker_kind k)
 	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "unknown";
 }
 
-static int parse_step(const char *s, int64_t *out)
+int analyze_parse_id(const char *s, int64_t *out)
 {
+	const char *d = s && *s == '-' ? s + 1 : s;
 	char *end;
 	long long v;
 
-	if (*s < '0' || *s > '9')
+	if (!d || *d < '0' || *d > '9')
 		return 0;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (*end || errno == ERANGE || v > ANALYZE_MAX_ID)
+	if (*end || errno == ERANGE || v > ANALYZE_MAX_ID || v < -ANALYZE_MAX_ID)
 		return 0;
 	*out = v;
 	return 1;
@@ -59,7 +60,7 @@ void analyze_markers(const struct trace *t, struct analyze_marker *all)
 		    &all[(size_t)t->devices[tr->device].file * ANALYZE_MARK_COUNT];
 		switch (tr->kind) {
 		case TRACE_TRACK_STEPS: {
-			int has = parse_step(trace_str_get(t, e->name), &step);
+			int has = analyze_parse_id(trace_str_get(t, e->name), &step);
 			note(&out[ANALYZE_MARK_STEPS_LINE], has, step);
 			continue;
 		}
@@ -69,14 +70,14 @@ void analyze_markers(const struct trace *t, struct analyze_marker *all)
 			if (is_step[e->name] == 0)
 				is_step[e->name] = strncmp(name, "ProfilerStep#", 13) == 0 ? 1 : 2;
 			if (is_step[e->name] == 1) {
-				int has = parse_step(name + 13, &step);
+				int has = analyze_parse_id(name + 13, &step);
 				note(&out[ANALYZE_MARK_PROFILER_STEP], has, step);
 				continue;
 			}
 			if (e->args && ((k_r && trace_arg_get(t, e->args, k_r)) ||
 					(k_step && trace_arg_get(t, e->args, k_step)))) {
 				trace_str v = k_step ? trace_arg_get(t, e->args, k_step) : 0;
-				int has = v && parse_step(trace_str_get(t, v), &step);
+				int has = v && analyze_parse_id(trace_str_get(t, v), &step);
 				note(&out[ANALYZE_MARK_STEP_ANNOTATION], has, step);
 			}
 			continue;

@@ -24,7 +24,6 @@
  */
 #include "analyze.h"
 
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -248,21 +247,6 @@ static const char *arg(const struct az *z, const struct trace_event *e, trace_st
 {
 	trace_str v = key ? trace_arg_get(z->t, e->args, key) : 0;
 	return v ? trace_str_get(z->t, v) : NULL;
-}
-
-static int parse_i64(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*end || errno == ERANGE || v > ANALYZE_MAX_ID || v < -ANALYZE_MAX_ID)
-		return 0;
-	*out = v;
-	return 1;
 }
 
 /* Correlation ids are per file (per process): the key tells files apart. */
@@ -512,14 +496,14 @@ static int marker_facts(struct az *z)
 	for (uint32_t i = 0; i < t->n_strs; i++) {
 		const char *nm = trace_str_get(t, i);
 		if (nm[0] == 'P' && strncmp(nm, "ProfilerStep#", 13) == 0 &&
-		    parse_i64(nm + 13, &step)) {
+		    analyze_parse_id(nm + 13, &step)) {
 			z->name_flags[i] = NAME_PROFILER_STEP;
 			any = 1;
 		}
 	}
 	for (uint32_t i = 1; i < t->n_argsets && z->k_step_num; i++) {
 		trace_str v = trace_arg_get(t, i, z->k_step_num);
-		if (!v || !parse_i64(trace_str_get(t, v), &step))
+		if (!v || !analyze_parse_id(trace_str_get(t, v), &step))
 			continue;
 		z->aset_flags[i] = ASET_STEP_NUM;
 		if (z->k_r && trace_arg_get(t, i, z->k_r))
@@ -1132,8 +1116,8 @@ static int steps_from_lines(struct az *z)
 		const struct trace_event *e = trace_event_at(t, z->f.steps.v[k]);
 		struct dev *dv = &z->devs[z->track_dev[e->track]];
 		int64_t step;
-		if (!parse_i64(trace_str_get(t, e->name), &step) &&
-		    !parse_i64(arg(z, e, z->k_group_id), &step))
+		if (!analyze_parse_id(trace_str_get(t, e->name), &step) &&
+		    !analyze_parse_id(arg(z, e, z->k_group_id), &step))
 			step = dv->steps.n;
 		spans_add(&dv->steps, step, e->ts_ns, e->ts_ns + e->dur_ns);
 	}
@@ -1237,9 +1221,9 @@ static void host_prepare(const struct az *z, int kind, struct hoststeps *h)
 		int64_t step = 0;
 		/* the filing pass let only parsable markers through */
 		if (kind == MARK_PROFILER_STEP)
-			parse_i64(trace_str_get(t, e->name) + 13, &step);
+			analyze_parse_id(trace_str_get(t, e->name) + 13, &step);
 		else
-			parse_i64(arg(z, e, z->k_step_num), &step);
+			analyze_parse_id(arg(z, e, z->k_step_num), &step);
 		hm[n++] = (struct hostmark){t->devices[tr->device].file, step, e->ts_ns,
 					    e->ts_ns + e->dur_ns};
 	}
