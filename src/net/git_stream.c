@@ -139,46 +139,38 @@ static int sock_connect(git_stream *stream)
 	return rc == 0 ? 0 : -1;
 }
 
-static ssize_t sock_read(git_stream *stream, void *data, size_t len)
+/* One read or write on the non-blocking socket, bounded by the idle limit and
+ * the history's deadline; the bytes moved, or -1 with the error set. */
+static ssize_t sock_io(struct sock *s, int writing, void *buf, size_t len)
 {
-	struct sock *s = (struct sock *)stream;
+	const char *what = writing ? "writing to" : "reading from";
+	short ev = writing ? POLLOUT : POLLIN;
 
 	for (;;) {
 		ssize_t n;
 
 		if (lim.deadline > 0 && now_mono() >= lim.deadline)
-			return out_of_time(s, "reading from");
-		n = recv(s->fd, data, len, 0);
+			return out_of_time(s, what);
+		n = writing ? send(s->fd, buf, len, MSG_NOSIGNAL) : recv(s->fd, buf, len, 0);
 		if (n >= 0)
 			return n;
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return fail("reading from %s: %s", s->host, strerror(errno));
-		if (wait_ready(s, POLLIN, lim.idle_s, "reading from"))
+			return fail("%s %s: %s", what, s->host, strerror(errno));
+		if (wait_ready(s, ev, lim.idle_s, what))
 			return -1;
 	}
 }
 
+static ssize_t sock_read(git_stream *stream, void *data, size_t len)
+{
+	return sock_io((struct sock *)stream, 0, data, len);
+}
+
 static ssize_t sock_write(git_stream *stream, const char *data, size_t len, int flags)
 {
-	struct sock *s = (struct sock *)stream;
-
-	for (;;) {
-		ssize_t n;
-
-		if (lim.deadline > 0 && now_mono() >= lim.deadline)
-			return out_of_time(s, "writing to");
-		n = send(s->fd, data, len, MSG_NOSIGNAL);
-		if (n >= 0)
-			return n;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return fail("writing to %s: %s", s->host, strerror(errno));
-		if (wait_ready(s, POLLOUT, lim.idle_s, "writing to"))
-			return -1;
-	}
+	return sock_io((struct sock *)stream, 1, (void *)data, len); /* only sent */
 }
 
 static int sock_close(git_stream *stream)
