@@ -37,21 +37,12 @@ LIMITS="PROFGATE_HTTP_TIMEOUT_S=2 PROFGATE_HTTP_ATTEMPTS=2 PROFGATE_HISTORY_TIME
 ONE=PROFGATE_HTTP_ATTEMPTS=1
 
 # ---- the servers: a bare fault server, the fake W&B, a smart-HTTP git remote ----
-pids=$gh_pid
-trap 'kill $pids 2>/dev/null; rm -rf "$T"' EXIT
-trap 'kill $pids 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
+serve_begin "$gh_pid"
 serve fault "$T/fault/port" python3 "$LIB/faults.py" serve "$T/fault"
 FAULT=http://127.0.0.1:$(cat "$T/fault/port")
 DEAD=http://127.0.0.1:$(python3 "$LIB/faults.py" port)
 
-P=plugins/profile/2025_03_16_07_26_24/
-cat >"$T/spec.json" <<EOF
-{"runs": {
- "acme/llm/base1": {"artifacts": [{"name": "run-base1-profiler", "files": {"${P}host0.pt.trace.json.gz": "$EX/baseline.rank-0.pt.trace.json.gz"}}]},
- "acme/llm/cand1": {"artifacts": [{"name": "run-cand1-profiler", "files": {"${P}host0.pt.trace.json.gz": "$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz"}}]}}}
-EOF
-serve wandb "$T/wandb/port" python3 "$LIB/fake_wandb.py" "$T/spec.json" "$T/wandb/port" "$T/wandb/log"
-WB=http://127.0.0.1:$(cat "$T/wandb/port")
+serve_wandb_runs
 # wb_fault JSON: network faults for the fake W&B's next requests.
 wb_fault() {
 	python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/_fault", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$WB" "$1"

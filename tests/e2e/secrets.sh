@@ -43,17 +43,8 @@ export PG_TEST_WANDB_KEY PG_TEST_TOKEN GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMM
 gh_ctl '{"tokens": {"'$GH'": {"login": "github-actions[bot]"}}}'
 
 # ---- the servers ----
-pids=$gh_pid
-trap 'kill $pids 2>/dev/null; rm -rf "$T"' EXIT
-trap 'kill $pids 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
-P=plugins/profile/2025_03_16_07_26_24/
-cat >"$T/spec.json" <<EOF
-{"runs": {
- "acme/llm/base1": {"artifacts": [{"name": "run-base1-profiler", "files": {"${P}host0.pt.trace.json.gz": "$EX/baseline.rank-0.pt.trace.json.gz"}}]},
- "acme/llm/cand1": {"artifacts": [{"name": "run-cand1-profiler", "files": {"${P}host0.pt.trace.json.gz": "$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz"}}]}}}
-EOF
-serve wandb "$T/wandb/port" python3 "$LIB/fake_wandb.py" "$T/spec.json" "$T/wandb/port" "$T/wandb/log"
-WB=http://127.0.0.1:$(cat "$T/wandb/port")
+serve_begin "$gh_pid"
+serve_wandb_runs
 mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true

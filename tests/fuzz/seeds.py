@@ -105,23 +105,21 @@ def fields(b):
 
 # ---- XPlane builders ----
 
+# XStat's value fields by kind: (field number, encoder) as in docs/formats.md section 1.
+STAT_FIELDS = {
+    "d": (2, f_double),  # double_value
+    "u": (3, f_int),     # uint64_value
+    "i": (4, f_int),     # int64_value
+    "s": (5, f_bytes),   # str_value
+    "b": (6, f_bytes),   # bytes_value
+    "r": (7, f_int),     # ref_value
+    "z": (8, lambda field, v: f_bytes(field, zlib.compress(v.encode()))),  # compressed
+}
+
+
 def stat(mid, kind, v):
-    body = f_int(1, mid)
-    if kind == "i":
-        body += f_int(4, v)
-    elif kind == "u":
-        body += f_int(3, v)
-    elif kind == "d":
-        body += f_double(2, v)
-    elif kind == "s":
-        body += f_bytes(5, v)
-    elif kind == "b":
-        body += f_bytes(6, v)
-    elif kind == "r":
-        body += f_int(7, v)
-    elif kind == "z":
-        body += f_bytes(8, zlib.compress(v.encode()))
-    return body
+    field, enc = STAT_FIELDS[kind]
+    return f_int(1, mid) + enc(field, v)
 
 
 def event(mid, off_ps, dur_ps, stats=(), occurrences=None):

@@ -29,13 +29,16 @@ def tree(root):
         except OSError:
             continue
         parent[int(d)] = int(stat[stat.rindex(")") + 2:].split()[1])
-    found, todo = {root: parent.get(root, 0)}, [root]
-    while todo:
-        p = todo.pop()
-        for c, pp in parent.items():
-            if pp == p and c not in found:
-                found[c] = pp
-                todo.append(c)
+    children = {}
+    for c, pp in parent.items():
+        children.setdefault(pp, []).append(c)
+    found, stack = {root: parent.get(root, 0)}, [root]
+    while stack:
+        p = stack.pop()
+        for c in children.get(p, ()):
+            if c not in found:
+                found[c] = p
+                stack.append(c)
     return found
 
 

@@ -28,6 +28,7 @@ import urllib.parse
 import urllib.request
 
 import faults
+from serving import serve_port_file
 
 REPO_ID = 4242
 lock = threading.Lock()
@@ -257,13 +258,7 @@ def main():
     global STATE_DIR
     if sys.argv[1] == "serve":
         STATE_DIR = sys.argv[2]
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        srv.daemon_threads = True
-        tmp = os.path.join(STATE_DIR, "port.tmp")
-        with open(tmp, "w") as f:
-            f.write(str(srv.server_address[1]))
-        os.rename(tmp, os.path.join(STATE_DIR, "port"))
-        srv.serve_forever()
+        serve_port_file(Handler, STATE_DIR)
     elif sys.argv[1] in ("ctl", "dump"):
         port = sys.argv[2]
         if sys.argv[1] == "ctl":

@@ -33,6 +33,8 @@ import sys
 import threading
 import time
 
+from serving import serve_port_file
+
 MAX_HOLD = 120.0
 _lock = threading.Lock()
 _rules = []
@@ -185,13 +187,7 @@ def main():
         s.close()
     elif len(sys.argv) == 3 and sys.argv[1] == "serve":
         STATE_DIR = sys.argv[2]
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        srv.daemon_threads = True
-        tmp = os.path.join(STATE_DIR, "port.tmp")
-        with open(tmp, "w") as f:
-            f.write(str(srv.server_address[1]))
-        os.rename(tmp, os.path.join(STATE_DIR, "port"))
-        srv.serve_forever()
+        serve_port_file(_Handler, STATE_DIR)
     else:
         sys.exit(__doc__)
 
