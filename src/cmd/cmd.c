@@ -11,6 +11,7 @@
 #include "../trace/trace.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -169,13 +170,33 @@ static int read_resolved(const struct source_set *src, struct trace *t, int thre
 	return rc;
 }
 
+void cmd_trace_for_summary(struct trace *t)
+{
+	t->want_sha256 = 1;
+	t->host_markers_only = 1;
+}
+
+int cmd_summarize_trace(struct trace *t, const struct analyze_options *ao, struct summary *s)
+{
+	analyze_summarize(t, ao, s);
+	if (trace_digests_wait(t))
+		return cmd_error(PG_EXIT_INPUT);
+	/* the summary lists the trace's files in order */
+	for (uint32_t i = 0; i < s->n_files && i < t->n_files; i++) {
+		free(s->files[i].sha256);
+		s->files[i].sha256 = pg_xstrdup(t->files[i].sha256);
+	}
+	return PG_EXIT_OK;
+}
+
 int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
-		    const char *capture, int threads, int want_sha256)
+		    const char *capture, int threads, int for_summary)
 {
 	int rc;
 
 	trace_init(t);
-	t->want_sha256 = want_sha256;
+	if (for_summary)
+		cmd_trace_for_summary(t);
 	if ((rc = source_resolve(src, inputs, n, capture)) != 0)
 		return cmd_error(source_exit(rc));
 	return read_resolved(src, t, threads);
@@ -248,7 +269,7 @@ static int load_source(const char *path, const char *capture, int threads, struc
 	int rc;
 
 	trace_init(&t);
-	t.want_sha256 = 1;
+	cmd_trace_for_summary(&t);
 	if ((rc = source_resolve(&src, inputs, 1, capture)) != 0) {
 		rc = cmd_error(source_exit(rc));
 		goto out;
@@ -265,8 +286,9 @@ static int load_source(const char *path, const char *capture, int threads, struc
 	if ((rc = read_resolved(&src, &t, threads)) == PG_EXIT_OK) {
 		analyze_options_init(&ao);
 		ao.version = PG_VERSION;
-		analyze_summarize(&t, &ao, s);
-		cmd_apply_origins(&src, s);
+		rc = cmd_summarize_trace(&t, &ao, s);
+		if (rc == PG_EXIT_OK)
+			cmd_apply_origins(&src, s);
 	}
 out:
 	trace_release(&t);
@@ -281,17 +303,21 @@ int cmd_load_summary(const char *path, const char *capture, int threads, struct 
 
 	sha[0] = 0;
 	summary_init(s);
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (pg_sha256_file(path, sha))
-			return cmd_error(PG_EXIT_INPUT);
-		if (looks_like_summary(path)) {
-			summary_free(s);
-			if (summary_read_json(path, s)) {
-				summary_init(s);
-				return cmd_error(PG_EXIT_INPUT);
-			}
-			return PG_EXIT_OK;
-		}
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return load_source(path, capture, threads, s, sha);
+	if (!looks_like_summary(path)) {
+		/* a profile: the reader hashes it for source.files[] already */
+		int rc = load_source(path, capture, threads, s, sha);
+		if (rc == PG_EXIT_OK && s->n_files == 1 && s->files[0].sha256)
+			snprintf(sha, 65, "%s", s->files[0].sha256);
+		return rc;
 	}
-	return load_source(path, capture, threads, s, sha);
+	if (pg_sha256_file(path, sha))
+		return cmd_error(PG_EXIT_INPUT);
+	summary_free(s);
+	if (summary_read_json(path, s)) {
+		summary_init(s);
+		return cmd_error(PG_EXIT_INPUT);
+	}
+	return PG_EXIT_OK;
 }

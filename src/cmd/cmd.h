@@ -57,10 +57,20 @@ struct trace;
  * Resolve inputs (files, profile directories) and read them on `threads`
  * threads into t. src and t are always initialised here and the caller
  * releases both. Every unreadable file gets its one line on stderr; returns
- * PG_EXIT_OK or PG_EXIT_INPUT.
+ * PG_EXIT_OK or PG_EXIT_INPUT. for_summary: the trace is read to be
+ * summarized (cmd_trace_for_summary), not listed whole.
  */
 int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *inputs, int n,
-		    const char *capture, int threads, int want_sha256);
+		    const char *capture, int threads, int for_summary);
+/* A trace read to be summarized: every file hashed for source.files[].sha256,
+ * and host-thread events decoded only where they may be step markers. */
+void cmd_trace_for_summary(struct trace *t);
+struct summary;
+struct analyze_options;
+/* Summarize such a trace into s (initialised by the caller): the analysis
+ * overlaps the digests still running, which then fill source.files[].sha256.
+ * Returns PG_EXIT_OK, or PG_EXIT_INPUT with the error printed. */
+int cmd_summarize_trace(struct trace *t, const struct analyze_options *ao, struct summary *s);
 
 struct summary;
 /*

@@ -111,10 +111,14 @@ int cmd_summarize(int argc, char **argv)
 		ao.labels = labels;
 		ao.n_labels = (uint32_t)n_labels;
 		summary_init(&s);
-		analyze_summarize(&t, &ao, &s);
-		cmd_apply_origins(&src, &s);
-		summary_write_json(&s, &out);
+		rc = cmd_summarize_trace(&t, &ao, &s);
+		if (rc == PG_EXIT_OK) {
+			cmd_apply_origins(&src, &s);
+			summary_write_json(&s, &out);
+		}
 		summary_free(&s);
+	}
+	if (rc == PG_EXIT_OK) {
 		if (opt_out && strcmp(opt_out, "-") != 0) {
 			if (pg_write_file_atomic(opt_out, out.ptr, out.len))
 				rc = cmd_error(PG_EXIT_INPUT);

@@ -60,8 +60,11 @@ static int first_byte(const char *path)
 	return -1;
 }
 
+/* A file's SHA-256 on a thread of its own (a trace_digest once reading ends). */
 struct hasher {
-	const char *path;
+	struct trace_digest d; /* first: the trace's list holds &h->d */
+	pthread_t th;
+	char *path;
 	char hex[65];
 	int rc;
 	char err[512];
@@ -77,33 +80,66 @@ static void *hash_thread(void *arg)
 	return NULL;
 }
 
+static int hasher_wait(struct trace_digest *d, char hex[65])
+{
+	struct hasher *h = (struct hasher *)d;
+	int rc = 0;
+
+	pthread_join(h->th, NULL);
+	if (h->rc)
+		rc = pg_error_set(PG_EIO, "%s", h->err);
+	else
+		memcpy(hex, h->hex, 65);
+	free(h->path);
+	free(h);
+	return rc;
+}
+
 static int read_path_inner(struct trace *t, const char *path);
 
-/* With want_sha256, the file is hashed on a second thread while it is read:
- * both read the page cache, and the hash costs no wall time on two cores. */
-int read_path(struct trace *t, const char *path)
+/*
+ * With want_sha256, the file is hashed on a second thread while it is read:
+ * both read the page cache. With keep_hashing the hash may outlive the read:
+ * it joins the trace's digests and the caller's next work (the analysis)
+ * overlaps it; otherwise it is waited for here.
+ */
+static int read_path_hashing(struct trace *t, const char *path, int keep_hashing)
 {
-	struct hasher h;
-	pthread_t th;
-	int started = 0, rc;
+	struct hasher *h = NULL;
 	uint32_t file = t->n_files;
+	int rc;
 
 	if (t->want_sha256) {
-		memset(&h, 0, sizeof(h));
-		h.path = path;
-		started = pthread_create(&th, NULL, hash_thread, &h) == 0;
+		h = pg_xcalloc(1, sizeof(*h));
+		h->path = pg_xstrdup(path);
+		h->d.wait = hasher_wait;
+		if (pthread_create(&h->th, NULL, hash_thread, h) != 0) {
+			free(h->path);
+			free(h);
+			h = NULL;
+		}
 	}
 	rc = read_path_inner(t, path);
-	if (started) {
-		pthread_join(th, NULL);
-		if (!rc && h.rc == 0 && file < t->n_files)
-			memcpy(t->files[file].sha256, h.hex, 65);
-		else if (!rc && h.rc)
-			rc = pg_error_set(PG_EIO, "%s", h.err);
+	if (h && !rc && keep_hashing && file < t->n_files) {
+		h->d.file = file;
+		h->d.next = t->digests;
+		t->digests = &h->d;
+	} else if (h) {
+		char hex[65];
+		int hrc = hasher_wait(&h->d, hex);
+		if (!rc && hrc)
+			rc = hrc;
+		else if (!rc && file < t->n_files)
+			memcpy(t->files[file].sha256, hex, 65);
 	} else if (!rc && t->want_sha256 && file < t->n_files) {
 		rc = pg_sha256_file(path, t->files[file].sha256);
 	}
 	return rc;
+}
+
+int read_path(struct trace *t, const char *path)
+{
+	return read_path_hashing(t, path, 0);
 }
 
 static int read_path_inner(struct trace *t, const char *path)
@@ -156,6 +192,7 @@ struct job {
 
 struct pool {
 	int want_sha256;
+	int host_markers_only;
 	int threads;
 	struct job *jobs;
 	uint32_t n;
@@ -177,10 +214,13 @@ static void *worker(void *arg)
 		struct job *j = &p->jobs[i];
 		trace_init(&j->tr);
 		j->tr.want_sha256 = p->want_sha256;
+		j->tr.host_markers_only = p->host_markers_only;
 		/* one file: its reader may use every thread; many: one each */
 		j->tr.decode_threads = p->n == 1 ? p->threads : 1;
 		if (j->dup_of < 0) {
-			j->rc = read_path(&j->tr, j->path);
+			/* one file: its hash may run on into the analysis; many: the
+			 * other files' reading overlaps it, and a thread each would pile up */
+			j->rc = read_path_hashing(&j->tr, j->path, p->n == 1);
 			if (j->rc)
 				j->err = pg_xstrdup(pg_error_last());
 		}
@@ -223,6 +263,7 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 	memset(&p, 0, sizeof(p));
 	p.jobs = pg_xcalloc(n ? n : 1, sizeof(*p.jobs));
 	p.want_sha256 = t->want_sha256;
+	p.host_markers_only = t->host_markers_only;
 	p.threads = threads;
 	p.n = n;
 	for (uint32_t i = 0; i < n; i++) {

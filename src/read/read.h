@@ -23,7 +23,8 @@ int read_path(struct trace *t, const char *path) PG_WUR;
  * an earlier one: it gets a file record with duplicate_of set and is not
  * read. Returns the number of files that failed; *errors_out (if non-NULL)
  * receives n messages, NULL where the file read fine (caller frees each and
- * the array).
+ * the array). With t->want_sha256 and one file, its digest may still be
+ * running on return: trace_digests_wait() ends it.
  */
 int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of, uint32_t n,
 	       int threads, char ***errors_out);
@@ -73,6 +74,11 @@ enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
 int read_kept_arg(const char *k, size_t n);
 #define READ_KEPT_ARGS 30 /* entries of the kept list (names.c) */
 const char *read_kept_arg_name(int i);
+/* What can make a host event a step marker: a stat with one of these names, an
+ * event named with this prefix. analyze takes host markers from nothing else,
+ * so a file with neither in its metadata needs no host event decoded. */
+int read_marker_stat(const char *k, size_t n);
+int read_marker_name(const char *name, size_t n);
 
 /* Hard caps on untrusted input, documented in the README. */
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */

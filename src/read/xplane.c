@@ -109,6 +109,7 @@ struct xp {
 	uint32_t first_line, n_lines; /* its lines in the file's list */
 	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
+	int marker_meta; /* its metadata names a step-marker stat or event (read_marker_*) */
 
 	/* file */
 	char **hostnames;
@@ -346,6 +347,8 @@ static int decode_stat_metadata(struct xp *x, struct pb *entry)
 	size_t n = name.p ? (size_t)(name.end - name.p) : 0;
 	const char *nm = name.p ? (const char *)name.p : "";
 	s->name = trace_intern(x->t, nm, n);
+	if (read_marker_stat(nm, n))
+		x->marker_meta = 1;
 	s->kind = STAT_OTHER;
 	s->key = 0;
 	if (n == 14 && memcmp(nm, "correlation_id", 14) == 0) {
@@ -568,6 +571,8 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 	const char *name = m->name ? m->name : "";
 	const char *disp = m->display_name ? m->display_name : "";
 	e->set = 1;
+	if (read_marker_name(name, strlen(name)) || read_marker_name(disp, strlen(disp)))
+		x->marker_meta = 1;
 	if (disp[0] && strcmp(disp, name) != 0) {
 		e->name = trace_intern_cstr(x->t, disp);
 		e->long_name = trace_intern_cstr(x->t, name);
@@ -1168,6 +1173,16 @@ static void line_jobs(struct xp *x, const struct xline *l, struct jobs *js)
 	}
 }
 
+/* The whole pages inside a job's bytes are not needed again. */
+static void release_job_pages(const struct job *j, size_t page)
+{
+	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
+
+	if (j->x->release_pages && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* Decode a job's events into its slots; then let the kernel drop its pages. */
 static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 {
@@ -1201,11 +1216,7 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 	if (j->rc)
 		j->err = pg_xstrdup(pg_error_last());
 	*shared = local;
-	/* whole pages inside this job are not needed again */
-	uintptr_t lo = ((uintptr_t)j->p + page - 1) & ~(uintptr_t)(page - 1);
-	uintptr_t hi = ((uintptr_t)j->end) & ~(uintptr_t)(page - 1);
-	if (x->release_pages && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	release_job_pages(j, page);
 }
 
 static void decode_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
@@ -1406,6 +1417,32 @@ static int run_jobs(struct xp *x, struct jobs *js, int threads)
 	return 0;
 }
 
+/*
+ * With host_markers_only, a file whose planes name no step-marker stat or
+ * event has nothing on its host threads that the caller reads: their events
+ * stay counted (and their framing checked by count_line) but undecoded. On a
+ * TPU capture they are most of the file.
+ */
+static void drop_host_jobs(struct xp *x, struct xp **pcs, uint32_t n_pcs, struct jobs *js)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < n_pcs; i++)
+		if (pcs[i]->marker_meta)
+			return;
+	for (uint32_t i = 0; i < js->n; i++) {
+		struct job *j = &js->v[i];
+		if (x->t->tracks[j->track].kind != TRACE_TRACK_HOST_THREAD) {
+			js->v[kept++] = *j;
+			continue;
+		}
+		x->t->files[x->file].undecoded_events += j->n_events;
+		release_job_pages(j, page);
+	}
+	js->n = kept;
+}
+
 static void plane_ctx_free(struct xp *pc)
 {
 	plane_reset(pc);
@@ -1490,6 +1527,8 @@ static int decode_space(struct xp *x, int threads)
 	for (uint32_t i = 0; i < n_pcs; i++)
 		if (plane_finish(pcs[i], &xl, &js))
 			goto out;
+	if (x->t->host_markers_only)
+		drop_host_jobs(x, pcs, n_pcs, &js);
 	rc = run_jobs(x, &js, threads);
 out:
 	for (uint32_t i = 0; i < js.n; i++)

@@ -45,8 +45,38 @@ void trace_init(struct trace *t)
 	t->argsets[t->n_argsets++] = (struct trace_argset){0, 0, 0};
 }
 
+int trace_digests_wait(struct trace *t)
+{
+	int rc = 0;
+
+	while (t->digests) {
+		struct trace_digest *d = t->digests;
+		char hex[65];
+		uint32_t file = d->file;
+		t->digests = d->next;
+		int r = d->wait(d, hex);
+		if (r == 0 && file < t->n_files)
+			memcpy(t->files[file].sha256, hex, sizeof(hex));
+		else if (r && !rc)
+			rc = r;
+	}
+	for (uint32_t i = 0; i < t->n_files; i++) {
+		uint32_t of = t->files[i].duplicate_of;
+		if (of < t->n_files)
+			memcpy(t->files[i].sha256, t->files[of].sha256, sizeof(t->files[i].sha256));
+	}
+	return rc;
+}
+
 void trace_release(struct trace *t)
 {
+	char hex[65];
+
+	while (t->digests) {
+		struct trace_digest *d = t->digests;
+		t->digests = d->next;
+		(void)d->wait(d, hex);
+	}
 	for (uint32_t i = 0; i < t->n_blocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
@@ -488,10 +518,12 @@ void trace_merge(struct trace *dst, struct trace *src)
 	if (trace_is_empty(dst)) {
 		/* nothing to remap: take src whole, so one file costs one copy */
 		int want = dst->want_sha256, threads = dst->decode_threads;
+		int markers_only = dst->host_markers_only;
 		trace_release(dst);
 		*dst = *src;
 		dst->want_sha256 = want;
 		dst->decode_threads = threads;
+		dst->host_markers_only = markers_only;
 		memset(src, 0, sizeof(*src));
 		return;
 	}
@@ -556,6 +588,13 @@ void trace_merge(struct trace *dst, struct trace *src)
 		GROW(dst->warnings, dst->n_warnings, dst->cap_warnings);
 		dst->warnings[dst->n_warnings] = src->warnings[i];
 		dst->warnings[dst->n_warnings++].file += file0;
+	}
+	while (src->digests) {
+		struct trace_digest *d = src->digests;
+		src->digests = d->next;
+		d->file += file0;
+		d->next = dst->digests;
+		dst->digests = d;
 	}
 	/* ownership of file and warning strings moved to dst */
 	src->n_files = 0;

@@ -150,6 +150,7 @@ struct trace_file {
 	char *device_kind;	   /* hardware name of the profiled devices, when the file says */
 	uint32_t declared_devices; /* devices the file lists (deviceProperties, planes) */
 	uint64_t aggregate_events; /* XPlane num_occurrences events: counted, not placed */
+	uint64_t undecoded_events; /* host-thread events counted, not decoded (host_markers_only) */
 	int64_t profile_start_ns;  /* epoch ns from XPlane Task Environment; 0 when absent */
 	int64_t profile_stop_ns;
 	char *host;		    /* host name (XSpace hostnames or the file name) */
@@ -201,12 +202,32 @@ struct trace {
 	uint32_t n_files, cap_files;
 	int want_sha256;    /* readers hash each file's bytes (on a thread of its own) */
 	int decode_threads; /* threads a reader may use within one file (XPlane lines) */
+	/* The caller reads host threads only for step markers (summarize): a
+	 * reader may count, not decode, the host-thread events of a file whose
+	 * metadata can hold no marker (read_marker_stat, read_marker_name). */
+	int host_markers_only;
 	struct trace_warning *warnings;
 	uint32_t n_warnings, cap_warnings;
+	struct trace_digest *digests; /* still running: trace_digests_wait() ends them */
+};
+
+/*
+ * A file's SHA-256 still being computed when its reading ended (the reader
+ * starts it; see read.c). wait() blocks until it is done, writes the hex
+ * digest, frees the digest and returns 0, or a PG_E* code with the error set.
+ */
+struct trace_digest {
+	struct trace_digest *next;
+	uint32_t file;
+	int (*wait)(struct trace_digest *d, char hex[65]);
 };
 
 void trace_init(struct trace *t);
+/* Waits for digests still running, then frees everything. */
 void trace_release(struct trace *t);
+/* Ends every running digest: files[].sha256 (and each duplicate's) filled.
+ * Returns 0, or the first failure's code with its error set. */
+int trace_digests_wait(struct trace *t) PG_WUR;
 
 /* Strings. */
 trace_str trace_intern(struct trace *t, const char *s, size_t n);

@@ -5,7 +5,8 @@
 # output is deterministic across runs and thread counts.
 . "$(dirname "$0")/lib/tap.sh"
 
-CORPUS=${PG_CORPUS:-$(git rev-parse --show-toplevel 2>/dev/null)/../shared/corpus}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CORPUS=${PG_CORPUS:-$TOP/../shared/corpus}
 
 pg summarize --help
 check "summarize --help exits 0 with usage" sh -c "[ $rc -eq 0 ] && grep -q 'usage: profgate summarize' '$T/out'"
@@ -48,6 +49,25 @@ pg merge "$T/marin.json" "$T/marin.json"
 check "merge refuses marin summaries (no per-device data), exit 2" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'profile_summary.v1' '$T/err'"
 
+# source.files[].sha256 is each file's SHA-256, one file or many, a byte-identical copy too:
+# a lone file's digest finishes beside the analysis, many files' beside each other's reading
+EX=$TOP/tests/data/examples
+mkdir -p "$T/ex"
+cp "$EX"/*.pt.trace.json.gz "$T/ex/"
+cp "$EX/baseline.rank-0.pt.trace.json.gz" "$T/ex/copy.rank-0.pt.trace.json.gz"
+for input in "$T/ex/kineto_mi250_minitoy.pt.trace.json.gz" "$T/ex"; do
+	pg summarize "$input" -o "$T/sha.json"
+	check "summarize $(basename "$input"): every source file's sha256 is its SHA-256" \
+		python3 -c '
+import hashlib, json, sys
+d = json.load(open(sys.argv[1]))
+fs = d["source"]["files"]
+assert fs, "no files"
+for f in fs:
+    assert f["sha256"] == hashlib.sha256(open(f["path"], "rb").read()).hexdigest(), f["path"]
+' "$T/sha.json"
+done
+
 if [ ! -f "$CORPUS/manifest.json" ]; then
 	skip "corpus absent ($CORPUS)"
 	done_testing
@@ -73,10 +93,12 @@ while read -r f; do
 		continue
 	fi
 	if ! python3 - "$T/s.json" "$CORPUS/$f" >"$T/why" 2>&1 <<'PY'
-import gzip, json, re, sys
+import gzip, hashlib, json, re, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "profgate.summary/1"
-assert len(d["source"]["files"]) == 1 and len(d["source"]["files"][0]["sha256"]) == 64
+assert len(d["source"]["files"]) == 1
+# the digest runs on beside the analysis and is filled in after it
+assert d["source"]["files"][0]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
 for dev in d["devices"]:
     for x in (dev, dev["steady"]):
         s = x["compute_us"] + x["exposed_comm_us"] + x["exposed_memcpy_us"] + x["idle_us"]

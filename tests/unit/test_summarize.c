@@ -9,12 +9,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../src/analyze/analyze.h"
+#include "../../src/read/read.h"
 #include "../../src/summary/summary.h"
 #include "../../src/trace/trace.h"
 
@@ -525,14 +527,107 @@ static void test_event_order(void **state)
 		pg_buf_release(&json[v]);
 }
 
+/*
+ * Summaries read with host_markers_only (as summarize reads) equal those read
+ * with every event decoded, byte for byte, on every corpus XPlane and on the
+ * TensorFlow two-host folder; and the TPU capture, whose host plane names no
+ * marker, is one where host events were left undecoded.
+ */
+#define MAX_XPLANES 64
+static char *xplanes[MAX_XPLANES];
+static int n_xplanes;
+
+static int collect_xplane(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	size_t n = strlen(path);
+	(void)st;
+	(void)f;
+	if (type == FTW_F && n > 10 && strcmp(path + n - 10, ".xplane.pb") == 0 &&
+	    n_xplanes < MAX_XPLANES)
+		xplanes[n_xplanes++] = strdup(path);
+	return 0;
+}
+
+/* Reads paths (one capture) into a summary's JSON; returns read_paths' failures. */
+static int summary_of(const char *const *paths, uint32_t n, int markers_only, uint64_t *undecoded,
+		      struct pg_buf *json)
+{
+	struct trace t;
+	struct summary s;
+	struct analyze_options o;
+	int failed;
+
+	trace_init(&t);
+	t.host_markers_only = markers_only;
+	t.decode_threads = 2;
+	failed = read_paths(&t, paths, NULL, n, 2, NULL);
+	*undecoded = 0;
+	for (uint32_t i = 0; i < t.n_files; i++)
+		*undecoded += t.files[i].undecoded_events;
+	if (!failed) {
+		analyze_options_init(&o);
+		o.version = "test";
+		summary_init(&s);
+		assert_int_equal(analyze_summarize(&t, &o, &s), 0);
+		summary_write_json(&s, json);
+		summary_free(&s);
+	}
+	trace_release(&t);
+	return failed;
+}
+
+static void test_corpus_host_markers_only(void **state)
+{
+	const char *corpus = getenv("PG_CORPUS") ? getenv("PG_CORPUS") : "../shared/corpus";
+	const char *tf = "/tensorflow__profiler/plugins/profile/GPU-multi-worker/";
+	const char *tf_paths[2];
+	int n_tf = 0, tpu_skipped = 0;
+	(void)state;
+
+	n_xplanes = 0;
+	if (nftw(corpus, collect_xplane, 16, FTW_PHYS) != 0 || n_xplanes == 0)
+		skip();
+	for (int i = 0; i <= n_xplanes; i++) {
+		/* each file alone, then the TF workers as one capture */
+		const char *const *paths =
+		    i < n_xplanes ? (const char *const *)&xplanes[i] : tf_paths;
+		uint32_t n = i < n_xplanes ? 1 : (uint32_t)n_tf;
+		struct pg_buf full = PG_BUF_INIT, lazy = PG_BUF_INIT;
+		uint64_t und_full, und_lazy;
+		if (i < n_xplanes && strstr(xplanes[i], tf) && n_tf < 2)
+			tf_paths[n_tf++] = xplanes[i];
+		if (n == 0)
+			continue;
+		int f_full = summary_of(paths, n, 0, &und_full, &full);
+		int f_lazy = summary_of(paths, n, 1, &und_lazy, &lazy);
+		assert_int_equal(f_full, f_lazy);
+		assert_int_equal(und_full, 0);
+		assert_int_equal(full.len, lazy.len);
+		assert_memory_equal(full.ptr, lazy.ptr, full.len);
+		if (i < n_xplanes && strstr(xplanes[i], "/tpu_inference_2.xplane.pb"))
+			tpu_skipped = und_lazy > 0;
+		pg_buf_release(&full);
+		pg_buf_release(&lazy);
+	}
+	assert_int_equal(n_tf, 2);
+	assert_true(tpu_skipped);
+	for (int i = 0; i < n_xplanes; i++)
+		free(xplanes[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_overlap_split),      cmocka_unit_test(test_nesting),
-	    cmocka_unit_test(test_warmup_and_classes), cmocka_unit_test(test_eight_ranks_straggler),
-	    cmocka_unit_test(test_gaps_marker),	       cmocka_unit_test(test_deterministic_json),
-	    cmocka_unit_test(test_annotation_regions), cmocka_unit_test(test_hlo_collective_sizes),
+	    cmocka_unit_test(test_overlap_split),
+	    cmocka_unit_test(test_nesting),
+	    cmocka_unit_test(test_warmup_and_classes),
+	    cmocka_unit_test(test_eight_ranks_straggler),
+	    cmocka_unit_test(test_gaps_marker),
+	    cmocka_unit_test(test_deterministic_json),
+	    cmocka_unit_test(test_annotation_regions),
+	    cmocka_unit_test(test_hlo_collective_sizes),
 	    cmocka_unit_test(test_event_order),
+	    cmocka_unit_test(test_corpus_host_markers_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

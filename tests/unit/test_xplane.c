@@ -488,6 +488,83 @@ static void test_corpus_tpu(void **state)
 	trace_release(&t);
 }
 
+/*
+ * host_markers_only: a GPU kernel and a host thread with a launch (same
+ * correlation) and a "train" span. Where nothing in the file's metadata can
+ * make a host event a step marker, the host events are counted, not decoded;
+ * a marker stat (step_num or _r, in any plane of the file) or a ProfilerStep#
+ * event name (name or display name) keeps them all.
+ */
+enum { MARK_NONE, MARK_STEP_NUM, MARK_R_ELSEWHERE, MARK_PROFILER_STEP, MARK_DISPLAY };
+
+static void build_host(const char *path, int mark)
+{
+	struct builder b;
+	builder_init(&b);
+
+	XPlane *gpu = plane_new(&b, 1, "/device:GPU:0");
+	plane_stat_meta(gpu, 1, "correlation_id");
+	if (mark == MARK_R_ELSEWHERE)
+		plane_stat_meta(gpu, 2, "_r");
+	plane_ev_meta(gpu, 10, "gemm_kernel", NULL);
+	XLine *s = line_new(gpu, 7, "Stream #7(Kernel)", 1000);
+	event_add_stat(event_new(s, 10, 2000000, 3000000), stat_u(1, 42));
+
+	XPlane *host = plane_new(&b, 2, "/host:CPU");
+	plane_stat_meta(host, 1, "correlation_id");
+	if (mark == MARK_STEP_NUM)
+		plane_stat_meta(host, 2, "step_num");
+	plane_ev_meta(host, 1, mark == MARK_PROFILER_STEP ? "ProfilerStep#4" : "train",
+		      mark == MARK_DISPLAY ? "ProfilerStep#4" : NULL);
+	plane_ev_meta(host, 2, "cudaLaunchKernel", NULL);
+	XLine *th = line_new(host, 99, "python3", 1000);
+	XEvent *span = event_new(th, 1, 0, 9000000);
+	if (mark == MARK_STEP_NUM)
+		event_add_stat(span, stat_i(2, 4));
+	event_add_stat(event_new(th, 2, 1000000, 500000), stat_u(1, 42));
+	builder_write(&b, path);
+}
+
+static void test_host_markers_only(void **state)
+{
+	char path[512];
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/host.xplane.pb", tmpdir);
+	for (int mark = MARK_NONE; mark <= MARK_DISPLAY; mark++) {
+		build_host(path, mark);
+		for (int only = 0; only <= 1; only++) {
+			struct trace t;
+			trace_init(&t);
+			t.host_markers_only = only;
+			assert_int_equal(read_path(&t, path), 0);
+			int skipped = only && mark == MARK_NONE;
+			uint32_t th = find_track(&t, "python3");
+			assert_int_not_equal(th, UINT32_MAX);
+			/* counted either way; decoded unless skipped */
+			assert_int_equal(t.files[0].entries, 3);
+			assert_int_equal(t.files[0].undecoded_events, skipped ? 2 : 0);
+			assert_int_equal(t.tracks[th].n_events, skipped ? 0 : 2);
+			assert_int_equal(t.n_events, skipped ? 1 : 3);
+			/* the device's events are the same */
+			uint32_t st = find_track(&t, "Stream #7(Kernel)");
+			assert_int_equal(t.tracks[st].n_events, 1);
+			int kernels = 0;
+			for (uint64_t i = 0; i < t.n_events; i++) {
+				const struct trace_event *e = trace_event_at(&t, i);
+				if (e->track != st)
+					continue;
+				kernels++;
+				assert_int_equal(e->ts_ns, 3000); /* line 1000 ns + 2000000 ps */
+				assert_int_equal(e->dur_ns, 3000);
+				assert_int_equal(e->corr, 42);
+			}
+			assert_int_equal(kernels, 1);
+			trace_release(&t);
+		}
+	}
+}
+
 /* Lines longer than the reader's decode run (64K events) are split across
  * threads: every event must land in its slot, in line order, with the same
  * values on one thread and on two. Offsets and durations take every varint
@@ -615,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(test_misnamed_and_riegeli),
 	    cmocka_unit_test(test_corpus_tpu),
 	    cmocka_unit_test(test_long_lines_split),
+	    cmocka_unit_test(test_host_markers_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
