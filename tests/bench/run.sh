@@ -329,7 +329,10 @@ for sf in "$OUT/kineto-5M.json.gz" "$OUT/jax-5M.json.gz" "$OUT/xplane-15.4M.xpla
 	what_2() { echo profgate summarize "$sf"; }
 	run_2() { "$TIMER" "$PG" summarize "$sf"; }
 	cat "$sf" >/dev/null
-	alt 3 2
+	# the XPlane pair takes a second: more runs for its median
+	runs=3
+	case "$sf" in *.xplane.pb) runs=7 ;; esac
+	alt $runs 2
 	ev=$(events_of "$sf")
 	size=0
 	case "$sf" in *.xplane.pb) size=$(wc -c <"$sf") ;; esac
@@ -337,10 +340,10 @@ for sf in "$OUT/kineto-5M.json.gz" "$OUT/jax-5M.json.gz" "$OUT/xplane-15.4M.xpla
 	rss=$(awk 'BEGIN { m = 0 } $5 > m { m = $5 } END { print m }' "$tmp/runs")
 	awk -v l="synthetic \`$(basename "$sf")\`" -v ev="$ev" -v a="$(col 1)" -v b="$(col 4)" \
 		-v r="$(awk '{ print $4 / $1 }' "$tmp/runs" | median)" -v cpu="$(col 6)" -v rss="$rss" \
-		-v rss1="$rss1" -v size="$size" 'BEGIN {
+		-v rss1="$rss1" -v size="$size" -v runs="$runs" 'BEGIN {
 		t = r <= 1.15 ? "yes" : "**no**"
-		printf "| %s | %d | 3 | %.3f | %.3f | %.2f (≤ 1.15: %s) | %.3f | %.0f | %.0f |\n",
-			l, ev, a, b, r, t, cpu, rss1 / 1024, rss / 1024 }' >>"$tmp/table"
+		printf "| %s | %d | %d | %.3f | %.3f | %.2f (≤ 1.15: %s) | %.3f | %.0f | %.0f |\n",
+			l, ev, runs, a, b, r, t, cpu, rss1 / 1024, rss / 1024 }' >>"$tmp/table"
 	tail -n 1 "$tmp/table" >&2
 done
 
