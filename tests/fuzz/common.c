@@ -170,15 +170,21 @@ void fuzz_summary_downstream(const struct summary *s)
 	pg_buf_release(&md);
 }
 
-void fuzz_trace_downstream(const struct trace *t)
+void fuzz_trace_summary(const struct trace *t, struct summary *s)
 {
 	struct analyze_options o;
-	struct summary s;
 
 	analyze_options_init(&o);
 	o.version = "fuzz";
-	summary_init(&s);
-	analyze_summarize(t, &o, &s);
+	summary_init(s);
+	analyze_summarize(t, &o, s);
+}
+
+void fuzz_trace_downstream(const struct trace *t)
+{
+	struct summary s;
+
+	fuzz_trace_summary(t, &s);
 	fuzz_summary_downstream(&s);
 	summary_free(&s);
 }

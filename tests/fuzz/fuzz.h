@@ -43,6 +43,8 @@ uint32_t fuzz_trace_open(struct trace *t, const char *path);
  * markdown report.
  */
 void fuzz_summary_downstream(const struct summary *s);
+/* A trace through summarize with the fuzz options; the caller frees *s. */
+void fuzz_trace_summary(const struct trace *t, struct summary *s);
 /* A trace through summarize, then fuzz_summary_downstream(). */
 void fuzz_trace_downstream(const struct trace *t);
 /*

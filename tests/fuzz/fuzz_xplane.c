@@ -9,21 +9,7 @@
 
 #include <string.h>
 
-#include "../../src/analyze/analyze.h"
 #include "../../src/read/read.h"
-
-static void summary_json(const struct trace *t, struct pg_buf *out)
-{
-	struct analyze_options o;
-	struct summary s;
-
-	analyze_options_init(&o);
-	o.version = "fuzz";
-	summary_init(&s);
-	analyze_summarize(t, &o, &s);
-	summary_write_json(&s, out);
-	summary_free(&s);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -38,17 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_error_line();
 	rc_lazy = read_xplane_mem(&lazy, fl, data, size);
 	if (rc == 0) {
+		struct summary whole, part;
 		struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
+
 		FUZZ_CHECK(rc_lazy == 0, "read whole but not as summarize reads: %s",
 			   pg_error_last());
-		summary_json(&t, &a);
-		summary_json(&lazy, &b);
+		fuzz_trace_summary(&t, &whole);
+		fuzz_trace_summary(&lazy, &part);
+		summary_write_json(&whole, &a);
+		summary_write_json(&part, &b);
 		FUZZ_CHECK(a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0,
 			   "host events left undecoded change the summary (%zu vs %zu bytes)",
 			   a.len, b.len);
+		fuzz_summary_downstream(&whole);
 		pg_buf_release(&a);
 		pg_buf_release(&b);
-		fuzz_trace_downstream(&t);
+		summary_free(&whole);
+		summary_free(&part);
 	}
 	trace_release(&lazy);
 	trace_release(&t);
