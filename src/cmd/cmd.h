@@ -53,6 +53,8 @@ int cmd_parse_threads(const char *cmd, const char *text, int *out);
 
 struct source_set;
 struct trace;
+struct summary;
+struct analyze_options;
 /*
  * Resolve inputs (files, profile directories) and read them on `threads`
  * threads into t. src and t are always initialised here and the caller
@@ -65,14 +67,11 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 /* A trace read to be summarized: every file hashed for source.files[].sha256,
  * and host-thread events decoded only where they may be step markers. */
 void cmd_trace_for_summary(struct trace *t);
-struct summary;
-struct analyze_options;
 /* Summarize such a trace into s (initialised by the caller): the analysis
  * overlaps the digests still running, which then fill source.files[].sha256.
  * Returns PG_EXIT_OK, or PG_EXIT_INPUT with the error printed. */
 int cmd_summarize_trace(struct trace *t, const struct analyze_options *ao, struct summary *s);
 
-struct summary;
 /*
  * What W&B inputs add to a summary made from them: file paths shown as
  * "wandb-artifact://entity/project/name:vN/<path>" instead of the cache's

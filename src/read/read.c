@@ -86,9 +86,9 @@ static int hasher_wait(struct trace_digest *d, char hex[65])
 	int rc = 0;
 
 	pthread_join(h->th, NULL);
-	if (h->rc)
+	if (hex && h->rc)
 		rc = pg_error_set(PG_EIO, "%s", h->err);
-	else
+	else if (hex)
 		memcpy(hex, h->hex, 65);
 	free(h->path);
 	free(h);
@@ -124,12 +124,11 @@ static int read_path_hashing(struct trace *t, const char *path, int keep_hashing
 		h->d.file = file;
 		h->d.next = t->digests;
 		t->digests = &h->d;
+	} else if (h && (rc || file >= t->n_files)) {
+		(void)hasher_wait(&h->d, NULL); /* the reader's error stands */
 	} else if (h) {
 		char hex[65];
-		int hrc = hasher_wait(&h->d, hex);
-		if (!rc && hrc)
-			rc = hrc;
-		else if (!rc && file < t->n_files)
+		if ((rc = hasher_wait(&h->d, hex)) == 0)
 			memcpy(t->files[file].sha256, hex, 65);
 	} else if (!rc && t->want_sha256 && file < t->n_files) {
 		rc = pg_sha256_file(path, t->files[file].sha256);

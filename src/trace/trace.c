@@ -45,16 +45,25 @@ void trace_init(struct trace *t)
 	t->argsets[t->n_argsets++] = (struct trace_argset){0, 0, 0};
 }
 
+/* Ends the first running digest (wait() frees it): its file and result; hex
+ * NULL drops the result. */
+static int digest_pop(struct trace *t, uint32_t *file, char hex[65])
+{
+	struct trace_digest *d = t->digests;
+
+	*file = d->file;
+	t->digests = d->next;
+	return d->wait(d, hex);
+}
+
 int trace_digests_wait(struct trace *t)
 {
 	int rc = 0;
 
 	while (t->digests) {
-		struct trace_digest *d = t->digests;
 		char hex[65];
-		uint32_t file = d->file;
-		t->digests = d->next;
-		int r = d->wait(d, hex);
+		uint32_t file;
+		int r = digest_pop(t, &file, hex);
 		if (r == 0 && file < t->n_files)
 			memcpy(t->files[file].sha256, hex, sizeof(hex));
 		else if (r && !rc)
@@ -70,13 +79,11 @@ int trace_digests_wait(struct trace *t)
 
 void trace_release(struct trace *t)
 {
-	char hex[65];
+	uint32_t file;
 
-	while (t->digests) {
-		struct trace_digest *d = t->digests;
-		t->digests = d->next;
-		(void)d->wait(d, hex);
-	}
+	/* unwanted now: a failed one must not overwrite the error being reported */
+	while (t->digests)
+		(void)digest_pop(t, &file, NULL);
 	for (uint32_t i = 0; i < t->n_blocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);

@@ -214,7 +214,8 @@ struct trace {
 /*
  * A file's SHA-256 still being computed when its reading ended (the reader
  * starts it; see read.c). wait() blocks until it is done, writes the hex
- * digest, frees the digest and returns 0, or a PG_E* code with the error set.
+ * digest, frees the digest and returns 0, or a PG_E* code with the error set;
+ * with hex NULL it only ends and frees it (no error set).
  */
 struct trace_digest {
 	struct trace_digest *next;
