@@ -107,8 +107,17 @@ static int read_path_hashing(struct trace *t, const char *path, int keep_hashing
 {
 	struct hasher *h = NULL;
 	uint32_t file = t->n_files;
+	struct stat st;
 	int rc;
 
+	/* A profile is opened more than once (sniffed, read, hashed): a pipe
+	 * would be split between them, and a FIFO with no writer blocks open()
+	 * for ever. Missing files and directories get their own error below. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return pg_error_set(PG_EIO,
+				    "cannot read '%s': not a regular file (a pipe or device); "
+				    "save the profile to a file first",
+				    path);
 	if (t->want_sha256) {
 		h = pg_xcalloc(1, sizeof(*h));
 		h->path = pg_xstrdup(path);

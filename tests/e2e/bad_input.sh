@@ -200,6 +200,14 @@ mkdir "$T/adir.json"
 # a directory is either refused as such or searched for profiles and found to hold none
 rejected "a directory" "$T/adir.json" "directory|no profiles" any
 
+# ---- a named pipe, a device: read more than once, so refused (a FIFO would block open()) ----
+mkfifo "$T/fifo.pt.trace.json"
+rejected "a named pipe with no writer" "$T/fifo.pt.trace.json" "not a regular file" any
+pg summarize "$T/fifo.pt.trace.json" -o "$T/fifo.json"
+check "summarize a named pipe: exit 3" [ "$rc" -eq 3 ]
+check "summarize a named pipe: no output file" [ ! -e "$T/fifo.json" ]
+rejected "a character device" /dev/null "not a regular file" any
+
 # ---- --json mode: the error line, and valid JSON (no partial document) on stdout ----
 pg inspect --json "$T/cut.json.gz"
 if [ "$rc" -eq 3 ] && [ "$(lines "$T/err")" -eq 1 ] &&
