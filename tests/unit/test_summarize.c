@@ -78,14 +78,19 @@ static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, in
 	g->t.tracks[tr].cat_mask |= g->t.cats[e->cat].class_mask;
 }
 
-static void summarize(struct gen *g, int warmup, struct summary *s)
+static void summarize_trace(const struct trace *t, int warmup, struct summary *s)
 {
 	struct analyze_options o;
 	analyze_options_init(&o);
 	o.warmup = warmup;
 	o.version = "test";
 	summary_init(s);
-	assert_int_equal(analyze_summarize(&g->t, &o, s), 0);
+	assert_int_equal(analyze_summarize(t, &o, s), 0);
+}
+
+static void summarize(struct gen *g, int warmup, struct summary *s)
+{
+	summarize_trace(&g->t, warmup, s);
 }
 
 static void assert_split_sums(const struct sum_split *x)
@@ -554,7 +559,6 @@ static int summary_of(const char *const *paths, uint32_t n, int markers_only, ui
 {
 	struct trace t;
 	struct summary s;
-	struct analyze_options o;
 	int failed;
 
 	trace_init(&t);
@@ -565,10 +569,7 @@ static int summary_of(const char *const *paths, uint32_t n, int markers_only, ui
 	for (uint32_t i = 0; i < t.n_files; i++)
 		*undecoded += t.files[i].undecoded_events;
 	if (!failed) {
-		analyze_options_init(&o);
-		o.version = "test";
-		summary_init(&s);
-		assert_int_equal(analyze_summarize(&t, &o, &s), 0);
+		summarize_trace(&t, -1, &s);
 		summary_write_json(&s, json);
 		summary_free(&s);
 	}
