@@ -43,7 +43,8 @@ static void note(struct analyze_marker *m, int has, int64_t step)
 
 void analyze_markers(const struct trace *t, struct analyze_marker *all)
 {
-	trace_str k_r = trace_str_find(t, "_r"), k_step = trace_str_find(t, "step_num");
+	trace_str k_r = trace_str_find(t, TRACE_MARK_R),
+		  k_step = trace_str_find(t, TRACE_MARK_STEP_NUM);
 	/* per name: 0 unknown, 1 a ProfilerStep#, 2 not; names repeat, strncmp is not free */
 	unsigned char *is_step = pg_xcalloc(t->n_strs ? t->n_strs : 1, 1);
 
@@ -68,9 +69,10 @@ void analyze_markers(const struct trace *t, struct analyze_marker *all)
 		case TRACE_TRACK_HOST_THREAD: {
 			const char *name = trace_str_get(t, e->name);
 			if (is_step[e->name] == 0)
-				is_step[e->name] = strncmp(name, "ProfilerStep#", 13) == 0 ? 1 : 2;
+				is_step[e->name] = trace_is_marker_name(name, strlen(name)) ? 1 : 2;
 			if (is_step[e->name] == 1) {
-				int has = analyze_parse_id(name + 13, &step);
+				int has =
+				    analyze_parse_id(name + TRACE_MARK_PROFILER_STEP_LEN, &step);
 				note(&out[ANALYZE_MARK_PROFILER_STEP], has, step);
 				continue;
 			}

@@ -495,8 +495,8 @@ static int marker_facts(struct az *z)
 	z->aset_flags = pg_xcalloc(t->n_argsets + 1, 1);
 	for (uint32_t i = 0; i < t->n_strs; i++) {
 		const char *nm = trace_str_get(t, i);
-		if (nm[0] == 'P' && strncmp(nm, "ProfilerStep#", 13) == 0 &&
-		    analyze_parse_id(nm + 13, &step)) {
+		if (nm[0] == 'P' && trace_is_marker_name(nm, strlen(nm)) &&
+		    analyze_parse_id(nm + TRACE_MARK_PROFILER_STEP_LEN, &step)) {
 			z->name_flags[i] = NAME_PROFILER_STEP;
 			any = 1;
 		}
@@ -1221,7 +1221,8 @@ static void host_prepare(const struct az *z, int kind, struct hoststeps *h)
 		int64_t step = 0;
 		/* the filing pass let only parsable markers through */
 		if (kind == MARK_PROFILER_STEP)
-			analyze_parse_id(trace_str_get(t, e->name) + 13, &step);
+			analyze_parse_id(trace_str_get(t, e->name) + TRACE_MARK_PROFILER_STEP_LEN,
+					 &step);
 		else
 			analyze_parse_id(arg(z, e, z->k_step_num), &step);
 		hm[n++] = (struct hostmark){t->devices[tr->device].file, step, e->ts_ns,
@@ -2538,8 +2539,8 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	z.k_dtype = trace_str_find(t, "dtype");
 	z.k_tf_op = trace_str_find(t, "tf_op");
 	z.k_name = trace_str_find(t, "name");
-	z.k_step_num = trace_str_find(t, "step_num");
-	z.k_r = trace_str_find(t, "_r");
+	z.k_step_num = trace_str_find(t, TRACE_MARK_STEP_NUM);
+	z.k_r = trace_str_find(t, TRACE_MARK_R);
 	z.k_flops = trace_str_find(t, "flops");
 	z.k_group_id = trace_str_find(t, "group_id");
 	z.k_long_name = trace_str_find(t, "long_name");

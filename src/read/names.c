@@ -36,8 +36,8 @@ static const char *const kept[] = {
     "hlo_category",
     "flops",
     "bytes_accessed",
-    "step_num",
-    "_r",
+    TRACE_MARK_STEP_NUM,
+    TRACE_MARK_R,
     "group_id",
     "program_id",
     "run_id",
@@ -88,18 +88,6 @@ int read_kept_arg(const char *k, size_t n)
 		if (memcmp(kept[by_len[n][j]], k, n) == 0)
 			return by_len[n][j];
 	return -1;
-}
-
-/* analyze/summarize.c marker_facts: ProfilerStep#N names, step_num stats (with
- * _r, or on "train"); markers.c also counts _r alone. Both lists are kept. */
-int read_marker_stat(const char *k, size_t n)
-{
-	return (n == 8 && memcmp(k, "step_num", 8) == 0) || (n == 2 && memcmp(k, "_r", 2) == 0);
-}
-
-int read_marker_name(const char *name, size_t n)
-{
-	return n >= 13 && memcmp(name, "ProfilerStep#", 13) == 0;
 }
 
 const char *read_kept_arg_name(int i)

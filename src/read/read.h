@@ -74,11 +74,6 @@ enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
 int read_kept_arg(const char *k, size_t n);
 #define READ_KEPT_ARGS 30 /* entries of the kept list (names.c) */
 const char *read_kept_arg_name(int i);
-/* What can make a host event a step marker: a stat with one of these names, an
- * event named with this prefix. analyze takes host markers from nothing else,
- * so a file with neither in its metadata needs no host event decoded. */
-int read_marker_stat(const char *k, size_t n);
-int read_marker_name(const char *name, size_t n);
 
 /* Hard caps on untrusted input, documented in the README. */
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */

@@ -109,7 +109,7 @@ struct xp {
 	uint32_t first_line, n_lines; /* its lines in the file's list */
 	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
-	int marker_meta; /* its metadata names a step-marker stat or event (read_marker_*) */
+	int marker_meta; /* its metadata names a step-marker stat or event (trace_is_marker_*) */
 
 	/* file */
 	char **hostnames;
@@ -347,7 +347,7 @@ static int decode_stat_metadata(struct xp *x, struct pb *entry)
 	size_t n = name.p ? (size_t)(name.end - name.p) : 0;
 	const char *nm = name.p ? (const char *)name.p : "";
 	s->name = trace_intern(x->t, nm, n);
-	if (read_marker_stat(nm, n))
+	if (trace_is_marker_stat(nm, n))
 		x->marker_meta = 1;
 	s->kind = STAT_OTHER;
 	s->key = 0;
@@ -571,7 +571,7 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 	const char *name = m->name ? m->name : "";
 	const char *disp = m->display_name ? m->display_name : "";
 	e->set = 1;
-	if (read_marker_name(name, strlen(name)) || read_marker_name(disp, strlen(disp)))
+	if (trace_is_marker_name(name, strlen(name)) || trace_is_marker_name(disp, strlen(disp)))
 		x->marker_meta = 1;
 	if (disp[0] && strcmp(disp, name) != 0) {
 		e->name = trace_intern_cstr(x->t, disp);

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "../util/util.h"
 
@@ -204,12 +205,32 @@ struct trace {
 	int decode_threads; /* threads a reader may use within one file (XPlane lines) */
 	/* The caller reads host threads only for step markers (summarize): a
 	 * reader may count, not decode, the host-thread events of a file whose
-	 * metadata can hold no marker (read_marker_stat, read_marker_name). */
+	 * metadata can hold no marker (trace_is_marker_stat, _name). */
 	int host_markers_only;
 	struct trace_warning *warnings;
 	uint32_t n_warnings, cap_warnings;
 	struct trace_digest *digests; /* still running: trace_digests_wait() ends them */
 };
+
+/*
+ * What can make a host event a step marker, one list for analyze (which takes
+ * markers from nothing else) and for readers under host_markers_only: an event
+ * named "ProfilerStep#N", an event with a step_num or _r stat.
+ */
+#define TRACE_MARK_PROFILER_STEP     "ProfilerStep#"
+#define TRACE_MARK_PROFILER_STEP_LEN 13
+#define TRACE_MARK_STEP_NUM	     "step_num"
+#define TRACE_MARK_R		     "_r"
+static inline int trace_is_marker_name(const char *name, size_t n)
+{
+	return n >= TRACE_MARK_PROFILER_STEP_LEN &&
+	       memcmp(name, TRACE_MARK_PROFILER_STEP, TRACE_MARK_PROFILER_STEP_LEN) == 0;
+}
+static inline int trace_is_marker_stat(const char *k, size_t n)
+{
+	return (n == 8 && memcmp(k, TRACE_MARK_STEP_NUM, 8) == 0) ||
+	       (n == 2 && memcmp(k, TRACE_MARK_R, 2) == 0);
+}
 
 /*
  * A file's SHA-256 still being computed when its reading ended (the reader
