@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A multiply-mix hash over 8-byte words: stable across runs, fast on the
@@ -49,31 +50,69 @@ void pg_fmt_us(char *out, size_t cap, int64_t ns)
 		 (unsigned long long)(a % 1000));
 }
 
-int pg_write_file_atomic(const char *path, const void *data, size_t n)
+/* Every byte of data to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const char *p, size_t n)
 {
-	size_t plen = strlen(path);
-	char *tmp = pg_xmalloc(plen + 32);
-	int fd, rc = PG_EIO;
-	const char *p = data;
-
-	snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			goto out;
+			if (w == 0)
+				errno = EIO;
+			return -1;
 		}
 		p += w;
 		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * An output that exists and is not a regular file (a device such as
+ * /dev/null or /dev/stdout, a FIFO, a symlink) is written through, in place:
+ * renaming a temporary file over it would replace the device or the link
+ * itself, and as root `-o /dev/null` would leave the machine without one.
+ */
+static int write_in_place(const char *path, const char *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write_all(fd, data, n) != 0) {
+		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return PG_EIO;
+	}
+	if (close(fd) != 0)
+		return pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+int pg_write_file_atomic(const char *path, const void *data, size_t n)
+{
+	size_t plen = strlen(path);
+	struct stat st;
+	char *tmp;
+	int fd, rc = PG_EIO;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return pg_error_set(PG_EIO, "cannot write '%s': is a directory", path);
+		return write_in_place(path, data, n);
+	}
+	tmp = pg_xmalloc(plen + 32);
+	snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (write_all(fd, data, n) != 0) {
+		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
 	}
 	if (close(fd) != 0 || rename(tmp, path) != 0) {
 		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));

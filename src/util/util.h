@@ -219,8 +219,9 @@ int pg_mkdir_p(const char *path, unsigned mode) PG_WUR;
 uint64_t pg_hash(const void *p, size_t n);
 /* Microseconds from nanoseconds, as text with three decimals: "12.345". */
 void pg_fmt_us(char *out, size_t cap, int64_t ns);
-/* Write a whole file through a temporary name and rename, so a reader never
- * sees a partial file. */
+/* Write a whole regular file through a temporary name and rename, so a reader
+ * never sees a partial file. A path that is a device, a FIFO or a symlink is
+ * written through in place instead (the rename would replace the node). */
 int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
 /* The length of the well-formed UTF-8 sequence at s (1 to 4, at most n
  * bytes), or 0 when the bytes there are not one (a stray continuation byte, an
