@@ -17,9 +17,65 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The usage line wraps before an item that would pass this column. */
+#define CMD_USAGE_WIDTH 90
+
+static void usage_opt(struct pg_buf *b, const struct cmd_opt *o)
+{
+	pg_buf_addf(b, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* One item of the usage line into b: opts[*i] with its alternatives
+ * (CMD_OPT_OR) and the options that go with it (CMD_OPT_UNDER); *i moves past
+ * them. */
+static void usage_item(const struct cmd_spec *spec, int *i, struct pg_buf *b)
+{
+	const struct cmd_opt *o = &spec->opts[*i];
+	int j = *i + 1, required = o->flags & CMD_OPT_REQUIRED;
+	int alternatives = j < spec->n_opts && (spec->opts[j].flags & CMD_OPT_OR);
+	const char *open = !required ? "[" : alternatives ? "(" : "";
+	const char *close = !required ? "]" : alternatives ? ")" : "";
+
+	pg_buf_adds(b, open);
+	usage_opt(b, o);
+	for (; j < spec->n_opts && (spec->opts[j].flags & CMD_OPT_OR); j++) {
+		pg_buf_adds(b, " | ");
+		usage_opt(b, &spec->opts[j]);
+	}
+	for (; j < spec->n_opts && (spec->opts[j].flags & CMD_OPT_UNDER); j++) {
+		pg_buf_adds(b, " [");
+		usage_opt(b, &spec->opts[j]);
+		pg_buf_addc(b, ']');
+	}
+	pg_buf_adds(b, close);
+	if (o->flags & CMD_OPT_REPEATS)
+		pg_buf_adds(b, "...");
+	*i = j;
+}
+
+static void usage_line(const struct cmd_spec *spec, FILE *out)
+{
+	struct pg_buf item = PG_BUF_INIT;
+	int col =
+	    fprintf(out, "usage: profgate %s%s%s", spec->name, *spec->args ? " " : "", spec->args);
+
+	for (int i = 0; i < spec->n_opts;) {
+		pg_buf_reset(&item);
+		usage_item(spec, &i, &item);
+		if (col + 1 + (int)item.len > CMD_USAGE_WIDTH) {
+			fputs("\n      ", out); /* under "profgate" */
+			col = 6;
+		}
+		col += fprintf(out, " %s", item.ptr);
+	}
+	fputc('\n', out);
+	pg_buf_release(&item);
+}
+
 void cmd_usage(const struct cmd_spec *spec, FILE *out)
 {
-	fprintf(out, "usage: profgate %s %s\n\n%s\n", spec->name, spec->usage, spec->summary);
+	usage_line(spec, out);
+	fprintf(out, "\n%s\n", spec->summary);
 	if (spec->n_opts)
 		fprintf(out, "\noptions:\n");
 	for (int i = 0; i < spec->n_opts; i++) {

@@ -6,7 +6,8 @@
  * Adding a command:
  *   1. write src/cmd/<name>.c with its option table and cmd_<name>();
  *   2. add it to the table in src/main.c (name, function, one-line summary);
- *   3. document it in README.md under "CLI" (a test compares the two).
+ *   3. document it in README.md under "CLI", headed by its usage line (that of
+ *      `profgate <name> --help`, on one line): tests/e2e/cli.sh compares them.
  */
 #ifndef PG_CMD_H
 #define PG_CMD_H
@@ -17,6 +18,23 @@
 #define PG_VERSION "0.0.0-dev"
 #endif
 
+/*
+ * An option table is the one place an option is declared: cmd_parse accepts
+ * what it lists and cmd_usage writes both the usage line and the option list
+ * from it, so --help shows exactly what is accepted. The usage line names
+ * every option by its long name; the flags say what it shows beyond
+ * "[--name ARG]". They do not change parsing (the command checks what it
+ * requires).
+ */
+enum cmd_opt_flags {
+	CMD_OPT_REQUIRED = 1, /* "--name ARG", not "[--name ARG]" */
+	CMD_OPT_REPEATS = 2,  /* "[--name ARG]...": may be given more than once */
+	CMD_OPT_OR = 4,	      /* an alternative to the option before: "[--a A | --b B]";
+				 a required first option gives "(--a A | --b B)" */
+	CMD_OPT_UNDER = 8,    /* only with the nearest option before without this flag:
+				 "[--a A [--b B]]" */
+};
+
 struct cmd_opt {
 	const char *name; /* long name without dashes */
 	char short_name;  /* 0 for none */
@@ -24,12 +42,13 @@ struct cmd_opt {
 	const char *help;
 	int *flag;	    /* set to 1 when given (flags) */
 	const char **value; /* set to the argument (options with an argument) */
+	unsigned flags;	    /* enum cmd_opt_flags */
 };
 
 struct cmd_spec {
 	const char *name;
-	const char *usage;   /* "INPUT... [--json]" */
-	const char *summary; /* one line */
+	const char *args;    /* the positional arguments: "INPUT...", "" for none */
+	const char *summary; /* a paragraph */
 	const struct cmd_opt *opts;
 	int n_opts;
 };
@@ -42,6 +61,8 @@ struct cmd_spec {
  */
 int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **pos, int *n_pos,
 	      int *help);
+/* The usage line ("usage: profgate NAME ARGS [--opt ARG]...", wrapped), the
+ * summary and the option list. */
 void cmd_usage(const struct cmd_spec *spec, FILE *out);
 /* Print "profgate: <msg>" for the last error and return code. */
 int cmd_error(int code);

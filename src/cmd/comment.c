@@ -143,14 +143,14 @@ static const char *opt_report, *opt_pr, *opt_mode, *opt_repo;
 
 static const struct cmd_opt comment_opts[] = {
     {"report", 'r', "FILE", "the markdown report gate --report wrote ('-': standard input)", NULL,
-     &opt_report},
-    {"pr", 0, "N", "the pull request (default: from GITHUB_EVENT_PATH)", NULL, &opt_pr},
-    {"mode", 'm', "MODE", "always (default), on-alert or never", NULL, &opt_mode},
-    {"repo", 0, "OWNER/NAME", "the repository (default: GITHUB_REPOSITORY)", NULL, &opt_repo},
+     &opt_report, CMD_OPT_REQUIRED},
+    {"pr", 0, "N", "the pull request (default: from GITHUB_EVENT_PATH)", NULL, &opt_pr, 0},
+    {"mode", 'm', "MODE", "always (default), on-alert or never", NULL, &opt_mode, 0},
+    {"repo", 0, "OWNER/NAME", "the repository (default: GITHUB_REPOSITORY)", NULL, &opt_repo, 0},
 };
 
 static const struct cmd_spec comment_spec = {
-    "comment", "--report FILE [--pr N] [--mode MODE] [--repo OWNER/NAME]",
+    "comment", "",
     "Post a gate report as the pull request's sticky comment: one per series, found by the\n"
     "report's hidden marker and the token's own login, updated in place. The token comes from\n"
     "PROFGATE_GITHUB_TOKEN or GITHUB_TOKEN; GITHUB_API_URL names the API (GitHub Enterprise).\n"

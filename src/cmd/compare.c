@@ -13,17 +13,17 @@ static const char *opt_out, *opt_thresholds, *opt_report, *opt_label, *opt_threa
 
 static const struct cmd_opt compare_opts[] = {
     {"output", 'o', "FILE", "write the comparison JSON here (default: standard output)", NULL,
-     &opt_out},
+     &opt_out, 0},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
-     &opt_thresholds},
-    {"report", 'r', "FILE", "also write the markdown report here", NULL, &opt_report},
-    {"label", 'l', "NAME", "a name for this comparison", NULL, &opt_label},
+     &opt_thresholds, 0},
+    {"report", 'r', "FILE", "also write the markdown report here", NULL, &opt_report, 0},
+    {"label", 'l', "NAME", "a name for this comparison", NULL, &opt_label, 0},
     {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
-     &opt_threads},
+     &opt_threads, 0},
 };
 
 static const struct cmd_spec compare_spec = {
-    "compare", "BASELINE CANDIDATE [-o compare.json] [--thresholds FILE] [--report FILE]",
+    "compare", "BASELINE CANDIDATE",
     "Compare a candidate against a baseline (summaries, or profiles or W&B refs summarized\n"
     "on the fly): every metric with its delta, limit and verdict, the attribution of the\n"
     "step-time change, provenance and quality warnings, as profgate.verdict/1 JSON. Exit 4\n"

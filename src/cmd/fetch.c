@@ -13,11 +13,12 @@
 static const char *opt_out;
 
 static const struct cmd_opt fetch_opts[] = {
-    {"output", 'o', "DIR", "lay the files out here (default: the cache's folder)", NULL, &opt_out},
+    {"output", 'o', "DIR", "lay the files out here (default: the cache's folder)", NULL, &opt_out,
+     0},
 };
 
 static const struct cmd_spec fetch_spec = {
-    "fetch", "SOURCE [-o DIR]",
+    "fetch", "SOURCE",
     "Download the profile a W&B run logged (wandb://ENTITY/PROJECT/RUN_ID[:ALIAS] or a run\n"
     "URL: its jax_profile artifact, else its trainer.log_dir when that folder is here) or an\n"
     "artifact (wandb-artifact://ENTITY/PROJECT/NAME[:ALIAS]); check every file's size and MD5;\n"

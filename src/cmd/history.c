@@ -140,14 +140,14 @@ static int opt_json;
 
 static const struct cmd_opt append_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
-     NULL, &opt_repo},
-    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
     {"kind", 0, "K", "pr, main, nightly or manual (default: from GITHUB_EVENT_NAME and GITHUB_REF)",
-     NULL, &opt_kind},
+     NULL, &opt_kind, 0},
 };
 
 static const struct cmd_spec append_spec = {
-    "history append", "--repo URL_OR_PATH [--branch B] [--kind K] RECORD.json",
+    "history append", "RECORD.json",
     "Append a record (profgate.history/1), or the record of a verdict JSON from 'gate --json',\n"
     "to <series>/<YYYY-MM>.jsonl on the history branch, and push it. The token for https\n"
     "remotes comes from PROFGATE_GIT_TOKEN or GITHUB_TOKEN. Appending a record twice is a\n"
@@ -206,21 +206,19 @@ out:
 
 static const struct cmd_opt show_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
-     NULL, &opt_repo},
-    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
-    {"series", 0, "S", "only this series", NULL, &opt_series},
-    {"label", 0, "L", "only records with this gate label", NULL, &opt_label},
-    {"kind", 0, "K", "only this kind: pr, main, nightly or manual", NULL, &opt_kind},
-    {"verdict", 0, "V", "only this verdict", NULL, &opt_verdict},
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
+    {"series", 0, "S", "only this series", NULL, &opt_series, 0},
+    {"label", 0, "L", "only records with this gate label", NULL, &opt_label, 0},
+    {"kind", 0, "K", "only this kind: pr, main, nightly or manual", NULL, &opt_kind, 0},
+    {"verdict", 0, "V", "only this verdict", NULL, &opt_verdict, 0},
     {"since", 0, "ISO", "only records at or after this UTC date or time (2024-05-01)", NULL,
-     &opt_since},
-    {"json", 0, NULL, "print the records as JSON lines, as stored", &opt_json, NULL},
+     &opt_since, 0},
+    {"json", 0, NULL, "print the records as JSON lines, as stored", &opt_json, NULL, 0},
 };
 
 static const struct cmd_spec show_spec = {
-    "history show",
-    "--repo URL_OR_PATH [--branch B] [--series S] [--label L] [--kind K] [--verdict V] "
-    "[--since ISO] [--json]",
+    "history show", "",
     "Show the records on the history branch, oldest first: a table, or JSON lines with --json.\n"
     "A corrupt line is reported with its file and line and skipped.",
     show_opts, (int)PG_ARRAY_LEN(show_opts)};

@@ -176,24 +176,25 @@ static const char *opt_repo, *opt_branch, *opt_series, *opt_label, *opt_n, *opt_
 
 static const struct cmd_opt baseline_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
-     NULL, &opt_repo},
-    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
-    {"series", 0, "S", "the series", NULL, &opt_series},
-    {"label", 0, "L", "the gate label of the series (when it names one series)", NULL, &opt_label},
-    {"records", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n},
-    {"kind", 0, "K,K", "the kinds of record that count (default: main,nightly)", NULL, &opt_kind},
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
+    {"series", 0, "S", "the series", NULL, &opt_series, CMD_OPT_REQUIRED},
+    {"label", 0, "L", "the gate label of the series (when it names one series)", NULL, &opt_label,
+     CMD_OPT_OR},
+    {"records", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n, 0},
+    {"kind", 0, "K,K", "the kinds of record that count (default: main,nightly)", NULL, &opt_kind,
+     0},
     {"ref", 0, "BRANCH", "only records of runs on this git branch (their GITHUB_REF)", NULL,
-     &opt_ref},
+     &opt_ref, 0},
     {"thresholds", 't', "FILE",
-     "whose identity fields the window must agree on (default: built-in)", NULL, &opt_thresholds},
+     "whose identity fields the window must agree on (default: built-in)", NULL, &opt_thresholds,
+     0},
     {"output", 'o', "FILE", "write the baseline summary here (default: standard output)", NULL,
-     &opt_out},
+     &opt_out, 0},
 };
 
 static const struct cmd_spec baseline_spec = {
-    "history baseline",
-    "--repo URL_OR_PATH [--branch B] --series S | --label L [-n N] [--kind main,nightly]\n"
-    "       [--ref BRANCH] [--thresholds FILE] [-o FILE]",
+    "history baseline", "",
     "Write the median of the last N main/nightly records of one series as a summary JSON that\n"
     "'gate --baseline' takes: per-metric medians, one steady step per record (its median). The\n"
     "window ends early at an identity change. Exit 3 when no record qualifies.",

@@ -19,30 +19,28 @@ static int opt_fail_on_flag;
 
 static const struct cmd_opt trend_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
-     NULL, &opt_repo},
-    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch},
-    {"series", 0, "S", "only this series", NULL, &opt_series},
-    {"label", 0, "L", "only series of this gate label", NULL, &opt_label},
-    {"kind", 0, "K,K", "the kinds of record in the trend (default: main,nightly)", NULL, &opt_kind},
-    {"metric", 0, "GLOB", "only metrics matching this glob (e.g. 'step.*')", NULL, &opt_metric},
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
+    {"series", 0, "S", "only this series", NULL, &opt_series, 0},
+    {"label", 0, "L", "only series of this gate label", NULL, &opt_label, CMD_OPT_OR},
+    {"kind", 0, "K,K", "the kinds of record in the trend (default: main,nightly)", NULL, &opt_kind,
+     0},
+    {"metric", 0, "GLOB", "only metrics matching this glob (e.g. 'step.*')", NULL, &opt_metric, 0},
     {"since", 0, "ISO", "only records at or after this UTC date or time (2024-05-01)", NULL,
-     &opt_since},
+     &opt_since, 0},
     {"thresholds", 't', "FILE", "the limits and K of the nightly rule (default: built-in)", NULL,
-     &opt_thresholds},
+     &opt_thresholds, 0},
     {"records", 'n', "N", "baseline records of the nightly rule, 1 to 100 (default: 5)", NULL,
-     &opt_n},
+     &opt_n, 0},
     {"format", 0, "md|json", "markdown with Mermaid charts (default), or profgate.trend/1 JSON",
-     NULL, &opt_format},
-    {"output", 'o', "FILE", "write it here (default: standard output)", NULL, &opt_out},
+     NULL, &opt_format, 0},
+    {"output", 'o', "FILE", "write it here (default: standard output)", NULL, &opt_out, 0},
     {"fail-on-flag", 0, NULL, "exit 1 when a metric is flagged by the nightly rule",
-     &opt_fail_on_flag, NULL},
+     &opt_fail_on_flag, NULL, 0},
 };
 
 static const struct cmd_spec trend_spec = {
-    "history trend",
-    "--repo URL_OR_PATH [--branch B] [--series S | --label L] [--kind K,K] [--metric GLOB]\n"
-    "       [--since ISO] [--thresholds FILE] [-n N] [--format md|json] [-o FILE] "
-    "[--fail-on-flag]",
+    "history trend", "",
     "Per series and metric: the values over time, change points with their size and\n"
     "confidence, and the nightly rule (a metric past its warn limit in K nightly records in a\n"
     "row is flagged; K is the thresholds' consecutive_violations). Markdown with Mermaid\n"

@@ -18,15 +18,15 @@ static int opt_json;
 static const char *opt_capture, *opt_threads;
 
 static const struct cmd_opt inspect_opts[] = {
-    {"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL},
+    {"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL, 0},
     {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-     &opt_capture},
+     &opt_capture, 0},
     {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-     &opt_threads},
+     &opt_threads, 0},
 };
 
 static const struct cmd_spec inspect_spec = {
-    "inspect", "INPUT... [--json] [--capture NAME] [-j N]",
+    "inspect", "INPUT...",
     "Show what each profile file holds: format, dialect, producer, event counts,\n"
     "devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
     "profile directory (a logdir, plugins/profile/, a timestamp folder, a Kineto trace\n"

@@ -14,11 +14,11 @@ static const char *opt_out;
 
 static const struct cmd_opt merge_opts[] = {
     {"output", 'o', "FILE", "write the merged summary here (default: standard output)", NULL,
-     &opt_out},
+     &opt_out, 0},
 };
 
 static const struct cmd_spec merge_spec = {
-    "merge", "SUMMARY... [-o FILE]",
+    "merge", "SUMMARY...",
     "Combine summaries of the hosts or ranks of one capture (from 'profgate summarize') into\n"
     "one summary with every device: steps joined by number, totals added, statistics\n"
     "recomputed. Give them in the order summarize would read the files (by path).",

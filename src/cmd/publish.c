@@ -18,19 +18,19 @@ static const char *aliases[MAX_ALIASES];
 static int n_aliases;
 
 static const struct cmd_opt publish_opts[] = {
-    {"report", 0, "FILE", "log this markdown report with the summary", NULL, &opt_report},
+    {"report", 0, "FILE", "log this markdown report with the summary", NULL, &opt_report, 0},
     {"run", 0, "wandb://E/P/ID", "log to this run and write the numbers into its summary", NULL,
-     &opt_run},
+     &opt_run, 0},
     {"project", 0, "ENTITY/PROJECT", "without --run: where a publish run logs it", NULL,
-     &opt_project},
-    {"name", 0, "NAME", "the artifact name (default: profile-summary-<run id>)", NULL, &opt_name},
-    {"alias", 0, "ALIAS", "an alias besides latest (repeatable)", NULL, &opt_alias},
+     &opt_project, 0},
+    {"name", 0, "NAME", "the artifact name (default: profile-summary-<run id>)", NULL, &opt_name,
+     0},
+    {"alias", 0, "ALIAS", "an alias besides latest (repeatable)", NULL, &opt_alias,
+     CMD_OPT_REPEATS},
 };
 
 static const struct cmd_spec publish_spec = {
-    "publish",
-    "SUMMARY [--report R] [--run wandb://ENTITY/PROJECT/RUN_ID] [--project ENTITY/PROJECT] "
-    "[--name NAME] [--alias A]...",
+    "publish", "SUMMARY",
     "Log a summary (and a report) to W&B as a new version of an artifact of type\n"
     "profile_summary with the aliases latest and --alias; with --run, from that run, and\n"
     "the headline numbers are merged into its summary as profgate/<key>. Needs\n"

@@ -12,11 +12,11 @@
 static const char *opt_out;
 
 static const struct cmd_opt report_opts[] = {
-    {"output", 'o', "FILE", "write the report here (default: standard output)", NULL, &opt_out},
+    {"output", 'o', "FILE", "write the report here (default: standard output)", NULL, &opt_out, 0},
 };
 
 static const struct cmd_spec report_spec = {
-    "report", "SUMMARY [-o FILE]",
+    "report", "SUMMARY",
     "Render a summary (from 'profgate summarize') as a markdown report: step time, where\n"
     "the time goes per device, families, ops, collectives, gaps, regions, what to try next\n"
     "and quality warnings. Text from profiles is escaped.",

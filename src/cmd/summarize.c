@@ -20,18 +20,19 @@ static const char *labels[64];
 static int n_labels;
 
 static const struct cmd_opt summarize_opts[] = {
-    {"output", 'o', "FILE", "write the summary here (default: standard output)", NULL, &opt_out},
+    {"output", 'o', "FILE", "write the summary here (default: standard output)", NULL, &opt_out, 0},
     {"warmup", 0, "N", "exclude the first N captured steps (default: leading outliers)", NULL,
-     &opt_warmup},
-    {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label},
+     &opt_warmup, 0},
+    {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label,
+     CMD_OPT_REPEATS},
     {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-     &opt_capture},
+     &opt_capture, 0},
     {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-     &opt_threads},
+     &opt_threads, 0},
 };
 
 static const struct cmd_spec summarize_spec = {
-    "summarize", "INPUT... [-o FILE] [--warmup N] [--label KEY=VALUE]... [--capture NAME] [-j N]",
+    "summarize", "INPUT...",
     "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
     "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
     "profile file or directory, or a W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID);\n"

@@ -64,6 +64,104 @@ else
 	diag "help: $(tr '\n' ' ' <"$T/cmds_help")  README: $(tr '\n' ' ' <"$T/cmds_readme")"
 fi
 
+# ---- every command's --help against its README heading ----
+# A command's README heading is its usage line as --help prints it (unwrapped), so both name the
+# same options; the option list of --help names them too, and each is accepted. A command with
+# subcommands (history) is checked per subcommand.
+# usage_of FILE: the usage line of a --help output, its continuation lines joined.
+usage_of() {
+	awk 'NR == 1 { sub(/^usage: /, ""); u = $0; next }
+	     /^       / { sub(/^ +/, ""); u = u " " $0; next }
+	     { exit }
+	     END { print u }' "$1"
+}
+# help_opts FILE: the long options of a --help option list but --help, one a line.
+help_opts() {
+	sed -n '/^options:$/,$s/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' "$1" |
+		grep -vx -- --help | sort -u
+}
+# text_opts TEXT HELPFILE: the options TEXT names, a short one as its long name in HELPFILE.
+text_opts() {
+	printf '%s\n' "$1" | grep -oE '(^|[][ (|])--?[a-zA-Z][a-zA-Z0-9-]*' | sed 's/^[][ (|]//' |
+		while read -r _o; do
+			case $_o in
+			--*) echo "$_o" ;;
+			*)
+				_l=$(sed -n "s/^  $_o, \(--[a-z][a-z0-9-]*\).*/\1/p" "$2")
+				echo "${_l:-$_o}"
+				;;
+			esac
+		done | sort -u
+}
+sed -n 's/^### `\(profgate [^`]*\)`$/\1/p' "$ROOT/README.md" >"$T/headings"
+mkdir "$T/acc"
+# check_help CMD...: the checks for one command or subcommand.
+check_help() {
+	_cmd=$*
+	pg "$@" --help
+	cp "$T/out" "$T/cmd_help"
+	if [ "$rc" -ne 0 ] || ! grep -q "^usage: profgate $_cmd" "$T/cmd_help"; then
+		not_ok "$_cmd --help: exit $rc, no usage line"
+		return
+	fi
+	_usage=$(usage_of "$T/cmd_help")
+	_heading=$(grep -e "^profgate $_cmd\$" -e "^profgate $_cmd " "$T/headings")
+	if [ "$(printf '%s\n' "$_heading" | grep -c .)" -ne 1 ]; then
+		not_ok "$_cmd: the README has no one '### \`profgate $_cmd ...\`' heading"
+		return
+	fi
+	help_opts "$T/cmd_help" >"$T/opts_help"
+	text_opts "$_usage" "$T/cmd_help" >"$T/opts_usage"
+	text_opts "$_heading" "$T/cmd_help" >"$T/opts_readme"
+	_why=
+	for _o in $(comm -23 "$T/opts_help" "$T/opts_readme"); do
+		_why="$_why $_o is in '$_cmd --help' but not in its README heading;"
+	done
+	for _o in $(comm -13 "$T/opts_help" "$T/opts_readme"); do
+		_why="$_why $_o is in the README heading but not in '$_cmd --help';"
+	done
+	for _o in $(comm -3 "$T/opts_help" "$T/opts_usage"); do
+		_why="$_why $_o is not in both the usage line and the option list of '$_cmd --help';"
+	done
+	if [ -z "$_why" ]; then
+		ok "$_cmd: --help and the README heading name the same options ($(grep -c . <"$T/opts_help"))"
+	else
+		not_ok "$_cmd: --help and the README heading name different options:$_why"
+	fi
+	if [ "$_usage" = "$_heading" ]; then
+		ok "$_cmd: the README heading is the usage line"
+	else
+		not_ok "$_cmd: the README heading is not the usage line"
+		diag "usage:  $_usage"
+		diag "README: $_heading"
+	fi
+	_why=
+	while read -r _o; do
+		# a value no command takes quietly: every command stops at a usage or input error
+		if grep -q "^ *\(-., \)\{0,1\}$_o [^ ]" "$T/cmd_help"; then
+			pg "$@" "$_o=$T/acc/v"
+		else
+			pg "$@" "$_o"
+		fi
+		has "$T/err" "unknown option" && _why="$_why $_o"
+	done <"$T/opts_help"
+	if [ -z "$_why" ]; then
+		ok "$_cmd: every option --help lists is accepted"
+	else
+		not_ok "$_cmd: options --help lists are refused as unknown:$_why"
+	fi
+}
+for c in $(cat "$T/cmds_help"); do
+	pg "$c" --help
+	if grep -q '^subcommands:$' "$T/out"; then
+		for s in $(sed -n '/^subcommands:$/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' "$T/out"); do
+			check_help "$c" "$s"
+		done
+	else
+		check_help "$c"
+	fi
+done
+
 # ---- usage errors ----
 usage_error "unknown command" frobnicate frobnicate x.json
 usage_error "unknown option" --frobnicate inspect --frobnicate x.json
