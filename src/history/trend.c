@@ -14,11 +14,15 @@
  * exact for any length and noise, and the output is the same on every run.
  * Binary segmentation (as E-divisive) then looks inside each side of an
  * accepted split; a part is tested only after its parent split was accepted.
- * Across the metrics of a series the level is Bonferroni-corrected (alpha /
- * metrics tested), and a change point is reported only when its size reaches
- * the metric's warn limit, so noise in many small metrics does not show up as
- * change points. A change needs min_segment points after it to be seen: the
- * nightly rule covers the newest records.
+ * Across the metrics of a series, those with a change are chosen by
+ * Benjamini-Hochberg over their first splits' p-values (the k smallest, for
+ * the largest k whose k-th is at most k alpha / metrics tested: the false
+ * discovery rate is held at alpha), and the splits inside them are tested at
+ * the level that chose them (k alpha / metrics tested). A change point is
+ * reported only when its size reaches the metric's warn limit, so noise in
+ * many small metrics does not show up as change points. A change needs
+ * min_segment points after it to be seen: the nightly rule covers the newest
+ * records.
  */
 #include "history.h"
 
