@@ -87,7 +87,11 @@ void cmd_usage(const struct cmd_spec *spec, FILE *out)
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		fprintf(out, "  %-28s %s\n", left, o->help);
+		/* a long left column gets the help on a line of its own */
+		if (strlen(left) > 28)
+			fprintf(out, "  %s\n  %-28s %s\n", left, "", o->help);
+		else
+			fprintf(out, "  %-28s %s\n", left, o->help);
 	}
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
 }

@@ -307,7 +307,7 @@ static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *
 static int opt_history_required;
 
 static const struct cmd_opt gate_opts[] = {
-    {"baseline", 'b', "B",
+    {"baseline", 'b', "B|history:BRANCH[:N]",
      "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
      "history:BRANCH[:N]",
      NULL, &opt_baseline, CMD_OPT_REQUIRED},
