@@ -18,12 +18,9 @@
 
 static int parse_n(const char *what, const char *text, uint32_t *n)
 {
-	char *end;
-	long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (!*text || *end || errno || v < 1 || v > HISTORY_WINDOW_MAX)
+	if (pg_parse_int(text, 1, HISTORY_WINDOW_MAX, &v))
 		return pg_error_set(PG_EUSAGE, "%s: N '%s' is not a whole number from 1 to %d",
 				    what, text, HISTORY_WINDOW_MAX);
 	*n = (uint32_t)v;
