@@ -121,7 +121,7 @@ int pg_read_small(const char *path, size_t cap, unsigned flags, struct pg_buf *o
 	e = errno;
 	if (!from_stdin)
 		close(fd);
-	if (rc) {
+	if (rc && out->len != start) {
 		out->len = start;
 		out->ptr[start] = '\0';
 	}
