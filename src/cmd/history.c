@@ -179,7 +179,7 @@ static int history_append_cmd(int argc, char **argv)
 	history_env_from_environ(&env);
 	rc = history_record_load(&r, text.ptr, text.len, pos[0], &env, opt_kind);
 	if (rc) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	rc = cmd_history_deliver(&r, opt_repo, opt_branch, "", 0);
@@ -316,7 +316,7 @@ static int history_show_cmd(int argc, char **argv)
 	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
 	rc = history_read(&o, &f, &l, &exists);
 	if (rc) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	if (!exists)

@@ -161,7 +161,7 @@ int cmd_history_trend(int argc, char **argv)
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, NULL, NULL, opt_since};
 	if ((rc = history_read(&o, &f, &l, &exists))) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	to = (struct history_trend_opts){opt_metric, kinds, &th, n, 0, 0};

@@ -142,8 +142,8 @@ int pg_error_set(int code, const char *fmt, ...)
 	return code;
 }
 
-/* fmt's text as one redacted terminal line, to free(). */
-static char *log_text(const char *fmt, va_list ap)
+/* fmt's text as one redacted terminal line, between before and after. */
+static void log_write(const char *before, const char *after, const char *fmt, va_list ap)
 {
 	char *raw = pg_xvasprintf(fmt, ap), *line;
 	size_t cap = 4 * strlen(raw) + 1; /* a byte becomes at most four: \xNN */
@@ -151,32 +151,27 @@ static char *log_text(const char *fmt, va_list ap)
 	pg_secret_redact(raw);
 	line = pg_xmalloc(cap);
 	pg_sanitize_line(line, cap, raw);
+	fprintf(stderr, "%s%s%s", before, line, after);
+	free(line);
 	free(raw);
-	return line;
 }
 
 void pg_log(const char *fmt, ...)
 {
 	va_list ap;
-	char *line;
 
 	va_start(ap, fmt);
-	line = log_text(fmt, ap);
+	log_write("", "\n", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s\n", line);
-	free(line);
 }
 
 void pg_progress(const char *fmt, ...)
 {
 	va_list ap;
-	char *line;
 
 	va_start(ap, fmt);
-	line = log_text(fmt, ap);
+	log_write("\r", "", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\r%s", line);
-	free(line);
 }
 
 void pg_progress_end(void)
@@ -205,13 +200,11 @@ void pg_oom(size_t n)
 
 int pg_exit_code(int err)
 {
-	switch (err) {
-	case PG_OK: return PG_EXIT_OK;
-	case PG_EUSAGE: return PG_EXIT_USAGE;
-	case PG_ENOMEM: return PG_EXIT_NOMEM;
-	case PG_EDELIVERY: return PG_EXIT_DELIVERY;
-	default: return PG_EXIT_INPUT;
-	}
+	if (err == PG_OK)
+		return PG_EXIT_OK;
+	if (err == PG_EUSAGE)
+		return PG_EXIT_USAGE;
+	return err == PG_ENOMEM ? PG_EXIT_NOMEM : PG_EXIT_INPUT;
 }
 
 void *pg_xmalloc(size_t n)

@@ -93,8 +93,9 @@ enum pg_exit {
 	PG_EXIT_NOMEM = 71,
 };
 
-/* The exit code of a module's error: PG_EUSAGE 2, PG_ENOMEM PG_EXIT_NOMEM,
- * PG_EDELIVERY 5, any other 3. */
+/* The exit code of a module's error where the command has no other say:
+ * 0 for 0, PG_EUSAGE 2, PG_ENOMEM PG_EXIT_NOMEM, any other 3 (a delivery
+ * failure is 5 only where README "Exit codes" says so: the command decides). */
 int pg_exit_code(int err);
 
 /* Allocation that never returns NULL: out of memory is reported ("profgate:

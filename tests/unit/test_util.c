@@ -781,6 +781,7 @@ static void out_of_memory_exits_71(void **state)
 	assert_int_equal(pg_exit_code(PG_ENOMEM), 71);
 	assert_int_equal(pg_exit_code(PG_EUSAGE), PG_EXIT_USAGE);
 	assert_int_equal(pg_exit_code(PG_EFORMAT), PG_EXIT_INPUT);
+	assert_int_equal(pg_exit_code(PG_EDELIVERY), PG_EXIT_INPUT);
 }
 
 int main(void)
