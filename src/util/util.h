@@ -214,7 +214,8 @@ struct pg_sha256 {
 void pg_sha256_init(struct pg_sha256 *s);
 void pg_sha256_update(struct pg_sha256 *s, const void *p, size_t n);
 void pg_sha256_hex(struct pg_sha256 *s, char out[65]);
-/* sha256 of a file's bytes as hex; 0 or PG_EIO with the message set. */
+/* sha256 of a file's bytes as hex, through OpenSSL as pg_md5_file (digest.c);
+ * 0 or PG_EIO with the message set. */
 int pg_sha256_file(const char *path, char out[65]) PG_WUR;
 
 /* ---- md5, base64, hex (digest.c) ----------------------------------------
