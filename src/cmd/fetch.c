@@ -104,7 +104,7 @@ int cmd_fetch(int argc, char **argv)
 	}
 	o.out_dir = opt_out;
 	if ((rc = wandb_fetch(&r, pos[0], &o)) != 0) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	print_origin(&r);

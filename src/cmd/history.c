@@ -59,7 +59,7 @@ static void print_line(const char *token, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	http_redact(line, secrets);
+	pg_redact(line, secrets);
 	fprintf(stderr, "profgate: %s\n", line);
 }
 
@@ -111,25 +111,13 @@ int cmd_history_deliver(const struct history_record *r, const char *remote, cons
 
 static int read_input(const char *path, struct pg_buf *out)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	char chunk[65536];
-	size_t n;
-	int err;
+	int rc = pg_read_small(path, RECORD_MAX_BYTES, PG_READ_STDIN, out);
 
-	if (!f)
-		return pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= RECORD_MAX_BYTES)
-		pg_buf_add(out, chunk, n);
-	err = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (err)
-		return pg_error_set(PG_EIO, "cannot read '%s'", path);
-	if (out->len > RECORD_MAX_BYTES)
+	if (rc == PG_ELIMIT)
 		return pg_error_set(PG_ELIMIT,
 				    "%s: larger than %u bytes; not a record or a verdict", path,
 				    RECORD_MAX_BYTES);
-	return 0;
+	return rc;
 }
 
 /* ---- history append ---- */
@@ -191,7 +179,7 @@ static int history_append_cmd(int argc, char **argv)
 	history_env_from_environ(&env);
 	rc = history_record_load(&r, text.ptr, text.len, pos[0], &env, opt_kind);
 	if (rc) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	rc = cmd_history_deliver(&r, opt_repo, opt_branch, "", 0);
@@ -326,7 +314,7 @@ static int history_show_cmd(int argc, char **argv)
 	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
 	rc = history_read(&o, &f, &l, &exists);
 	if (rc) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	if (!exists)

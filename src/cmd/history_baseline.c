@@ -18,12 +18,9 @@
 
 static int parse_n(const char *what, const char *text, uint32_t *n)
 {
-	char *end;
-	long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (!*text || *end || errno || v < 1 || v > HISTORY_WINDOW_MAX)
+	if (pg_parse_int(text, 1, HISTORY_WINDOW_MAX, &v))
 		return pg_error_set(PG_EUSAGE, "%s: N '%s' is not a whole number from 1 to %d",
 				    what, text, HISTORY_WINDOW_MAX);
 	*n = (uint32_t)v;
@@ -99,11 +96,6 @@ static void describe(const struct history_window *w, struct pg_buf *b)
 			    w->cut_newer, w->cut_time);
 }
 
-static int exit_for(int rc)
-{
-	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
-}
-
 /* Read the branch and select the window; prints errors, returns an exit code. */
 static int read_window(const char *what, const char *remote, const char *branch,
 		       const struct history_filter *f, const struct history_window_opts *wo,
@@ -117,7 +109,7 @@ static int read_window(const char *what, const char *remote, const char *branch,
 	cmd_history_store_opts(&o, remote, branch);
 	rc = history_read(&o, f, l, &exists);
 	if (rc)
-		return cmd_error(exit_for(rc));
+		return cmd_error(pg_exit_code(rc));
 	rc = history_window_select(l, wo, w);
 	if (!rc)
 		return PG_EXIT_OK;
@@ -128,7 +120,7 @@ static int read_window(const char *what, const char *remote, const char *branch,
 	else
 		pg_error_set(rc, "%s: %s in %s", what, why,
 			     branch ? branch : HISTORY_DEFAULT_BRANCH);
-	return cmd_error(exit_for(rc));
+	return cmd_error(pg_exit_code(rc));
 }
 
 /* ---- gate --baseline history:... ---- */

@@ -51,8 +51,7 @@ static int trend_args(int argc, char **argv, int *help, uint32_t *n, const char 
 		      char **kinds_text)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
-	char *end;
-	long v;
+	int64_t v;
 	int n_pos, rc;
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_metric = opt_since =
@@ -74,8 +73,7 @@ static int trend_args(int argc, char **argv, int *help, uint32_t *n, const char 
 		return PG_EUSAGE;
 	*n = HISTORY_WINDOW_DEFAULT;
 	if (opt_n) {
-		v = strtol(opt_n, &end, 10);
-		if (!*opt_n || *end || v < 1 || v > HISTORY_WINDOW_MAX)
+		if (pg_parse_int(opt_n, 1, HISTORY_WINDOW_MAX, &v))
 			return pg_error_set(PG_EUSAGE,
 					    "history trend: -n '%s' is not a whole number from 1 "
 					    "to %d",
@@ -161,7 +159,7 @@ int cmd_history_trend(int argc, char **argv)
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, NULL, NULL, opt_since};
 	if ((rc = history_read(&o, &f, &l, &exists))) {
-		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	to = (struct history_trend_opts){opt_metric, kinds, &th, n, 0, 0};

@@ -88,9 +88,8 @@ int cmd_summarize(int argc, char **argv)
 	}
 	analyze_options_init(&ao);
 	if (opt_warmup) {
-		char *end;
-		long v = strtol(opt_warmup, &end, 10);
-		if (*end || v < 0 || v > 1000000) {
+		int64_t v;
+		if (pg_parse_int(opt_warmup, 0, 1000000, &v)) {
 			free(pos);
 			pg_error_set(PG_EUSAGE,
 				     "summarize: --warmup takes a number of steps, not '%s'",

@@ -47,37 +47,6 @@ struct pub {
 	long version;
 };
 
-static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
-static char *xprintf(const char *fmt, ...)
-{
-	char tmp[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	return pg_xstrdup(tmp);
-}
-
-static const cJSON *at(const cJSON *o, const char *path)
-{
-	char key[64];
-
-	while (o && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof(key), "%.*s", (int)n, path);
-		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-		path += n + (path[n] == '.');
-	}
-	return o;
-}
-
-static char *dup_at(const cJSON *o, const char *path)
-{
-	const cJSON *v = at(o, path);
-	return cJSON_IsString(v) && *v->valuestring ? pg_xstrdup(v->valuestring) : NULL;
-}
-
 static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJSON **root,
 	       cJSON **data)
 {
@@ -93,22 +62,12 @@ static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJ
 
 static int read_file(struct pub_file *f, const char *path)
 {
-	char buf[65536];
-	size_t n;
-	FILE *fp = fopen(path, "rb");
 	unsigned char md5[16];
 	struct pg_buf b64 = PG_BUF_INIT;
-	int rc = 0;
+	int rc = pg_read_small(path, MAX_FILE_BYTES, 0, &f->bytes);
 
-	if (!fp)
-		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && f->bytes.len <= MAX_FILE_BYTES)
-		pg_buf_add(&f->bytes, buf, n);
-	if (ferror(fp))
-		rc = pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
-	else if (f->bytes.len > MAX_FILE_BYTES)
+	if (rc == PG_ELIMIT)
 		rc = pg_error_set(PG_ELIMIT, "'%s' is over %u MiB", path, MAX_FILE_BYTES >> 20);
-	fclose(fp);
 	if (!rc && (rc = pg_md5(f->bytes.ptr, f->bytes.len, md5)) == 0) {
 		pg_base64_encode(&b64, md5, 16);
 		snprintf(f->md5, sizeof(f->md5), "%s", b64.ptr);
@@ -207,7 +166,7 @@ static int run_lookup(struct pub *p, cJSON **summary)
 	cJSON_AddStringToObject(v, "name", p->run_id);
 	if ((rc = gql(p, "RunInfo", RUN_Q, v, &root, &data)) != 0)
 		return rc;
-	run = at(data, "project.run");
+	run = wandb_at(data, "project.run");
 	if ((rc = wandb_answer_object(run, "RunInfo", "data.project.run")) != 0) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", p->entity, p->project,
@@ -215,7 +174,7 @@ static int run_lookup(struct pub *p, cJSON **summary)
 		goto out;
 	}
 	free(p->run_storage_id);
-	p->run_storage_id = dup_at(run, "id");
+	p->run_storage_id = wandb_dup_at(run, "id");
 	if (!p->run_storage_id) {
 		rc = pg_error_set(PG_EFORMAT, "wandb: run '%s/%s/%s' came without an id", p->entity,
 				  p->project, p->run_id);
@@ -266,7 +225,7 @@ static void random_id(char out[9])
 static int create_run(struct pub *p)
 {
 	cJSON *v = cJSON_CreateObject(), *root = NULL, *data;
-	char id[9], *display = xprintf("publish-%s", p->o->name);
+	char id[9], *display = pg_xasprintf("publish-%s", p->o->name);
 	int rc;
 
 	random_id(id);
@@ -278,7 +237,7 @@ static int create_run(struct pub *p)
 	free(display);
 	if ((rc = gql(p, "UpsertBucket", UPSERT_Q, v, &root, &data)) != 0)
 		return rc;
-	p->run_id = dup_at(data, "upsertBucket.bucket.name");
+	p->run_id = wandb_dup_at(data, "upsertBucket.bucket.name");
 	if (!p->run_id)
 		p->run_id = pg_xstrdup(id);
 	p->r->created_run = 1;
@@ -400,16 +359,17 @@ static int create_artifact(struct pub *p)
 	free(meta_text);
 	if ((rc = gql(p, "CreateArtifact", CREATE_Q, v, &root, &data)) != 0)
 		return rc;
-	a = at(data, "createArtifact.artifact");
-	p->art_id = dup_at(a, "id");
-	p->base_id = dup_at(a, "artifactSequence.latestArtifact.id");
-	p->version =
-	    cJSON_IsNumber(at(a, "versionIndex")) ? (long)at(a, "versionIndex")->valuedouble : -1;
+	a = wandb_at(data, "createArtifact.artifact");
+	p->art_id = wandb_dup_at(a, "id");
+	p->base_id = wandb_dup_at(a, "artifactSequence.latestArtifact.id");
+	p->version = cJSON_IsNumber(wandb_at(a, "versionIndex"))
+			 ? (long)wandb_at(a, "versionIndex")->valuedouble
+			 : -1;
 	if (!p->art_id)
 		rc = pg_error_set(PG_EFORMAT,
 				  "wandb: CreateArtifact answered without an artifact id");
-	else if (cJSON_IsString(at(a, "state")) &&
-		 strcmp(at(a, "state")->valuestring, "COMMITTED") == 0)
+	else if (cJSON_IsString(wandb_at(a, "state")) &&
+		 strcmp(wandb_at(a, "state")->valuestring, "COMMITTED") == 0)
 		rc = 1;
 	cJSON_Delete(root);
 	return rc;
@@ -432,8 +392,8 @@ static void take_headers(struct pub_file *f, const cJSON *list)
 		if (!colon || f->n_headers >= 16)
 			continue;
 		f->headers = pg_xrealloc(f->headers, (f->n_headers + 2) * sizeof(char *));
-		f->headers[f->n_headers++] =
-		    xprintf("%.*s: %s", (int)(colon - h->valuestring), h->valuestring, colon + 1);
+		f->headers[f->n_headers++] = pg_xasprintf("%.*s: %s", (int)(colon - h->valuestring),
+							  h->valuestring, colon + 1);
 		f->headers[f->n_headers] = NULL;
 	}
 }
@@ -459,15 +419,15 @@ static int create_manifest(struct pub *p, const char *digest, struct pub_file *u
 	cJSON_AddBoolToObject(in, "includeUpload", upload != NULL);
 	if ((rc = gql(p, "CreateArtifactManifest", MANIFEST_Q, v, &root, &data)) != 0)
 		return rc;
-	m = at(data, "createArtifactManifest.artifactManifest");
+	m = wandb_at(data, "createArtifactManifest.artifactManifest");
 	free(p->manifest_id);
-	p->manifest_id = dup_at(m, "id");
+	p->manifest_id = wandb_dup_at(m, "id");
 	if (!p->manifest_id)
 		rc = pg_error_set(PG_EFORMAT,
 				  "wandb: CreateArtifactManifest answered without an id");
 	if (!rc && upload) {
-		upload->upload_url = dup_at(m, "file.uploadUrl");
-		take_headers(upload, at(m, "file.uploadHeaders"));
+		upload->upload_url = wandb_dup_at(m, "file.uploadUrl");
+		take_headers(upload, wandb_at(m, "file.uploadHeaders"));
 		if (!upload->upload_url)
 			rc = pg_error_set(PG_EFORMAT,
 					  "wandb: CreateArtifactManifest gave no upload URL");
@@ -504,13 +464,13 @@ static int create_files(struct pub *p)
 	}
 	if ((rc = gql(p, "CreateArtifactFiles", FILES_Q, v, &root, &data)) != 0)
 		return rc;
-	cJSON_ArrayForEach (edge, at(data, "createArtifactFiles.files.edges")) {
+	cJSON_ArrayForEach (edge, wandb_at(data, "createArtifactFiles.files.edges")) {
 		if (i == p->n_files)
 			break;
 		struct pub_file *f = &p->files[i++];
-		f->upload_url = dup_at(edge, "node.uploadUrl");
-		f->birth = dup_at(edge, "node.artifact.id");
-		take_headers(f, at(edge, "node.uploadHeaders"));
+		f->upload_url = wandb_dup_at(edge, "node.uploadUrl");
+		f->birth = wandb_dup_at(edge, "node.artifact.id");
+		take_headers(f, wandb_at(edge, "node.uploadHeaders"));
 	}
 	if (i != p->n_files)
 		rc = pg_error_set(PG_EFORMAT,
@@ -575,7 +535,7 @@ static int commit(struct pub *p)
 	cJSON_AddStringToObject(v, "artifactID", p->art_id);
 	if ((rc = gql(p, "CommitArtifact", COMMIT_Q, v, &root, &data)) != 0)
 		return rc;
-	vi = at(data, "commitArtifact.artifact.versionIndex");
+	vi = wandb_at(data, "commitArtifact.artifact.versionIndex");
 	int64_t version;
 	if (cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
 	    version < (1LL << 31))
@@ -724,7 +684,7 @@ int wandb_publish(struct wandb_publish_result *out, const struct wandb_publish_o
 	if ((rc = wandb_config_from_env(&p.c)) != 0 || (rc = check_opts(&p)) != 0 ||
 	    (rc = load_files(&p)) != 0 || (rc = target(&p)) != 0)
 		goto out;
-	out->run_path = xprintf("%s/%s/%s", p.entity, p.project, p.run_id);
+	out->run_path = pg_xasprintf("%s/%s/%s", p.entity, p.project, p.run_id);
 	rc = create_artifact(&p);
 	if (rc == 1) {
 		out->deduplicated = 1;
@@ -735,9 +695,10 @@ int wandb_publish(struct wandb_publish_result *out, const struct wandb_publish_o
 	if (rc)
 		goto out;
 	if (p.version >= 0)
-		out->artifact = xprintf("%s/%s/%s:v%ld", p.entity, p.project, o->name, p.version);
+		out->artifact =
+		    pg_xasprintf("%s/%s/%s:v%ld", p.entity, p.project, o->name, p.version);
 	else
-		out->artifact = xprintf("%s/%s/%s:latest", p.entity, p.project, o->name);
+		out->artifact = pg_xasprintf("%s/%s/%s:latest", p.entity, p.project, o->name);
 	if (o->run)
 		rc = write_summary(&p);
 out:

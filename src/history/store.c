@@ -118,18 +118,6 @@ static const char *git_why(void)
 	return msg;
 }
 
-static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
-static char *xprintf(const char *fmt, ...)
-{
-	char tmp[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	return pg_xstrdup(tmp);
-}
-
 static void logf_(struct store *s, const char *fmt, ...) PG_PRINTF(2, 3);
 static void logf_(struct store *s, const char *fmt, ...)
 {
@@ -151,32 +139,19 @@ char *history_cache_dir(void)
 	return pg_cache_dir();
 }
 
+/* mkdir -p of the history's private folders (0700). */
 static int mkdir_p(const char *path)
 {
-	char *p = pg_xstrdup(path);
-	int rc = 0;
-
-	for (char *q = p + 1; *q && rc == 0; q++) {
-		if (*q != '/')
-			continue;
-		*q = 0;
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			rc = -1;
-		*q = '/';
-	}
-	if (rc == 0 && mkdir(p, 0700) != 0 && errno != EEXIST)
-		rc = -1;
-	if (rc)
-		rc = pg_error_set(PG_EIO, "history: cannot create '%s': %s", p, strerror(errno));
-	free(p);
-	return rc;
+	if (pg_mkdir_p(path, 0700) == 0)
+		return 0;
+	return pg_error_set(PG_EIO, "history: %s", pg_error_last());
 }
 
 /* r's line written as <dir>/<record_id>.json; the path, or NULL (message set). */
 static char *pending_write(const char *dir, const struct history_record *r)
 {
 	struct pg_buf line = PG_BUF_INIT;
-	char *path = xprintf("%s/%s.json", dir, r->record_id);
+	char *path = pg_xasprintf("%s/%s.json", dir, r->record_id);
 
 	history_record_write(r, &line);
 	if (pg_write_file_atomic(path, line.ptr, line.len)) {
@@ -192,7 +167,8 @@ static char *pending_write(const char *dir, const struct history_record *r)
 static char *pending_tmp_dir(void)
 {
 	const char *t = getenv("TMPDIR");
-	char *dir = xprintf("%s/profgate-pending-%ld", t && *t == '/' ? t : "/tmp", (long)getuid());
+	char *dir =
+	    pg_xasprintf("%s/profgate-pending-%ld", t && *t == '/' ? t : "/tmp", (long)getuid());
 	struct stat st;
 
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
@@ -209,7 +185,7 @@ static char *pending_tmp_dir(void)
 
 char *history_pending_save(const char *cache_dir, const struct history_record *r)
 {
-	char *dir = xprintf("%s/pending", cache_dir), *path = NULL, *tmp;
+	char *dir = pg_xasprintf("%s/pending", cache_dir), *path = NULL, *tmp;
 	char why[512] = "";
 
 	if (mkdir_p(dir) == 0)
@@ -233,9 +209,9 @@ char *history_pending_save(const char *cache_dir, const struct history_record *r
 void history_pending_remove(const char *cache_dir, const char *record_id)
 {
 	const char *t = getenv("TMPDIR");
-	char *path = xprintf("%s/pending/%s.json", cache_dir, record_id);
-	char *tmp = xprintf("%s/profgate-pending-%ld/%s.json", t && *t == '/' ? t : "/tmp",
-			    (long)getuid(), record_id);
+	char *path = pg_xasprintf("%s/pending/%s.json", cache_dir, record_id);
+	char *tmp = pg_xasprintf("%s/profgate-pending-%ld/%s.json", t && *t == '/' ? t : "/tmp",
+				 (long)getuid(), record_id);
 
 	unlink(path);
 	unlink(tmp);
@@ -314,10 +290,10 @@ static int open_private(struct store *s)
 	pg_sha256_init(&sha);
 	pg_sha256_update(&sha, s->url, strlen(s->url));
 	pg_sha256_hex(&sha, hex);
-	repos = xprintf("%s/repos", s->cache);
+	repos = pg_xasprintf("%s/repos", s->cache);
 	rc = mkdir_p(repos);
-	s->dir = xprintf("%s/%.16s.git", repos, hex);
-	s->lock_path = xprintf("%s/%.16s.lock", repos, hex);
+	s->dir = pg_xasprintf("%s/%.16s.git", repos, hex);
+	s->lock_path = pg_xasprintf("%s/%.16s.lock", repos, hex);
 	free(repos);
 	return rc;
 }
@@ -370,7 +346,7 @@ int history_branch_check(const char *branch)
 				    "history: branch '%s': not empty, at most 200 characters, not "
 				    "starting with '-' or 'refs/', not HEAD",
 				    branch);
-	ref = xprintf("refs/heads/%s", branch);
+	ref = pg_xasprintf("refs/heads/%s", branch);
 	git_libgit2_init(); /* counted: callers may or may not hold it already */
 	valid = git_reference_is_valid_name(ref);
 	git_libgit2_shutdown();
@@ -384,15 +360,12 @@ int history_branch_check(const char *branch)
 static int budget_s(const struct history_store_opts *o, uint32_t *out)
 {
 	const char *v = getenv("PROFGATE_HISTORY_TIMEOUT_S");
-	char *end;
-	unsigned long n;
+	int64_t n;
 
 	*out = o->max_seconds ? o->max_seconds : DEFAULT_SECONDS;
 	if (o->max_seconds || !v || !*v)
 		return 0;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > MAX_SECONDS)
+	if (pg_parse_int(v, 1, MAX_SECONDS, &n))
 		return pg_error_set(
 		    PG_EUSAGE,
 		    "PROFGATE_HISTORY_TIMEOUT_S='%.40s': give a whole number from 1 "
@@ -446,8 +419,8 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 		return rc;
 	s->deadline = now_s() + budget;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
-	s->tracking = xprintf("refs/remotes/origin/%s", s->branch);
-	s->head = xprintf("refs/heads/%s", s->branch);
+	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
+	s->head = pg_xasprintf("refs/heads/%s", s->branch);
 	if ((rc = history_branch_check(s->branch)))
 		return rc;
 	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
@@ -686,7 +659,7 @@ static enum attempt classify(struct store *s, int rc)
 static enum attempt store_fetch(struct store *s)
 {
 	git_fetch_options fo;
-	char *spec = xprintf("+refs/heads/%s:%s", s->branch, s->tracking);
+	char *spec = pg_xasprintf("+refs/heads/%s:%s", s->branch, s->tracking);
 	git_strarray specs = {&spec, 1};
 	git_reference *old = NULL;
 	enum attempt a = ATTEMPT_DONE;
@@ -841,7 +814,7 @@ static int status_permanent(const char *status)
 static enum attempt push_smart(struct store *s)
 {
 	git_push_options po;
-	char *spec = xprintf("%s:%s", s->head, s->head); /* no '+': never forced */
+	char *spec = pg_xasprintf("%s:%s", s->head, s->head); /* no '+': never forced */
 	git_strarray specs = {&spec, 1};
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
@@ -874,7 +847,7 @@ static int pack_into(struct store *s, git_repository *rr, const git_oid *commit,
 {
 	git_packbuilder *pb = NULL;
 	git_revwalk *walk = NULL;
-	char *dir = xprintf("%sobjects/pack", git_repository_path(rr));
+	char *dir = pg_xasprintf("%sobjects/pack", git_repository_path(rr));
 	int rc = 0;
 
 	if (git_revwalk_new(&walk, s->repo) < 0 || git_revwalk_push(walk, commit) < 0 ||
@@ -1061,7 +1034,7 @@ static int read_shard_records(struct store *s, const git_tree_entry *e, const ch
 {
 	struct history_list all = {0};
 	git_blob *blob = NULL;
-	char *path = xprintf("%s/%s", series, git_tree_entry_name(e));
+	char *path = pg_xasprintf("%s/%s", series, git_tree_entry_name(e));
 	int rc;
 
 	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(e)) < 0) {

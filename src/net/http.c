@@ -84,19 +84,7 @@ static void sleep_s(double s)
 
 void http_redact(char *s, const char *const *secrets)
 {
-	for (const char *const *p = secrets; p && *p; p++) {
-		size_t n = strlen(*p);
-		char *hit;
-
-		/* Very short strings would redact ordinary words: a secret
-		 * shorter than 4 bytes is not a secret worth the damage. */
-		if (n < 4)
-			continue;
-		while ((hit = strstr(s, *p)) != NULL) {
-			memcpy(hit, "***", 3);
-			memmove(hit + 3, hit + n, strlen(hit + n) + 1);
-		}
-	}
+	pg_redact(s, secrets);
 }
 
 int http_url_has_userinfo(const char *url)
@@ -315,45 +303,42 @@ void http_error_message(const struct http_response *rs, char *out, size_t out_le
 	cJSON_Delete(root);
 }
 
+/* The request's header list; libcurl failing to copy a line is out of memory. */
+static struct curl_slist *add_header(struct curl_slist *h, const char *line)
+{
+	struct curl_slist *t = curl_slist_append(h, line);
+
+	if (!t)
+		pg_oom(strlen(line));
+	return t;
+}
+
 static struct curl_slist *build_headers(const struct http_request *rq)
 {
-	struct curl_slist *h = NULL, *t;
+	struct curl_slist *h = NULL;
 	int has_type = 0;
 
 	for (const char *const *p = rq->headers; p && *p; p++) {
 		if (strncasecmp(*p, "content-type:", 13) == 0)
 			has_type = 1;
-		if (!(t = curl_slist_append(h, *p)))
-			goto oom;
-		h = t;
+		h = add_header(h, *p);
 	}
-	if (rq->body && !has_type) {
-		if (!(t = curl_slist_append(h, "Content-Type: application/json")))
-			goto oom;
-		h = t;
-	}
+	if (rq->body && !has_type)
+		h = add_header(h, "Content-Type: application/json");
 	/* libcurl would send Expect: 100-continue on PUT and larger POST bodies
 	 * and then stall up to a second for an answer most servers never send. */
-	if (!(t = curl_slist_append(h, "Expect:")))
-		goto oom;
-	return t;
-oom:
-	curl_slist_free_all(h);
-	return NULL;
+	return add_header(h, "Expect:");
 }
 
 /* One limit from the environment: unset or empty leaves *out alone. */
 static int env_u32(const char *name, uint32_t max, uint32_t *out)
 {
 	const char *v = getenv(name);
-	char *end;
-	unsigned long n;
+	int64_t n;
 
 	if (!v || !*v)
 		return 0;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > max)
+	if (pg_parse_int(v, 1, max, &n))
 		return pg_error_set(PG_EUSAGE, "%s='%.40s': give a whole number from 1 to %u", name,
 				    v, max);
 	*out = (uint32_t)n;
@@ -581,7 +566,7 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 	pg_buf_init(&rs->body);
 	pg_buf_init(&rs->heads);
 	describe(rq, what, sizeof(what));
-	http_redact(what, rq->secrets);
+	pg_redact(what, rq->secrets);
 	if (limits_of(rq, &lim))
 		return PG_EUSAGE;
 	/* URLs end up in logs (proxies, servers): a token or key never travels
@@ -594,8 +579,7 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 	if (global_rc != CURLE_OK)
 		return pg_error_set(PG_EDELIVERY, "%s: cannot start libcurl: %s", what,
 				    curl_easy_strerror(global_rc));
-	if (!(heads = build_headers(rq)))
-		return pg_error_set(PG_ENOMEM, "%s: out of memory", what);
+	heads = build_headers(rq);
 
 	for (uint32_t n = 1;; n++) {
 		int over = 0, sink_failed = 0, told;
@@ -620,7 +604,7 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 		if (cc == CURLE_OK && !retryable_status(rq, rs))
 			break;
 		cause_of(rs, cc, errbuf, cause, sizeof(cause));
-		http_redact(cause, rq->secrets);
+		pg_redact(cause, rq->secrets);
 		if (cc != CURLE_OK && (rq->policy == HTTP_POLICY_NONE || !retryable_curl(cc))) {
 			rc = pg_error_set(PG_EDELIVERY, "%s: %s", what, cause);
 			break;
@@ -641,8 +625,8 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 					  n, n == 1 ? "" : "s", cause);
 			break;
 		}
-		fprintf(stderr, "profgate: %s: attempt %u of %u: %s; retrying in %.1f s\n", what, n,
-			max, cause, wait);
+		pg_log("profgate: %s: attempt %u of %u: %s; retrying in %.1f s", what, n, max,
+		       cause, wait);
 		sleep_s(wait);
 		rs->waited_s += wait;
 	}

@@ -143,11 +143,6 @@ static void add_cand(struct cands *cs, const char *dir, const char *base, enum s
 		host_name(c);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Walk dir; entries in name order so the result never depends on readdir. */
 static int walk(struct cands *cs, const char *dir, int depth)
 {
@@ -179,7 +174,7 @@ static int walk(struct cands *cs, const char *dir, int depth)
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(char *), cmp_str);
+		qsort(names, n, sizeof(char *), pg_cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
 		char *p = pg_xmalloc(len);
@@ -227,16 +222,12 @@ static void note(struct source_set *s, const char *fmt, ...) PG_PRINTF(2, 3);
 
 static void note(struct source_set *s, const char *fmt, ...)
 {
-	struct pg_buf b = PG_BUF_INIT;
 	va_list ap;
-	char tmp[1024];
 
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	pg_buf_adds(&b, tmp);
 	s->notes = pg_xrealloc(s->notes, (s->n_notes + 1) * sizeof(char *));
-	s->notes[s->n_notes++] = pg_buf_detach(&b, NULL);
+	va_start(ap, fmt);
+	s->notes[s->n_notes++] = pg_xvasprintf(fmt, ap);
+	va_end(ap);
 }
 
 /* ---- grouping ---- */

@@ -183,6 +183,11 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
  * ("wandb: <op>: the answer's <path> is a number, not an object") otherwise.
  */
 int wandb_answer_object(const struct cJSON *v, const char *op, const char *path) PG_WUR;
+/* The member of o at a dotted path ("project.run.outputArtifacts"), NULL
+ * when a step is missing or not an object; wandb_dup_at: a copy of it when it
+ * is a non-empty string, else NULL. */
+const struct cJSON *wandb_at(const struct cJSON *o, const char *path);
+char *wandb_dup_at(const struct cJSON *o, const char *path);
 /* The Authorization header line for c's key, or "" without one. */
 void wandb_auth_header(const struct wandb_config *c, struct pg_buf *out);
 /* Replace the key (and its Basic form) in s by "***". */

@@ -100,7 +100,7 @@ void wandb_redact(const struct wandb_config *c, char *s)
 		secrets[0] = tok.ptr;
 		secrets[1] = c->api_key;
 	}
-	http_redact(s, secrets);
+	pg_redact(s, secrets);
 	pg_buf_release(&tok);
 }
 
@@ -239,6 +239,25 @@ out:
 	pg_buf_release(&auth);
 	pg_buf_release(&tok);
 	return rc;
+}
+
+const cJSON *wandb_at(const cJSON *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+char *wandb_dup_at(const cJSON *o, const char *path)
+{
+	const cJSON *v = wandb_at(o, path);
+	return cJSON_IsString(v) && *v->valuestring ? pg_xstrdup(v->valuestring) : NULL;
 }
 
 int wandb_answer_object(const cJSON *v, const char *op, const char *path)

@@ -27,9 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_COMPONENT 128 /* entity, project, run id, artifact name */
-#define PAGE_SIZE     100
-#define MAX_PAGES     100
+#define MAX_COMPONENT	   128 /* entity, project, run id, artifact name */
+#define PAGE_SIZE	   100
+#define MAX_PAGES	   100
+#define MAX_MANIFEST_BYTES (64u << 20)
 
 /* An artifact version the API named. */
 struct art {
@@ -79,40 +80,7 @@ static void say(struct fetch *f, const char *fmt, ...)
 	if (f->o && f->o->log)
 		f->o->log(f->o->payload, line);
 	else
-		fprintf(stderr, "%s\n", line);
-}
-
-static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
-static char *xprintf(const char *fmt, ...)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	va_list ap;
-	char tmp[4096];
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	pg_buf_adds(&b, tmp);
-	return pg_buf_detach(&b, NULL);
-}
-
-static const cJSON *at(const cJSON *o, const char *path)
-{
-	char key[64];
-
-	while (o && *path) {
-		size_t n = strcspn(path, ".");
-		snprintf(key, sizeof(key), "%.*s", (int)n, path);
-		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-		path += n + (path[n] == '.');
-	}
-	return o;
-}
-
-static char *dup_at(const cJSON *o, const char *path)
-{
-	const cJSON *v = at(o, path);
-	return cJSON_IsString(v) && *v->valuestring ? pg_xstrdup(v->valuestring) : NULL;
+		pg_log("%s", line);
 }
 
 /* {"k1": "v1", ...} from NULL-terminated key/value pairs (a NULL value is null). */
@@ -129,6 +97,16 @@ static void vars(struct pg_buf *b, const char *const *kv, int n)
 		else
 			pg_buf_adds(b, "null");
 	}
+}
+
+/* The cursor of a connection's next page ("after:"), in place of *cursor;
+ * NULL on the last page. */
+static void next_page(char **cursor, const cJSON *conn)
+{
+	free(*cursor);
+	*cursor = cJSON_IsTrue(wandb_at(conn, "pageInfo.hasNextPage"))
+		      ? wandb_dup_at(conn, "pageInfo.endCursor")
+		      : NULL;
 }
 
 static int gql(struct fetch *f, const char *op, const char *query, struct pg_buf *v, cJSON **root,
@@ -294,19 +272,19 @@ static void run_facts(struct fetch *f, const cJSON *run)
 	unwrap_config(cfg);
 	if (cfg) {
 		o->config_hash = config_hash(cfg);
-		o->git_sha = dup_at(cfg, "git_commit");
+		o->git_sha = wandb_dup_at(cfg, "git_commit");
 		if (!o->git_sha)
-			o->git_sha = dup_at(cfg, "git_sha");
-		f->log_dir = dup_at(cfg, "trainer.log_dir");
-		f->trainer_id = dup_at(cfg, "trainer.id");
+			o->git_sha = wandb_dup_at(cfg, "git_sha");
+		f->log_dir = wandb_dup_at(cfg, "trainer.log_dir");
+		f->trainer_id = wandb_dup_at(cfg, "trainer.id");
 		if (!f->log_dir) {
-			f->log_dir = dup_at(cfg, "trainer.trainer.log_dir");
+			f->log_dir = wandb_dup_at(cfg, "trainer.trainer.log_dir");
 			free(f->trainer_id);
-			f->trainer_id = dup_at(cfg, "trainer.trainer.id");
+			f->trainer_id = wandb_dup_at(cfg, "trainer.trainer.id");
 		}
 	}
 	if (!o->git_sha)
-		o->git_sha = dup_at(run, "commit");
+		o->git_sha = wandb_dup_at(run, "commit");
 	if (sum) {
 		const cJSON *dk = cJSON_GetObjectItemCaseSensitive(sum, "throughput/device_kind");
 		if (!cJSON_IsString(dk))
@@ -353,11 +331,11 @@ static int run_info(struct fetch *f, const char *entity, const char *project, co
 			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", entity, project, name);
 		goto out;
 	}
-	o->run_id = dup_at(run, "name");
+	o->run_id = wandb_dup_at(run, "name");
 	if (!o->run_id)
 		o->run_id = pg_xstrdup(name);
-	o->run_path = xprintf("%s/%s/%s", entity, project, o->run_id);
-	o->run_name = dup_at(run, "displayName");
+	o->run_path = pg_xasprintf("%s/%s/%s", entity, project, o->run_id);
+	o->run_name = wandb_dup_at(run, "displayName");
 	run_facts(f, run);
 out:
 	cJSON_Delete(root);
@@ -374,15 +352,15 @@ static void art_from_node(struct art *a, const cJSON *node)
 	struct pg_buf b = PG_BUF_INIT;
 
 	memset(a, 0, sizeof(*a));
-	a->id = dup_at(node, "id");
-	a->name = dup_at(node, "artifactSequence.name");
-	a->entity = dup_at(node, "artifactSequence.project.entityName");
-	a->project = dup_at(node, "artifactSequence.project.name");
-	a->type = dup_at(node, "artifactType.name");
-	a->state = dup_at(node, "state");
-	a->time = dup_at(node, "updatedAt");
+	a->id = wandb_dup_at(node, "id");
+	a->name = wandb_dup_at(node, "artifactSequence.name");
+	a->entity = wandb_dup_at(node, "artifactSequence.project.entityName");
+	a->project = wandb_dup_at(node, "artifactSequence.project.name");
+	a->type = wandb_dup_at(node, "artifactType.name");
+	a->state = wandb_dup_at(node, "state");
+	a->time = wandb_dup_at(node, "updatedAt");
 	if (!a->time)
-		a->time = dup_at(node, "createdAt");
+		a->time = wandb_dup_at(node, "createdAt");
 	int64_t version;
 	a->version = cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
 			     version < (1LL << 31)
@@ -390,7 +368,7 @@ static void art_from_node(struct art *a, const cJSON *node)
 			 : -1;
 	pg_buf_addc(&b, ',');
 	cJSON_ArrayForEach (it, al) {
-		const cJSON *s = cJSON_IsString(it) ? it : at(it, "alias");
+		const cJSON *s = cJSON_IsString(it) ? it : wandb_at(it, "alias");
 		if (cJSON_IsString(s))
 			pg_buf_addf(&b, "%s,", s->valuestring);
 	}
@@ -484,13 +462,10 @@ static int run_artifacts(struct fetch *f)
 		pg_buf_release(&v);
 		if (rc)
 			break;
-		oa = at(data, "project.run.outputArtifacts");
+		oa = wandb_at(data, "project.run.outputArtifacts");
 		cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(oa, "edges"))
 			consider(f, cJSON_GetObjectItemCaseSensitive(edge, "node"));
-		free(cursor);
-		cursor = cJSON_IsTrue(at(oa, "pageInfo.hasNextPage"))
-			     ? dup_at(oa, "pageInfo.endCursor")
-			     : NULL;
+		next_page(&cursor, oa);
 		cJSON_Delete(root);
 		if (!cursor)
 			break;
@@ -515,7 +490,7 @@ static int use_log_dir(struct fetch *f)
 		    "wandb: run '%s' has no jax_profile artifact (%u of other types) "
 		    "and its config has no trainer.log_dir",
 		    f->r->origin.run_path, f->n_other);
-	cand[0] = xprintf("%s/%s/profiler", f->log_dir, id);
+	cand[0] = pg_xasprintf("%s/%s/profiler", f->log_dir, id);
 	cand[1] = pg_xstrdup(f->log_dir);
 	for (int i = 0; i < 2; i++)
 		if (stat(cand[i], &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -555,7 +530,7 @@ static const char ART_Q[] =
 static int artifact_by_name(struct fetch *f)
 {
 	struct pg_buf v = PG_BUF_INIT;
-	char *full = xprintf("%s:%s", f->ref.name, f->ref.alias);
+	char *full = pg_xasprintf("%s:%s", f->ref.name, f->ref.alias);
 	const char *kv[] = {"entityName",   f->ref.entity, "projectName",
 			    f->ref.project, "name",	   full};
 	cJSON *root = NULL, *data;
@@ -566,13 +541,14 @@ static int artifact_by_name(struct fetch *f)
 	pg_buf_addc(&v, '}');
 	if ((rc = gql(f, "ArtifactByName", ART_Q, &v, &root, &data)) != 0)
 		goto out;
-	if ((rc = wandb_answer_object(at(data, "project"), "ArtifactByName", "data.project"))) {
+	if ((rc = wandb_answer_object(wandb_at(data, "project"), "ArtifactByName",
+				      "data.project"))) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: project '%s/%s' not found", f->ref.entity,
 				     f->ref.project);
 		goto out;
 	}
-	node = at(data, "project.artifact");
+	node = wandb_at(data, "project.artifact");
 	if ((rc = wandb_answer_object(node, "ArtifactByName", "data.project.artifact"))) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: artifact '%s/%s/%s' not found", f->ref.entity,
@@ -581,10 +557,6 @@ static int artifact_by_name(struct fetch *f)
 	}
 	art_from_node(&f->art, node);
 	f->have_art = 1;
-	if (!f->art.entity)
-		f->art.entity = pg_xstrdup(f->ref.entity);
-	if (!f->art.project)
-		f->art.project = pg_xstrdup(f->ref.project);
 	if (!f->art.id || !f->art.name) {
 		rc = pg_error_set(PG_EFORMAT, "wandb: artifact '%s' came without an id or name",
 				  full);
@@ -599,9 +571,9 @@ static int artifact_by_name(struct fetch *f)
 				  f->art.type ? f->art.type : "(none)");
 		goto out;
 	}
-	char *re = dup_at(node, "createdBy.project.entityName");
-	char *rp = dup_at(node, "createdBy.project.name");
-	char *rn = dup_at(node, "createdBy.name");
+	char *re = wandb_dup_at(node, "createdBy.project.entityName");
+	char *rp = wandb_dup_at(node, "createdBy.project.name");
+	char *rn = wandb_dup_at(node, "createdBy.name");
 	if (re && rp && rn && run_info(f, re, rp, rn) != 0) {
 		say(f, "wandb: the run that logged %s: %s", full, pg_error_last());
 		pg_error_clear();
@@ -642,8 +614,8 @@ static void on_progress(void *ctx, uint64_t now, uint64_t total)
 		return;
 	p->last = t;
 	p->shown = 1;
-	fprintf(stderr, "\rwandb: %.60s %.1f / %.1f MB ", p->path, (double)now / 1e6,
-		(double)total / 1e6);
+	pg_progress("wandb: %.60s %.1f / %.1f MB ", p->path, (double)now / 1e6,
+		    (double)total / 1e6);
 }
 
 static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint64_t cap,
@@ -669,23 +641,9 @@ static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint
 	f->r->requests++;
 	rc = http_do(&rq, rs);
 	if (p && p->shown)
-		fprintf(stderr, "\n");
+		pg_progress_end();
 	free(url);
 	return rc;
-}
-
-static int read_small_file(const char *path, struct pg_buf *out)
-{
-	char tmp[65536];
-	size_t n;
-	FILE *fp = fopen(path, "rb");
-
-	if (!fp)
-		return -1;
-	while ((n = fread(tmp, 1, sizeof(tmp), fp)) > 0 && out->len < (64u << 20))
-		pg_buf_add(out, tmp, n);
-	fclose(fp);
-	return 0;
 }
 
 /* 16 hex digits naming something of this server in the cache. */
@@ -721,12 +679,12 @@ static int download_manifest(struct fetch *f, const char *what, struct pg_buf *t
 	pg_buf_addc(&v, '}');
 	if ((rc = gql(f, "ArtifactManifest", MANIFEST_Q, &v, &root, &data)) != 0)
 		goto out;
-	url = dup_at(data, "artifact.currentManifest.file.directUrl");
+	url = wandb_dup_at(data, "artifact.currentManifest.file.directUrl");
 	if (!url) {
 		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s has no manifest", what);
 		goto out;
 	}
-	if ((rc = storage_get(f, url, NULL, 64u << 20, NULL, &rs)) != 0)
+	if ((rc = storage_get(f, url, NULL, MAX_MANIFEST_BYTES, NULL, &rs)) != 0)
 		goto out;
 	if (rs.status < 200 || rs.status > 299) {
 		rc = pg_error_set(PG_EDELIVERY,
@@ -747,13 +705,13 @@ out:
 static int load_manifest(struct fetch *f, const char *what)
 {
 	struct pg_buf text = PG_BUF_INIT;
-	char key[17], *dir, *path, *mwhat = xprintf("wandb: %s", what);
+	char key[17], *dir, *path, *mwhat = pg_xasprintf("wandb: %s", what);
 	int rc, committed = strcmp(f->art.state, "COMMITTED") == 0;
 
 	cache_key(f, f->art.id, key);
-	dir = xprintf("%s/wandb/manifests", f->c.cache_dir);
-	path = xprintf("%s/%s.json", dir, key);
-	if (committed && read_small_file(path, &text) == 0 &&
+	dir = pg_xasprintf("%s/wandb/manifests", f->c.cache_dir);
+	path = pg_xasprintf("%s/%s.json", dir, key);
+	if (committed && pg_read_small(path, MAX_MANIFEST_BYTES, 0, &text) == 0 &&
 	    wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat) == 0) {
 		rc = 0;
 		goto out;
@@ -763,10 +721,10 @@ static int load_manifest(struct fetch *f, const char *what)
 	if ((rc = download_manifest(f, what, &text)) != 0 ||
 	    (rc = wandb_manifest_parse(&f->r->manifest, text.ptr, text.len, mwhat)) != 0)
 		goto out;
-	if (committed && pg_mkdir_p(dir, 0700) == 0 &&
-	    pg_write_file_atomic(path, text.ptr, text.len) != 0)
-		pg_error_clear(); /* a cache that cannot be written costs a download next time */
-	pg_error_clear();
+	/* a cache that cannot be written costs a download next time */
+	if (committed &&
+	    (pg_mkdir_p(dir, 0700) != 0 || pg_write_file_atomic(path, text.ptr, text.len) != 0))
+		pg_error_clear();
 out:
 	pg_buf_release(&text);
 	free(dir);
@@ -815,10 +773,10 @@ static int load_urls(struct fetch *f)
 		pg_buf_release(&v);
 		if (rc)
 			break;
-		files = at(data, "artifact.files");
+		files = wandb_at(data, "artifact.files");
 		cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(files, "edges")) {
-			char *name = dup_at(edge, "node.name"),
-			     *url = dup_at(edge, "node.directUrl");
+			char *name = wandb_dup_at(edge, "node.name"),
+			     *url = wandb_dup_at(edge, "node.directUrl");
 			if (!name || !url || f->n_urls >= 2 * WANDB_MAX_FILES) {
 				free(name);
 				free(url);
@@ -829,10 +787,7 @@ static int load_urls(struct fetch *f)
 			f->url_names[f->n_urls] = name;
 			f->urls[f->n_urls++] = url;
 		}
-		free(cursor);
-		cursor = cJSON_IsTrue(at(files, "pageInfo.hasNextPage"))
-			     ? dup_at(files, "pageInfo.endCursor")
-			     : NULL;
+		next_page(&cursor, files);
 		cJSON_Delete(root);
 		if (!cursor)
 			break;
@@ -913,7 +868,7 @@ static int get_file(struct fetch *f, const struct wandb_entry *e, const char *ur
 static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *blob,
 		      const char *what)
 {
-	char *tmp = xprintf("%s.part.%ld", blob, (long)getpid());
+	char *tmp = pg_xasprintf("%s.part.%ld", blob, (long)getpid());
 	long status = 0;
 	int rc = 0;
 
@@ -950,7 +905,7 @@ static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *
 
 static int copy_file(const char *from, const char *to)
 {
-	char *tmp = xprintf("%s.tmp.%ld", to, (long)getpid()), buf[65536];
+	char *tmp = pg_xasprintf("%s.tmp.%ld", to, (long)getpid()), buf[65536];
 	FILE *in = fopen(from, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
 	size_t n;
 	int rc = 0;
@@ -1040,7 +995,7 @@ static char *blob_path(const struct fetch *f, const struct wandb_entry *e)
 	char hex[33];
 
 	pg_hex(hex, e->md5, 16);
-	return xprintf("%s/wandb/blobs/%s", f->c.cache_dir, hex);
+	return pg_xasprintf("%s/wandb/blobs/%s", f->c.cache_dir, hex);
 }
 
 /* Every file: from the blob store when it holds the digest, else downloaded;
@@ -1049,7 +1004,7 @@ static int get_files(struct fetch *f, const char *what)
 {
 	struct wandb_fetch_result *r = f->r;
 	struct wandb_manifest *m = &r->manifest;
-	char *blobs = xprintf("%s/wandb/blobs", f->c.cache_dir);
+	char *blobs = pg_xasprintf("%s/wandb/blobs", f->c.cache_dir);
 	int rc = pg_mkdir_p(blobs, 0700);
 
 	r->origin.dir = f->o && f->o->out_dir ? pg_xstrdup(f->o->out_dir) : artifact_dir(f);
@@ -1057,7 +1012,7 @@ static int get_files(struct fetch *f, const char *what)
 		rc = pg_mkdir_p(r->origin.dir, 0755);
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
 		struct wandb_entry *e = &m->v[i];
-		char *blob = blob_path(f, e), *dest = xprintf("%s/%s", r->origin.dir, e->path);
+		char *blob = blob_path(f, e), *dest = pg_xasprintf("%s/%s", r->origin.dir, e->path);
 		struct stat st;
 		if (stat(blob, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_size == e->size) {
@@ -1099,7 +1054,8 @@ static int pick_from_run(struct fetch *f)
 	if (!f->alias_matched)
 		f->r->alias_note = pg_xstrdup("the newest: none has the alias 'latest'");
 	else
-		f->r->alias_note = xprintf("alias '%s'", f->ref.alias ? f->ref.alias : "latest");
+		f->r->alias_note =
+		    pg_xasprintf("alias '%s'", f->ref.alias ? f->ref.alias : "latest");
 	return 0;
 }
 
@@ -1142,14 +1098,15 @@ int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct w
 		f.art.entity = pg_xstrdup(f.ref.entity);
 	if (!f.art.project)
 		f.art.project = pg_xstrdup(f.ref.project);
-	what = xprintf("%s/%s/%s:v%ld", f.art.entity, f.art.project, f.art.name, f.art.version);
+	what =
+	    pg_xasprintf("%s/%s/%s:v%ld", f.art.entity, f.art.project, f.art.name, f.art.version);
 	if (!f.art.state || strcmp(f.art.state, "COMMITTED") != 0) {
 		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s is not committed (state %s)",
 				  what, f.art.state ? f.art.state : "unknown");
 		goto out;
 	}
 	out->origin.artifact = pg_xstrdup(what);
-	out->origin.display = xprintf("wandb-artifact://%s", what);
+	out->origin.display = pg_xasprintf("wandb-artifact://%s", what);
 	if ((rc = load_manifest(&f, what)) != 0)
 		goto out;
 	if (f.ref.kind == WANDB_REF_RUN)

@@ -1,14 +1,20 @@
 /*
- * MD5 (through libcrypto's EVP), base64 and hex: what W&B manifests speak
- * (a file's digest is base64 of its MD5) and what the caches are keyed by.
+ * Digests through libcrypto's EVP: a file's SHA-256 (the provenance hash of
+ * input files: identical bytes are detected and refused by digest, and
+ * summaries record it) and MD5 (what W&B manifests speak: a file's digest is
+ * base64 of its MD5); base64 and hex, what the caches are keyed by. Both file
+ * hashes go one way, file_digest().
  */
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -52,20 +58,45 @@ int pg_md5(const void *p, size_t n, unsigned char out[16])
 	return 0;
 }
 
-int pg_md5_file(const char *path, unsigned char out[16], uint64_t *bytes)
-{
-	struct pg_md5 m;
-	unsigned char *buf;
-	uint64_t total = 0;
-	int rc = 0, fd = open(path, O_RDONLY);
+/* OpenSSL's SHA-256 uses the CPU's SHA extensions (about 1.8 GB/s here,
+ * several times the portable code of sha256.c): summarize hashes every input
+ * beside the reader, and a 450 MB XPlane must not wait on it. A regular file
+ * is hashed from a read-only mapping, which skips copying every byte out of
+ * the page cache (12% of the hash's time); anything else (a pipe, a file that
+ * cannot be mapped) is read in 1 MiB pieces. */
+#define HASH_CHUNK (8u << 20) /* a multiple of any page size */
 
-	if (fd < 0)
-		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-	if (pg_md5_init(&m)) {
-		close(fd);
-		return PG_EIO;
+/* The bytes of a mappable regular file into ctx; -1 when it is not one. */
+static int digest_mapped(int fd, EVP_MD_CTX *ctx, uint64_t *bytes)
+{
+	struct stat st;
+	unsigned char *p;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return -1;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	/* pages hashed are dropped from this mapping (the page cache keeps them),
+	 * so the hash adds little to the process's peak RSS */
+	for (size_t off = 0, n = (size_t)st.st_size; off < n; off += HASH_CHUNK) {
+		size_t len = n - off < HASH_CHUNK ? n - off : HASH_CHUNK;
+		EVP_DigestUpdate(ctx, p + off, len);
+		if (len == HASH_CHUNK)
+			madvise(p + off, len, MADV_DONTNEED);
 	}
-	buf = pg_xmalloc(1 << 20);
+	munmap(p, (size_t)st.st_size);
+	*bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int digest_read(int fd, EVP_MD_CTX *ctx, const char *path, uint64_t *bytes)
+{
+	unsigned char *buf = pg_xmalloc(1 << 20);
+	int rc = 0;
+
 	for (;;) {
 		ssize_t r = read(fd, buf, 1 << 20);
 		if (r < 0 && errno == EINTR)
@@ -76,14 +107,61 @@ int pg_md5_file(const char *path, unsigned char out[16], uint64_t *bytes)
 		}
 		if (r == 0)
 			break;
-		pg_md5_update(&m, buf, (size_t)r);
-		total += (uint64_t)r;
+		EVP_DigestUpdate(ctx, buf, (size_t)r);
+		*bytes += (uint64_t)r;
 	}
-	close(fd);
 	free(buf);
-	pg_md5_final(&m, out);
+	return rc;
+}
+
+/* The md digest of path's bytes into out (size bytes) and its length; 0 or
+ * PG_EIO with the message set. */
+static int file_digest(const char *path, const EVP_MD *md, const char *md_name, unsigned char *out,
+		       unsigned size, uint64_t *bytes)
+{
+	unsigned char got[EVP_MAX_MD_SIZE];
+	unsigned int got_len = 0;
+	EVP_MD_CTX *ctx;
+	int fd = open(path, O_RDONLY), rc = 0;
+
+	*bytes = 0;
+	if (fd < 0)
+		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
+		EVP_MD_CTX_free(ctx);
+		close(fd);
+		return pg_error_set(PG_EIO, "cannot hash '%s': OpenSSL has no %s", path, md_name);
+	}
+	if (digest_mapped(fd, ctx, bytes) != 0)
+		rc = digest_read(fd, ctx, path, bytes);
+	close(fd);
+	if (!rc && EVP_DigestFinal_ex(ctx, got, &got_len) == 1 && got_len == size)
+		memcpy(out, got, size);
+	else if (!rc)
+		rc = pg_error_set(PG_EIO, "cannot hash '%s'", path);
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+int pg_sha256_file(const char *path, char out[65])
+{
+	unsigned char md[32];
+	uint64_t bytes;
+	int rc = file_digest(path, EVP_sha256(), "SHA-256", md, sizeof(md), &bytes);
+
+	if (!rc)
+		pg_hex(out, md, sizeof(md));
+	return rc;
+}
+
+int pg_md5_file(const char *path, unsigned char out[16], uint64_t *bytes)
+{
+	uint64_t n;
+	int rc = file_digest(path, EVP_md5(), "MD5", out, 16, &n);
+
 	if (bytes)
-		*bytes = total;
+		*bytes = n;
 	return rc;
 }
 

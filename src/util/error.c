@@ -1,7 +1,10 @@
 /*
  * Error reporting: one message per thread, set where the problem is found and
  * read once by the command layer. Messages are short, lowercase, and name the
- * subject first (see README "Errors").
+ * subject first (see README "Errors"). Also the lines a module may write while
+ * it works (pg_log, pg_progress), the secrets every message is cleaned of,
+ * and the allocation that never returns NULL (out of memory exits
+ * PG_EXIT_NOMEM).
  */
 #include "util.h"
 
@@ -12,7 +15,7 @@
 static _Thread_local char last_error[1024];
 
 static pthread_mutex_t secrets_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *secrets[PG_MAX_SECRETS];
+static char *registered[PG_MAX_SECRETS + 1]; /* NULL-terminated: one slot never used */
 static size_t n_secrets;
 
 void pg_secret_add(const char *s)
@@ -21,10 +24,10 @@ void pg_secret_add(const char *s)
 		return;
 	pthread_mutex_lock(&secrets_lock);
 	size_t i = 0;
-	while (i < n_secrets && strcmp(secrets[i], s) != 0)
+	while (i < n_secrets && strcmp(registered[i], s) != 0)
 		i++;
 	if (i == n_secrets && n_secrets < PG_MAX_SECRETS)
-		secrets[n_secrets++] = pg_xstrdup(s); /* kept for the process's life */
+		registered[n_secrets++] = pg_xstrdup(s); /* kept for the process's life */
 	pthread_mutex_unlock(&secrets_lock);
 }
 
@@ -34,23 +37,31 @@ int pg_secret_in(const char *s)
 
 	pthread_mutex_lock(&secrets_lock);
 	for (size_t i = 0; i < n_secrets && !hit; i++)
-		hit = strstr(s, secrets[i]) != NULL;
+		hit = strstr(s, registered[i]) != NULL;
 	pthread_mutex_unlock(&secrets_lock);
 	return hit;
+}
+
+void pg_redact(char *s, const char *const *secrets)
+{
+	for (const char *const *p = secrets; p && *p; p++) {
+		size_t n = strlen(*p);
+		char *hit;
+
+		/* a string this short would redact ordinary words */
+		if (n < 4)
+			continue;
+		while ((hit = strstr(s, *p)) != NULL) {
+			memcpy(hit, "***", 3);
+			memmove(hit + 3, hit + n, strlen(hit + n) + 1);
+		}
+	}
 }
 
 void pg_secret_redact(char *s)
 {
 	pthread_mutex_lock(&secrets_lock);
-	for (size_t i = 0; i < n_secrets; i++) {
-		size_t n = strlen(secrets[i]);
-		char *hit;
-
-		while ((hit = strstr(s, secrets[i])) != NULL) {
-			memcpy(hit, "***", 3);
-			memmove(hit + 3, hit + n, strlen(hit + n) + 1);
-		}
-	}
+	pg_redact(s, (const char *const *)registered);
 	pthread_mutex_unlock(&secrets_lock);
 }
 
@@ -131,6 +142,43 @@ int pg_error_set(int code, const char *fmt, ...)
 	return code;
 }
 
+/* fmt's text as one redacted terminal line, between before and after. */
+static void log_write(const char *before, const char *after, const char *fmt, va_list ap)
+{
+	char *raw = pg_xvasprintf(fmt, ap), *line;
+	size_t cap = 4 * strlen(raw) + 1; /* a byte becomes at most four: \xNN */
+
+	pg_secret_redact(raw);
+	line = pg_xmalloc(cap);
+	pg_sanitize_line(line, cap, raw);
+	fprintf(stderr, "%s%s%s", before, line, after);
+	free(line);
+	free(raw);
+}
+
+void pg_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_write("", "\n", fmt, ap);
+	va_end(ap);
+}
+
+void pg_progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_write("\r", "", fmt, ap);
+	va_end(ap);
+}
+
+void pg_progress_end(void)
+{
+	fputc('\n', stderr);
+}
+
 const char *pg_error_last(void)
 {
 	return last_error[0] ? last_error : "unknown error";
@@ -141,10 +189,22 @@ void pg_error_clear(void)
 	last_error[0] = '\0';
 }
 
-static void oom(size_t n)
+void pg_oom(size_t n)
 {
-	fprintf(stderr, "profgate: out of memory allocating %zu bytes\n", n);
-	exit(PG_EXIT_INPUT);
+	if (n)
+		fprintf(stderr, "profgate: out of memory allocating %zu bytes\n", n);
+	else
+		fprintf(stderr, "profgate: out of memory\n");
+	exit(PG_EXIT_NOMEM);
+}
+
+int pg_exit_code(int err)
+{
+	if (err == PG_OK)
+		return PG_EXIT_OK;
+	if (err == PG_EUSAGE)
+		return PG_EXIT_USAGE;
+	return err == PG_ENOMEM ? PG_EXIT_NOMEM : PG_EXIT_INPUT;
 }
 
 void *pg_xmalloc(size_t n)
@@ -152,7 +212,7 @@ void *pg_xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		oom(n);
+		pg_oom(n);
 	return p;
 }
 
@@ -161,7 +221,7 @@ void *pg_xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		oom(n * size);
+		pg_oom(n * size);
 	return p;
 }
 
@@ -170,8 +230,35 @@ void *pg_xrealloc(void *p, size_t n)
 	void *q = realloc(p, n ? n : 1);
 
 	if (!q)
-		oom(n);
+		pg_oom(n);
 	return q;
+}
+
+char *pg_xvasprintf(const char *fmt, va_list ap)
+{
+	va_list again;
+	char *p;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0) /* only a bad format or a length past INT_MAX */
+		pg_oom(0);
+	p = pg_xmalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return p;
+}
+
+char *pg_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = pg_xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
 }
 
 char *pg_xstrdup(const char *s)

@@ -1,5 +1,6 @@
 /*
- * Hashing, time formatting and atomic file writes.
+ * Hashing, time formatting, atomic file writes, the qsort comparators and the
+ * checked integer parser.
  */
 #include "util.h"
 
@@ -158,4 +159,48 @@ int pg_whole(double x, int64_t *out)
 		return 0;
 	*out = (int64_t)x;
 	return 1;
+}
+
+int pg_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int pg_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int pg_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+int pg_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int pg_parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	int neg = s[0] == '-';
+	const char *p = s + neg;
+	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	int64_t x;
+
+	if (*p == '\0')
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (limit - (uint64_t)(*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	x = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+	if (x < min || x > max)
+		return -1;
+	*out = x;
+	return 0;
 }

@@ -1,17 +1,10 @@
 /*
- * SHA-256 (FIPS 180-4), for the provenance hash of input files: identical
- * bytes are detected and refused by digest, and summaries record it.
+ * SHA-256 (FIPS 180-4) of bytes in memory, for the keys and hashes profgate
+ * makes of its own text. Files are hashed through OpenSSL (digest.c).
  */
 #include "util.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <openssl/evp.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -100,89 +93,4 @@ void pg_sha256_hex(struct pg_sha256 *s, char out[65])
 			out[8 * i + 2 * j + 1] = hex[b & 15];
 		}
 	out[64] = '\0';
-}
-
-/* Files go through OpenSSL's SHA-256, which uses the CPU's SHA extensions
- * (about 1.8 GB/s here, several times the portable code above): summarize
- * hashes every input beside the reader, and a 450 MB XPlane must not wait on
- * it. A regular file is hashed from a read-only mapping, which skips copying
- * every byte out of the page cache (12% of the hash's time); anything else
- * (a pipe, a file that cannot be mapped) is read in 1 MiB pieces. */
-#define HASH_CHUNK (8u << 20) /* a multiple of any page size */
-
-static int digest_mapped(int fd, EVP_MD_CTX *ctx)
-{
-	struct stat st;
-	unsigned char *p;
-
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX)
-		return -1;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-	/* pages hashed are dropped from this mapping (the page cache keeps them),
-	 * so the hash adds little to the process's peak RSS */
-	for (size_t off = 0, n = (size_t)st.st_size; off < n; off += HASH_CHUNK) {
-		size_t len = n - off < HASH_CHUNK ? n - off : HASH_CHUNK;
-		EVP_DigestUpdate(ctx, p + off, len);
-		if (len == HASH_CHUNK)
-			madvise(p + off, len, MADV_DONTNEED);
-	}
-	munmap(p, (size_t)st.st_size);
-	return 0;
-}
-
-static int digest_read(int fd, EVP_MD_CTX *ctx, const char *path)
-{
-	unsigned char *buf = pg_xmalloc(1 << 20);
-	int rc = 0;
-
-	for (;;) {
-		ssize_t r = read(fd, buf, 1 << 20);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (r == 0)
-			break;
-		EVP_DigestUpdate(ctx, buf, (size_t)r);
-	}
-	free(buf);
-	return rc;
-}
-
-int pg_sha256_file(const char *path, char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int md_len = 0;
-	EVP_MD_CTX *ctx;
-	int fd = open(path, O_RDONLY), rc = 0;
-
-	if (fd < 0)
-		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-	ctx = EVP_MD_CTX_new();
-	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
-		close(fd);
-		return pg_error_set(PG_EIO, "cannot hash '%s': OpenSSL has no SHA-256", path);
-	}
-	if (digest_mapped(fd, ctx) != 0)
-		rc = digest_read(fd, ctx, path);
-	close(fd);
-	if (!rc && EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == 32) {
-		for (unsigned i = 0; i < 32; i++) {
-			out[2 * i] = hex[md[i] >> 4];
-			out[2 * i + 1] = hex[md[i] & 15];
-		}
-		out[64] = '\0';
-	} else if (!rc) {
-		rc = pg_error_set(PG_EIO, "cannot hash '%s'", path);
-	}
-	EVP_MD_CTX_free(ctx);
-	return rc;
 }

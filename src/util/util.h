@@ -46,6 +46,15 @@ size_t pg_sanitize_line(char *dst, size_t cap, const char *src);
 const char *pg_error_last(void);
 void pg_error_clear(void);
 
+/* The one way a module speaks on stderr while it works (a retry, a fallback
+ * it takes): pg_log writes the line (no prefix added), registered secrets
+ * redacted, made one line as pg_sanitize_line() does. pg_progress rewrites
+ * the current terminal line in place ("\r" and the text, no newline);
+ * pg_progress_end ends it. */
+void pg_log(const char *fmt, ...) PG_PRINTF(1, 2);
+void pg_progress(const char *fmt, ...) PG_PRINTF(1, 2);
+void pg_progress_end(void);
+
 /*
  * The secrets this process holds (tokens, API keys), so that no message can
  * carry one whatever a server echoed into it: pg_error_set() replaces each
@@ -65,6 +74,12 @@ int pg_secret_in(const char *s);
  * huge: casting those is undefined behaviour). */
 int pg_whole(double x, int64_t *out);
 
+/* Replace every string of the NULL-terminated list secrets (NULL: none) found
+ * in s (NUL-terminated, in place) by "***"; strings under 4 bytes are skipped.
+ * The one redaction loop: pg_secret_redact() runs it over the registered
+ * secrets, and callers holding a secret of their own over theirs. */
+void pg_redact(char *s, const char *const *secrets);
+
 /* Exit codes of the CLI (README "Exit codes"). Only ever appended to. */
 enum pg_exit {
 	PG_EXIT_OK = 0,
@@ -73,14 +88,29 @@ enum pg_exit {
 	PG_EXIT_INPUT = 3,
 	PG_EXIT_INCOMPARABLE = 4,
 	PG_EXIT_DELIVERY = 5,
+	/* out of memory: EX_OSERR of sysexits.h, the system could not give a
+	 * resource; nothing to do with the input, so never 3 */
+	PG_EXIT_NOMEM = 71,
 };
 
-/* Allocation that never returns NULL: out of memory is reported and fatal. */
+/* The exit code of a module's error where the command has no other say:
+ * 0 for 0, PG_EUSAGE 2, PG_ENOMEM PG_EXIT_NOMEM, any other 3 (a delivery
+ * failure is 5 only where README "Exit codes" says so: the command decides). */
+int pg_exit_code(int err);
+
+/* Allocation that never returns NULL: out of memory is reported ("profgate:
+ * out of memory allocating N bytes") and the process exits PG_EXIT_NOMEM. */
 void *pg_xmalloc(size_t n);
 void *pg_xcalloc(size_t n, size_t size);
 void *pg_xrealloc(void *p, size_t n);
 char *pg_xstrdup(const char *s);
 char *pg_xstrndup(const char *s, size_t n);
+/* printf into a new string (free() it). */
+char *pg_xasprintf(const char *fmt, ...) PG_PRINTF(1, 2);
+char *pg_xvasprintf(const char *fmt, va_list ap) PG_PRINTF(1, 0);
+/* The out-of-memory exit itself, for an allocation made some other way (a
+ * library's) that failed; n is the size asked for, 0 when unknown. */
+_Noreturn void pg_oom(size_t n);
 
 /* ---- arena --------------------------------------------------------------
  * Bump allocator for per-file data freed all at once. Build with
@@ -184,7 +214,8 @@ struct pg_sha256 {
 void pg_sha256_init(struct pg_sha256 *s);
 void pg_sha256_update(struct pg_sha256 *s, const void *p, size_t n);
 void pg_sha256_hex(struct pg_sha256 *s, char out[65]);
-/* sha256 of a file's bytes as hex; 0 or PG_EIO with the message set. */
+/* sha256 of a file's bytes as hex, through OpenSSL as pg_md5_file (digest.c);
+ * 0 or PG_EIO with the message set. */
 int pg_sha256_file(const char *path, char out[65]) PG_WUR;
 
 /* ---- md5, base64, hex (digest.c) ----------------------------------------
@@ -214,8 +245,27 @@ void pg_hex(char *out, const unsigned char *p, size_t n);
 char *pg_cache_dir(void);
 /* mkdir -p; 0 or PG_EIO with the message set. */
 int pg_mkdir_p(const char *path, unsigned mode) PG_WUR;
+/* A small file's whole bytes appended to out: path "-" is standard input
+ * when flags hold PG_READ_STDIN. 0; PG_EIO when it cannot be opened or read
+ * ("cannot read 'PATH': why"; errno is left saying why, so a caller may word
+ * it its own way); PG_ELIMIT when it holds more than cap bytes ("'PATH' is
+ * larger than CAP bytes"; errno 0). A directory is refused, and a regular
+ * file's size is checked before any byte is read. */
+#define PG_READ_STDIN 1u
+int pg_read_small(const char *path, size_t cap, unsigned flags, struct pg_buf *out) PG_WUR;
 
 /* ---- misc ---------------------------------------------------------------*/
+/* qsort comparators: doubles (NaN equal to everything, as before), int64_t,
+ * uint32_t, and strcmp over an array of char pointers. */
+int pg_cmp_double(const void *a, const void *b);
+int pg_cmp_i64(const void *a, const void *b);
+int pg_cmp_u32(const void *a, const void *b);
+int pg_cmp_str(const void *a, const void *b);
+/* s as a whole decimal number from min to max: ASCII digits with an optional
+ * leading '-', nothing else (no space, no '+', no suffix), no overflow. 0 and
+ * *out set, or -1 and *out untouched; no message is set (the caller names the
+ * option). */
+int pg_parse_int(const char *s, int64_t min, int64_t max, int64_t *out) PG_WUR;
 uint64_t pg_hash(const void *p, size_t n);
 /* Microseconds from nanoseconds, as text with three decimals: "12.345". */
 void pg_fmt_us(char *out, size_t cap, int64_t ns);

@@ -1,6 +1,8 @@
 /*
  * util tests: pg_buf invariants, the JSON writer's exact bytes and escaping, the arena, errors,
- * pg_hash stability, pg_fmt_us, atomic file writes, the u64 map and sha256 test vectors.
+ * pg_hash stability, pg_fmt_us, atomic file writes, the u64 map and sha256 test vectors; small
+ * file reads under a cap, pg_xasprintf, the comparators, pg_parse_int, redaction and the
+ * out-of-memory exit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,15 +11,25 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/util/util.h"
+
+/* Under AddressSanitizer a huge malloc must return NULL as libc's does, so
+ * that the out-of-memory exit is what the test sees. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
 
 /* ---- pg_buf ---- */
 
@@ -617,6 +629,161 @@ static void whole_numbers(void **state)
 	assert_false(pg_whole(-INFINITY, &n));
 }
 
+static void tmp_path(char *out, size_t cap, const char *name)
+{
+	snprintf(out, cap, "%s/pg-%s-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name,
+		 (int)getpid());
+}
+
+/* A small file whole; more than the cap, a missing file or a folder refused
+ * with a message naming it and errno saying why; out unchanged on failure. */
+static void read_small_caps_and_errors(void **state)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	char path[256], msg[512];
+	(void)state;
+
+	tmp_path(path, sizeof(path), "small");
+	assert_int_equal(pg_write_file_atomic(path, "0123456789", 10), 0);
+	assert_int_equal(pg_read_small(path, 10, 0, &b), 0);
+	assert_int_equal(b.len, 10);
+	assert_string_equal(b.ptr, "0123456789");
+	assert_int_equal(pg_read_small(path, 9, 0, &b), PG_ELIMIT);
+	assert_int_equal(errno, 0);
+	assert_int_equal(b.len, 10);
+	assert_string_equal(b.ptr, "0123456789");
+	snprintf(msg, sizeof(msg), "'%s' is larger than 9 bytes", path);
+	assert_string_equal(pg_error_last(), msg);
+	unlink(path);
+	assert_int_equal(pg_read_small(path, 10, 0, &b), PG_EIO);
+	assert_int_equal(errno, ENOENT);
+	snprintf(msg, sizeof(msg), "cannot read '%s': %s", path, strerror(ENOENT));
+	assert_string_equal(pg_error_last(), msg);
+	assert_int_equal(pg_read_small("/", 10, 0, &b), PG_EIO);
+	assert_int_equal(errno, EISDIR);
+	assert_string_equal(pg_error_last(), "cannot read '/': is a directory");
+	/* a device has no size to check first: the cap still holds while reading */
+	pg_buf_reset(&b);
+	assert_int_equal(pg_read_small("/dev/zero", 100000, 0, &b), PG_ELIMIT);
+	assert_int_equal(b.len, 0);
+	/* "-" is a file's name unless standard input is asked for */
+	assert_int_equal(pg_read_small("-", 10, 0, &b), PG_EIO);
+	pg_buf_release(&b);
+}
+
+static void xasprintf_is_not_cut(void **state)
+{
+	char *s, *long_s;
+	(void)state;
+
+	s = pg_xasprintf("%s-%d", "a", 42);
+	assert_string_equal(s, "a-42");
+	free(s);
+	long_s = pg_xmalloc(10001);
+	memset(long_s, 'x', 10000);
+	long_s[10000] = '\0';
+	s = pg_xasprintf("<%s>", long_s);
+	assert_int_equal(strlen(s), 10002);
+	free(s);
+	free(long_s);
+}
+
+static void comparators_order(void **state)
+{
+	double d[] = {3.5, -1.0, 2.0, -1.0};
+	int64_t i[] = {INT64_MAX, -5, INT64_MIN, 0};
+	uint32_t u[] = {UINT32_MAX, 0, 7};
+	const char *str[] = {"b", "a", "ab"};
+	(void)state;
+
+	qsort(d, 4, sizeof(d[0]), pg_cmp_double);
+	assert_true(d[0] == -1.0 && d[1] == -1.0 && d[2] == 2.0 && d[3] == 3.5);
+	qsort(i, 4, sizeof(i[0]), pg_cmp_i64);
+	assert_true(i[0] == INT64_MIN && i[1] == -5 && i[2] == 0 && i[3] == INT64_MAX);
+	qsort(u, 3, sizeof(u[0]), pg_cmp_u32);
+	assert_true(u[0] == 0 && u[1] == 7 && u[2] == UINT32_MAX);
+	qsort(str, 3, sizeof(str[0]), pg_cmp_str);
+	assert_string_equal(str[0], "a");
+	assert_string_equal(str[1], "ab");
+	assert_string_equal(str[2], "b");
+}
+
+static void parse_int_is_strict(void **state)
+{
+	int64_t v = 99;
+	(void)state;
+
+	assert_int_equal(pg_parse_int("42", 1, 64, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(pg_parse_int("-7", -10, 10, &v), 0);
+	assert_int_equal(v, -7);
+	assert_int_equal(pg_parse_int("9223372036854775807", 0, INT64_MAX, &v), 0);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(pg_parse_int("-9223372036854775808", INT64_MIN, 0, &v), 0);
+	assert_true(v == INT64_MIN);
+	v = 99;
+	const char *bad[] = {"",
+			     "-",
+			     " 5",
+			     "5 ",
+			     "+5",
+			     "5k",
+			     "0x10",
+			     "65",
+			     "0",
+			     "-1",
+			     "9223372036854775808",
+			     "99999999999999999999"};
+	for (size_t k = 0; k < PG_ARRAY_LEN(bad); k++)
+		assert_int_equal(pg_parse_int(bad[k], 1, 64, &v), -1);
+	assert_int_equal(v, 99);
+}
+
+static void redact_a_list(void **state)
+{
+	const char *secrets[] = {"hunter22", "abc", "s3cr3t-key", NULL};
+	char s[128] = "user hunter22 key s3cr3t-keys3cr3t-key abc";
+	(void)state;
+
+	pg_redact(s, secrets);
+	assert_string_equal(s, "user *** key ****** abc");
+	pg_redact(s, NULL);
+	assert_string_equal(s, "user *** key ****** abc");
+}
+
+/* Out of memory is its own exit (71) with its own line, never "bad input" (3). */
+static void out_of_memory_exits_71(void **state)
+{
+	int fds[2], status = 0;
+	char got[256] = "";
+	ssize_t n;
+	pid_t pid;
+	(void)state;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		pg_xmalloc(SIZE_MAX - 4096);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	got[n > 0 ? n : 0] = '\0';
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), PG_EXIT_NOMEM);
+	assert_int_equal(PG_EXIT_NOMEM, 71);
+	assert_non_null(strstr(got, "profgate: out of memory allocating "));
+	assert_int_equal(pg_exit_code(PG_ENOMEM), 71);
+	assert_int_equal(pg_exit_code(PG_EUSAGE), PG_EXIT_USAGE);
+	assert_int_equal(pg_exit_code(PG_EFORMAT), PG_EXIT_INPUT);
+	assert_int_equal(pg_exit_code(PG_EDELIVERY), PG_EXIT_INPUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -639,6 +806,12 @@ int main(void)
 	    cmocka_unit_test(sha256_file_matches_streaming),
 	    cmocka_unit_test(secrets_redacted_from_messages),
 	    cmocka_unit_test(whole_numbers),
+	    cmocka_unit_test(read_small_caps_and_errors),
+	    cmocka_unit_test(xasprintf_is_not_cut),
+	    cmocka_unit_test(comparators_order),
+	    cmocka_unit_test(parse_int_is_strict),
+	    cmocka_unit_test(redact_a_list),
+	    cmocka_unit_test(out_of_memory_exits_71),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
