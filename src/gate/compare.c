@@ -70,34 +70,19 @@ static char *xprintf(const char *fmt, ...)
 
 /* ---- provenance ---- */
 
+/* A field's value as provenance shows it: "null" when absent. */
 static char *identity_text(const struct summary *s, const char *field)
 {
-	if (strcmp(field, "device_kind") == 0)
-		return pg_xstrdup(s->device_kind ? s->device_kind : "null");
-	if (strcmp(field, "framework") == 0)
-		return pg_xstrdup(s->framework ? s->framework : "null");
-	if (strcmp(field, "framework_version") == 0)
-		return pg_xstrdup(s->framework_version ? s->framework_version : "null");
-	if (strcmp(field, "step_source") == 0)
-		return pg_xstrdup(s->step_source ? s->step_source : "null");
-	if (strcmp(field, "basis") == 0)
-		return pg_xstrdup(s->basis ? s->basis : "null");
-	if (strcmp(field, "device_count") == 0)
-		return xprintf("%u", s->device_count);
-	if (strcmp(field, "host_count") == 0)
-		return xprintf("%u", s->host_count);
-	if (strcmp(field, "steps_captured") == 0)
-		return xprintf("%u", s->steps_captured);
-	if (strcmp(field, "world_size") == 0)
-		return s->world_size < 0 ? pg_xstrdup("null") : xprintf("%d", s->world_size);
-	if (strncmp(field, "labels.", 7) == 0) {
-		size_t k = strlen(field + 7);
-		for (uint32_t i = 0; i < s->n_labels; i++)
-			if (strncmp(s->labels[i], field + 7, k) == 0 && s->labels[i][k] == '=')
-				return pg_xstrdup(s->labels[i] + k + 1);
-		return pg_xstrdup("null");
-	}
-	return pg_xstrdup("null");
+	const struct summary_id_field *f = summary_id_find(field);
+	struct pg_buf b = PG_BUF_INIT;
+	const char *v = NULL;
+
+	if (f && summary_id_text(s, f, &b))
+		return pg_buf_detach(&b, NULL);
+	if (strncmp(field, "labels.", 7) == 0)
+		v = summary_label_value(s, field + 7);
+	pg_buf_release(&b);
+	return pg_xstrdup(v ? v : "null");
 }
 
 static void add_diff(struct gate_result *r, const char *field, char *b, char *c)

@@ -125,8 +125,6 @@ void gate_thresholds_release(struct gate_thresholds *th);
  * literal characters, then the earlier rule. NULL when none matches. */
 const struct gate_rule *gate_rule_for(const struct gate_thresholds *th, const char *metric);
 int gate_glob_match(const char *glob, const char *s);
-/* Every identity field a thresholds file may name. */
-extern const char *const gate_identity_fields[];
 
 /* ---- statistics (stats.c) ---- */
 

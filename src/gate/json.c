@@ -40,30 +40,26 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 {
 	pg_json_key(j, "identity");
 	pg_json_obj_begin(j);
-	str(j, "device_kind", s->device_kind);
-	pg_json_key(j, "device_count");
-	pg_json_uint(j, s->device_count);
-	pg_json_key(j, "host_count");
-	pg_json_uint(j, s->host_count);
-	pg_json_key(j, "world_size");
-	if (s->world_size < 0)
-		pg_json_null(j);
-	else
-		pg_json_int(j, s->world_size);
-	str(j, "framework", s->framework);
-	str(j, "framework_version", s->framework_version);
-	str(j, "step_source", s->step_source);
-	str(j, "basis", s->basis);
-	pg_json_key(j, "steps_captured");
-	pg_json_uint(j, s->steps_captured);
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const struct summary_id_field *f = &summary_id_fields[i];
+		if (f->type == SUMMARY_ID_STRING) {
+			str(j, f->name, summary_id_str(s, f));
+			continue;
+		}
+		pg_json_key(j, f->name);
+		if (summary_id_num(s, f) < 0)
+			pg_json_null(j);
+		else
+			pg_json_int(j, summary_id_num(s, f));
+	}
 	pg_json_key(j, "labels");
 	pg_json_obj_begin(j);
 	for (uint32_t i = 0; i < s->n_labels; i++) {
-		const char *eq = strchr(s->labels[i], '=');
 		struct pg_buf k = PG_BUF_INIT;
-		pg_buf_add(&k, s->labels[i],
-			   eq ? (size_t)(eq - s->labels[i]) : strlen(s->labels[i]));
-		str(j, k.ptr, eq ? eq + 1 : "");
+		size_t n;
+		const char *v = summary_label_split(s->labels[i], &n);
+		pg_buf_add(&k, s->labels[i], n);
+		str(j, k.ptr, v);
 		pg_buf_release(&k);
 	}
 	pg_json_obj_end(j);

@@ -14,13 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#define EVENT_MAX_BYTES (16u << 20)
+#include "../summary/summary.h"
 
-/* The identity fields a series is made of: the ones every shipped thresholds
- * file checks. A fixed list, so that changing thresholds keeps the series. */
-static const char *const series_fields[] = {
-    "device_kind", "device_count", "host_count", "world_size", "framework", "step_source", "basis",
-};
+#define EVENT_MAX_BYTES (16u << 20)
 
 static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
 /* The overall verdicts a gate gives (README "The verdict JSON"). */
@@ -359,9 +355,11 @@ void history_series_name(const char *label, const struct history_field *identity
 	char hex[65];
 
 	pg_buf_addf(&text, "label=%s\n", label ? label : "");
-	for (size_t i = 0; i < PG_ARRAY_LEN(series_fields); i++) {
-		const struct history_field *f = field_find(identity, n, series_fields[i]);
-		pg_buf_addf(&text, "%s=%s\n", series_fields[i], f && f->text ? f->text : "null");
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const char *key = summary_id_fields[i].name;
+		const struct history_field *f = field_find(identity, n, key);
+		if (summary_id_fields[i].series)
+			pg_buf_addf(&text, "%s=%s\n", key, f && f->text ? f->text : "null");
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (strncmp(identity[i].key, "labels.", 7) == 0)
@@ -420,22 +418,27 @@ static char *number_text(double v)
 	return pg_xstrdup(buf);
 }
 
+/* An identity field taking text (NULL: null), which it then owns. */
+static void put_field(struct history_record *r, char *key, char *text, enum history_value type)
+{
+	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
+	r->identity[r->n_identity++] =
+	    (struct history_field){key, text, text ? type : HISTORY_NULL};
+}
+
 static void add_field(struct history_record *r, const char *key, const cJSON *v)
 {
-	struct history_field *f;
+	char *text = NULL;
+	enum history_value type = HISTORY_NULL;
 
-	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
-	f = &r->identity[r->n_identity++];
-	f->key = pg_xstrdup(key);
-	f->text = NULL;
-	f->type = HISTORY_NULL;
 	if (cJSON_IsString(v)) {
-		f->type = HISTORY_STRING;
-		f->text = pg_xstrdup(v->valuestring);
+		type = HISTORY_STRING;
+		text = pg_xstrdup(v->valuestring);
 	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) { /* 1e999: not JSON to write */
-		f->type = HISTORY_NUMBER;
-		f->text = number_text(v->valuedouble);
+		type = HISTORY_NUMBER;
+		text = number_text(v->valuedouble);
 	}
+	put_field(r, pg_xstrdup(key), text, type);
 }
 
 /* The identity object of a verdict side or a record: scalars, and "labels"
@@ -464,6 +467,70 @@ static int read_identity(struct history_record *r, const cJSON *id)
 		}
 	}
 	return 0;
+}
+
+/* A copy of s as it reads back from JSON text: bytes that are not UTF-8
+ * become U+FFFD, as pg_json writes them. NULL for NULL. */
+static char *json_text(const char *s, size_t n)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!s)
+		return NULL;
+	pg_buf_grow(&b, n);
+	for (size_t i = 0; i < n;) {
+		size_t k = (unsigned char)s[i] < 0x80
+			       ? 1
+			       : pg_utf8_seq((const unsigned char *)s + i, n - i);
+		if (k == 0) {
+			pg_buf_adds(&b, PG_UTF8_REPLACEMENT);
+			k = 1;
+		} else {
+			pg_buf_add(&b, s + i, k);
+		}
+		i += k;
+	}
+	return pg_buf_detach(&b, NULL);
+}
+
+static char *dup_json_text(const char *s)
+{
+	return s ? json_text(s, strlen(s)) : NULL;
+}
+
+/* The identity of s as the verdict JSON writes a side's and read_identity()
+ * reads it back: the same fields, keys, texts and types. */
+static void identity_of_summary(struct history_record *r, const struct summary *s)
+{
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const struct summary_id_field *f = &summary_id_fields[i];
+		struct pg_buf v = PG_BUF_INIT;
+		int set = summary_id_text(s, f, &v);
+		put_field(r, pg_xstrdup(f->name), set ? json_text(v.ptr ? v.ptr : "", v.len) : NULL,
+			  f->type == SUMMARY_ID_STRING ? HISTORY_STRING : HISTORY_NUMBER);
+		pg_buf_release(&v);
+	}
+	for (uint32_t i = 0; i < s->n_labels; i++) {
+		struct pg_buf k = PG_BUF_INIT;
+		size_t n;
+		const char *v = summary_label_split(s->labels[i], &n);
+		char *key = json_text(s->labels[i], n);
+		pg_buf_addf(&k, "labels.%s", key);
+		free(key);
+		put_field(r, pg_buf_detach(&k, NULL), dup_json_text(v), HISTORY_STRING);
+	}
+}
+
+void history_series_of_summary(const char *label, const struct summary *s, struct pg_buf *out)
+{
+	struct history_record r;
+	char *l = dup_json_text(label);
+
+	history_record_init(&r);
+	identity_of_summary(&r, s);
+	history_series_name(l, r.identity, r.n_identity, out);
+	history_record_release(&r);
+	free(l);
 }
 
 static void add_metric(struct history_record *r, const char *name, double value)
