@@ -172,7 +172,7 @@ out:
 
 /* gate --history: the verdict's record appended after the verdict is out.
  * Returns the delivery's exit code; the caller decides whether it counts. */
-static int record_history(const struct cmd_gate_job *job, const struct pg_buf *json)
+static int record_history(const struct cmd_gate_job *job, const struct gate_result *r)
 {
 	struct history_record rec;
 	struct history_env env;
@@ -182,7 +182,7 @@ static int record_history(const struct cmd_gate_job *job, const struct pg_buf *j
 		env = *job->history_env;
 	else
 		history_env_from_environ(&env);
-	if (history_record_from_verdict(&rec, json->ptr, json->len, "verdict", &env, job->kind)) {
+	if (history_record_from_result(&rec, r, &env, job->kind)) {
 		fprintf(stderr, "profgate: %s%s\n",
 			job->history_required ? "" : "warning: ", pg_error_last());
 		history_record_release(&rec);
@@ -284,7 +284,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 			rc = PG_EXIT_OK;
 		if (job->history && !job->history_no_append) {
 			/* a required delivery that failed outranks the verdict's code */
-			int h = record_history(job, &json);
+			int h = record_history(job, &r);
 			if (h != PG_EXIT_OK && job->history_required)
 				rc = h;
 		}

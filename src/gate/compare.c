@@ -643,6 +643,20 @@ static void attribute(struct gate_result *r)
 
 /* ---- the whole comparison ---- */
 
+/* sha256 of the summary as `profgate summarize` writes it: the same for a
+ * summary file given as input and for profiles summarized on the fly. */
+static void summary_sha256(const struct summary *s, char hex[65])
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_sha256 sha;
+
+	summary_write_json(s, &b);
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, b.ptr, b.len);
+	pg_sha256_hex(&sha, hex);
+	pg_buf_release(&b);
+}
+
 static void overall(struct gate_result *r)
 {
 	enum gate_verdict v = GATE_PASS;
@@ -673,6 +687,8 @@ void gate_compare(const struct summary *b, const struct summary *c,
 	r->thresholds = th;
 	r->step_p_value = NAN;
 	r->interval_lo_share = r->interval_hi_share = NAN;
+	summary_sha256(b, r->baseline_summary_sha256);
+	summary_sha256(c, r->candidate_summary_sha256);
 	check_provenance(r);
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {

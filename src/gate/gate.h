@@ -222,6 +222,9 @@ struct gate_result {
 	double bd_baseline_us[4],
 	    bd_candidate_us[4]; /* compute, exposed comm, exposed memcpy, idle */
 
+	/* sha256 of each summary as `profgate summarize` writes it */
+	char baseline_summary_sha256[65], candidate_summary_sha256[65];
+
 	struct gate_inputs in;			    /* borrowed */
 	const struct summary *baseline, *candidate; /* borrowed, for reports */
 	const struct gate_thresholds *thresholds;   /* borrowed */

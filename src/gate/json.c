@@ -66,25 +66,9 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 	pg_json_obj_end(j);
 }
 
-/* sha256 of the summary as `profgate summarize` writes it: the same for a
- * summary file given as input and for profiles summarized on the fly. */
-static void summary_sha256(const struct summary *s, char hex[65])
-{
-	struct pg_buf b = PG_BUF_INIT;
-	struct pg_sha256 sha;
-
-	summary_write_json(s, &b);
-	pg_sha256_init(&sha);
-	pg_sha256_update(&sha, b.ptr, b.len);
-	pg_sha256_hex(&sha, hex);
-	pg_buf_release(&b);
-}
-
 static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
-		       const struct summary *s, const char *history_json)
+		       const struct summary *s, const char *summary_sha, const char *history_json)
 {
-	char hex[65];
-
 	pg_json_key(j, key);
 	pg_json_obj_begin(j);
 	str(j, "path", path);
@@ -103,8 +87,7 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 	pg_json_uint(j, s->device_count);
 	pg_json_key(j, "steady_steps");
 	pg_json_uint(j, s->steady.count);
-	summary_sha256(s, hex);
-	str(j, "summary_sha256", hex);
+	str(j, "summary_sha256", summary_sha);
 	write_identity(j, s);
 	if (history_json) {
 		pg_json_key(j, "history");
@@ -364,9 +347,9 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	pg_json_uint(&j, r->thresholds->min_samples);
 	pg_json_obj_end(&j);
 	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
-		   r->in.baseline_history_json);
+		   r->baseline_summary_sha256, r->in.baseline_history_json);
 	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate,
-		   NULL);
+		   r->candidate_summary_sha256, NULL);
 	write_provenance(&j, r);
 	write_step(&j, r);
 	write_counts(&j, r);

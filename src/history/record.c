@@ -1,9 +1,9 @@
 /*
- * The history record (profgate.history/1): built from a verdict JSON and the
- * CI environment, written as one deterministic JSON line, and read back by a
- * tolerant reader (a corrupt line is skipped with its file and line number; a
- * record of another profgate.history version is refused, never guessed at).
- * Fields in README "The history record".
+ * The history record (profgate.history/1): built from a gate's result (or
+ * from its verdict JSON, for `history append`) and the CI environment, written as one deterministic
+ * JSON line, and read back by a tolerant reader (a corrupt line is skipped with its file and line
+ * number; a record of another profgate.history version is refused, never guessed at). Fields in
+ * README "The history record".
  */
 #include "history.h"
 
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../gate/gate.h"
 #include "../summary/summary.h"
 
 #define EVENT_MAX_BYTES (16u << 20)
@@ -546,25 +547,15 @@ static int cmp_metric(const void *a, const void *b)
 		      ((const struct history_metric *)b)->name);
 }
 
-/* The candidate's value of every judged metric (a rule that is not "info"),
- * of every step metric and of the breakdown shares: what a trend or a window
- * baseline needs. */
-static void verdict_metrics(struct history_record *r, const cJSON *metrics)
+/* A metric a record keeps: one judged by a rule that is not "info", a step
+ * metric or a breakdown share: what a trend or a window baseline needs. */
+static int metric_kept(const char *name, int judged)
 {
-	const cJSON *m;
+	return judged || strncmp(name, "step.", 5) == 0 || strncmp(name, "breakdown.", 10) == 0;
+}
 
-	cJSON_ArrayForEach (m, metrics) {
-		const char *name = str_of(m, "name");
-		const cJSON *cand = member(m, "candidate"), *limit = member(m, "limit");
-		const char *dir = str_of(limit, "direction");
-		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
-
-		if (!name || !cJSON_IsNumber(cand) || !isfinite(cand->valuedouble))
-			continue;
-		if (judged || strncmp(name, "step.", 5) == 0 ||
-		    strncmp(name, "breakdown.", 10) == 0)
-			add_metric(r, name, cand->valuedouble);
-	}
+static void sort_metrics(struct history_record *r)
+{
 	if (r->n_metrics > 1)
 		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
 }
@@ -602,12 +593,69 @@ static char *record_id(const struct history_record *r, const struct history_env 
 	return pg_xstrdup(id);
 }
 
+/* What a record keeps of a gate run besides its identity and metrics,
+ * whether the run arrives as a struct gate_result or as its verdict JSON. */
+struct run_facts {
+	const char *label, *verdict;
+	double exit_code;
+	const char *window; /* the baseline's history window as compact JSON; NULL: a file */
+	const char *baseline_path, *baseline_sha256, *baseline_summary_sha256;
+	const char *summary_sha256, *thresholds, *profgate_version;
+};
+
+/* The fields of f into r, whose identity is already read: the one place a
+ * record is filled from a gate run, so both ways in give the same record. */
+static int run_fields(struct history_record *r, const struct run_facts *f)
+{
+	struct pg_buf series = PG_BUF_INIT;
+	int64_t code;
+
+	if (!verdict_valid(f->verdict))
+		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
+				    f->verdict);
+	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
+	if (!pg_whole(f->exit_code, &code) || code < 0 || code > 255)
+		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
+				    f->exit_code);
+	r->label = dup_json_text(f->label);
+	r->verdict = pg_xstrdup(f->verdict);
+	r->exit_code = (int)code;
+	history_series_name(r->label, r->identity, r->n_identity, &series);
+	r->series = pg_buf_detach(&series, NULL);
+	r->baseline_kind = pg_xstrdup(f->window ? "history" : "file");
+	r->baseline_window = dup_or_null(f->window);
+	r->baseline_path = dup_json_text(f->baseline_path);
+	r->baseline_sha256 = dup_json_text(f->baseline_sha256);
+	r->baseline_summary_sha256 = dup_json_text(f->baseline_summary_sha256);
+	r->summary_sha256 = dup_json_text(f->summary_sha256);
+	r->thresholds = dup_json_text(f->thresholds);
+	r->profgate_version = dup_json_text(f->profgate_version);
+	return 0;
+}
+
+static void verdict_metrics(struct history_record *r, const cJSON *metrics)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach (m, metrics) {
+		const char *name = str_of(m, "name");
+		const cJSON *cand = member(m, "candidate"), *limit = member(m, "limit");
+		const char *dir = str_of(limit, "direction");
+		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
+
+		if (name && cJSON_IsNumber(cand) && isfinite(cand->valuedouble) &&
+		    metric_kept(name, judged))
+			add_metric(r, name, cand->valuedouble);
+	}
+	sort_metrics(r);
+}
+
 static int verdict_fields(struct history_record *r, const cJSON *root)
 {
 	const cJSON *cand = member(root, "candidate"), *base = member(root, "baseline");
 	const cJSON *ec = member(root, "exit_code");
-	struct pg_buf series = PG_BUF_INIT;
-	int64_t code;
+	struct run_facts f;
+	char *window = NULL;
 	int rc;
 
 	if (!str_of(root, "verdict") || !cJSON_IsNumber(ec) || !cJSON_IsObject(cand) ||
@@ -619,34 +667,24 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 						"profgate: run gate again)");
 	if ((rc = read_identity(r, member(cand, "identity"))))
 		return rc;
-	if (!verdict_valid(str_of(root, "verdict")))
-		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
-				    str_of(root, "verdict"));
-	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
-	if (!pg_whole(ec->valuedouble, &code) || code < 0 || code > 255)
-		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
-				    ec->valuedouble);
-	r->label = dup_or_null(str_of(root, "label"));
-	r->verdict = pg_xstrdup(str_of(root, "verdict"));
-	r->exit_code = (int)code;
-	history_series_name(r->label, r->identity, r->n_identity, &series);
-	r->series = pg_buf_detach(&series, NULL);
-	verdict_metrics(r, member(root, "metrics"));
-	if (cJSON_IsObject(member(base, "history"))) {
-		r->baseline_kind = pg_xstrdup("history");
-		r->baseline_window = cJSON_PrintUnformatted(member(base, "history"));
-		if (!r->baseline_window)
-			return pg_error_set(PG_ENOMEM, "out of memory");
-	} else {
-		r->baseline_kind = pg_xstrdup("file");
-	}
-	r->baseline_path = dup_or_null(str_of(base, "path"));
-	r->baseline_sha256 = dup_or_null(str_of(base, "sha256"));
-	r->baseline_summary_sha256 = dup_or_null(str_of(base, "summary_sha256"));
-	r->summary_sha256 = dup_or_null(str_of(cand, "summary_sha256"));
-	r->thresholds = dup_or_null(str_of(member(root, "thresholds"), "name"));
-	r->profgate_version = dup_or_null(str_of(root, "profgate_version"));
-	return 0;
+	if (cJSON_IsObject(member(base, "history")) &&
+	    !(window = cJSON_PrintUnformatted(member(base, "history"))))
+		return pg_error_set(PG_ENOMEM, "out of memory");
+	f = (struct run_facts){str_of(root, "label"),
+			       str_of(root, "verdict"),
+			       ec->valuedouble,
+			       window,
+			       str_of(base, "path"),
+			       str_of(base, "sha256"),
+			       str_of(base, "summary_sha256"),
+			       str_of(cand, "summary_sha256"),
+			       str_of(member(root, "thresholds"), "name"),
+			       str_of(root, "profgate_version")};
+	rc = run_fields(r, &f);
+	free(window);
+	if (rc == 0)
+		verdict_metrics(r, member(root, "metrics"));
+	return rc;
 }
 
 static int env_fields(struct history_record *r, const struct history_env *e, const char *kind)
@@ -677,7 +715,7 @@ int history_record_from_verdict(struct history_record *r, const char *json, size
 	int rc;
 
 	history_record_init(r);
-	if (!schema || strcmp(schema, "profgate.verdict/1") != 0) {
+	if (!schema || strcmp(schema, GATE_VERDICT_SCHEMA) != 0) {
 		rc =
 		    pg_error_set(PG_EFORMAT, "%s: not a verdict JSON (profgate.verdict/1)", origin);
 		goto out;
@@ -699,6 +737,57 @@ int history_record_from_verdict(struct history_record *r, const char *json, size
 	r->record_id = record_id(r, e, json, len);
 out:
 	cJSON_Delete(root);
+	return rc;
+}
+
+/* The window as the verdict path gets it: cJSON's compact form of the
+ * "history" member, so both ways in write the same bytes. */
+static char *window_text(const char *json)
+{
+	cJSON *w = json ? cJSON_Parse(json) : NULL;
+	char *text = cJSON_IsObject(w) ? cJSON_PrintUnformatted(w) : NULL;
+
+	cJSON_Delete(w);
+	return text;
+}
+
+int history_record_from_result(struct history_record *r, const struct gate_result *g,
+			       const struct history_env *e, const char *kind)
+{
+	struct pg_buf json = PG_BUF_INIT;
+	struct run_facts f;
+	char *window = window_text(g->in.baseline_history_json);
+	int rc;
+
+	history_record_init(r);
+	if ((rc = env_fields(r, e, kind)))
+		goto out;
+	identity_of_summary(r, g->candidate);
+	f = (struct run_facts){g->in.label,
+			       gate_verdict_name(g->verdict),
+			       gate_verdict_exit(g->verdict),
+			       window,
+			       g->in.baseline_path,
+			       g->in.baseline_sha256,
+			       g->baseline_summary_sha256,
+			       g->candidate_summary_sha256,
+			       g->thresholds->name,
+			       g->in.version};
+	if ((rc = run_fields(r, &f)))
+		goto out;
+	for (uint32_t i = 0; i < g->n_metrics; i++) {
+		const struct gate_metric_result *m = &g->metrics[i];
+		int judged = m->rule && m->rule->direction != GATE_INFO;
+		if (m->has_candidate && isfinite(m->candidate) && metric_kept(m->name, judged))
+			add_metric(r, m->name, m->candidate);
+	}
+	sort_metrics(r);
+	if (!e->run_id)
+		gate_result_write_json(g, &json);
+	r->record_id = record_id(r, e, json.ptr, json.len);
+out:
+	free(window);
+	pg_buf_release(&json);
 	return rc;
 }
 
@@ -873,7 +962,7 @@ int history_record_load(struct history_record *r, const char *text, size_t len, 
 {
 	cJSON *root = cJSON_ParseWithLength(text, len);
 	const char *schema = str_of(root, "schema");
-	int verdict = schema && strcmp(schema, "profgate.verdict/1") == 0;
+	int verdict = schema && strcmp(schema, GATE_VERDICT_SCHEMA) == 0;
 	int rc;
 
 	cJSON_Delete(root);

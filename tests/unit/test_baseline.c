@@ -423,6 +423,64 @@ static void test_series_of_summary(void **state)
 	pg_buf_release(&series);
 }
 
+/* The record the gate builds from its result is the one `history append`
+ * builds from the verdict JSON of that result, byte for byte: in CI and out
+ * of it, with a history window as the baseline, and with a label that is not
+ * UTF-8 (the JSON carries U+FFFD for it). */
+static void test_record_from_result(void **state)
+{
+	struct history_list l = {0};
+	struct history_window w;
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_inputs in = {"b.json",     "c.json",   "1", NULL,
+				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}"};
+	struct gate_result r;
+	struct history_env env;
+	(void)state;
+
+	window5(&l, &w);
+	history_baseline_summary(&w, NULL, &b);
+	history_baseline_summary(&w, NULL, &c);
+	c.labels = pg_xrealloc(c.labels, 2 * sizeof(char *));
+	c.labels[c.n_labels++] = pg_xstrdup("batch=16\xc3");
+	free(c.files[0].sha256);
+	c.files[0].sha256 = pg_xstrdup("another capture");
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &in, &r);
+	memset(&env, 0, sizeof(env));
+	env.time = "2024-06-01T00:00:00Z";
+	for (int ci = 0; ci < 2; ci++) {
+		struct history_record x, y;
+		struct pg_buf v = PG_BUF_INIT, lx = PG_BUF_INIT, ly = PG_BUF_INIT;
+		struct pg_buf series = PG_BUF_INIT;
+		env.run_id = ci ? "77" : NULL;
+		env.repo = ci ? "o/r" : NULL;
+		gate_result_write_json(&r, &v);
+		assert_int_equal(history_record_from_verdict(&x, v.ptr, v.len, "v", &env, "main"),
+				 0);
+		assert_int_equal(history_record_from_result(&y, &r, &env, "main"), 0);
+		history_record_write(&x, &lx);
+		history_record_write(&y, &ly);
+		assert_string_equal(lx.ptr, ly.ptr);
+		assert_true(x.n_metrics > 0 && x.baseline_window);
+		history_series_of_summary(in.label, &c, &series);
+		assert_string_equal(series.ptr, y.series);
+		history_record_release(&x);
+		history_record_release(&y);
+		pg_buf_release(&v);
+		pg_buf_release(&lx);
+		pg_buf_release(&ly);
+		pg_buf_release(&series);
+	}
+	gate_result_release(&r);
+	gate_thresholds_release(&th);
+	summary_free(&b);
+	summary_free(&c);
+	history_window_release(&w);
+	history_list_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_baseline_short_and_bare),
 	    cmocka_unit_test(test_baseline_round_trip_and_gate),
 	    cmocka_unit_test(test_series_of_summary),
+	    cmocka_unit_test(test_record_from_result),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
