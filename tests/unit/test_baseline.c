@@ -380,6 +380,26 @@ static void test_baseline_round_trip_and_gate(void **state)
 	pg_buf_release(&v);
 }
 
+/* A baseline and a candidate from one window, the candidate with one label more. */
+static void two_sides(struct history_list *l, struct history_window *w, struct summary *b,
+		      struct summary *c, const char *label)
+{
+	window5(l, w);
+	history_baseline_summary(w, NULL, b);
+	history_baseline_summary(w, NULL, c);
+	c->labels = pg_xrealloc(c->labels, 2 * sizeof(char *));
+	c->labels[c->n_labels++] = pg_xstrdup(label);
+}
+
+static void two_sides_release(struct history_list *l, struct history_window *w, struct summary *b,
+			      struct summary *c)
+{
+	summary_free(b);
+	summary_free(c);
+	history_window_release(w);
+	history_list_release(l);
+}
+
 /* The series the gate's history window looks in is the one the gate's record is filed under. */
 static void test_series_of_summary(void **state)
 {
@@ -395,11 +415,7 @@ static void test_series_of_summary(void **state)
 	struct pg_buf v = PG_BUF_INIT, series = PG_BUF_INIT;
 	(void)state;
 
-	window5(&l, &w);
-	history_baseline_summary(&w, NULL, &b);
-	history_baseline_summary(&w, NULL, &c);
-	c.labels = pg_xrealloc(c.labels, 2 * sizeof(char *));
-	c.labels[c.n_labels++] = pg_xstrdup("batch=16");
+	two_sides(&l, &w, &b, &c, "batch=16");
 	c.world_size = 16;
 	gate_thresholds_default(&th);
 	gate_compare(&b, &c, &th, &in, &r);
@@ -415,10 +431,7 @@ static void test_series_of_summary(void **state)
 	history_record_release(&rec);
 	gate_result_release(&r);
 	gate_thresholds_release(&th);
-	summary_free(&b);
-	summary_free(&c);
-	history_window_release(&w);
-	history_list_release(&l);
+	two_sides_release(&l, &w, &b, &c);
 	pg_buf_release(&v);
 	pg_buf_release(&series);
 }
@@ -439,11 +452,7 @@ static void test_record_from_result(void **state)
 	struct history_env env;
 	(void)state;
 
-	window5(&l, &w);
-	history_baseline_summary(&w, NULL, &b);
-	history_baseline_summary(&w, NULL, &c);
-	c.labels = pg_xrealloc(c.labels, 2 * sizeof(char *));
-	c.labels[c.n_labels++] = pg_xstrdup("batch=16\xc3");
+	two_sides(&l, &w, &b, &c, "batch=16\xc3");
 	free(c.files[0].sha256);
 	c.files[0].sha256 = pg_xstrdup("another capture");
 	gate_thresholds_default(&th);
@@ -475,10 +484,7 @@ static void test_record_from_result(void **state)
 	}
 	gate_result_release(&r);
 	gate_thresholds_release(&th);
-	summary_free(&b);
-	summary_free(&c);
-	history_window_release(&w);
-	history_list_release(&l);
+	two_sides_release(&l, &w, &b, &c);
 }
 
 int main(void)
