@@ -79,6 +79,7 @@ struct action {
 	int read_only;	/* a pull_request from a fork: the token cannot write */
 	char *paths[4]; /* baseline summary, candidate summary, verdict, report */
 	struct pg_buf json, md;
+	struct cmd_gate_outcome outcome;
 	char *comment_url;
 	int delivery_failed;
 	int config_failed; /* a delivery refused its configuration (exit 2) */
@@ -399,6 +400,7 @@ static int run_gate(struct action *a)
 	job.verdict_exit = 1;
 	job.keep_json = &a->json;
 	job.keep_md = &a->md;
+	job.outcome = &a->outcome;
 	if (in(a, "history") && !a->read_only) {
 		job.history = in(a, "history");
 		job.history_branch = in(a, "history_branch");
@@ -538,11 +540,9 @@ static void post_check_run(struct action *a, const char *verdict)
 
 /* ---- outputs and the exit ---- */
 
-static const char *verdict_of(const struct action *a, struct github_marker *m)
+static const char *verdict_of(const struct action *a)
 {
-	if (a->md.len && github_marker_find(a->md.ptr, a->md.len, m) == 0)
-		return m->verdict;
-	return "error";
+	return a->outcome.verdict ? a->outcome.verdict : "error";
 }
 
 /* fail_on: fail (fail 1, incomparable 4), warn (also warn and inconclusive:
@@ -565,13 +565,12 @@ static int write_outputs(const struct action *a, const char *verdict, int code)
 {
 	const char *path = getenv("GITHUB_OUTPUT");
 	char num[32], regs[32];
-	int64_t n = a->json.len ? actions_regressions(a->json.ptr, a->json.len) : -1;
 	const char *values[PG_ARRAY_LEN(output_defs)];
 
 	if (!path || !*path)
 		return 0;
 	snprintf(num, sizeof(num), "%d", code);
-	snprintf(regs, sizeof(regs), "%lld", (long long)(n < 0 ? 0 : n));
+	snprintf(regs, sizeof(regs), "%u", a->outcome.n_fail + a->outcome.n_warn);
 	values[0] = verdict;
 	values[1] = num;
 	values[2] = regs;
@@ -639,8 +638,7 @@ static int fail_step(int code)
 
 static int finish(struct action *a, int gate_rc)
 {
-	struct github_marker m;
-	const char *verdict = verdict_of(a, &m);
+	const char *verdict = verdict_of(a);
 	int code;
 
 	if (gate_rc == PG_EXIT_USAGE || gate_rc == PG_EXIT_INPUT)
@@ -713,9 +711,8 @@ int cmd_action(int argc, char **argv)
 	set_paths(&a);
 	rc = run_gate(&a);
 	if (rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
-		struct github_marker m;
 		post_comment(&a);
-		post_check_run(&a, verdict_of(&a, &m));
+		post_check_run(&a, verdict_of(&a));
 	}
 	rc = finish(&a, rc);
 	action_release(&a);

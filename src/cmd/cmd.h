@@ -112,6 +112,12 @@ int cmd_load_summary(const char *path, const char *capture, int threads, struct 
 		     char sha[65]);
 
 struct history_env;
+/* What a gate run decided, for the steps after it (`action`): filled once
+ * the verdict is out, else left as it was. */
+struct cmd_gate_outcome {
+	const char *verdict;	 /* its name; NULL: the run stopped before a verdict */
+	uint32_t n_fail, n_warn; /* metrics that failed, warned */
+};
 /* What compare and gate share: load both sides and the thresholds, compare,
  * write the verdict JSON and the report, print the verdict. */
 struct cmd_gate_job {
@@ -136,6 +142,7 @@ struct cmd_gate_job {
 	 * copies of the verdict JSON and the report kept (NULL: not) */
 	const char *baseline_summary_out, *candidate_summary_out;
 	struct pg_buf *keep_json, *keep_md;
+	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
 

@@ -172,7 +172,7 @@ out:
 
 /* gate --history: the verdict's record appended after the verdict is out.
  * Returns the delivery's exit code; the caller decides whether it counts. */
-static int record_history(const struct cmd_gate_job *job, const struct pg_buf *json)
+static int record_history(const struct cmd_gate_job *job, const struct gate_result *r)
 {
 	struct history_record rec;
 	struct history_env env;
@@ -182,7 +182,7 @@ static int record_history(const struct cmd_gate_job *job, const struct pg_buf *j
 		env = *job->history_env;
 	else
 		history_env_from_environ(&env);
-	if (history_record_from_verdict(&rec, json->ptr, json->len, "verdict", &env, job->kind)) {
+	if (history_record_from_result(&rec, r, &env, job->kind)) {
 		fprintf(stderr, "profgate: %s%s\n",
 			job->history_required ? "" : "warning: ", pg_error_last());
 		history_record_release(&rec);
@@ -208,6 +208,16 @@ static int write_summary(const char *path, const struct summary *s)
 	return rc;
 }
 
+static void outcome_of(const struct gate_result *r, struct cmd_gate_outcome *o)
+{
+	o->verdict = gate_verdict_name(r->verdict);
+	o->n_fail = o->n_warn = 0;
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		o->n_fail += r->metrics[i].verdict == GATE_FAIL;
+		o->n_warn += r->metrics[i].verdict == GATE_WARN;
+	}
+}
+
 int cmd_gate_run(const struct cmd_gate_job *job)
 {
 	struct summary b, c;
@@ -215,7 +225,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	struct gate_result r;
 	struct gate_inputs in;
 	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT, window = PG_BUF_INIT,
-		      note = PG_BUF_INIT;
+		      note = PG_BUF_INIT, series = PG_BUF_INIT;
 	char sha_b[65] = "", sha_c[65];
 	int rc;
 
@@ -259,8 +269,10 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	gate_result_write_json(&r, &json);
 	report_compare_md(&r, &md);
 	/* the hidden marker naming the series: the PR comment's key (DESIGN §7) */
-	if (github_marker_append(json.ptr, json.len, &md))
-		fprintf(stderr, "profgate: warning: no report marker: %s\n", pg_error_last());
+	history_series_of_summary(in.label, &c, &series);
+	github_marker_append(series.ptr, gate_verdict_name(r.verdict), &md);
+	if (job->outcome)
+		outcome_of(&r, job->outcome);
 	if (job->keep_json)
 		pg_buf_add(job->keep_json, json.ptr, json.len);
 	if (job->keep_md)
@@ -284,7 +296,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 			rc = PG_EXIT_OK;
 		if (job->history && !job->history_no_append) {
 			/* a required delivery that failed outranks the verdict's code */
-			int h = record_history(job, &json);
+			int h = record_history(job, &r);
 			if (h != PG_EXIT_OK && job->history_required)
 				rc = h;
 		}
@@ -295,6 +307,7 @@ out:
 	pg_buf_release(&md);
 	pg_buf_release(&window);
 	pg_buf_release(&note);
+	pg_buf_release(&series);
 	summary_free(&b);
 	summary_free(&c);
 	gate_thresholds_release(&th);

@@ -351,20 +351,6 @@ int actions_annotations(const char *verdict_json, size_t len, uint32_t max, stru
 	return 0;
 }
 
-int64_t actions_regressions(const char *verdict_json, size_t len)
-{
-	cJSON *root = cJSON_ParseWithLength(verdict_json, len);
-	const cJSON *counts = member(root, "counts");
-	const cJSON *f = member(counts, "fail"), *w = member(counts, "warn");
-	int64_t n = -1, nf, nw;
-
-	if (cJSON_IsNumber(f) && cJSON_IsNumber(w) && pg_whole(f->valuedouble, &nf) &&
-	    pg_whole(w->valuedouble, &nw) && nf >= 0 && nw >= 0)
-		n = nf + nw;
-	cJSON_Delete(root);
-	return n;
-}
-
 /* ---- $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY ---- */
 
 /* A delimiter no line of value equals: ghadelimiter_<random hex>. */

@@ -28,9 +28,8 @@ struct github_marker {
 	char verdict[24];
 };
 
-/* Append the marker line ("<!-- ... -->\n") for a verdict JSON to out.
- * 0, or PG_EFORMAT with the message set (not a verdict). */
-int github_marker_append(const char *verdict_json, size_t len, struct pg_buf *out) PG_WUR;
+/* Append the marker line ("<!-- ... -->\n") of a series and a verdict to out. */
+void github_marker_append(const char *series, const char *verdict, struct pg_buf *out);
 /* The last marker in a report; 0, or PG_ENOTFOUND with the message set. */
 int github_marker_find(const char *md, size_t len, struct github_marker *out) PG_WUR;
 /* 1 for the verdicts on-alert comments on: warn, fail, incomparable. */
@@ -165,10 +164,6 @@ void actions_stop_commands(struct pg_buf *b, char *token);
  */
 int actions_annotations(const char *verdict_json, size_t len, uint32_t max,
 			struct pg_buf *out) PG_WUR;
-
-/* The number of metrics whose verdict is fail or warn in a verdict JSON
- * (counts.fail + counts.warn); -1 when it is not one. */
-int64_t actions_regressions(const char *verdict_json, size_t len);
 
 /*
  * Append name=value to the $GITHUB_OUTPUT file at path; a value holding a

@@ -12,7 +12,6 @@
  */
 #include "deliver.h"
 
-#include "../history/history.h"
 #include "../net/http.h"
 
 #include <cjson/cJSON.h>
@@ -31,20 +30,9 @@
 
 /* ---- the marker ---- */
 
-int github_marker_append(const char *verdict_json, size_t len, struct pg_buf *out)
+void github_marker_append(const char *series, const char *verdict, struct pg_buf *out)
 {
-	struct history_record r;
-	struct history_env e;
-	int rc;
-
-	memset(&e, 0, sizeof(e));
-	e.time = "2000-01-01T00:00:00Z"; /* no clock needed: only the series is used */
-	rc = history_record_from_verdict(&r, verdict_json, len, "verdict", &e, "manual");
-	if (rc == 0)
-		pg_buf_addf(out, "%s%s verdict=%s -->\n", GITHUB_MARKER_PREFIX, r.series,
-			    r.verdict);
-	history_record_release(&r);
-	return rc;
+	pg_buf_addf(out, "%s%s verdict=%s -->\n", GITHUB_MARKER_PREFIX, series, verdict);
 }
 
 /* Copy the run of characters of class ok at *p into out (cut to cap - 1). */

@@ -70,34 +70,19 @@ static char *xprintf(const char *fmt, ...)
 
 /* ---- provenance ---- */
 
+/* A field's value as provenance shows it: "null" when absent. */
 static char *identity_text(const struct summary *s, const char *field)
 {
-	if (strcmp(field, "device_kind") == 0)
-		return pg_xstrdup(s->device_kind ? s->device_kind : "null");
-	if (strcmp(field, "framework") == 0)
-		return pg_xstrdup(s->framework ? s->framework : "null");
-	if (strcmp(field, "framework_version") == 0)
-		return pg_xstrdup(s->framework_version ? s->framework_version : "null");
-	if (strcmp(field, "step_source") == 0)
-		return pg_xstrdup(s->step_source ? s->step_source : "null");
-	if (strcmp(field, "basis") == 0)
-		return pg_xstrdup(s->basis ? s->basis : "null");
-	if (strcmp(field, "device_count") == 0)
-		return xprintf("%u", s->device_count);
-	if (strcmp(field, "host_count") == 0)
-		return xprintf("%u", s->host_count);
-	if (strcmp(field, "steps_captured") == 0)
-		return xprintf("%u", s->steps_captured);
-	if (strcmp(field, "world_size") == 0)
-		return s->world_size < 0 ? pg_xstrdup("null") : xprintf("%d", s->world_size);
-	if (strncmp(field, "labels.", 7) == 0) {
-		size_t k = strlen(field + 7);
-		for (uint32_t i = 0; i < s->n_labels; i++)
-			if (strncmp(s->labels[i], field + 7, k) == 0 && s->labels[i][k] == '=')
-				return pg_xstrdup(s->labels[i] + k + 1);
-		return pg_xstrdup("null");
-	}
-	return pg_xstrdup("null");
+	const struct summary_id_field *f = summary_id_find(field);
+	struct pg_buf b = PG_BUF_INIT;
+	const char *v = NULL;
+
+	if (f && summary_id_text(s, f, &b))
+		return pg_buf_detach(&b, NULL);
+	if (strncmp(field, "labels.", 7) == 0)
+		v = summary_label_value(s, field + 7);
+	pg_buf_release(&b);
+	return pg_xstrdup(v ? v : "null");
 }
 
 static void add_diff(struct gate_result *r, const char *field, char *b, char *c)
@@ -537,25 +522,31 @@ static const struct sum_op *find_op(const struct summary *s, const char *name, c
 	return NULL;
 }
 
+/* How far a change goes in the step's direction dir (1: slower, -1:
+ * faster), or its size when the step did not move (0): what the causes of a
+ * change are ranked by. */
+static double toward(int dir, double delta)
+{
+	return dir ? dir * delta : fabs(delta);
+}
+
 struct op_delta {
 	const char *name, *family;
 	double delta;
+	double key; /* toward(dir, delta) */
 };
-
-static int g_dir; /* the step change's sign, for the sort below (single-threaded) */
 
 static int cmp_op_delta(const void *x, const void *y)
 {
 	const struct op_delta *a = x, *b = y;
-	double ka = g_dir ? g_dir * a->delta : fabs(a->delta);
-	double kb = g_dir ? g_dir * b->delta : fabs(b->delta);
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
 /* Every op's self-time change, each op once (name and family). */
-static struct op_delta *op_deltas(const struct summary *b, const struct summary *c, uint32_t *n)
+static struct op_delta *op_deltas(const struct summary *b, const struct summary *c, int dir,
+				  uint32_t *n)
 {
 	struct op_delta *d = pg_xcalloc((size_t)b->n_ops + c->n_ops + 1, sizeof(*d));
 	uint32_t k = 0;
@@ -564,20 +555,22 @@ static struct op_delta *op_deltas(const struct summary *b, const struct summary 
 		const struct sum_op *o = &b->ops[i];
 		const struct sum_op *x = find_op(c, o->name, o->family);
 		d[k++] = (struct op_delta){o->name, o->family,
-					   (x ? x->self_us_per_step : 0) - o->self_us_per_step};
+					   (x ? x->self_us_per_step : 0) - o->self_us_per_step, 0};
 	}
 	for (uint32_t i = 0; i < c->n_ops; i++) {
 		const struct sum_op *o = &c->ops[i];
 		if (!find_op(b, o->name, o->family))
-			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step};
+			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step, 0};
 	}
+	for (uint32_t i = 0; i < k; i++)
+		d[i].key = toward(dir, d[i].delta);
 	*n = k;
 	return d;
 }
 
 /* The ops of one family that moved most in the step's direction, as a
  * comma-separated list; NULL when none. */
-static char *family_detail(const struct op_delta *d, uint32_t n, const char *family)
+static char *family_detail(const struct op_delta *d, uint32_t n, const char *family, int dir)
 {
 	struct pg_buf b = PG_BUF_INIT;
 	int k = 0;
@@ -585,7 +578,7 @@ static char *family_detail(const struct op_delta *d, uint32_t n, const char *fam
 	for (uint32_t i = 0; i < n && k < 3; i++) {
 		if (!d[i].family || strcmp(d[i].family, family) != 0 || d[i].delta == 0)
 			continue;
-		if ((g_dir > 0 && d[i].delta < 0) || (g_dir < 0 && d[i].delta > 0))
+		if ((dir > 0 && d[i].delta < 0) || (dir < 0 && d[i].delta > 0))
 			continue;
 		if (k++)
 			pg_buf_addc(&b, GATE_DETAIL_SEP);
@@ -603,16 +596,37 @@ static int attr_rank(enum gate_attr_kind k)
 	return k == GATE_ATTR_FAMILY ? 0 : k == GATE_ATTR_OP ? 1 : 2;
 }
 
+/* An attribution with its rank key, so the sort needs nothing outside. */
+struct attr_sort {
+	double key;
+	struct gate_attribution a;
+};
+
 static int cmp_attr(const void *x, const void *y)
 {
-	const struct gate_attribution *a = x, *b = y;
-	double ka = g_dir ? g_dir * a->delta_us_per_step : fabs(a->delta_us_per_step);
-	double kb = g_dir ? g_dir * b->delta_us_per_step : fabs(b->delta_us_per_step);
-	if (ka != kb)
-		return ka > kb ? -1 : 1;
-	if (attr_rank(a->kind) != attr_rank(b->kind))
-		return attr_rank(a->kind) - attr_rank(b->kind);
-	return strcmp(a->name, b->name);
+	const struct attr_sort *p = x, *q = y;
+	if (p->key != q->key)
+		return p->key > q->key ? -1 : 1;
+	if (attr_rank(p->a.kind) != attr_rank(q->a.kind))
+		return attr_rank(p->a.kind) - attr_rank(q->a.kind);
+	return strcmp(p->a.name, q->a.name);
+}
+
+/* Largest in the step's direction first, then families, ops, breakdown. */
+static void sort_attribution(struct gate_result *r, int dir)
+{
+	struct attr_sort *s;
+
+	if (r->n_attribution < 2)
+		return;
+	s = pg_xcalloc(r->n_attribution, sizeof(*s));
+	for (uint32_t i = 0; i < r->n_attribution; i++)
+		s[i] = (struct attr_sort){toward(dir, r->attribution[i].delta_us_per_step),
+					  r->attribution[i]};
+	qsort(s, r->n_attribution, sizeof(*s), cmp_attr);
+	for (uint32_t i = 0; i < r->n_attribution; i++)
+		r->attribution[i] = s[i].a;
+	free(s);
 }
 
 #define ATTR_OPS 10
@@ -621,25 +635,25 @@ static int cmp_attr(const void *x, const void *y)
 static void attribute(struct gate_result *r)
 {
 	const struct summary *b = r->baseline, *c = r->candidate;
+	int dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
 	struct op_delta *d;
 	uint32_t n;
 
 	breakdown_us(b, r->bd_baseline_us);
 	breakdown_us(c, r->bd_candidate_us);
-	g_dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
-	d = op_deltas(b, c, &n);
+	d = op_deltas(b, c, dir, &n);
 	if (n > 1)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
 	for (uint32_t i = 0; i < b->n_families; i++) {
 		const struct sum_family *f = &b->families[i], *x = find_family(c, f->family);
 		add_attr(r, GATE_ATTR_FAMILY, f->family, (x ? x->us_per_step : 0) - f->us_per_step,
-			 family_detail(d, n, f->family), NULL);
+			 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; i < c->n_families; i++) {
 		const struct sum_family *f = &c->families[i];
 		if (!find_family(b, f->family))
 			add_attr(r, GATE_ATTR_FAMILY, f->family, f->us_per_step,
-				 family_detail(d, n, f->family), NULL);
+				 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; i < n && i < ATTR_OPS; i++)
 		add_attr(r, GATE_ATTR_OP, d[i].name, d[i].delta, NULL, d[i].family);
@@ -647,8 +661,7 @@ static void attribute(struct gate_result *r)
 		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k],
 			 r->bd_candidate_us[k] - r->bd_baseline_us[k], NULL, NULL);
 	free(d);
-	if (r->n_attribution > 1)
-		qsort(r->attribution, r->n_attribution, sizeof(*r->attribution), cmp_attr);
+	sort_attribution(r, dir);
 	while (r->n_attribution > ATTR_MAX) {
 		struct gate_attribution *a = &r->attribution[--r->n_attribution];
 		free(a->name);
@@ -657,6 +670,20 @@ static void attribute(struct gate_result *r)
 }
 
 /* ---- the whole comparison ---- */
+
+/* sha256 of the summary as `profgate summarize` writes it: the same for a
+ * summary file given as input and for profiles summarized on the fly. */
+static void summary_sha256(const struct summary *s, char hex[65])
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct pg_sha256 sha;
+
+	summary_write_json(s, &b);
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, b.ptr, b.len);
+	pg_sha256_hex(&sha, hex);
+	pg_buf_release(&b);
+}
 
 static void overall(struct gate_result *r)
 {
@@ -688,6 +715,8 @@ void gate_compare(const struct summary *b, const struct summary *c,
 	r->thresholds = th;
 	r->step_p_value = NAN;
 	r->interval_lo_share = r->interval_hi_share = NAN;
+	summary_sha256(b, r->baseline_summary_sha256);
+	summary_sha256(c, r->candidate_summary_sha256);
 	check_provenance(r);
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {

@@ -125,8 +125,6 @@ void gate_thresholds_release(struct gate_thresholds *th);
  * literal characters, then the earlier rule. NULL when none matches. */
 const struct gate_rule *gate_rule_for(const struct gate_thresholds *th, const char *metric);
 int gate_glob_match(const char *glob, const char *s);
-/* Every identity field a thresholds file may name. */
-extern const char *const gate_identity_fields[];
 
 /* ---- statistics (stats.c) ---- */
 
@@ -223,6 +221,9 @@ struct gate_result {
 	/* breakdown before and after, microseconds per step (mean over devices) */
 	double bd_baseline_us[4],
 	    bd_candidate_us[4]; /* compute, exposed comm, exposed memcpy, idle */
+
+	/* sha256 of each summary as `profgate summarize` writes it */
+	char baseline_summary_sha256[65], candidate_summary_sha256[65];
 
 	struct gate_inputs in;			    /* borrowed */
 	const struct summary *baseline, *candidate; /* borrowed, for reports */

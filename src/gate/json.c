@@ -40,55 +40,35 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 {
 	pg_json_key(j, "identity");
 	pg_json_obj_begin(j);
-	str(j, "device_kind", s->device_kind);
-	pg_json_key(j, "device_count");
-	pg_json_uint(j, s->device_count);
-	pg_json_key(j, "host_count");
-	pg_json_uint(j, s->host_count);
-	pg_json_key(j, "world_size");
-	if (s->world_size < 0)
-		pg_json_null(j);
-	else
-		pg_json_int(j, s->world_size);
-	str(j, "framework", s->framework);
-	str(j, "framework_version", s->framework_version);
-	str(j, "step_source", s->step_source);
-	str(j, "basis", s->basis);
-	pg_json_key(j, "steps_captured");
-	pg_json_uint(j, s->steps_captured);
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const struct summary_id_field *f = &summary_id_fields[i];
+		if (f->type == SUMMARY_ID_STRING) {
+			str(j, f->name, summary_id_str(s, f));
+			continue;
+		}
+		pg_json_key(j, f->name);
+		if (summary_id_num(s, f) < 0)
+			pg_json_null(j);
+		else
+			pg_json_int(j, summary_id_num(s, f));
+	}
 	pg_json_key(j, "labels");
 	pg_json_obj_begin(j);
 	for (uint32_t i = 0; i < s->n_labels; i++) {
-		const char *eq = strchr(s->labels[i], '=');
 		struct pg_buf k = PG_BUF_INIT;
-		pg_buf_add(&k, s->labels[i],
-			   eq ? (size_t)(eq - s->labels[i]) : strlen(s->labels[i]));
-		str(j, k.ptr, eq ? eq + 1 : "");
+		size_t n;
+		const char *v = summary_label_split(s->labels[i], &n);
+		pg_buf_add(&k, s->labels[i], n);
+		str(j, k.ptr, v);
 		pg_buf_release(&k);
 	}
 	pg_json_obj_end(j);
 	pg_json_obj_end(j);
 }
 
-/* sha256 of the summary as `profgate summarize` writes it: the same for a
- * summary file given as input and for profiles summarized on the fly. */
-static void summary_sha256(const struct summary *s, char hex[65])
-{
-	struct pg_buf b = PG_BUF_INIT;
-	struct pg_sha256 sha;
-
-	summary_write_json(s, &b);
-	pg_sha256_init(&sha);
-	pg_sha256_update(&sha, b.ptr, b.len);
-	pg_sha256_hex(&sha, hex);
-	pg_buf_release(&b);
-}
-
 static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
-		       const struct summary *s, const char *history_json)
+		       const struct summary *s, const char *summary_sha, const char *history_json)
 {
-	char hex[65];
-
 	pg_json_key(j, key);
 	pg_json_obj_begin(j);
 	str(j, "path", path);
@@ -107,8 +87,7 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 	pg_json_uint(j, s->device_count);
 	pg_json_key(j, "steady_steps");
 	pg_json_uint(j, s->steady.count);
-	summary_sha256(s, hex);
-	str(j, "summary_sha256", hex);
+	str(j, "summary_sha256", summary_sha);
 	write_identity(j, s);
 	if (history_json) {
 		pg_json_key(j, "history");
@@ -368,9 +347,9 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	pg_json_uint(&j, r->thresholds->min_samples);
 	pg_json_obj_end(&j);
 	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
-		   r->in.baseline_history_json);
+		   r->baseline_summary_sha256, r->in.baseline_history_json);
 	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate,
-		   NULL);
+		   r->candidate_summary_sha256, NULL);
 	write_provenance(&j, r);
 	write_step(&j, r);
 	write_counts(&j, r);

@@ -14,11 +14,6 @@
 extern const char gate_default_thresholds[];
 extern const size_t gate_default_thresholds_len;
 
-const char *const gate_identity_fields[] = {
-    "device_kind",	 "device_count", "host_count", "world_size",	 "framework",
-    "framework_version", "step_source",	 "basis",      "steps_captured", NULL,
-};
-
 struct parse {
 	const char *origin;
 	struct gate_thresholds *th;
@@ -165,6 +160,21 @@ static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct 
 	return 0;
 }
 
+/* "unknown identity field (device_kind, ..., steps_captured or labels.KEY)" */
+static int bad_identity(const struct parse *p, const char *path)
+{
+	struct pg_buf why = PG_BUF_INIT;
+	int rc;
+
+	pg_buf_adds(&why, "unknown identity field (");
+	for (size_t i = 0; i < SUMMARY_ID_N; i++)
+		pg_buf_addf(&why, "%s%s", i ? ", " : "", summary_id_fields[i].name);
+	pg_buf_adds(&why, " or labels.KEY)");
+	rc = bad(p, path, why.ptr);
+	pg_buf_release(&why);
+	return rc;
+}
+
 static int parse_identity(const struct parse *p, const cJSON *v)
 {
 	struct gate_thresholds *th = p->th;
@@ -175,19 +185,12 @@ static int parse_identity(const struct parse *p, const cJSON *v)
 	th->identity = pg_xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
 	for (const cJSON *x = v->child; x; x = x->next, i++) {
 		char path[64];
-		int ok = 0;
 		snprintf(path, sizeof(path), "identity[%u]", i);
 		if (!cJSON_IsString(x))
 			return bad(p, path, "must be a string");
-		for (const char *const *f = gate_identity_fields; *f && !ok; f++)
-			ok = strcmp(*f, x->valuestring) == 0;
-		if (!ok && strncmp(x->valuestring, "labels.", 7) == 0 && x->valuestring[7])
-			ok = 1;
-		if (!ok)
-			return bad(p, path,
-				   "unknown identity field (device_kind, device_count, host_count, "
-				   "world_size, framework, framework_version, step_source, basis, "
-				   "steps_captured or labels.KEY)");
+		if (!summary_id_find(x->valuestring) &&
+		    !(strncmp(x->valuestring, "labels.", 7) == 0 && x->valuestring[7]))
+			return bad_identity(p, path);
 		th->identity[th->n_identity++] = pg_xstrdup(x->valuestring);
 	}
 	return 0;

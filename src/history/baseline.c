@@ -341,17 +341,18 @@ static double num_field(const struct history_record *r, const char *key, double 
 	return f && f->type == HISTORY_NUMBER ? strtod(f->text, NULL) : def;
 }
 
+/* The identity fields by the table of summary.h, each taken when the record
+ * holds it with the field's type; labels from labels.KEY. */
 static void identity_from(struct summary *s, const struct history_record *r)
 {
-	s->device_kind = dup_or_null(str_field(r, "device_kind"));
-	s->device_count = (uint32_t)num_field(r, "device_count", 0);
-	s->host_count = (uint32_t)num_field(r, "host_count", 0);
-	s->world_size = (int32_t)num_field(r, "world_size", -1);
-	s->framework = dup_or_null(str_field(r, "framework"));
-	s->framework_version = dup_or_null(str_field(r, "framework_version"));
-	s->step_source = dup_or_null(str_field(r, "step_source"));
-	s->basis = dup_or_null(str_field(r, "basis"));
-	s->steps_captured = (uint32_t)num_field(r, "steps_captured", 0);
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const struct summary_id_field *f = &summary_id_fields[i];
+		if (f->type == SUMMARY_ID_STRING)
+			summary_id_set_str(s, f, str_field(r, f->name));
+		else
+			summary_id_set_num(
+			    s, f, num_field(r, f->name, f->type == SUMMARY_ID_INT ? -1 : 0));
+	}
 	s->labels = pg_xcalloc(r->n_identity + 1, sizeof(char *));
 	for (uint32_t i = 0; i < r->n_identity; i++) {
 		const struct history_field *f = &r->identity[i];
@@ -630,56 +631,4 @@ void history_baseline_summary(const struct history_window *w, const struct summa
 	out->basis_steady_steps = out->steady.count;
 	window_warning(out, w);
 	free(m.v);
-}
-
-/* ---- the series of a candidate ---- */
-
-static void put_field(struct history_field *f, uint32_t *n, const char *key, const char *text,
-		      enum history_value type)
-{
-	f[*n].key = pg_xstrdup(key);
-	f[*n].text = text ? pg_xstrdup(text) : NULL;
-	f[*n].type = text ? type : HISTORY_NULL;
-	(*n)++;
-}
-
-static void put_uint(struct history_field *f, uint32_t *n, const char *key, int64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	put_field(f, n, key, v < 0 ? NULL : buf, HISTORY_NUMBER);
-}
-
-/* The fields as gate_result_write_json() writes a side's identity and
- * record.c reads them back. */
-void history_series_of_summary(const char *label, const struct summary *s, struct pg_buf *out)
-{
-	struct history_field *f = pg_xcalloc(9 + s->n_labels, sizeof(*f));
-	uint32_t n = 0;
-
-	put_field(f, &n, "device_kind", s->device_kind, HISTORY_STRING);
-	put_uint(f, &n, "device_count", s->device_count);
-	put_uint(f, &n, "host_count", s->host_count);
-	put_uint(f, &n, "world_size", s->world_size);
-	put_field(f, &n, "framework", s->framework, HISTORY_STRING);
-	put_field(f, &n, "framework_version", s->framework_version, HISTORY_STRING);
-	put_field(f, &n, "step_source", s->step_source, HISTORY_STRING);
-	put_field(f, &n, "basis", s->basis, HISTORY_STRING);
-	put_uint(f, &n, "steps_captured", s->steps_captured);
-	for (uint32_t i = 0; i < s->n_labels; i++) {
-		const char *eq = strchr(s->labels[i], '=');
-		struct pg_buf k = PG_BUF_INIT;
-		pg_buf_adds(&k, "labels.");
-		pg_buf_add(&k, s->labels[i],
-			   eq ? (size_t)(eq - s->labels[i]) : strlen(s->labels[i]));
-		put_field(f, &n, k.ptr, eq ? eq + 1 : "", HISTORY_STRING);
-		pg_buf_release(&k);
-	}
-	history_series_name(label, f, n, out);
-	for (uint32_t i = 0; i < n; i++) {
-		free(f[i].key);
-		free(f[i].text);
-	}
-	free(f);
 }

@@ -81,10 +81,20 @@ const char *history_kind_infer(const struct history_env *e);
 /* 1 when kind is one of the four kinds. */
 int history_kind_valid(const char *kind);
 
+struct gate_result;
+/*
+ * The record of a gate run from its result, with kind and the CI facts of e
+ * as below. r is initialised here; release it in every case. Returns 0, or
+ * PG_EUSAGE (a bad kind or PROFGATE_TIME) with the message set.
+ */
+int history_record_from_result(struct history_record *r, const struct gate_result *g,
+			       const struct history_env *e, const char *kind) PG_WUR;
+
 /*
  * The record of a gate run from its verdict JSON (profgate.verdict/1, as
- * `gate --json` writes it). kind NULL infers it from e. origin names the
- * input in errors. r is initialised here; release it in every case. Returns
+ * `gate --json` writes it): the same record history_record_from_result()
+ * gives for that result. kind NULL infers it from e. origin names the input
+ * in errors. r is initialised here; release it in every case. Returns
  * 0, or PG_EFORMAT with the message set.
  */
 int history_record_from_verdict(struct history_record *r, const char *json, size_t len,

@@ -1,9 +1,9 @@
 /*
- * The history record (profgate.history/1): built from a verdict JSON and the
- * CI environment, written as one deterministic JSON line, and read back by a
- * tolerant reader (a corrupt line is skipped with its file and line number; a
- * record of another profgate.history version is refused, never guessed at).
- * Fields in README "The history record".
+ * The history record (profgate.history/1): built from a gate's result (or
+ * from its verdict JSON, for `history append`) and the CI environment, written as one deterministic
+ * JSON line, and read back by a tolerant reader (a corrupt line is skipped with its file and line
+ * number; a record of another profgate.history version is refused, never guessed at). Fields in
+ * README "The history record".
  */
 #include "history.h"
 
@@ -14,13 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#define EVENT_MAX_BYTES (16u << 20)
+#include "../gate/gate.h"
+#include "../summary/summary.h"
 
-/* The identity fields a series is made of: the ones every shipped thresholds
- * file checks. A fixed list, so that changing thresholds keeps the series. */
-static const char *const series_fields[] = {
-    "device_kind", "device_count", "host_count", "world_size", "framework", "step_source", "basis",
-};
+#define EVENT_MAX_BYTES (16u << 20)
 
 static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
 /* The overall verdicts a gate gives (README "The verdict JSON"). */
@@ -359,9 +356,11 @@ void history_series_name(const char *label, const struct history_field *identity
 	char hex[65];
 
 	pg_buf_addf(&text, "label=%s\n", label ? label : "");
-	for (size_t i = 0; i < PG_ARRAY_LEN(series_fields); i++) {
-		const struct history_field *f = field_find(identity, n, series_fields[i]);
-		pg_buf_addf(&text, "%s=%s\n", series_fields[i], f && f->text ? f->text : "null");
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const char *key = summary_id_fields[i].name;
+		const struct history_field *f = field_find(identity, n, key);
+		if (summary_id_fields[i].series)
+			pg_buf_addf(&text, "%s=%s\n", key, f && f->text ? f->text : "null");
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (strncmp(identity[i].key, "labels.", 7) == 0)
@@ -420,22 +419,27 @@ static char *number_text(double v)
 	return pg_xstrdup(buf);
 }
 
+/* An identity field taking text (NULL: null), which it then owns. */
+static void put_field(struct history_record *r, char *key, char *text, enum history_value type)
+{
+	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
+	r->identity[r->n_identity++] =
+	    (struct history_field){key, text, text ? type : HISTORY_NULL};
+}
+
 static void add_field(struct history_record *r, const char *key, const cJSON *v)
 {
-	struct history_field *f;
+	char *text = NULL;
+	enum history_value type = HISTORY_NULL;
 
-	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
-	f = &r->identity[r->n_identity++];
-	f->key = pg_xstrdup(key);
-	f->text = NULL;
-	f->type = HISTORY_NULL;
 	if (cJSON_IsString(v)) {
-		f->type = HISTORY_STRING;
-		f->text = pg_xstrdup(v->valuestring);
+		type = HISTORY_STRING;
+		text = pg_xstrdup(v->valuestring);
 	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) { /* 1e999: not JSON to write */
-		f->type = HISTORY_NUMBER;
-		f->text = number_text(v->valuedouble);
+		type = HISTORY_NUMBER;
+		text = number_text(v->valuedouble);
 	}
+	put_field(r, pg_xstrdup(key), text, type);
 }
 
 /* The identity object of a verdict side or a record: scalars, and "labels"
@@ -466,6 +470,70 @@ static int read_identity(struct history_record *r, const cJSON *id)
 	return 0;
 }
 
+/* A copy of s as it reads back from JSON text: bytes that are not UTF-8
+ * become U+FFFD, as pg_json writes them. NULL for NULL. */
+static char *json_text(const char *s, size_t n)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	if (!s)
+		return NULL;
+	pg_buf_grow(&b, n);
+	for (size_t i = 0; i < n;) {
+		size_t k = (unsigned char)s[i] < 0x80
+			       ? 1
+			       : pg_utf8_seq((const unsigned char *)s + i, n - i);
+		if (k == 0) {
+			pg_buf_adds(&b, PG_UTF8_REPLACEMENT);
+			k = 1;
+		} else {
+			pg_buf_add(&b, s + i, k);
+		}
+		i += k;
+	}
+	return pg_buf_detach(&b, NULL);
+}
+
+static char *dup_json_text(const char *s)
+{
+	return s ? json_text(s, strlen(s)) : NULL;
+}
+
+/* The identity of s as the verdict JSON writes a side's and read_identity()
+ * reads it back: the same fields, keys, texts and types. */
+static void identity_of_summary(struct history_record *r, const struct summary *s)
+{
+	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
+		const struct summary_id_field *f = &summary_id_fields[i];
+		struct pg_buf v = PG_BUF_INIT;
+		int set = summary_id_text(s, f, &v);
+		put_field(r, pg_xstrdup(f->name), set ? json_text(v.ptr ? v.ptr : "", v.len) : NULL,
+			  f->type == SUMMARY_ID_STRING ? HISTORY_STRING : HISTORY_NUMBER);
+		pg_buf_release(&v);
+	}
+	for (uint32_t i = 0; i < s->n_labels; i++) {
+		struct pg_buf k = PG_BUF_INIT;
+		size_t n;
+		const char *v = summary_label_split(s->labels[i], &n);
+		char *key = json_text(s->labels[i], n);
+		pg_buf_addf(&k, "labels.%s", key);
+		free(key);
+		put_field(r, pg_buf_detach(&k, NULL), dup_json_text(v), HISTORY_STRING);
+	}
+}
+
+void history_series_of_summary(const char *label, const struct summary *s, struct pg_buf *out)
+{
+	struct history_record r;
+	char *l = dup_json_text(label);
+
+	history_record_init(&r);
+	identity_of_summary(&r, s);
+	history_series_name(l, r.identity, r.n_identity, out);
+	history_record_release(&r);
+	free(l);
+}
+
 static void add_metric(struct history_record *r, const char *name, double value)
 {
 	r->metrics = pg_xrealloc(r->metrics, (r->n_metrics + 1) * sizeof(*r->metrics));
@@ -479,25 +547,15 @@ static int cmp_metric(const void *a, const void *b)
 		      ((const struct history_metric *)b)->name);
 }
 
-/* The candidate's value of every judged metric (a rule that is not "info"),
- * of every step metric and of the breakdown shares: what a trend or a window
- * baseline needs. */
-static void verdict_metrics(struct history_record *r, const cJSON *metrics)
+/* A metric a record keeps: one judged by a rule that is not "info", a step
+ * metric or a breakdown share: what a trend or a window baseline needs. */
+static int metric_kept(const char *name, int judged)
 {
-	const cJSON *m;
+	return judged || strncmp(name, "step.", 5) == 0 || strncmp(name, "breakdown.", 10) == 0;
+}
 
-	cJSON_ArrayForEach (m, metrics) {
-		const char *name = str_of(m, "name");
-		const cJSON *cand = member(m, "candidate"), *limit = member(m, "limit");
-		const char *dir = str_of(limit, "direction");
-		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
-
-		if (!name || !cJSON_IsNumber(cand) || !isfinite(cand->valuedouble))
-			continue;
-		if (judged || strncmp(name, "step.", 5) == 0 ||
-		    strncmp(name, "breakdown.", 10) == 0)
-			add_metric(r, name, cand->valuedouble);
-	}
+static void sort_metrics(struct history_record *r)
+{
 	if (r->n_metrics > 1)
 		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
 }
@@ -535,12 +593,69 @@ static char *record_id(const struct history_record *r, const struct history_env 
 	return pg_xstrdup(id);
 }
 
+/* What a record keeps of a gate run besides its identity and metrics,
+ * whether the run arrives as a struct gate_result or as its verdict JSON. */
+struct run_facts {
+	const char *label, *verdict;
+	double exit_code;
+	const char *window; /* the baseline's history window as compact JSON; NULL: a file */
+	const char *baseline_path, *baseline_sha256, *baseline_summary_sha256;
+	const char *summary_sha256, *thresholds, *profgate_version;
+};
+
+/* The fields of f into r, whose identity is already read: the one place a
+ * record is filled from a gate run, so both ways in give the same record. */
+static int run_fields(struct history_record *r, const struct run_facts *f)
+{
+	struct pg_buf series = PG_BUF_INIT;
+	int64_t code;
+
+	if (!verdict_valid(f->verdict))
+		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
+				    f->verdict);
+	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
+	if (!pg_whole(f->exit_code, &code) || code < 0 || code > 255)
+		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
+				    f->exit_code);
+	r->label = dup_json_text(f->label);
+	r->verdict = pg_xstrdup(f->verdict);
+	r->exit_code = (int)code;
+	history_series_name(r->label, r->identity, r->n_identity, &series);
+	r->series = pg_buf_detach(&series, NULL);
+	r->baseline_kind = pg_xstrdup(f->window ? "history" : "file");
+	r->baseline_window = dup_or_null(f->window);
+	r->baseline_path = dup_json_text(f->baseline_path);
+	r->baseline_sha256 = dup_json_text(f->baseline_sha256);
+	r->baseline_summary_sha256 = dup_json_text(f->baseline_summary_sha256);
+	r->summary_sha256 = dup_json_text(f->summary_sha256);
+	r->thresholds = dup_json_text(f->thresholds);
+	r->profgate_version = dup_json_text(f->profgate_version);
+	return 0;
+}
+
+static void verdict_metrics(struct history_record *r, const cJSON *metrics)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach (m, metrics) {
+		const char *name = str_of(m, "name");
+		const cJSON *cand = member(m, "candidate"), *limit = member(m, "limit");
+		const char *dir = str_of(limit, "direction");
+		int judged = cJSON_IsObject(limit) && dir && strcmp(dir, "info") != 0;
+
+		if (name && cJSON_IsNumber(cand) && isfinite(cand->valuedouble) &&
+		    metric_kept(name, judged))
+			add_metric(r, name, cand->valuedouble);
+	}
+	sort_metrics(r);
+}
+
 static int verdict_fields(struct history_record *r, const cJSON *root)
 {
 	const cJSON *cand = member(root, "candidate"), *base = member(root, "baseline");
 	const cJSON *ec = member(root, "exit_code");
-	struct pg_buf series = PG_BUF_INIT;
-	int64_t code;
+	struct run_facts f;
+	char *window = NULL;
 	int rc;
 
 	if (!str_of(root, "verdict") || !cJSON_IsNumber(ec) || !cJSON_IsObject(cand) ||
@@ -552,34 +667,24 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 						"profgate: run gate again)");
 	if ((rc = read_identity(r, member(cand, "identity"))))
 		return rc;
-	if (!verdict_valid(str_of(root, "verdict")))
-		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
-				    str_of(root, "verdict"));
-	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
-	if (!pg_whole(ec->valuedouble, &code) || code < 0 || code > 255)
-		return pg_error_set(PG_EFORMAT, "exit_code %g is not one a gate gives",
-				    ec->valuedouble);
-	r->label = dup_or_null(str_of(root, "label"));
-	r->verdict = pg_xstrdup(str_of(root, "verdict"));
-	r->exit_code = (int)code;
-	history_series_name(r->label, r->identity, r->n_identity, &series);
-	r->series = pg_buf_detach(&series, NULL);
-	verdict_metrics(r, member(root, "metrics"));
-	if (cJSON_IsObject(member(base, "history"))) {
-		r->baseline_kind = pg_xstrdup("history");
-		r->baseline_window = cJSON_PrintUnformatted(member(base, "history"));
-		if (!r->baseline_window)
-			return pg_error_set(PG_ENOMEM, "out of memory");
-	} else {
-		r->baseline_kind = pg_xstrdup("file");
-	}
-	r->baseline_path = dup_or_null(str_of(base, "path"));
-	r->baseline_sha256 = dup_or_null(str_of(base, "sha256"));
-	r->baseline_summary_sha256 = dup_or_null(str_of(base, "summary_sha256"));
-	r->summary_sha256 = dup_or_null(str_of(cand, "summary_sha256"));
-	r->thresholds = dup_or_null(str_of(member(root, "thresholds"), "name"));
-	r->profgate_version = dup_or_null(str_of(root, "profgate_version"));
-	return 0;
+	if (cJSON_IsObject(member(base, "history")) &&
+	    !(window = cJSON_PrintUnformatted(member(base, "history"))))
+		return pg_error_set(PG_ENOMEM, "out of memory");
+	f = (struct run_facts){str_of(root, "label"),
+			       str_of(root, "verdict"),
+			       ec->valuedouble,
+			       window,
+			       str_of(base, "path"),
+			       str_of(base, "sha256"),
+			       str_of(base, "summary_sha256"),
+			       str_of(cand, "summary_sha256"),
+			       str_of(member(root, "thresholds"), "name"),
+			       str_of(root, "profgate_version")};
+	rc = run_fields(r, &f);
+	free(window);
+	if (rc == 0)
+		verdict_metrics(r, member(root, "metrics"));
+	return rc;
 }
 
 static int env_fields(struct history_record *r, const struct history_env *e, const char *kind)
@@ -610,7 +715,7 @@ int history_record_from_verdict(struct history_record *r, const char *json, size
 	int rc;
 
 	history_record_init(r);
-	if (!schema || strcmp(schema, "profgate.verdict/1") != 0) {
+	if (!schema || strcmp(schema, GATE_VERDICT_SCHEMA) != 0) {
 		rc =
 		    pg_error_set(PG_EFORMAT, "%s: not a verdict JSON (profgate.verdict/1)", origin);
 		goto out;
@@ -632,6 +737,57 @@ int history_record_from_verdict(struct history_record *r, const char *json, size
 	r->record_id = record_id(r, e, json, len);
 out:
 	cJSON_Delete(root);
+	return rc;
+}
+
+/* The window as the verdict path gets it: cJSON's compact form of the
+ * "history" member, so both ways in write the same bytes. */
+static char *window_text(const char *json)
+{
+	cJSON *w = json ? cJSON_Parse(json) : NULL;
+	char *text = cJSON_IsObject(w) ? cJSON_PrintUnformatted(w) : NULL;
+
+	cJSON_Delete(w);
+	return text;
+}
+
+int history_record_from_result(struct history_record *r, const struct gate_result *g,
+			       const struct history_env *e, const char *kind)
+{
+	struct pg_buf json = PG_BUF_INIT;
+	struct run_facts f;
+	char *window = window_text(g->in.baseline_history_json);
+	int rc;
+
+	history_record_init(r);
+	if ((rc = env_fields(r, e, kind)))
+		goto out;
+	identity_of_summary(r, g->candidate);
+	f = (struct run_facts){g->in.label,
+			       gate_verdict_name(g->verdict),
+			       gate_verdict_exit(g->verdict),
+			       window,
+			       g->in.baseline_path,
+			       g->in.baseline_sha256,
+			       g->baseline_summary_sha256,
+			       g->candidate_summary_sha256,
+			       g->thresholds->name,
+			       g->in.version};
+	if ((rc = run_fields(r, &f)))
+		goto out;
+	for (uint32_t i = 0; i < g->n_metrics; i++) {
+		const struct gate_metric_result *m = &g->metrics[i];
+		int judged = m->rule && m->rule->direction != GATE_INFO;
+		if (m->has_candidate && isfinite(m->candidate) && metric_kept(m->name, judged))
+			add_metric(r, m->name, m->candidate);
+	}
+	sort_metrics(r);
+	if (!e->run_id)
+		gate_result_write_json(g, &json);
+	r->record_id = record_id(r, e, json.ptr, json.len);
+out:
+	free(window);
+	pg_buf_release(&json);
 	return rc;
 }
 
@@ -806,7 +962,7 @@ int history_record_load(struct history_record *r, const char *text, size_t len, 
 {
 	cJSON *root = cJSON_ParseWithLength(text, len);
 	const char *schema = str_of(root, "schema");
-	int verdict = schema && strcmp(schema, "profgate.verdict/1") == 0;
+	int verdict = schema && strcmp(schema, GATE_VERDICT_SCHEMA) == 0;
 	int rc;
 
 	cJSON_Delete(root);

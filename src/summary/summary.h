@@ -219,4 +219,38 @@ int summary_parse_json(const char *text, size_t len, const char *origin, struct 
 struct cJSON;
 int summary_from_marin(const char *origin, const struct cJSON *root, struct summary *s) PG_WUR;
 
+/* ---- identity (identity.c) ---- */
+
+/* How an identity field is held: a string (NULL: null), a count, or a signed
+ * number whose negative values are null (world_size). */
+enum summary_id_type { SUMMARY_ID_STRING, SUMMARY_ID_UINT, SUMMARY_ID_INT };
+
+struct summary_id_field {
+	const char *name; /* as the verdict JSON and thresholds files name it */
+	enum summary_id_type type;
+	size_t offset; /* of the member in struct summary */
+	int series;    /* part of a history series' name */
+};
+
+/* Every identity field, in the order the verdict JSON and history records
+ * write them (labels follow as labels.KEY). */
+#define SUMMARY_ID_N 9
+extern const struct summary_id_field summary_id_fields[SUMMARY_ID_N];
+/* The field named name, or NULL. */
+const struct summary_id_field *summary_id_find(const char *name);
+/* A string field's value (NULL: null). */
+const char *summary_id_str(const struct summary *s, const struct summary_id_field *f);
+/* A number field's value; negative: null. */
+int64_t summary_id_num(const struct summary *s, const struct summary_id_field *f);
+/* Append the value as text (a string as it is, a number in decimal) to out;
+ * 0, appending nothing, when it is null. */
+int summary_id_text(const struct summary *s, const struct summary_id_field *f, struct pg_buf *out);
+/* Set a field: a string field to a copy of v (NULL: null); a number field to v. */
+void summary_id_set_str(struct summary *s, const struct summary_id_field *f, const char *v);
+void summary_id_set_num(struct summary *s, const struct summary_id_field *f, double v);
+/* A "key=value" label's value ("" without '='), its key's length in *key_len. */
+const char *summary_label_split(const char *label, size_t *key_len);
+/* The value of label key in s, or NULL when s has none. */
+const char *summary_label_value(const struct summary *s, const char *key);
+
 #endif

@@ -77,7 +77,6 @@ static void check_annotations(const uint8_t *data, size_t size)
 			   warnings);
 	}
 	pg_buf_release(&out);
-	(void)actions_regressions((const char *)data, size);
 }
 
 /* The runner's reading of one output: "name=value\n", or "name<<D\n" value

@@ -380,6 +380,26 @@ static void test_baseline_round_trip_and_gate(void **state)
 	pg_buf_release(&v);
 }
 
+/* A baseline and a candidate from one window, the candidate with one label more. */
+static void two_sides(struct history_list *l, struct history_window *w, struct summary *b,
+		      struct summary *c, const char *label)
+{
+	window5(l, w);
+	history_baseline_summary(w, NULL, b);
+	history_baseline_summary(w, NULL, c);
+	c->labels = pg_xrealloc(c->labels, 2 * sizeof(char *));
+	c->labels[c->n_labels++] = pg_xstrdup(label);
+}
+
+static void two_sides_release(struct history_list *l, struct history_window *w, struct summary *b,
+			      struct summary *c)
+{
+	summary_free(b);
+	summary_free(c);
+	history_window_release(w);
+	history_list_release(l);
+}
+
 /* The series the gate's history window looks in is the one the gate's record is filed under. */
 static void test_series_of_summary(void **state)
 {
@@ -395,11 +415,7 @@ static void test_series_of_summary(void **state)
 	struct pg_buf v = PG_BUF_INIT, series = PG_BUF_INIT;
 	(void)state;
 
-	window5(&l, &w);
-	history_baseline_summary(&w, NULL, &b);
-	history_baseline_summary(&w, NULL, &c);
-	c.labels = pg_xrealloc(c.labels, 2 * sizeof(char *));
-	c.labels[c.n_labels++] = pg_xstrdup("batch=16");
+	two_sides(&l, &w, &b, &c, "batch=16");
 	c.world_size = 16;
 	gate_thresholds_default(&th);
 	gate_compare(&b, &c, &th, &in, &r);
@@ -415,12 +431,60 @@ static void test_series_of_summary(void **state)
 	history_record_release(&rec);
 	gate_result_release(&r);
 	gate_thresholds_release(&th);
-	summary_free(&b);
-	summary_free(&c);
-	history_window_release(&w);
-	history_list_release(&l);
+	two_sides_release(&l, &w, &b, &c);
 	pg_buf_release(&v);
 	pg_buf_release(&series);
+}
+
+/* The record the gate builds from its result is the one `history append`
+ * builds from the verdict JSON of that result, byte for byte: in CI and out
+ * of it, with a history window as the baseline, and with a label that is not
+ * UTF-8 (the JSON carries U+FFFD for it). */
+static void test_record_from_result(void **state)
+{
+	struct history_list l = {0};
+	struct history_window w;
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_inputs in = {"b.json",     "c.json",   "1", NULL,
+				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}"};
+	struct gate_result r;
+	struct history_env env;
+	(void)state;
+
+	two_sides(&l, &w, &b, &c, "batch=16\xc3");
+	free(c.files[0].sha256);
+	c.files[0].sha256 = pg_xstrdup("another capture");
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &in, &r);
+	memset(&env, 0, sizeof(env));
+	env.time = "2024-06-01T00:00:00Z";
+	for (int ci = 0; ci < 2; ci++) {
+		struct history_record x, y;
+		struct pg_buf v = PG_BUF_INIT, lx = PG_BUF_INIT, ly = PG_BUF_INIT;
+		struct pg_buf series = PG_BUF_INIT;
+		env.run_id = ci ? "77" : NULL;
+		env.repo = ci ? "o/r" : NULL;
+		gate_result_write_json(&r, &v);
+		assert_int_equal(history_record_from_verdict(&x, v.ptr, v.len, "v", &env, "main"),
+				 0);
+		assert_int_equal(history_record_from_result(&y, &r, &env, "main"), 0);
+		history_record_write(&x, &lx);
+		history_record_write(&y, &ly);
+		assert_string_equal(lx.ptr, ly.ptr);
+		assert_true(x.n_metrics > 0 && x.baseline_window);
+		history_series_of_summary(in.label, &c, &series);
+		assert_string_equal(series.ptr, y.series);
+		history_record_release(&x);
+		history_record_release(&y);
+		pg_buf_release(&v);
+		pg_buf_release(&lx);
+		pg_buf_release(&ly);
+		pg_buf_release(&series);
+	}
+	gate_result_release(&r);
+	gate_thresholds_release(&th);
+	two_sides_release(&l, &w, &b, &c);
 }
 
 int main(void)
@@ -433,6 +497,7 @@ int main(void)
 	    cmocka_unit_test(test_baseline_short_and_bare),
 	    cmocka_unit_test(test_baseline_round_trip_and_gate),
 	    cmocka_unit_test(test_series_of_summary),
+	    cmocka_unit_test(test_record_from_result),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
