@@ -12,7 +12,8 @@
 # neighbouring summaries under each shipped thresholds file (verdict JSON, report, terminal
 # lines, exit code); and a local history branch filled by those gates, with its show, trend
 # and baseline outputs. History records carry a time and the host's paths: PROFGATE_TIME fixes
-# the one, and every path is written relative to OUT_DIR; commit ids (which carry the clock)
+# the one, and the
+# output and source folders are written as OUT and TOP; commit ids (which carry the clock)
 # are masked. Exit 0 when every step ran.
 set -u
 if [ $# -ne 2 ]; then
@@ -30,7 +31,7 @@ GITHUB_ACTIONS= GITHUB_EVENT_NAME= GITHUB_REPOSITORY= GITHUB_SHA= GITHUB_REF= GI
 export PROFGATE_TIME PROFGATE_CACHE_DIR GITHUB_ACTIONS GITHUB_EVENT_NAME GITHUB_REPOSITORY \
 	GITHUB_SHA GITHUB_REF GITHUB_RUN_ID
 cd "$OUT" || exit 2
-rm -rf sum gate hist profiles demo .cache
+rm -rf sum gate hist profiles profiles-tf profiles-dlrm demo .cache
 mkdir -p sum gate hist profiles
 
 # Profiles are linked under profiles/ so that the paths the summaries record are the same
@@ -64,10 +65,10 @@ for p in profiles/*; do
 		-o "sum/$b.report.md"
 done
 if [ -d "$CORPUS" ]; then
-	run sum/tf-two-hosts "$PG" summarize "$CORPUS/tensorflow__profiler/plugins/profile/GPU-multi-worker" \
-		-o sum/tf-two-hosts.summary.json
-	run sum/dlrm-dir "$PG" summarize "$CORPUS/facebookresearch__param/dlrm_kineto" \
-		-o sum/dlrm-dir.summary.json
+	ln -s "$CORPUS/tensorflow__profiler/plugins/profile/GPU-multi-worker" profiles-tf
+	ln -s "$CORPUS/facebookresearch__param/dlrm_kineto" profiles-dlrm
+	run sum/tf-two-hosts "$PG" summarize profiles-tf -o sum/tf-two-hosts.summary.json
+	run sum/dlrm-dir "$PG" summarize profiles-dlrm -o sum/dlrm-dir.summary.json
 	set -- sum/*worker?_step_12*.summary.json
 	[ -f "$1" ] && run sum/dlrm-merged "$PG" merge "$@" -o sum/dlrm-merged.summary.json
 	run sum/tf-merged "$PG" merge sum/*_6003.xplane.pb.summary.json -o sum/tf-merged.summary.json
@@ -112,9 +113,9 @@ mkdir -p demo/build && ln -sf "$PG" demo/build/profgate
 (cd "$TOP" && sh tests/demo.sh "$OUT/demo/build") >demo/demo.out 2>demo/demo.err
 echo $? >demo/demo.rc
 rm -rf demo/build/demo/history.git demo/build/demo/cache demo/build/profgate
-# what names the machine: the absolute folder, wherever it appears
-grep -rl "$OUT" . 2>/dev/null | while read -r f; do
-	sed "s#$OUT#OUT#g" "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+# what names the machine: the absolute folders, wherever they appear
+grep -rlF -e "$OUT" -e "$TOP" . 2>/dev/null | while read -r f; do
+	sed "s#$OUT#OUT#g; s#$TOP#TOP#g" "$f" >"$f.tmp" && mv "$f.tmp" "$f"
 done
 # commits carry the wall clock of the machine that made them
 for f in gate/*.hist.out hist/*.out hist/*.err demo/demo.out; do
