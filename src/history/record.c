@@ -891,7 +891,8 @@ void history_record_write(const struct history_record *r, struct pg_buf *out)
 	pg_json_obj_begin(&j);
 	for (uint32_t i = 0; i < r->n_metrics; i++) {
 		pg_json_key(&j, r->metrics[i].name);
-		pg_json_double(&j, r->metrics[i].value, summary_metric_decimals(r->metrics[i].name));
+		pg_json_double(&j, r->metrics[i].value,
+			       summary_metric_decimals(r->metrics[i].name));
 	}
 	pg_json_obj_end(&j);
 	pg_json_key(&j, "baseline");

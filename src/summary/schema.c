@@ -427,7 +427,7 @@ void summary_record_init(const struct sum_shape *sh, void *rec)
 	memset(rec, 0, sh->size);
 	for (uint32_t i = 0; i < sh->n; i++) {
 		const struct sum_field *f = &sh->f[i];
-		if (f->type == SUM_F64)
+		if (f->type == SUM_F64 && f->fmt != SUM_W_SIZED) /* sized: 0, not known */
 			*AT(rec, f->off, double) = f->def;
 		else if (f->type == SUM_I32)
 			*AT(rec, f->off, int32_t) = (int32_t)f->def;
