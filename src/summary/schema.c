@@ -31,22 +31,27 @@
  * - tests/unit/test_schema.c checks docs/summary.md's field reference
  *   against the tables, both ways.
  *
- * Adding a number the gate judges and history tracks, e.g. the largest
- * single collective per step, `collectives[].max_us`:
- * 1. struct sum_collective (summary.h) gets `double max_us;` (and, being a
- *    per-step number, its exact total `double max_us_total;` if merge is to
- *    keep it; a maximum merges with SUM_M_MAX instead).
- * 2. collective_fields[] below gets, where the key is to appear in the
- *    JSON: F64(struct sum_collective, max_us, "max_us", SUM_W_US, SUM_U_US,
- *    SUM_M_MAX, .metric = "collective.%s.max_us", .group = SUM_G_COLLECTIVE,
- *    .share = SUM_SHARE_STEP, .flags = SUM_WINDOW).
- * 3. The value is computed where the collective's other numbers are: the
- *    analysis fills the raw total (src/analyze), and summary_finalize
- *    (finalize.c) derives the per-step number from totals.
- * 4. docs/summary.md's field reference gets the row (make test says so).
+ * Adding a number the gate judges and history tracks, e.g. the exposed time
+ * of each collective kind (not under compute), `collectives[].exposed_us_*`:
+ * 1. struct sum_collective (summary.h) gets `double exposed_us_per_step,
+ *    exposed_us_total;`: merge adds exact totals and derives per-step
+ *    numbers again, so a per-step number comes with its total.
+ * 2. collective_fields[] below gets two rows, where the keys are to appear in
+ *    the JSON:
+ *      F64(C, exposed_us_per_step, "exposed_us_per_step", SUM_W_US, SUM_U_US,
+ *          SUM_M_DERIVED, JUDGED_US("collective.%s.exposed_us_per_step",
+ *          SUM_G_COLLECTIVE, .flags = SUM_WINDOW)),
+ *      US_TOTAL(C, exposed_us_total),
+ * 3. The computation: the analysis fills the total where it fills the
+ *    kind's us_total (src/analyze/summarize.c, from its per-family
+ *    accumulators), and summary_finalize (finalize.c) derives the per-step
+ *    number beside us_per_step: `c->exposed_us_per_step =
+ *    per(c->exposed_us_total, norm);`.
+ * 4. docs/summary.md's field reference gets the two rows (make test says
+ *    which), and its prose says what the number means.
  * The writer, the reader, merge, the gate's catalogue, the window baseline,
- * units and digits follow from the row; thresholds files then name the
- * metric like any other.
+ * the unit and the digits follow from the rows; thresholds files then name
+ * the metric like any other ("collective.*.exposed_us_per_step").
  */
 #include "summary.h"
 
@@ -405,7 +410,7 @@ static const struct sum_field root_fields[] = {
     OBJ(0, "throughput", throughput_shape, .flags = SUM_JUDGED),
     LIST(S, candidates, n_candidates, "candidates", candidate_shape),
 };
-const struct sum_shape summary_root = SHAPE("(root)", root_fields);
+const struct sum_shape summary_root = SHAPE("top level", root_fields);
 
 #undef S
 
