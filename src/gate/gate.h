@@ -38,14 +38,15 @@ int gate_verdict_exit(enum gate_verdict v);
 
 /* ---- the metric catalogue (catalogue.c) ---- */
 
+/* The schema's metric groups (enum sum_group), one for one. */
 enum gate_kind {
-	GATE_K_STEP,
-	GATE_K_BREAKDOWN,
-	GATE_K_FAMILY,
-	GATE_K_OP,
-	GATE_K_COLLECTIVE,
-	GATE_K_REGION,
-	GATE_K_THROUGHPUT,
+	GATE_K_STEP = SUM_G_STEP,
+	GATE_K_BREAKDOWN = SUM_G_BREAKDOWN,
+	GATE_K_FAMILY = SUM_G_FAMILY,
+	GATE_K_OP = SUM_G_OP,
+	GATE_K_COLLECTIVE = SUM_G_COLLECTIVE,
+	GATE_K_REGION = SUM_G_REGION,
+	GATE_K_THROUGHPUT = SUM_G_THROUGHPUT,
 };
 
 struct gate_metric {
@@ -62,8 +63,9 @@ struct gate_catalogue {
 	struct pg_arena arena; /* names */
 };
 
-/* The metrics of one summary: step statistics, breakdown shares, families,
- * ops (self time), collectives, regions and throughput. */
+/* The metrics of one summary: its fields the schema names a metric for (step
+ * statistics, breakdown shares, families, ops (self time), collectives,
+ * regions and throughput). */
 void gate_catalogue_build(const struct summary *s, struct gate_catalogue *c);
 const struct gate_metric *gate_catalogue_find(const struct gate_catalogue *c, const char *name);
 void gate_catalogue_release(struct gate_catalogue *c);

@@ -25,15 +25,6 @@ static void str(struct pg_json *j, const char *k, const char *v)
 	pg_json_str(j, v);
 }
 
-/* Digits by unit: times in microseconds to the nanosecond, shares to 1e-6. */
-static int decimals_for(const char *name)
-{
-	size_t n = strlen(name);
-	if (n >= 6 && strcmp(name + n - 6, "_share") == 0)
-		return 6;
-	return 3;
-}
-
 /* The values of every identity field a thresholds file may name, and the
  * summary's labels: what a history record files the run under. */
 static void write_identity(struct pg_json *j, const struct summary *s)
@@ -130,7 +121,7 @@ static void write_rule(struct pg_json *j, const struct gate_rule *r)
 
 static void write_metric(struct pg_json *j, const struct gate_metric_result *m)
 {
-	int dec = decimals_for(m->name);
+	int dec = summary_metric_decimals(m->name);
 
 	pg_json_obj_begin(j);
 	str(j, "name", m->name);

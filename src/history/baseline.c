@@ -492,105 +492,86 @@ static void devices_from(struct summary *s, const struct medians *m)
 	}
 }
 
-/* "family.NAME.us_per_step" -> NAME (a string to free), or NULL. */
-static char *middle(const char *name, const char *prefix, const char *suffix)
+/* The record of list lf keyed name: found, or added at the reader's
+ * defaults with the strings the merge would take first from like's record
+ * of that name (a family's category). name is taken over. */
+static char *list_record(struct summary *s, const struct sum_field *lf, char *name,
+			 const struct summary *like)
 {
-	size_t n = strlen(name), p = strlen(prefix), q = strlen(suffix);
+	const struct sum_shape *sh = lf->sub;
+	const struct sum_field *key = summary_shape_key(sh);
+	char **v = (char **)(void *)((char *)s + lf->off);
+	uint32_t *n = (uint32_t *)(void *)((char *)s + lf->n_off);
+	char *rec;
 
-	if (n <= p + q || strncmp(name, prefix, p) != 0 || strcmp(name + n - q, suffix) != 0)
-		return NULL;
-	return pg_xstrndup(name + p, n - p - q);
-}
-
-static const struct sum_family *like_family(const struct summary *like, const char *name)
-{
-	for (uint32_t i = 0; like && i < like->n_families; i++)
-		if (strcmp(like->families[i].family, name) == 0)
-			return &like->families[i];
-	return NULL;
-}
-
-static const struct sum_op *like_op(const struct summary *like, const char *name)
-{
-	for (uint32_t i = 0; like && i < like->n_ops; i++)
-		if (strcmp(like->ops[i].name, name) == 0)
-			return &like->ops[i];
-	return NULL;
-}
-
-static void add_family(struct summary *s, char *name, double us, const struct summary *like)
-{
-	const struct sum_family *l = like_family(like, name);
-	struct sum_family *f;
-
-	s->families = pg_xrealloc(s->families, (s->n_families + 1) * sizeof(*s->families));
-	f = &s->families[s->n_families++];
-	memset(f, 0, sizeof(*f));
-	f->family = name;
-	f->category = dup_or_null(l ? l->category : NULL);
-	f->us_per_step = us;
-	f->share = s->steady.median_us > 0 ? us / s->steady.median_us : 0;
-	f->us_total = us * (s->steady.count ? s->steady.count : 1);
-}
-
-static void add_op(struct summary *s, char *name, double us, const struct summary *like)
-{
-	const struct sum_op *l = like_op(like, name);
-	struct sum_op *o;
-
-	s->ops = pg_xrealloc(s->ops, (s->n_ops + 1) * sizeof(*s->ops));
-	o = &s->ops[s->n_ops++];
-	memset(o, 0, sizeof(*o));
-	o->name = name;
-	o->family = dup_or_null(l ? l->family : NULL);
-	o->category = dup_or_null(l ? l->category : NULL);
-	o->self_us_per_step = o->total_us_per_step = us;
-	o->self_us_total = o->total_us_total = us * (s->steady.count ? s->steady.count : 1);
-}
-
-static struct sum_collective *collective(struct summary *s, char *kind)
-{
-	struct sum_collective *c;
-
-	for (uint32_t i = 0; i < s->n_collectives; i++)
-		if (strcmp(s->collectives[i].kind, kind) == 0) {
-			free(kind);
-			return &s->collectives[i];
+	for (uint32_t i = 0; i < *n; i++) {
+		rec = *v + (size_t)i * sh->size;
+		if (strcmp(*(char **)(void *)(rec + key->off), name) == 0) {
+			free(name);
+			return rec;
 		}
-	s->collectives =
-	    pg_xrealloc(s->collectives, (s->n_collectives + 1) * sizeof(*s->collectives));
-	c = &s->collectives[s->n_collectives++];
-	memset(c, 0, sizeof(*c));
-	c->kind = kind;
-	c->bytes_per_step = c->algbw_gbps = c->busbw_gbps = -1;
-	return c;
+	}
+	*v = pg_xrealloc(*v, (*n + 1) * sh->size);
+	rec = *v + (size_t)(*n)++ * sh->size;
+	summary_record_init(sh, rec);
+	*(char **)(void *)(rec + key->off) = name;
+	const char *lv = like ? *(char *const *)(const void *)((const char *)like + lf->off) : NULL;
+	uint32_t ln = like ? *(const uint32_t *)(const void *)((const char *)like + lf->n_off) : 0;
+	for (uint32_t i = 0; i < ln; i++, lv += sh->size) {
+		if (strcmp(*(char *const *)(const void *)(lv + key->off), name) != 0)
+			continue;
+		for (uint32_t k = 0; k < sh->n; k++)
+			if (sh->f[k].merge == SUM_M_FIRST && sh->f[k].type == SUM_STR) {
+				const char *x = *(char *const *)(const void *)(lv + sh->f[k].off);
+				*(char **)(void *)(rec + sh->f[k].off) = dup_or_null(x);
+			}
+		break;
+	}
+	return rec;
 }
 
-/* Families, ops, collectives and throughput from the metric names. */
+/* What a window keeps of families and ops is the time per step: their share
+ * and totals follow from it, and an op's total time is taken as its self
+ * time. */
+static void derive_lists(struct summary *s)
+{
+	double steps = s->steady.count ? s->steady.count : 1;
+
+	for (uint32_t i = 0; i < s->n_families; i++) {
+		struct sum_family *f = &s->families[i];
+		f->share = s->steady.median_us > 0 ? f->us_per_step / s->steady.median_us : 0;
+		f->us_total = f->us_per_step * steps;
+	}
+	for (uint32_t i = 0; i < s->n_ops; i++) {
+		struct sum_op *o = &s->ops[i];
+		o->total_us_per_step = o->self_us_per_step;
+		o->self_us_total = o->total_us_total = o->self_us_per_step * steps;
+	}
+}
+
+/* The list records and throughput, from the metrics the schema marks as
+ * rebuilt from a window (SUM_WINDOW). */
 static void lists_from(struct summary *s, const struct medians *m, const struct summary *like)
 {
 	for (uint32_t at = 0; at < m->n;) {
 		uint32_t n = group(m, at);
-		const char *name = m->v[at].name;
+		const struct sum_field *lf, *f;
 		double med = median_of_group(m->v + at, n);
-		char *x;
+		char *subject;
+		size_t off;
 
+		f = summary_metric_field(m->v[at].name, &lf, &subject, &off);
 		at += n;
-		if (2 * n <= m->records)
+		if (!f || !(f->flags & SUM_WINDOW) || 2 * n <= m->records) {
+			free(subject);
 			continue;
-		if ((x = middle(name, "family.", ".us_per_step")))
-			add_family(s, x, med, like);
-		else if ((x = middle(name, "op.", ".us_per_step")))
-			add_op(s, x, med, like);
-		else if ((x = middle(name, "collective.", ".us_per_step")))
-			collective(s, x)->us_per_step = med;
-		else if ((x = middle(name, "collective.", ".busbw_gbps")))
-			collective(s, x)->busbw_gbps = med;
-		else if (strcmp(name, "throughput.tflops_per_device") == 0) {
-			s->has_flops = 1;
-			s->tflops_per_device = med;
 		}
+		char *rec = lf ? list_record(s, lf, subject, like) : (char *)s;
+		*(double *)(void *)(rec + off) = med;
+		if (f->when == SUM_WHEN_FLOPS)
+			s->has_flops = 1; /* the metric exists only then */
 	}
+	derive_lists(s);
 }
 
 static void window_warning(struct summary *s, const struct history_window *w)

@@ -332,6 +332,7 @@ struct history_trend_run {
 struct history_trend_metric {
 	char *name;
 	const char *unit;	      /* "us", "share", "GB/s", "TFLOP/s" or "" */
+	int decimals;		      /* in JSON (summary_metric_decimals) */
 	const struct gate_rule *rule; /* borrowed from the thresholds; NULL: none */
 	double *value;		      /* one per record of the series; NAN where it has none */
 	uint32_t n_values;	      /* records holding it */
@@ -389,8 +390,6 @@ void history_trend_build(const struct history_list *l, const struct history_tren
 void history_trend_release(struct history_trend *t);
 /* 1 - the change point's p adjusted for the metrics of its series (p m / k). */
 double history_cp_confidence(const struct history_trend_series *s, const struct history_cp *c);
-/* The unit a metric's name carries. */
-const char *history_metric_unit(const char *name);
 /* profgate.trend/1, deterministic (README "history trend"). branch: the
  * history branch read; filters: the series, label and since asked for. */
 void history_trend_write_json(const struct history_trend *t, const char *branch,

@@ -1020,12 +1020,6 @@ static void write_identity(struct pg_json *j, const struct history_record *r)
 	pg_json_obj_end(j);
 }
 
-static int metric_decimals(const char *name)
-{
-	size_t n = strlen(name);
-	return n >= 6 && strcmp(name + n - 6, "_share") == 0 ? 6 : 3;
-}
-
 void history_record_write(const struct history_record *r, struct pg_buf *out)
 {
 	struct pg_json j;
@@ -1051,7 +1045,8 @@ void history_record_write(const struct history_record *r, struct pg_buf *out)
 	pg_json_obj_begin(&j);
 	for (uint32_t i = 0; i < r->n_metrics; i++) {
 		pg_json_key(&j, r->metrics[i].name);
-		pg_json_double(&j, r->metrics[i].value, metric_decimals(r->metrics[i].name));
+		pg_json_double(&j, r->metrics[i].value,
+			       summary_metric_decimals(r->metrics[i].name));
 	}
 	pg_json_obj_end(&j);
 	pg_json_key(&j, "baseline");

@@ -353,25 +353,6 @@ uint32_t history_change_points(const double *x, uint32_t n, const struct history
 
 /* ---- series and metrics ---- */
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-const char *history_metric_unit(const char *name)
-{
-	if (ends_with(name, "_us") || ends_with(name, ".us_per_step"))
-		return "us";
-	if (ends_with(name, "_share"))
-		return "share";
-	if (ends_with(name, "_gbps"))
-		return "GB/s";
-	if (ends_with(name, "tflops_per_device"))
-		return "TFLOP/s";
-	return "";
-}
-
 static int kind_in(const char *kind, const char *const *kinds)
 {
 	for (; *kinds; kinds++)
@@ -619,7 +600,8 @@ static void build_metric(const struct history_trend_series *s, const struct hist
 {
 	memset(m, 0, sizeof(*m));
 	m->name = pg_xstrdup(name);
-	m->unit = history_metric_unit(name);
+	m->unit = summary_metric_unit(name);
+	m->decimals = summary_metric_decimals(name);
 	m->rule = t->o.th ? gate_rule_for(t->o.th, name) : NULL;
 	m->value = pg_xcalloc(s->n + 1, sizeof(double));
 	for (uint32_t i = 0; i < s->n; i++) {

@@ -29,12 +29,10 @@ static void kv_uint(struct pg_json *j, const char *k, uint64_t v)
 	pg_json_uint(j, v);
 }
 
-/* Times to the nanosecond, shares to 1e-6, the rest to 1e-3; what rounds
- * to zero is written 0. */
-static void value(struct pg_json *j, const char *k, double v, const char *unit)
+/* With the metric's decimals (times to the nanosecond, shares to 1e-6, the
+ * rest to 1e-3); what rounds to zero is written 0. */
+static void value(struct pg_json *j, const char *k, double v, int d)
 {
-	int d = strcmp(unit, "share") == 0 ? 6 : 3;
-
 	if (k)
 		pg_json_key(j, k);
 	if (!isfinite(v)) {
@@ -120,11 +118,10 @@ static void write_cp(struct pg_json *j, const struct history_trend_series *s,
 	kv_str(j, "time", s->r[c->index]->time);
 	kv_str(j, "sha", s->r[c->index]->sha);
 	kv_str(j, "direction", cp_direction(m, c));
-	value(j, "before", c->before, m->unit);
-	value(j, "after", c->after, m->unit);
-	value(j, "delta", c->after - c->before, m->unit);
-	value(j, "delta_share", c->before != 0 ? (c->after - c->before) / fabs(c->before) : NAN,
-	      "share");
+	value(j, "before", c->before, m->decimals);
+	value(j, "after", c->after, m->decimals);
+	value(j, "delta", c->after - c->before, m->decimals);
+	value(j, "delta_share", c->before != 0 ? (c->after - c->before) / fabs(c->before) : NAN, 6);
 	pg_json_key(j, "p_value");
 	pg_json_double(j, c->p_value, 7);
 	pg_json_key(j, "confidence");
@@ -173,7 +170,7 @@ static void write_metric(struct pg_json *j, const struct history_trend_series *s
 	pg_json_key(j, "values");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < s->n; i++)
-		value(j, NULL, m->value[i], m->unit);
+		value(j, NULL, m->value[i], m->decimals);
 	pg_json_arr_end(j);
 	pg_json_key(j, "tested");
 	pg_json_bool(j, m->tested);

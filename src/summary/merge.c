@@ -75,145 +75,134 @@ static void merge_steps(struct summary *out, const struct summary *in, uint32_t 
 	free(ids);
 }
 
-/* Find-or-add by name in a small array; returns the index. Linear is fine:
- * lists are capped (ops at 5,001) and merge runs once. A name index would
- * matter only for thousands of inputs. */
-#define FIND(arr, n, field, key, out)                                                              \
-	do {                                                                                       \
-		(out) = UINT32_MAX;                                                                \
-		for (uint32_t q_ = 0; q_ < (n); q_++)                                              \
-			if (strcmp((arr)[q_].field, (key)) == 0) {                                 \
-				(out) = q_;                                                        \
-				break;                                                             \
-			}                                                                          \
-	} while (0)
+#define AT(base, off, T)  ((T *)(void *)((char *)(base) + (off)))
+#define CAT(base, off, T) ((const T *)(const void *)((const char *)(base) + (off)))
 
-static void merge_lists(struct summary *out, const struct summary *in, uint32_t n)
+/* ops' examples: the first three distinct raw names. */
+static void merge_examples(struct sum_op *x, const struct sum_op *o)
 {
-	uint32_t cap_o = 0, cap_f = 0, cap_c = 0, cap_g = 0, cap_r = 0, k;
+	for (int e = 0; e < 3 && o->examples[e]; e++) {
+		int slot = -1;
+		for (int q = 0; q < 3; q++) {
+			if (x->examples[q] && strcmp(x->examples[q], o->examples[e]) == 0)
+				break;
+			if (!x->examples[q]) {
+				slot = q;
+				break;
+			}
+		}
+		if (slot >= 0)
+			x->examples[slot] = pg_xstrdup(o->examples[e]);
+	}
+}
+
+/* The first input's value, when dst was made for src's record. */
+static void take_first(const struct sum_field *f, void *dst, const void *src)
+{
+	if (f->type == SUM_STR)
+		*AT(dst, f->off, char *) = dup_or_null(*CAT(src, f->off, char *));
+	else if (f->type == SUM_U32)
+		*AT(dst, f->off, uint32_t) = *CAT(src, f->off, uint32_t);
+}
+
+static void add_up(const struct sum_field *f, void *dst, const void *src)
+{
+	*AT(dst, f->off, double) += *CAT(src, f->off, double);
+	if (f->fmt == SUM_W_SIZED)
+		*AT(dst, f->aux, int) |= *CAT(src, f->aux, int);
+}
+
+static void take_max(const struct sum_field *f, void *dst, const void *src)
+{
+	if (f->type == SUM_F64 && *CAT(src, f->off, double) > *CAT(dst, f->off, double))
+		*AT(dst, f->off, double) = *CAT(src, f->off, double);
+	else if (f->type == SUM_U32 && *CAT(src, f->off, uint32_t) > *CAT(dst, f->off, uint32_t))
+		*AT(dst, f->off, uint32_t) = *CAT(src, f->off, uint32_t);
+}
+
+/* As summarize: the last value other than the record's key itself. */
+static void take_last_not_key(const struct sum_field *f, const struct sum_field *key, void *dst,
+			      const void *src)
+{
+	const char *v = *CAT(src, f->off, char *);
+	char **d = AT(dst, f->off, char *);
+
+	if (v && strcmp(v, *CAT(src, key->off, char *)) != 0) {
+		free(*d);
+		*d = pg_xstrdup(v);
+	}
+}
+
+/* src's fields into dst by their merge rules; created: dst was just made. */
+static void merge_record(const struct sum_shape *sh, void *dst, const void *src, int created)
+{
+	const struct sum_field *key = summary_shape_key(sh);
+
+	for (uint32_t i = 0; i < sh->n; i++) {
+		const struct sum_field *f = &sh->f[i];
+		switch (f->merge) {
+		case SUM_M_KEY:
+		case SUM_M_FIRST:
+			if (created)
+				take_first(f, dst, src);
+			break;
+		case SUM_M_SUM: add_up(f, dst, src); break;
+		case SUM_M_MAX: take_max(f, dst, src); break;
+		case SUM_M_LAST_NOT_KEY:
+			if (created)
+				take_first(f, dst, src);
+			take_last_not_key(f, key, dst, src);
+			break;
+		case SUM_M_UNION: merge_examples(dst, src); break;
+		default: break;
+		}
+	}
+}
+
+/* Find-or-add by key. Linear is fine: lists are capped (ops at 5,001) and
+ * merge runs once. A key index would matter only for thousands of inputs. */
+static void merge_list(const struct sum_field *lf, struct summary *out, const struct summary *in,
+		       uint32_t n)
+{
+	const struct sum_shape *sh = lf->sub;
+	const struct sum_field *key = summary_shape_key(sh);
+	char **v = AT(out, lf->off, char *);
+	uint32_t *m = AT(out, lf->n_off, uint32_t), cap = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct summary *s = &in[i];
-		for (uint32_t j = 0; j < s->n_ops; j++) {
-			const struct sum_op *o = &s->ops[j];
-			FIND(out->ops, out->n_ops, name, o->name, k);
-			if (k == UINT32_MAX) {
-				if (out->n_ops == cap_o) {
-					cap_o = cap_o ? 2 * cap_o : 64;
-					out->ops = pg_xrealloc(out->ops, cap_o * sizeof(*out->ops));
+		const char *rec = *CAT(&in[i], lf->off, char *);
+		uint32_t count = *CAT(&in[i], lf->n_off, uint32_t);
+		for (uint32_t j = 0; j < count; j++, rec += sh->size) {
+			const char *name = *CAT(rec, key->off, char *);
+			uint32_t k = 0;
+			while (k < *m &&
+			       strcmp(*CAT(*v + (size_t)k * sh->size, key->off, char *), name) != 0)
+				k++;
+			int created = k == *m;
+			if (created) {
+				if (*m == cap) {
+					cap = cap ? 2 * cap : 64;
+					*v = pg_xrealloc(*v, cap * sh->size);
 				}
-				k = out->n_ops++;
-				memset(&out->ops[k], 0, sizeof(out->ops[k]));
-				out->ops[k].name = pg_xstrdup(o->name);
-				out->ops[k].family = dup_or_null(o->family);
-				out->ops[k].category = dup_or_null(o->category);
+				memset(*v + (size_t)k * sh->size, 0, sh->size);
+				(*m)++;
 			}
-			struct sum_op *x = &out->ops[k];
-			x->count_total += o->count_total;
-			x->self_us_total += o->self_us_total;
-			x->total_us_total += o->total_us_total;
-			for (int e = 0; e < 3 && o->examples[e]; e++) {
-				int slot = -1;
-				for (int q = 0; q < 3; q++) {
-					if (x->examples[q] &&
-					    strcmp(x->examples[q], o->examples[e]) == 0)
-						break;
-					if (!x->examples[q]) {
-						slot = q;
-						break;
-					}
-				}
-				if (slot >= 0)
-					x->examples[slot] = pg_xstrdup(o->examples[e]);
-			}
+			merge_record(sh, *v + (size_t)k * sh->size, rec, created);
 		}
-		for (uint32_t j = 0; j < s->n_families; j++) {
-			const struct sum_family *f = &s->families[j];
-			FIND(out->families, out->n_families, family, f->family, k);
-			if (k == UINT32_MAX) {
-				if (out->n_families == cap_f) {
-					cap_f = cap_f ? 2 * cap_f : 32;
-					out->families = pg_xrealloc(out->families,
-								    cap_f * sizeof(*out->families));
-				}
-				k = out->n_families++;
-				memset(&out->families[k], 0, sizeof(out->families[k]));
-				out->families[k].family = pg_xstrdup(f->family);
-				out->families[k].category = dup_or_null(f->category);
-			}
-			out->families[k].count_total += f->count_total;
-			out->families[k].us_total += f->us_total;
-		}
-		for (uint32_t j = 0; j < s->n_collectives; j++) {
-			const struct sum_collective *c = &s->collectives[j];
-			FIND(out->collectives, out->n_collectives, kind, c->kind, k);
-			if (k == UINT32_MAX) {
-				if (out->n_collectives == cap_c) {
-					cap_c = cap_c ? 2 * cap_c : 16;
-					out->collectives = pg_xrealloc(
-					    out->collectives, cap_c * sizeof(*out->collectives));
-				}
-				k = out->n_collectives++;
-				memset(&out->collectives[k], 0, sizeof(out->collectives[k]));
-				out->collectives[k].kind = pg_xstrdup(c->kind);
-			}
-			struct sum_collective *x = &out->collectives[k];
-			x->count_total += c->count_total;
-			x->us_total += c->us_total;
-			x->bytes_total += c->bytes_total;
-			x->capture_count_total += c->capture_count_total;
-			x->capture_us_total += c->capture_us_total;
-			x->capture_bytes_total += c->capture_bytes_total;
-			x->sized |= c->sized;
-			x->capture_sized |= c->capture_sized;
-			if (c->group_size > x->group_size)
-				x->group_size = c->group_size;
-		}
-		for (uint32_t j = 0; j < s->n_gaps; j++) {
-			const struct sum_gap *g = &s->gaps[j];
-			FIND(out->gaps, out->n_gaps, op, g->op, k);
-			if (k == UINT32_MAX) {
-				if (out->n_gaps == cap_g) {
-					cap_g = cap_g ? 2 * cap_g : 64;
-					out->gaps =
-					    pg_xrealloc(out->gaps, cap_g * sizeof(*out->gaps));
-				}
-				k = out->n_gaps++;
-				memset(&out->gaps[k], 0, sizeof(out->gaps[k]));
-				out->gaps[k].op = pg_xstrdup(g->op);
-				out->gaps[k].marker = dup_or_null(g->marker);
-			}
-			struct sum_gap *x = &out->gaps[k];
-			x->count_total += g->count_total;
-			x->us_total += g->us_total;
-			if (g->max_us > x->max_us)
-				x->max_us = g->max_us;
-			/* as summarize: the last marker other than the op itself */
-			if (g->marker && strcmp(g->marker, g->op) != 0) {
-				free(x->marker);
-				x->marker = pg_xstrdup(g->marker);
-			}
-		}
-		for (uint32_t j = 0; j < s->n_regions; j++) {
-			const struct sum_region *r = &s->regions[j];
-			FIND(out->regions, out->n_regions, path, r->path, k);
-			if (k == UINT32_MAX) {
-				if (out->n_regions == cap_r) {
-					cap_r = cap_r ? 2 * cap_r : 64;
-					out->regions = pg_xrealloc(out->regions,
-								   cap_r * sizeof(*out->regions));
-				}
-				k = out->n_regions++;
-				memset(&out->regions[k], 0, sizeof(out->regions[k]));
-				out->regions[k].path = pg_xstrdup(r->path);
-				out->regions[k].depth = r->depth;
-			}
-			out->regions[k].count_total += r->count_total;
-			out->regions[k].inclusive_us_total += r->inclusive_us_total;
-			out->regions[k].exclusive_us_total += r->exclusive_us_total;
-		}
-		out->flops_total += s->flops_total;
-		out->has_flops |= s->has_flops;
+	}
+}
+
+/* The lists whose records have a key, and the exact totals outside lists. */
+static void merge_lists(struct summary *out, const struct summary *in, uint32_t n)
+{
+	for (uint32_t i = 0; i < summary_root.n; i++) {
+		const struct sum_field *f = &summary_root.f[i];
+		if (f->type == SUM_LIST && summary_shape_key(f->sub))
+			merge_list(f, out, in, n);
+		else if (f->type == SUM_OBJ)
+			for (uint32_t k = 0; k < n; k++)
+				merge_record(f->sub, (char *)out + f->off,
+					     (const char *)&in[k] + f->off, 0);
 	}
 }
 

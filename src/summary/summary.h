@@ -178,6 +178,174 @@ struct summary {
 	uint32_t n_candidates;
 };
 
+/* ---- the schema (schema.c): one table of fields per record shape ---- */
+
+/* How a field is stored. */
+enum sum_type {
+	SUM_STR, /* char *, owned */
+	SUM_F64,
+	SUM_U32,
+	SUM_I32,
+	SUM_I64,
+	SUM_U64,
+	SUM_CONST,  /* a fixed string (.text): written, not read back */
+	SUM_OBJ,    /* a nested object: .sub over the struct at .off */
+	SUM_FLAT,   /* .sub's fields written into this object */
+	SUM_LIST,   /* an array of .sub records: pointer at .off, count at .n_off */
+	SUM_CUSTOM, /* written, read, freed and merged by code: .custom says which */
+};
+
+/* How a number is written. */
+enum sum_fmt {
+	SUM_W_PLAIN,   /* strings; integers as integers */
+	SUM_W_US,      /* 3 decimals; a rounding residue below zero is 0 */
+	SUM_W_US_OPT,  /* 3 decimals; null when negative (not known) */
+	SUM_W_SHARE,   /* 4 decimals */
+	SUM_W_FIX3,    /* 3 decimals (counts per step) */
+	SUM_W_FIX0,    /* no decimals (exact totals) */
+	SUM_W_SIZED,   /* no decimals; null when the int at .aux is 0 */
+	SUM_W_INT_OPT, /* an integer; null when negative */
+	SUM_W_INT_POS, /* an integer; null unless positive */
+};
+
+enum sum_unit {
+	SUM_U_NONE,
+	SUM_U_US,
+	SUM_U_SHARE,
+	SUM_U_COUNT,
+	SUM_U_BYTES,
+	SUM_U_GBPS,
+	SUM_U_TFLOPS,
+	SUM_U_FLOPS,
+};
+
+/* What `profgate merge` does with a field of a keyed list record. */
+enum sum_merge {
+	SUM_M_DERIVED,	    /* summary_finalize computes it again */
+	SUM_M_KEY,	    /* the record's name: records of one key become one */
+	SUM_M_FIRST,	    /* the first input's */
+	SUM_M_SUM,	    /* exact totals add up; a sized total's flag (.aux) is or-ed */
+	SUM_M_MAX,	    /* the largest */
+	SUM_M_LAST_NOT_KEY, /* the last value other than the key itself */
+	SUM_M_UNION,	    /* ops' examples: the first three distinct */
+};
+
+/* The section of the gate's catalogue a metric belongs to (enum gate_kind). */
+enum sum_group {
+	SUM_G_STEP,
+	SUM_G_BREAKDOWN,
+	SUM_G_FAMILY,
+	SUM_G_OP,
+	SUM_G_COLLECTIVE,
+	SUM_G_REGION,
+	SUM_G_THROUGHPUT,
+};
+
+/* When a judged field is in the catalogue. */
+enum sum_when {
+	SUM_WHEN_ALWAYS,
+	SUM_WHEN_STEPS,	  /* the summary has steady steps */
+	SUM_WHEN_SKEW,	  /* steady steps on more than one device */
+	SUM_WHEN_DEVICES, /* the summary has devices */
+	SUM_WHEN_KNOWN,	  /* the value is not negative */
+	SUM_WHEN_FLOPS,	  /* the trace carried flops and the value is known */
+};
+
+/* A judged metric's share of the step (the rules' floors compare it). */
+enum sum_share {
+	SUM_SHARE_NONE,	   /* not a time per step */
+	SUM_SHARE_STEP,	   /* over the step denominator */
+	SUM_SHARE_STEP_OR, /* that, else (no step) the double at .aux */
+};
+
+/* The way a metric is better; thresholds files decide, this is the natural one. */
+enum sum_direction {
+	SUM_LOWER,
+	SUM_HIGHER,
+	SUM_INFO,
+};
+
+enum sum_custom {
+	SUM_C_NONE,
+	SUM_C_STEP_ROWS, /* steps.all[] */
+	SUM_C_LABELS,	 /* identity.labels */
+	SUM_C_EXAMPLES,	 /* ops[].examples */
+	SUM_C_WARNINGS,	 /* quality.warnings[] */
+};
+
+#define SUM_REQUIRED 1u /* the reader refuses a file without it */
+#define SUM_JUDGED   2u /* an OBJ or LIST holding metrics for this instance */
+#define SUM_WINDOW   4u /* a history window's baseline rebuilds it from the medians */
+
+struct sum_shape;
+
+struct sum_field {
+	const char *key;
+	enum sum_type type;
+	size_t off;
+	enum sum_fmt fmt;
+	double def; /* the reader's value when absent or null */
+	enum sum_unit unit;
+	enum sum_merge merge;
+	unsigned flags;
+	size_t aux; /* SUM_W_SIZED: the int flag; SUM_SHARE_STEP_OR: the share */
+	const struct sum_shape *sub;
+	size_t n_off; /* SUM_LIST: the uint32_t count */
+	enum sum_custom custom;
+	const char *text; /* SUM_CONST */
+	/* judged by the gate and tracked by history: the metric name, "%s" the
+	 * record's key in a list; NULL when not judged */
+	const char *metric;
+	enum sum_group group;
+	enum sum_when when;
+	enum sum_share share;
+	enum sum_direction direction;
+};
+
+struct sum_shape {
+	const char *name; /* "families[]", as docs/summary.md's field reference names it */
+	const struct sum_field *f;
+	uint32_t n;
+	size_t size;		/* a list record's size */
+	int nulls_unless_count; /* stats: every field but the first is null when it is 0 */
+	int (*present)(const void *base); /* written only when this says so; NULL: always */
+};
+
+/* The whole summary: the root of every walk. */
+extern const struct sum_shape summary_root;
+
+/* The key field of a list record's shape, or NULL. */
+const struct sum_field *summary_shape_key(const struct sum_shape *sh);
+/* A record's numbers at the reader's defaults, its strings NULL. */
+void summary_record_init(const struct sum_shape *sh, void *rec);
+/* Copies of src's strings into dst (strings only). */
+void summary_strings_copy(const struct sum_shape *sh, void *dst, const void *src);
+/* Frees what the record owns. */
+void summary_record_free(const struct sum_shape *sh, void *rec);
+
+/* One metric of a summary, as summary_metrics_each() hands it out. */
+struct sum_metric {
+	const char *name;    /* "family.matmul.us_per_step"; valid during the call */
+	const char *subject; /* the list record's key, or NULL */
+	const struct sum_field *field;
+	double value;
+	double step_share; /* value over the step; < 0 when not a time per step */
+};
+typedef void (*summary_metric_fn)(void *ctx, const struct sum_metric *m);
+/* Every metric the summary holds, in table order. */
+void summary_metrics_each(const struct summary *s, summary_metric_fn fn, void *ctx);
+
+/* Where a metric name lives: the field; *at its offset in struct summary, or
+ * for a list record its offset in the record, with *list the list and
+ * *subject the key (to free). NULL when no table field makes that name. */
+const struct sum_field *summary_metric_field(const char *metric, const struct sum_field **list,
+					     char **subject, size_t *at);
+/* The unit of a metric: "us", "share", "GB/s", "TFLOP/s", or "" when unknown. */
+const char *summary_metric_unit(const char *metric);
+/* Decimals a metric's value is written with in verdicts and records. */
+int summary_metric_decimals(const char *metric);
+const char *summary_unit_name(enum sum_unit u);
+
 void summary_init(struct summary *s);
 void summary_free(struct summary *s);
 /* Append the summary's JSON to out (pretty, deterministic). */
