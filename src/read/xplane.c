@@ -1051,31 +1051,29 @@ static int count_line(struct xline *l)
 	return 0;
 }
 
-/* Work items run largest first, each taken by the next free thread. */
-struct pool {
-	pthread_mutex_t mu;
-	uint32_t n, next;
-	uint32_t *order;
-	void *items;
-	void (*run)(void *items, uint32_t i, struct pg_buf *scratch, size_t page);
+/* A pool thread's scratch: a buffer for decoding, made on first use. */
+struct xscratch {
+	struct pg_buf buf;
+	size_t page; /* 0 until first use */
 };
 
-static void *pool_worker(void *arg)
+static struct xscratch *xscratch_get(void *scratch)
 {
-	struct pool *p = arg;
-	struct pg_buf scratch = PG_BUF_INIT;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct xscratch *sc = scratch;
 
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		uint32_t i = p->next < p->n ? p->order[p->next++] : UINT32_MAX;
-		pthread_mutex_unlock(&p->mu);
-		if (i == UINT32_MAX)
-			break;
-		p->run(p->items, i, &scratch, page);
+	if (!sc->page) {
+		sc->buf = (struct pg_buf)PG_BUF_INIT;
+		sc->page = (size_t)sysconf(_SC_PAGESIZE);
 	}
-	pg_buf_release(&scratch);
-	return NULL;
+	return sc;
+}
+
+static void xscratch_release(void *scratch)
+{
+	struct xscratch *sc = scratch;
+
+	if (sc->page)
+		pg_buf_release(&sc->buf);
 }
 
 struct sized {
@@ -1094,44 +1092,31 @@ static int cmp_sized(const void *a, const void *b)
 /* Run items [0, n) on up to `threads` threads (this one included), largest
  * first by sizes[], or in order if sizes is NULL. */
 static void pool_run(void *items, uint32_t n, const uint64_t *sizes, int threads,
-		     void (*run)(void *, uint32_t, struct pg_buf *, size_t))
+		     void (*run)(void *, uint32_t, void *))
 {
-	struct pool p;
-	struct sized *by = pg_xmalloc((n + 1) * sizeof(*by));
-	pthread_t tid[16];
-	int nt = 0;
+	struct pg_pool_jobs jobs = {run, items, n, NULL, sizeof(struct xscratch), xscratch_release};
+	uint32_t *order = NULL;
 
-	memset(&p, 0, sizeof(p));
-	pthread_mutex_init(&p.mu, NULL);
-	p.n = n;
-	p.items = items;
-	p.run = run;
-	p.order = pg_xmalloc((n + 1) * sizeof(uint32_t));
-	for (uint32_t i = 0; i < n; i++)
-		by[i] = (struct sized){sizes ? sizes[i] : 0, i};
-	if (n && sizes)
+	if (n && sizes) {
+		struct sized *by = pg_xmalloc((n + 1) * sizeof(*by));
+		order = pg_xmalloc((n + 1) * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++)
+			by[i] = (struct sized){sizes[i], i};
 		qsort(by, n, sizeof(*by), cmp_sized);
-	for (uint32_t i = 0; i < n; i++)
-		p.order[i] = by[i].i;
-	free(by);
-	if (threads > 16)
-		threads = 16;
-	for (int i = 1; i < threads && (uint32_t)i < n; i++)
-		if (pthread_create(&tid[nt], NULL, pool_worker, &p) == 0)
-			nt++;
-	pool_worker(&p);
-	for (int i = 0; i < nt; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.mu);
-	free(p.order);
+		for (uint32_t i = 0; i < n; i++)
+			order[i] = by[i].i;
+		free(by);
+	}
+	jobs.order = order;
+	pg_pool_run(&jobs, threads > 16 ? 16 : threads);
+	free(order);
 }
 
-static void count_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+static void count_one(void *items, uint32_t i, void *scratch)
 {
 	struct xline *l = &((struct xline *)items)[i];
 
 	PG_UNUSED(scratch);
-	PG_UNUSED(page);
 	if (count_line(l)) {
 		l->rc = PG_EFORMAT;
 		l->err = pg_xstrdup(pg_error_last());
@@ -1219,9 +1204,11 @@ static void decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 	release_job_pages(j, page);
 }
 
-static void decode_one(void *items, uint32_t i, struct pg_buf *scratch, size_t page)
+static void decode_one(void *items, uint32_t i, void *scratch)
 {
-	decode_job(&((struct job *)items)[i], scratch, page);
+	struct xscratch *sc = xscratch_get(scratch);
+
+	decode_job(&((struct job *)items)[i], &sc->buf, sc->page);
 }
 
 /* ---- planes ---- */
