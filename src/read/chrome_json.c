@@ -1381,20 +1381,6 @@ static void apply_header_json(struct cj *c)
 	}
 }
 
-static int parse_int_suffix(const char *s, const char *prefix, int32_t *out)
-{
-	size_t n = strlen(prefix);
-	char *end;
-
-	if (strncmp(s, prefix, n) != 0)
-		return 0;
-	long v = strtol(s + n, &end, 10);
-	if (end == s + n || v < 0 || v > 1000000)
-		return 0;
-	*out = (int32_t)v;
-	return 1;
-}
-
 /* Devices are keyed by (kind, index, label) within the file. */
 static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index, trace_str label)
 {
@@ -1430,16 +1416,14 @@ static void resolve_tracks(struct cj *c)
 		int32_t index = 0;
 		trace_str label = pi->process_name;
 
-		if (strncmp(pname, "/device:GPU:", 12) == 0 &&
-		    parse_int_suffix(pname, "/device:GPU:", &index)) {
+		if (read_parse_index(pname, "/device:GPU:", 1, &index)) {
 			kind = TRACE_DEV_GPU;
-		} else if (strncmp(pname, "/device:TPU:", 12) == 0 &&
-			   parse_int_suffix(pname, "/device:TPU:", &index)) {
+		} else if (read_parse_index(pname, "/device:TPU:", 1, &index)) {
 			kind = TRACE_DEV_TPU;
 		} else if (strncmp(pname, "/device:", 8) == 0) {
 			kind = TRACE_DEV_OTHER;
 			index = -1;
-		} else if (parse_int_suffix(labels, "GPU ", &index) ||
+		} else if (read_parse_index(labels, "GPU ", 1, &index) ||
 			   (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_DEVICE_ANN))) {
 			/* Kineto: the device is the pid of its events */
 			char *end;

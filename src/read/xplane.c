@@ -633,20 +633,6 @@ static int decode_event_metadata(struct xp *x, const struct range *r)
 
 /* ---- planes and devices ---- */
 
-static int parse_index(const char *s, const char *prefix, int32_t *out)
-{
-	size_t n = strlen(prefix);
-	char *end;
-
-	if (strncmp(s, prefix, n) != 0)
-		return 0;
-	long v = strtol(s + n, &end, 10);
-	if (end == s + n || *end || v < 0 || v > 1000000)
-		return 0;
-	*out = (int32_t)v;
-	return 1;
-}
-
 static const char *file_host(struct xp *x)
 {
 	return x->t->files[x->file].host ? x->t->files[x->file].host : "";
@@ -661,9 +647,9 @@ static uint32_t plane_device(struct xp *x, const char *name)
 	d.rank = -1;
 	d.label = trace_intern_cstr(x->t, name);
 	d.host = trace_intern_cstr(x->t, file_host(x));
-	if (parse_index(name, "/device:GPU:", &d.index))
+	if (read_parse_index(name, "/device:GPU:", 0, &d.index))
 		d.kind = TRACE_DEV_GPU;
-	else if (parse_index(name, "/device:TPU:", &d.index))
+	else if (read_parse_index(name, "/device:TPU:", 0, &d.index))
 		d.kind = TRACE_DEV_TPU;
 	else if (strncmp(name, "/host:", 6) == 0)
 		d.kind = TRACE_DEV_CPU;
