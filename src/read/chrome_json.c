@@ -673,7 +673,6 @@ static int finish_event(struct cj *c)
 		     c->has_corr, 'X', 0);
 		return 0;
 	case 'B':
-		memset(&p, 0, sizeof(p));
 		p = (struct pending){track, 1, c->ts, name, cat, args, c->corr, 0, 0};
 		p.flags = c->has_corr ? TRACE_EV_HAS_CORR : 0;
 		push_pending(c, &p);
@@ -699,13 +698,11 @@ static int finish_event(struct cj *c)
 	case 'f': {
 		uint64_t id = 0;
 		if (c->has_id) {
-			struct num n;
-			memset(&n, 0, sizeof(n));
 			id = pg_hash(c->idtext.ptr, c->idtext.len);
 			/* numeric ids keep their value so they meet args.correlation */
 			char *end = NULL;
 			unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
-			if (end && *end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
+			if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
 				id = v;
 		}
 		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
@@ -722,7 +719,6 @@ static int finish_event(struct cj *c)
 		pg_buf_release(&at);
 		uint64_t key = pg_hash(c->idtext.ptr, c->idtext.len) ^ ((uint64_t)name << 20) ^ cat;
 		if (ph == 'b') {
-			memset(&p, 0, sizeof(p));
 			p = (struct pending){atrack, 1, c->ts, name, cat, args, 0, key, 0};
 			push_pending(c, &p);
 			return 0;

@@ -161,8 +161,6 @@ void cj_resolve_tracks(struct cj *c)
 		} else {
 			label = pi->process_name ? pi->process_name : tr->pid;
 		}
-		if (kind == TRACE_DEV_CPU)
-			index = 0;
 		tr->device = device_for(c, kind, index, label);
 		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
 			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);

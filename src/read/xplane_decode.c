@@ -643,7 +643,6 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 	if (em && em->set && n_args == 0 && em->has_argset) {
 		argset = em->argset; /* the common case: metadata stats only */
 	} else if (em && em->set) {
-		uint32_t own = n_args;
 		/* metadata stats under event stats: add keys the event lacks */
 		for (uint32_t i = 0; i < em->n_args && n_args < MAX_EVENT_ARGS; i++) {
 			const struct trace_arg *ma = &x->margs[em->args_off + i];
@@ -656,7 +655,6 @@ static int decode_event(struct xp *x, struct pb *b, struct job *j, uint64_t slot
 		}
 		if (em->long_name && n_args < MAX_EVENT_ARGS)
 			args[n_args++] = (struct trace_arg){x->k_long_name, em->long_name};
-		PG_UNUSED(own);
 	}
 	if (ev.has_dev_off)
 		off = ev.dev_off;
