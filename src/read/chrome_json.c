@@ -47,6 +47,19 @@ static int expect(struct cj *c, int want, const char *what)
 	return 0;
 }
 
+/* After a member or an element: 1 past a ',' (another follows), 0 past
+ * `close` (that was the last), else PG_EFORMAT saying `what` was expected. */
+static inline int next_item(struct cj *c, int close, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch == ',' || ch == close) {
+		c->in->p++;
+		return ch == ',';
+	}
+	return cj_bad_char(c, ch, what);
+}
+
 /* ---- strings ---- */
 
 static int read_string(struct cj *c, struct pg_buf *out)
@@ -551,16 +564,9 @@ static int parse_args(struct cj *c)
 				}
 			}
 		}
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
-			return 0;
-		}
-		return cj_bad_char(c, ch, "',' or '}' in args");
+		int more = next_item(c, '}', "',' or '}' in args");
+		if (more <= 0)
+			return more;
 	}
 }
 
@@ -867,16 +873,9 @@ static int parse_event(struct cj *c)
 		}
 		if (r)
 			return PG_EFORMAT;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
-			return finish_event(c);
-		}
-		return cj_bad_char(c, ch, "',' or '}' after an event field");
+		int more = next_item(c, '}', "',' or '}' after an event field");
+		if (more <= 0)
+			return more ? more : finish_event(c);
 	}
 }
 
@@ -895,16 +894,11 @@ static int parse_event_array(struct cj *c)
 		if (parse_event(c))
 			return PG_EFORMAT;
 		c->index++;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == ']') {
-			c->in->p++;
+		int more = next_item(c, ']', "',' or ']' after an event");
+		if (more < 0)
+			return more;
+		if (!more)
 			break;
-		}
-		return cj_bad_char(c, ch, "',' or ']' after an event");
 	}
 	f = &c->t->files[c->file];
 	f->entries = c->index;
@@ -994,17 +988,11 @@ static int parse_top_object(struct cj *c)
 		}
 		if (r)
 			goto out;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
+		int more = next_item(c, '}', "',' or '}' at top level");
+		if (more < 0)
+			goto out;
+		if (!more)
 			break;
-		}
-		cj_bad_char(c, ch, "',' or '}' at top level");
-		goto out;
 	}
 done:
 	if (!c->saw_trace_events) {

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int cj_fail(struct cj *c, const char *fmt, ...)
 {
@@ -109,6 +110,9 @@ static int read_hex4(struct cj *c, uint32_t *out)
 	return 0;
 }
 
+/* The one-character escapes and what each stands for. */
+static const char escaped[] = "\"\\/bfnrt", unescaped[] = "\"\\/\b\f\n\r\t";
+
 int cj_read_escape(struct cj *c, struct pg_buf *out)
 {
 	int ch = peekc(c);
@@ -117,33 +121,13 @@ int cj_read_escape(struct cj *c, struct pg_buf *out)
 	if (ch < 0)
 		return ch == CH_ERR ? cj_fail_src(c) : cj_fail_eof(c);
 	c->in->p++;
+	const char *simple = ch ? strchr(escaped, ch) : NULL;
+	if (simple) {
+		if (out)
+			pg_buf_addc(out, unescaped[simple - escaped]);
+		return 0;
+	}
 	switch (ch) {
-	case '"':
-	case '\\':
-	case '/':
-		if (out)
-			pg_buf_addc(out, (char)ch);
-		return 0;
-	case 'b':
-		if (out)
-			pg_buf_addc(out, '\b');
-		return 0;
-	case 'f':
-		if (out)
-			pg_buf_addc(out, '\f');
-		return 0;
-	case 'n':
-		if (out)
-			pg_buf_addc(out, '\n');
-		return 0;
-	case 'r':
-		if (out)
-			pg_buf_addc(out, '\r');
-		return 0;
-	case 't':
-		if (out)
-			pg_buf_addc(out, '\t');
-		return 0;
 	case 'u':
 		if (read_hex4(c, &cp))
 			return PG_EFORMAT;
