@@ -3,9 +3,9 @@
  * src/analyze/ that make a summary (summarize.c runs them; analyze.h is the
  * public API). The working state of one summary is struct az: the trace, the
  * devices with their records (struct dev, struct act), the ops, the filed
- * event lists and the steps. Helpers called per event or per record are
- * static inline here, so splitting the stages into files costs no calls on
- * the hot paths.
+ * event lists and the steps. The small helpers called per event or per
+ * record (event reads, list growth, the classification cache) are static
+ * inline here, so each file's inner loops keep them inlined.
  */
 #ifndef PG_ANALYZE_INTERNAL_H
 #define PG_ANALYZE_INTERNAL_H
