@@ -16,127 +16,19 @@
  * baseTimeNanoseconds only moves the epoch and is recorded, not applied.
  * displayTimeUnit is a display hint (the Chrome trace spec; Kineto files
  * with "ns" still write µs) and is recorded, never used to scale.
+ *
+ * This file is the scanner and the events; chrome_syntax.c holds its slow
+ * paths (errors, escapes) and chrome_meta.c the devices, track kinds, dialect
+ * and file facts decided from metadata once the stream ends (chrome_json.h).
  */
-#include "read.h"
+#include "chrome_json.h"
 
-#include <cjson/cJSON.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ARGS 24
-
-enum { CH_EOF = -1, CH_ERR = -2 };
-
-/* The argument names kept are read_kept_arg()'s (names.c), shared with XPlane. */
-
-struct pidinfo {
-	trace_str pid;
-	trace_str process_name;
-	trace_str labels;
-	int has_events;
-};
-
-struct pending {
-	uint32_t track;
-	uint32_t alive;
-	int64_t ts;
-	trace_str name;
-	uint16_t cat;
-	uint32_t args;
-	uint64_t corr;
-	uint64_t key; /* async: hash of (pid, cat, id, name) */
-	uint8_t flags;
-};
-
-struct argval {
-	int key; /* read_kept_arg() index */
-	uint32_t off, len;
-};
-
-struct cj {
-	struct trace *t;
-	uint32_t file;
-	struct rd_in *in;
-	const char *path;
-	uint64_t index; /* event index within the array */
-
-	/* per-event fields */
-	struct pg_buf key, name, cat, pid, tid, idtext, vals;
-	struct pg_buf scratch; /* ph, args values, quoted times: never the id */
-	int ph;
-	int64_t ts, dur;
-	int has_ts, has_dur, has_id, bp_e;
-	uint64_t corr;
-	int has_corr;
-	struct argval args[MAX_ARGS];
-	int n_args;
-
-	/* tables */
-	trace_str kept_ids[READ_KEPT_ARGS];
-	int a_name, a_labels, a_sort; /* read_kept_arg() indices the reader itself uses */
-	struct pg_u64map tracks;
-	struct pidinfo *pids;
-	uint32_t n_pids, cap_pids;
-	struct pg_u64map pidmap;
-	struct pending *pend;
-	uint32_t n_pend, cap_pend;
-	uint32_t first_track;
-	uint64_t first_event;
-
-	/* cache */
-	trace_str last_pid, last_tid;
-	uint32_t last_track;
-	struct pg_buf last_cat;
-	uint16_t last_cat_id;
-
-	/* header facts */
-	struct pg_buf dev_props, dist_info;
-	int saw_trace_events, top_is_array;
-	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
-	uint64_t unmatched_end, unclosed_begin;
-};
-
-/* ---- errors ---- */
-
-static int fail(struct cj *c, const char *fmt, ...) PG_PRINTF(2, 3);
-
-static int fail(struct cj *c, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (c->saw_trace_events || c->top_is_array)
-		return pg_error_set(PG_EFORMAT, "cannot read '%s': %s at byte %llu (event %llu)",
-				    c->path, msg, (unsigned long long)rd_in_offset(c->in),
-				    (unsigned long long)c->index);
-	return pg_error_set(PG_EFORMAT, "cannot read '%s': %s at byte %llu", c->path, msg,
-			    (unsigned long long)rd_in_offset(c->in));
-}
-
-/* A source error (corrupt gzip, read error) already has a message. */
-static int fail_src(struct cj *c)
-{
-	char msg[512];
-
-	snprintf(msg, sizeof(msg), "%s", pg_error_last());
-	return pg_error_set(PG_EFORMAT, "cannot read '%s': %s (after event %llu)", c->path, msg,
-			    (unsigned long long)c->index);
-}
-
-static int fail_eof(struct cj *c)
-{
-	if (c->in->truncated)
-		return fail(c, "unexpected end of input: the gzip stream is truncated");
-	return fail(c, "unexpected end of input: the JSON is truncated");
-}
-
 /* ---- byte access ---- */
 
-static int slow_peek(struct cj *c)
+int cj_slow_peek(struct cj *c)
 {
 	int r = rd_in_refill(c->in);
 
@@ -145,178 +37,31 @@ static int slow_peek(struct cj *c)
 	return r == 0 ? CH_EOF : CH_ERR;
 }
 
-static inline int peekc(struct cj *c)
-{
-	if (c->in->p < c->in->end)
-		return *c->in->p;
-	return slow_peek(c);
-}
-
-static inline int is_ws(int ch)
-{
-	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
-}
-
-/* Skip whitespace and return the next byte without consuming it. */
-static inline int skip_ws(struct cj *c)
-{
-	for (;;) {
-		const unsigned char *p = c->in->p, *end = c->in->end;
-		while (p < end && is_ws(*p))
-			p++;
-		c->in->p = p;
-		if (p < end)
-			return *p;
-		int ch = slow_peek(c);
-		if (ch < 0 || !is_ws(ch))
-			return ch;
-	}
-}
-
-static int bad_char(struct cj *c, int ch, const char *expected)
-{
-	if (ch == CH_ERR)
-		return fail_src(c);
-	if (ch == CH_EOF)
-		return fail_eof(c);
-	if (ch == 'N' || ch == 'I' || ch == '-')
-		return fail(c, "invalid JSON value (NaN and Infinity are not JSON), expected %s",
-			    expected);
-	if (ch >= 0x20 && ch < 0x7f)
-		return fail(c, "unexpected '%c', expected %s", ch, expected);
-	return fail(c, "unexpected byte 0x%02x, expected %s", ch, expected);
-}
-
 static int expect(struct cj *c, int want, const char *what)
 {
 	int ch = skip_ws(c);
 
 	if (ch != want)
-		return bad_char(c, ch, what);
+		return cj_bad_char(c, ch, what);
 	c->in->p++;
 	return 0;
+}
+
+/* After a member or an element: 1 past a ',' (another follows), 0 past
+ * `close` (that was the last), else PG_EFORMAT saying `what` was expected. */
+static inline int next_item(struct cj *c, int close, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch == ',' || ch == close) {
+		c->in->p++;
+		return ch == ',';
+	}
+	return cj_bad_char(c, ch, what);
 }
 
 /* ---- strings ---- */
 
-static void put_utf8(struct pg_buf *b, uint32_t cp)
-{
-	char u[4];
-
-	if (cp < 0x80) {
-		pg_buf_addc(b, (char)cp);
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | (cp >> 6));
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		pg_buf_add(b, u, 2);
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | (cp >> 12));
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		pg_buf_add(b, u, 3);
-	} else {
-		u[0] = (char)(0xf0 | (cp >> 18));
-		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		pg_buf_add(b, u, 4);
-	}
-}
-
-static int read_hex4(struct cj *c, uint32_t *out)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		int ch = peekc(c);
-		if (ch < 0)
-			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
-		c->in->p++;
-		v <<= 4;
-		if (ch >= '0' && ch <= '9')
-			v |= (uint32_t)(ch - '0');
-		else if (ch >= 'a' && ch <= 'f')
-			v |= (uint32_t)(ch - 'a' + 10);
-		else if (ch >= 'A' && ch <= 'F')
-			v |= (uint32_t)(ch - 'A' + 10);
-		else
-			return fail(c, "bad \\u escape in a string");
-	}
-	*out = v;
-	return 0;
-}
-
-static int read_escape(struct cj *c, struct pg_buf *out)
-{
-	int ch = peekc(c);
-	uint32_t cp, lo;
-
-	if (ch < 0)
-		return ch == CH_ERR ? fail_src(c) : fail_eof(c);
-	c->in->p++;
-	switch (ch) {
-	case '"':
-	case '\\':
-	case '/':
-		if (out)
-			pg_buf_addc(out, (char)ch);
-		return 0;
-	case 'b':
-		if (out)
-			pg_buf_addc(out, '\b');
-		return 0;
-	case 'f':
-		if (out)
-			pg_buf_addc(out, '\f');
-		return 0;
-	case 'n':
-		if (out)
-			pg_buf_addc(out, '\n');
-		return 0;
-	case 'r':
-		if (out)
-			pg_buf_addc(out, '\r');
-		return 0;
-	case 't':
-		if (out)
-			pg_buf_addc(out, '\t');
-		return 0;
-	case 'u':
-		if (read_hex4(c, &cp))
-			return PG_EFORMAT;
-		if (cp >= 0xd800 && cp < 0xdc00 && peekc(c) == '\\') {
-			c->in->p++;
-			if (peekc(c) != 'u') { /* a lone high surrogate, then another escape */
-				if (out)
-					put_utf8(out, 0xfffd);
-				return read_escape(c, out);
-			}
-			c->in->p++;
-			if (read_hex4(c, &lo))
-				return PG_EFORMAT;
-			if (lo >= 0xdc00 && lo < 0xe000) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			} else { /* a lone high surrogate, then another character */
-				if (out)
-					put_utf8(out, 0xfffd);
-				cp = lo >= 0xd800 && lo < 0xe000 ? 0xfffd : lo;
-			}
-		} else if (cp >= 0xd800 && cp < 0xe000) {
-			cp = 0xfffd;
-		}
-		if (out)
-			put_utf8(out, cp);
-		return 0;
-	default:
-		return fail(c, "bad escape '\\%c' in a string", ch >= 0x20 && ch < 0x7f ? ch : '?');
-	}
-}
-
-/*
- * Read a string whose opening quote is next. With out == NULL the string is
- * skipped without copying, so an arbitrarily long unused string costs no
- * memory; a kept string is capped at RD_MAX_STRING_BYTES.
- */
 static int read_string(struct cj *c, struct pg_buf *out)
 {
 	if (out) {
@@ -332,8 +77,8 @@ static int read_string(struct cj *c, struct pg_buf *out)
 		if (out && p > s) {
 			if (out->len + (size_t)(p - s) > RD_MAX_STRING_BYTES) {
 				c->in->p = p;
-				return fail(c, "string longer than %u MiB",
-					    RD_MAX_STRING_BYTES >> 20);
+				return cj_fail(c, "string longer than %u MiB",
+					       RD_MAX_STRING_BYTES >> 20);
 			}
 			size_t k = (size_t)(p - s);
 			if (out->len + k + 1 > out->cap)
@@ -347,13 +92,13 @@ static int read_string(struct cj *c, struct pg_buf *out)
 			c->in->p++;
 			if (*p == '"')
 				return 0;
-			if (read_escape(c, out))
+			if (cj_read_escape(c, out))
 				return PG_EFORMAT;
 			continue;
 		}
-		int ch = slow_peek(c);
+		int ch = cj_slow_peek(c);
 		if (ch < 0)
-			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+			return ch == CH_ERR ? cj_fail_src(c) : cj_fail_eof(c);
 	}
 }
 
@@ -414,7 +159,7 @@ static int parse_num_text(struct cj *c, struct num *n)
 			}
 		}
 		if (!frac)
-			return fail(c, "malformed number '%s'", n->text);
+			return cj_fail(c, "malformed number '%s'", n->text);
 	}
 	if (*s == 'e' || *s == 'E') {
 		n->is_int = 0;
@@ -427,11 +172,11 @@ static int parse_num_text(struct cj *c, struct num *n)
 				e = e * 10 + (*s - '0');
 		}
 		if (!edigits)
-			return fail(c, "malformed number '%s'", n->text);
+			return cj_fail(c, "malformed number '%s'", n->text);
 		n->exp10 += eneg ? -e : e;
 	}
 	if (!any || *s)
-		return fail(c, "malformed number '%s'", n->text[0] ? n->text : "(empty)");
+		return cj_fail(c, "malformed number '%s'", n->text[0] ? n->text : "(empty)");
 	return 0;
 }
 
@@ -447,8 +192,8 @@ static int read_number(struct cj *c, struct num *n)
 		if (len >= sizeof(n->text)) {
 			/* where the byte-at-a-time path below stops too */
 			c->in->p = p + sizeof(n->text) - 1;
-			return fail(c, "number longer than %d characters",
-				    (int)sizeof(n->text) - 1);
+			return cj_fail(c, "number longer than %d characters",
+				       (int)sizeof(n->text) - 1);
 		}
 		memcpy(n->text, p, len);
 		n->text[len] = '\0';
@@ -460,12 +205,12 @@ static int read_number(struct cj *c, struct num *n)
 	for (;;) {
 		int ch = peekc(c);
 		if (ch == CH_ERR)
-			return fail_src(c);
+			return cj_fail_src(c);
 		if (ch < 0 || !numchar[ch])
 			break;
 		if (n->len >= (int)sizeof(n->text) - 1)
-			return fail(c, "number longer than %d characters",
-				    (int)sizeof(n->text) - 1);
+			return cj_fail(c, "number longer than %d characters",
+				       (int)sizeof(n->text) - 1);
 		n->text[n->len++] = (char)ch;
 		c->in->p++;
 	}
@@ -544,7 +289,7 @@ static int expect_word(struct cj *c, const char *w)
 	for (const char *s = w; *s; s++) {
 		int ch = peekc(c);
 		if (ch != *s)
-			return bad_char(c, ch, "a JSON value");
+			return cj_bad_char(c, ch, "a JSON value");
 		c->in->p++;
 	}
 	return 0;
@@ -565,13 +310,13 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 		int ch = skip_ws(c);
 		mark = c->in->p;
 		if (ch < 0)
-			return ch == CH_ERR ? fail_src(c) : fail_eof(c);
+			return ch == CH_ERR ? cj_fail_src(c) : cj_fail_eof(c);
 		if (need_value) {
 			need_value = 0;
 			if (ch == '{' || ch == '[') {
 				if (depth >= RD_MAX_DEPTH)
-					return fail(c, "JSON nested deeper than %d levels",
-						    RD_MAX_DEPTH);
+					return cj_fail(c, "JSON nested deeper than %d levels",
+						       RD_MAX_DEPTH);
 				stack[depth++] = (unsigned char)ch;
 				c->in->p++;
 				if (cap)
@@ -586,7 +331,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 				}
 				if (stack[depth - 1] == '{') {
 					if (ch != '"')
-						return bad_char(c, ch, "an object key");
+						return cj_bad_char(c, ch, "an object key");
 					goto key;
 				}
 				need_value = 1;
@@ -616,13 +361,13 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 				if (cap)
 					pg_buf_add(cap, n.text, (size_t)n.len);
 			} else {
-				return bad_char(c, ch, "a JSON value");
+				return cj_bad_char(c, ch, "a JSON value");
 			}
 		}
 	after_value:
 		if (cap && cap->len > RD_MAX_HEADER_BYTES)
-			return fail(c, "top-level block larger than %u MiB",
-				    RD_MAX_HEADER_BYTES >> 20);
+			return cj_fail(c, "top-level block larger than %u MiB",
+				       RD_MAX_HEADER_BYTES >> 20);
 		if (depth == 0)
 			return 0;
 		ch = skip_ws(c);
@@ -636,7 +381,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			}
 			ch = skip_ws(c);
 			if (ch != '"')
-				return bad_char(c, ch, "an object key");
+				return cj_bad_char(c, ch, "an object key");
 		key:
 			if (cap) {
 				struct pg_buf tmp = PG_BUF_INIT;
@@ -663,7 +408,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			goto after_value;
 		}
 		PG_UNUSED(mark);
-		return bad_char(c, ch, stack[depth - 1] == '{' ? "',' or '}'" : "',' or ']'");
+		return cj_bad_char(c, ch, stack[depth - 1] == '{' ? "',' or '}'" : "',' or ']'");
 	}
 }
 
@@ -699,7 +444,7 @@ static int read_scalar_text(struct cj *c, struct pg_buf *out, struct num *num, i
 
 /* ---- tracks and pids ---- */
 
-static uint32_t pid_index(struct cj *c, trace_str pid)
+uint32_t cj_pid_index(struct cj *c, trace_str pid)
 {
 	uint32_t i = pg_u64map_get(&c->pidmap, pid);
 
@@ -716,7 +461,7 @@ static uint32_t pid_index(struct cj *c, trace_str pid)
 	return i;
 }
 
-static uint32_t track_for(struct cj *c, trace_str pid, trace_str tid)
+uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid)
 {
 	if (pid == c->last_pid && tid == c->last_tid && c->last_track != UINT32_MAX)
 		return c->last_track;
@@ -731,17 +476,12 @@ static uint32_t track_for(struct cj *c, trace_str pid, trace_str tid)
 		t0.tid = tid;
 		tr = trace_track_add(c->t, &t0);
 		pg_u64map_put(&c->tracks, key, tr);
-		pid_index(c, pid);
+		cj_pid_index(c, pid);
 	}
 	c->last_pid = pid;
 	c->last_tid = tid;
 	c->last_track = tr;
 	return tr;
-}
-
-static trace_str intern_buf(struct cj *c, const struct pg_buf *b)
-{
-	return trace_intern(c->t, b->ptr, b->len);
 }
 
 static uint16_t cat_id(struct cj *c)
@@ -772,7 +512,7 @@ static int parse_args(struct cj *c)
 	for (;;) {
 		ch = skip_ws(c);
 		if (ch != '"')
-			return bad_char(c, ch, "an args key");
+			return cj_bad_char(c, ch, "an args key");
 		if (read_string(c, &c->key) || expect(c, ':', "':'"))
 			return PG_EFORMAT;
 		const char *k = c->key.ptr;
@@ -824,20 +564,13 @@ static int parse_args(struct cj *c)
 				}
 			}
 		}
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
-			return 0;
-		}
-		return bad_char(c, ch, "',' or '}' in args");
+		int more = next_item(c, '}', "',' or '}' in args");
+		if (more <= 0)
+			return more;
 	}
 }
 
-static const char *arg_text(struct cj *c, int key, size_t *len)
+const char *cj_arg_text(struct cj *c, int key, size_t *len)
 {
 	for (int i = 0; i < c->n_args; i++)
 		if (c->args[i].key == key) {
@@ -911,38 +644,6 @@ static int pop_pending(struct cj *c, uint32_t track, uint64_t key, int async, st
 	return 0;
 }
 
-static void handle_metadata(struct cj *c)
-{
-	size_t n;
-	const char *v;
-	trace_str pid = intern_buf(c, &c->pid);
-
-	if (c->name.len == 12 && memcmp(c->name.ptr, "process_name", 12) == 0) {
-		v = arg_text(c, c->a_name, &n);
-		if (v) {
-			/* pid_index() may grow c->pids: index only after it returns */
-			uint32_t pi_at = pid_index(c, pid);
-			struct pidinfo *pi = &c->pids[pi_at];
-			pi->process_name = trace_intern(c->t, v, n);
-			if ((n >= 8 && memcmp(v, "/device:", 8) == 0) ||
-			    (n >= 6 && memcmp(v, "/host:", 6) == 0))
-				c->jax_evidence++;
-		}
-	} else if (c->name.len == 14 && memcmp(c->name.ptr, "process_labels", 14) == 0) {
-		v = arg_text(c, c->a_labels, &n);
-		if (v) {
-			uint32_t pi_at = pid_index(c, pid);
-			c->pids[pi_at].labels = trace_intern(c->t, v, n);
-		}
-	} else if (c->name.len == 11 && memcmp(c->name.ptr, "thread_name", 11) == 0) {
-		v = arg_text(c, c->a_name, &n);
-		if (v) {
-			uint32_t tr = track_for(c, pid, intern_buf(c, &c->tid));
-			c->t->tracks[tr].name = trace_intern(c->t, v, n);
-		}
-	}
-}
-
 static int finish_event(struct cj *c)
 {
 	int ph = c->ph;
@@ -953,19 +654,19 @@ static int finish_event(struct cj *c)
 	if (ph < 128)
 		c->t->files[c->file].phase_counts[ph]++;
 	if (ph == 'M') {
-		handle_metadata(c);
+		cj_handle_metadata(c);
 		return 0;
 	}
 	if (ph == 'C' || ph == 'P' || ph == 'O' || ph == 'N' || ph == 'D' || ph == 'R' ||
 	    ph == 'c' || ph == 'S' || ph == 'T' || ph == 'F' || ph == 'p' || ph == '?')
 		return 0; /* counted, not kept: nothing downstream reads them */
 	if (!c->has_ts)
-		return fail(c, "'%c' event without a ts", ph);
+		return cj_fail(c, "'%c' event without a ts", ph);
 	if (c->has_dur && c->dur < 0)
-		return fail(c, "negative duration");
+		return cj_fail(c, "negative duration");
 
 	trace_str pid = intern_buf(c, &c->pid), tid = intern_buf(c, &c->tid);
-	uint32_t track = track_for(c, pid, tid);
+	uint32_t track = cj_track_for(c, pid, tid);
 	uint16_t cat = cat_id(c);
 	trace_str name = intern_buf(c, &c->name);
 	uint32_t args = intern_args(c);
@@ -978,7 +679,6 @@ static int finish_event(struct cj *c)
 		     c->has_corr, 'X', 0);
 		return 0;
 	case 'B':
-		memset(&p, 0, sizeof(p));
 		p = (struct pending){track, 1, c->ts, name, cat, args, c->corr, 0, 0};
 		p.flags = c->has_corr ? TRACE_EV_HAS_CORR : 0;
 		push_pending(c, &p);
@@ -989,7 +689,7 @@ static int finish_event(struct cj *c)
 			return 0;
 		}
 		if (c->ts < p.ts)
-			return fail(c, "'E' event before its 'B' (negative duration)");
+			return cj_fail(c, "'E' event before its 'B' (negative duration)");
 		emit(c, track, p.ts, c->ts - p.ts, p.name, p.cat, p.args, p.corr,
 		     p.flags & TRACE_EV_HAS_CORR, 'X', TRACE_EV_FROM_BE);
 		return 0;
@@ -1004,13 +704,11 @@ static int finish_event(struct cj *c)
 	case 'f': {
 		uint64_t id = 0;
 		if (c->has_id) {
-			struct num n;
-			memset(&n, 0, sizeof(n));
 			id = pg_hash(c->idtext.ptr, c->idtext.len);
 			/* numeric ids keep their value so they meet args.correlation */
 			char *end = NULL;
 			unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
-			if (end && *end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
+			if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
 				id = v;
 		}
 		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
@@ -1023,11 +721,10 @@ static int finish_event(struct cj *c)
 		struct pg_buf at = PG_BUF_INIT;
 		pg_buf_adds(&at, "async:");
 		pg_buf_add(&at, c->cat.ptr, c->cat.len);
-		uint32_t atrack = track_for(c, pid, intern_buf(c, &at));
+		uint32_t atrack = cj_track_for(c, pid, intern_buf(c, &at));
 		pg_buf_release(&at);
 		uint64_t key = pg_hash(c->idtext.ptr, c->idtext.len) ^ ((uint64_t)name << 20) ^ cat;
 		if (ph == 'b') {
-			memset(&p, 0, sizeof(p));
 			p = (struct pending){atrack, 1, c->ts, name, cat, args, 0, key, 0};
 			push_pending(c, &p);
 			return 0;
@@ -1037,7 +734,7 @@ static int finish_event(struct cj *c)
 			return 0;
 		}
 		if (c->ts < p.ts)
-			return fail(c, "async 'e' event before its 'b' (negative duration)");
+			return cj_fail(c, "async 'e' event before its 'b' (negative duration)");
 		emit(c, atrack, p.ts, c->ts - p.ts, p.name, p.cat, p.args, 0, 0, 'X',
 		     TRACE_EV_ASYNC);
 		return 0;
@@ -1064,7 +761,7 @@ static int read_key_text(struct cj *c, struct pg_buf *out)
 		pg_buf_reset(out);
 		return expect_word(c, "null");
 	}
-	return bad_char(c, ch, "a string or number");
+	return cj_bad_char(c, ch, "a string or number");
 }
 
 static int read_time(struct cj *c, int64_t *out, const char *what)
@@ -1078,16 +775,16 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 		char *end = NULL;
 		double d = strtod(c->scratch.ptr, &end);
 		if (!end || *end || c->scratch.len == 0 || d != d || d > 9e15 || d < -9e15)
-			return fail(c, "%s is not a number", what);
+			return cj_fail(c, "%s is not a number", what);
 		*out = (int64_t)(d * 1000.0 + (d >= 0 ? 0.5 : -0.5));
 		return 0;
 	}
 	if (!(ch == '-' || (ch >= '0' && ch <= '9')))
-		return bad_char(c, ch, "a number");
+		return cj_bad_char(c, ch, "a number");
 	if (read_number(c, &n))
 		return PG_EFORMAT;
 	if (num_us_to_ns(&n, out))
-		return fail(c, "%s %s is out of range", what, n.text);
+		return cj_fail(c, "%s %s is out of range", what, n.text);
 	return 0;
 }
 
@@ -1109,7 +806,7 @@ static int parse_event(struct cj *c)
 
 	ch = skip_ws(c);
 	if (ch != '{')
-		return bad_char(c, ch, "an event object");
+		return cj_bad_char(c, ch, "an event object");
 	c->in->p++;
 	ch = skip_ws(c);
 	if (ch == '}') {
@@ -1119,7 +816,7 @@ static int parse_event(struct cj *c)
 	for (;;) {
 		ch = skip_ws(c);
 		if (ch != '"')
-			return bad_char(c, ch, "an event key");
+			return cj_bad_char(c, ch, "an event key");
 		if (read_string(c, &c->key) || expect(c, ':', "':'"))
 			return PG_EFORMAT;
 		const char *k = c->key.ptr;
@@ -1128,7 +825,7 @@ static int parse_event(struct cj *c)
 		case 2:
 			if (k[0] == 'p' && k[1] == 'h') {
 				if (skip_ws(c) != '"')
-					return bad_char(c, skip_ws(c), "a string for ph");
+					return cj_bad_char(c, skip_ws(c), "a string for ph");
 				r = read_string(c, &c->scratch);
 				c->ph =
 				    c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
@@ -1176,16 +873,9 @@ static int parse_event(struct cj *c)
 		}
 		if (r)
 			return PG_EFORMAT;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
-			return finish_event(c);
-		}
-		return bad_char(c, ch, "',' or '}' after an event field");
+		int more = next_item(c, '}', "',' or '}' after an event field");
+		if (more <= 0)
+			return more ? more : finish_event(c);
 	}
 }
 
@@ -1204,16 +894,11 @@ static int parse_event_array(struct cj *c)
 		if (parse_event(c))
 			return PG_EFORMAT;
 		c->index++;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == ']') {
-			c->in->p++;
+		int more = next_item(c, ']', "',' or ']' after an event");
+		if (more < 0)
+			return more;
+		if (!more)
 			break;
-		}
-		return bad_char(c, ch, "',' or ']' after an event");
 	}
 	f = &c->t->files[c->file];
 	f->entries = c->index;
@@ -1236,7 +921,7 @@ static int parse_top_object(struct cj *c)
 	for (;;) {
 		ch = skip_ws(c);
 		if (ch != '"') {
-			bad_char(c, ch, "a top-level key");
+			cj_bad_char(c, ch, "a top-level key");
 			goto out;
 		}
 		if (read_string(c, &c->key) || expect(c, ':', "':'"))
@@ -1250,7 +935,7 @@ static int parse_top_object(struct cj *c)
 		if (strcmp(k, "traceEvents") == 0) {
 			ch = skip_ws(c);
 			if (ch != '[') {
-				bad_char(c, ch, "an array for traceEvents");
+				cj_bad_char(c, ch, "an array for traceEvents");
 				goto out;
 			}
 			c->saw_trace_events = 1;
@@ -1303,23 +988,18 @@ static int parse_top_object(struct cj *c)
 		}
 		if (r)
 			goto out;
-		ch = skip_ws(c);
-		if (ch == ',') {
-			c->in->p++;
-			continue;
-		}
-		if (ch == '}') {
-			c->in->p++;
+		int more = next_item(c, '}', "',' or '}' at top level");
+		if (more < 0)
+			goto out;
+		if (!more)
 			break;
-		}
-		bad_char(c, ch, "',' or '}' at top level");
-		goto out;
 	}
 done:
 	if (!c->saw_trace_events) {
-		fail(c,
-		     "not a trace: the JSON object has no traceEvents array (top-level keys: %s%s)",
-		     nkeys ? keys.ptr : "none", nkeys > 6 ? ", ..." : "");
+		cj_fail(
+		    c,
+		    "not a trace: the JSON object has no traceEvents array (top-level keys: %s%s)",
+		    nkeys ? keys.ptr : "none", nkeys > 6 ? ", ..." : "");
 		goto out;
 	}
 	rc = 0;
@@ -1329,202 +1009,7 @@ out:
 	return rc;
 }
 
-/* ---- after the stream: dialect, devices, file facts ---- */
-
-static void apply_header_json(struct cj *c)
-{
-	struct trace_file *f = &c->t->files[c->file];
-	cJSON *j;
-
-	if (c->dist_info.len && (j = cJSON_ParseWithLength(c->dist_info.ptr, c->dist_info.len))) {
-		cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "rank");
-		cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "world_size");
-		cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "backend");
-		cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "nccl_version");
-		if (cJSON_IsNumber(r) && r->valuedouble >= 0 && r->valuedouble < 1e9)
-			f->rank = (int32_t)r->valuedouble;
-		if (cJSON_IsNumber(w) && w->valuedouble >= 0 && w->valuedouble < 1e9)
-			f->world_size = (int32_t)w->valuedouble;
-		/* the devices were made before the rank was known */
-		for (uint32_t i = 0; i < c->t->n_devices; i++)
-			if (c->t->devices[i].file == c->file)
-				c->t->devices[i].rank = f->rank;
-		if (cJSON_IsString(b))
-			f->backend = pg_xstrdup(b->valuestring);
-		if (cJSON_IsString(v) && !f->framework_version) {
-			size_t n = strlen(v->valuestring) + 8;
-			f->framework_version = pg_xmalloc(n);
-			snprintf(f->framework_version, n, "nccl %s", v->valuestring);
-		}
-		cJSON_Delete(j);
-	}
-	if (c->dev_props.len && (j = cJSON_ParseWithLength(c->dev_props.ptr, c->dev_props.len))) {
-		cJSON *d;
-		if (cJSON_IsArray(j))
-			f->declared_devices = (uint32_t)cJSON_GetArraySize(j);
-		cJSON_ArrayForEach (d, j) {
-			cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
-			cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
-			if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
-				continue;
-			/* name the GPU devices whose index matches */
-			for (uint32_t i = 0; i < c->t->n_devices; i++) {
-				struct trace_device *dev = &c->t->devices[i];
-				if (dev->file == c->file && dev->kind == TRACE_DEV_GPU &&
-				    dev->index == (int32_t)id->valuedouble && name->valuestring[0])
-					dev->name = trace_intern_cstr(c->t, name->valuestring);
-			}
-			if (!f->device_kind && name->valuestring[0])
-				f->device_kind = pg_xstrdup(name->valuestring);
-		}
-		cJSON_Delete(j);
-	}
-}
-
-static int parse_int_suffix(const char *s, const char *prefix, int32_t *out)
-{
-	size_t n = strlen(prefix);
-	char *end;
-
-	if (strncmp(s, prefix, n) != 0)
-		return 0;
-	long v = strtol(s + n, &end, 10);
-	if (end == s + n || v < 0 || v > 1000000)
-		return 0;
-	*out = (int32_t)v;
-	return 1;
-}
-
-/* Devices are keyed by (kind, index, label) within the file. */
-static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index, trace_str label)
-{
-	for (uint32_t i = 0; i < c->t->n_devices; i++) {
-		struct trace_device *d = &c->t->devices[i];
-		if (d->file == c->file && d->kind == kind && d->index == index && d->label == label)
-			return i;
-	}
-	struct trace_device d;
-	memset(&d, 0, sizeof(d));
-	d.kind = kind;
-	d.index = index;
-	d.rank = c->t->files[c->file].rank;
-	d.file = c->file;
-	d.label = label;
-	return trace_device_add(c->t, &d);
-}
-
-static void resolve_tracks(struct cj *c)
-{
-	struct trace *t = c->t;
-	struct trace_file *f = &t->files[c->file];
-	int jax = f->dialect == TRACE_DIALECT_JAX;
-
-	for (uint32_t i = c->first_track; i < t->n_tracks; i++) {
-		struct trace_track *tr = &t->tracks[i];
-		struct pidinfo *pi = &c->pids[pid_index(c, tr->pid)];
-		const char *pname = trace_str_get(t, pi->process_name);
-		const char *labels = trace_str_get(t, pi->labels);
-		const char *tname = trace_str_get(t, tr->name);
-		const char *pidtext = trace_str_get(t, tr->pid);
-		enum trace_dev_kind kind = TRACE_DEV_CPU;
-		int32_t index = 0;
-		trace_str label = pi->process_name;
-
-		if (strncmp(pname, "/device:GPU:", 12) == 0 &&
-		    parse_int_suffix(pname, "/device:GPU:", &index)) {
-			kind = TRACE_DEV_GPU;
-		} else if (strncmp(pname, "/device:TPU:", 12) == 0 &&
-			   parse_int_suffix(pname, "/device:TPU:", &index)) {
-			kind = TRACE_DEV_TPU;
-		} else if (strncmp(pname, "/device:", 8) == 0) {
-			kind = TRACE_DEV_OTHER;
-			index = -1;
-		} else if (parse_int_suffix(labels, "GPU ", &index) ||
-			   (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_DEVICE_ANN))) {
-			/* Kineto: the device is the pid of its events */
-			char *end;
-			long v = strtol(pidtext, &end, 10);
-			kind = TRACE_DEV_GPU;
-			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : index;
-			label = pi->labels ? pi->labels : tr->pid;
-		} else if (tr->cat_mask & TRACE_CATCLASS_ACCEL) {
-			char *end;
-			long v = strtol(pidtext, &end, 10);
-			kind = TRACE_DEV_OTHER;
-			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : -1;
-			label = pi->labels ? pi->labels : tr->pid;
-		} else {
-			label = pi->process_name ? pi->process_name : tr->pid;
-		}
-		if (kind == TRACE_DEV_CPU)
-			index = 0;
-		tr->device = device_for(c, kind, index, label);
-		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
-			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);
-		} else if (kind == TRACE_DEV_CPU) {
-			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
-				       ? TRACE_TRACK_ANNOTATIONS
-				       : TRACE_TRACK_HOST_THREAD;
-		} else if (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_ACCEL)) {
-			tr->kind = TRACE_TRACK_STREAM;
-		} else if (tr->cat_mask & TRACE_CATCLASS_DEVICE_ANN) {
-			tr->kind = TRACE_TRACK_ANNOTATIONS;
-		} else {
-			tr->kind = TRACE_TRACK_OTHER;
-		}
-		t->devices[tr->device].n_events += tr->n_events;
-	}
-}
-
-static void decide_dialect(struct cj *c)
-{
-	struct trace_file *f = &c->t->files[c->file];
-	uint64_t other_phases = 0;
-
-	for (int i = 0; i < 128; i++)
-		if (i != 'X' && i != 'M')
-			other_phases += f->phase_counts[i];
-	if (c->kineto_evidence > c->jax_evidence) {
-		f->dialect = TRACE_DIALECT_KINETO;
-		f->framework = pg_xstrdup("pytorch");
-	} else if (c->jax_evidence > 0 && other_phases == 0) {
-		f->dialect = TRACE_DIALECT_JAX;
-		f->framework = pg_xstrdup("jax");
-	} else {
-		f->dialect = TRACE_DIALECT_GENERIC;
-	}
-}
-
-static void file_warnings(struct cj *c)
-{
-	struct trace_file *f = &c->t->files[c->file];
-	uint64_t x = f->phase_counts['X'];
-
-	if (x == 1000000 || x == 5000000 || f->entries == 1000000 || f->entries == 5000000)
-		trace_warn(
-		    c->t, c->file, "event-cap",
-		    "%llu events is exactly an exporter cap: the trace is most likely truncated "
-		    "(the exporter keeps the earliest events); prefer the .xplane.pb",
-		    (unsigned long long)(x == 1000000 || x == 5000000 ? x : f->entries));
-	if (c->in->truncated)
-		trace_warn(
-		    c->t, c->file, "ends-early",
-		    "the gzip stream ends before its trailer; the JSON was complete, but the "
-		    "file may have been cut while being written");
-	if (c->unmatched_end)
-		trace_warn(c->t, c->file, "unmatched-end", "%llu end events had no matching begin",
-			   (unsigned long long)c->unmatched_end);
-	if (c->unclosed_begin)
-		trace_warn(c->t, c->file, "unclosed-begin",
-			   "%llu begin events were never closed and were dropped",
-			   (unsigned long long)c->unclosed_begin);
-	if (c->xprof_ui)
-		trace_warn(
-		    c->t, c->file, "xprof-ui-json",
-		    "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
-}
-
-static void cj_free(struct cj *c)
+void cj_free(struct cj *c)
 {
 	pg_buf_release(&c->key);
 	pg_buf_release(&c->name);
@@ -1582,7 +1067,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 		ch = skip_ws(&c);
 	}
 	if (ch == CH_EOF) {
-		fail(&c, "the file is empty (no JSON value)");
+		cj_fail(&c, "the file is empty (no JSON value)");
 		goto out;
 	}
 	if (ch == '[') {
@@ -1593,32 +1078,32 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 		if (parse_top_object(&c))
 			goto out;
 	} else if (ch == CH_ERR) {
-		fail_src(&c);
+		cj_fail_src(&c);
 		goto out;
 	} else if (ch == '"') {
-		fail(&c, "not a trace: the JSON is a string, not an object with traceEvents");
+		cj_fail(&c, "not a trace: the JSON is a string, not an object with traceEvents");
 		goto out;
 	} else {
-		fail(&c, "not a profile: neither JSON nor XPlane (first byte 0x%02x)", ch);
+		cj_fail(&c, "not a profile: neither JSON nor XPlane (first byte 0x%02x)", ch);
 		goto out;
 	}
 	ch = skip_ws(&c);
 	if (ch == CH_ERR) {
-		fail_src(&c);
+		cj_fail_src(&c);
 		goto out;
 	}
 	if (ch != CH_EOF) {
-		fail(&c, "unexpected data after the JSON document");
+		cj_fail(&c, "unexpected data after the JSON document");
 		goto out;
 	}
 	for (uint32_t i = 0; i < c.n_pend; i++)
 		if (c.pend[i].alive)
 			c.unclosed_begin++;
 	t->files[file].content_bytes = rd_in_offset(in);
-	decide_dialect(&c);
-	resolve_tracks(&c);
-	apply_header_json(&c);
-	file_warnings(&c);
+	cj_decide_dialect(&c);
+	cj_resolve_tracks(&c);
+	cj_apply_header_json(&c);
+	cj_file_warnings(&c);
 	t->files[file].events_kept = t->n_events - c.first_event;
 	t->files[file].declared_devices =
 	    t->files[file].declared_devices ? t->files[file].declared_devices : 0;

@@ -32,8 +32,7 @@ struct rd_src {
 	const unsigned char *mem;
 	size_t mem_len, mem_pos, mem_win;
 	/* gzip ring */
-	pthread_t thread;
-	int thread_started;
+	struct pg_pool *thread; /* the inflater, one job on one thread */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned char *ring[RING];
@@ -66,7 +65,7 @@ static int read_full(int fd, unsigned char *buf, size_t cap, size_t *got)
 }
 
 /* Producer: inflate the whole file into ring buffers. */
-static void *gz_thread(void *arg)
+static void gz_job(void *arg, uint32_t job, void *scratch)
 {
 	struct rd_src *s = arg;
 	unsigned char *inbuf = pg_xmalloc(CHUNK / 4);
@@ -75,6 +74,8 @@ static void *gz_thread(void *arg)
 	uint64_t in_total = 0;
 	size_t have = 0;
 
+	PG_UNUSED(job);
+	PG_UNUSED(scratch);
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "cannot start zlib");
@@ -164,7 +165,6 @@ finish:
 	s->done = 1;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	return NULL;
 }
 
 int rd_in_open(struct rd_in *in, const char *path)
@@ -212,11 +212,11 @@ int rd_in_open(struct rd_in *in, const char *path)
 	pthread_cond_init(&s->cv, NULL);
 	for (int i = 0; i < RING; i++)
 		s->ring[i] = pg_xmalloc(CHUNK);
-	if (pthread_create(&s->thread, NULL, gz_thread, s) != 0) {
+	struct pg_pool_jobs job = {gz_job, s, 1, NULL, 0, NULL};
+	if (!(s->thread = pg_pool_start(&job, 1))) {
 		rd_in_close(in);
 		return pg_error_set(PG_EIO, "cannot start a thread for '%s'", path);
 	}
-	s->thread_started = 1;
 	return 0;
 }
 
@@ -327,12 +327,12 @@ void rd_in_close(struct rd_in *in)
 	if (!s)
 		return;
 	if (s->gzip) {
-		if (s->thread_started) {
+		if (s->thread) {
 			pthread_mutex_lock(&s->mu);
 			s->stop = 1;
 			pthread_cond_broadcast(&s->cv);
 			pthread_mutex_unlock(&s->mu);
-			pthread_join(s->thread, NULL);
+			pg_pool_finish(s->thread);
 		}
 		for (int i = 0; i < RING; i++)
 			free(s->ring[i]);

@@ -6,6 +6,7 @@
 #include "read.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum trace_track_kind read_track_kind_for_name(const char *name, int on_device)
@@ -93,4 +94,18 @@ int read_kept_arg(const char *k, size_t n)
 const char *read_kept_arg_name(int i)
 {
 	return i >= 0 && (size_t)i < PG_ARRAY_LEN(kept) ? kept[i] : "";
+}
+
+int read_parse_index(const char *s, const char *prefix, int trailing, int32_t *out)
+{
+	size_t n = strlen(prefix);
+	char *end;
+
+	if (strncmp(s, prefix, n) != 0)
+		return 0;
+	long v = strtol(s + n, &end, 10);
+	if (end == s + n || (*end && !trailing) || v < 0 || v > 1000000)
+		return 0;
+	*out = (int32_t)v;
+	return 1;
 }

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,21 +62,22 @@ static int first_byte(const char *path)
 /* A file's SHA-256 on a thread of its own (a trace_digest once reading ends). */
 struct hasher {
 	struct trace_digest d; /* first: the trace's list holds &h->d */
-	pthread_t th;
+	struct pg_pool *pool;
 	char *path;
 	char hex[65];
 	int rc;
 	char err[512];
 };
 
-static void *hash_thread(void *arg)
+static void hash_job(void *arg, uint32_t job, void *scratch)
 {
 	struct hasher *h = arg;
 
+	PG_UNUSED(job);
+	PG_UNUSED(scratch);
 	h->rc = pg_sha256_file(h->path, h->hex);
 	if (h->rc)
 		snprintf(h->err, sizeof(h->err), "%s", pg_error_last());
-	return NULL;
 }
 
 static int hasher_wait(struct trace_digest *d, char hex[65])
@@ -85,7 +85,7 @@ static int hasher_wait(struct trace_digest *d, char hex[65])
 	struct hasher *h = (struct hasher *)d;
 	int rc = 0;
 
-	pthread_join(h->th, NULL);
+	pg_pool_finish(h->pool);
 	if (hex && h->rc)
 		rc = pg_error_set(PG_EIO, "%s", h->err);
 	else if (hex)
@@ -122,7 +122,8 @@ static int read_path_hashing(struct trace *t, const char *path, int keep_hashing
 		h = pg_xcalloc(1, sizeof(*h));
 		h->path = pg_xstrdup(path);
 		h->d.wait = hasher_wait;
-		if (pthread_create(&h->th, NULL, hash_thread, h) != 0) {
+		struct pg_pool_jobs job = {hash_job, h, 1, NULL, 0, NULL};
+		if (!(h->pool = pg_pool_start(&job, 1))) {
 			free(h->path);
 			free(h);
 			h = NULL;
@@ -195,47 +196,33 @@ struct job {
 	struct trace tr;
 	int rc;
 	char *err;
-	int done;
 };
 
-struct pool {
+struct files {
 	int want_sha256;
 	int host_markers_only;
 	int threads;
 	struct job *jobs;
 	uint32_t n;
-	uint32_t next;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
 };
 
-static void *worker(void *arg)
+static void read_job(void *arg, uint32_t i, void *scratch)
 {
-	struct pool *p = arg;
+	struct files *p = arg;
+	struct job *j = &p->jobs[i];
 
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		uint32_t i = p->next < p->n ? p->next++ : UINT32_MAX;
-		pthread_mutex_unlock(&p->mu);
-		if (i == UINT32_MAX)
-			return NULL;
-		struct job *j = &p->jobs[i];
-		trace_init(&j->tr);
-		j->tr.want_sha256 = p->want_sha256;
-		j->tr.host_markers_only = p->host_markers_only;
-		/* one file: its reader may use every thread; many: one each */
-		j->tr.decode_threads = p->n == 1 ? p->threads : 1;
-		if (j->dup_of < 0) {
-			/* one file: its hash may run on into the analysis; many: the
-			 * other files' reading overlaps it, and a thread each would pile up */
-			j->rc = read_path_hashing(&j->tr, j->path, p->n == 1);
-			if (j->rc)
-				j->err = pg_xstrdup(pg_error_last());
-		}
-		pthread_mutex_lock(&p->mu);
-		j->done = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
+	PG_UNUSED(scratch);
+	trace_init(&j->tr);
+	j->tr.want_sha256 = p->want_sha256;
+	j->tr.host_markers_only = p->host_markers_only;
+	/* one file: its reader may use every thread; many: one each */
+	j->tr.decode_threads = p->n == 1 ? p->threads : 1;
+	if (j->dup_of < 0) {
+		/* one file: its hash may run on into the analysis; many: the
+		 * other files' reading overlaps it, and a thread each would pile up */
+		j->rc = read_path_hashing(&j->tr, j->path, p->n == 1);
+		if (j->rc)
+			j->err = pg_xstrdup(pg_error_last());
 	}
 }
 
@@ -262,9 +249,10 @@ static uint32_t dup_record(struct trace *t, const char *path, uint32_t of)
 int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of, uint32_t n,
 	       int threads, char ***errors_out)
 {
-	struct pool p;
-	pthread_t tid[16];
-	int nt = threads < 1 ? 1 : threads > 16 ? 16 : threads, failed = 0;
+	struct files p;
+	struct pg_pool_jobs jobs = {read_job, &p, n, NULL, 0, NULL};
+	struct pg_pool *pool;
+	int failed = 0;
 	uint32_t *file_of = pg_xcalloc(n ? n : 1, sizeof(uint32_t));
 	char **errors = pg_xcalloc(n ? n : 1, sizeof(char *));
 
@@ -278,24 +266,14 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 		p.jobs[i].path = paths[i];
 		p.jobs[i].dup_of = dup_of ? dup_of[i] : -1;
 	}
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	if ((uint32_t)nt > n)
-		nt = (int)n;
-	for (int i = 0; i < nt; i++)
-		if (pthread_create(&tid[i], NULL, worker, &p) != 0) {
-			nt = i;
-			break;
-		}
-	if (nt == 0) /* no thread could start: read here */
-		worker(&p);
+	pool = pg_pool_start(&jobs, threads < 1 ? 1 : threads > 16 ? 16 : threads);
+	if (!pool) /* no thread could start: read here */
+		pg_pool_run(&jobs, 1);
 	/* merge in input order, so ids and output never depend on timing */
 	for (uint32_t i = 0; i < n; i++) {
 		struct job *j = &p.jobs[i];
-		pthread_mutex_lock(&p.mu);
-		while (!j->done)
-			pthread_cond_wait(&p.cv, &p.mu);
-		pthread_mutex_unlock(&p.mu);
+		if (pool)
+			pg_pool_wait(pool, i);
 		if (j->dup_of >= 0 && (uint32_t)j->dup_of < i && file_of[j->dup_of] != UINT32_MAX) {
 			file_of[i] = dup_record(t, j->path, file_of[j->dup_of]);
 			trace_release(&j->tr);
@@ -312,10 +290,8 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 		file_of[i] = t->n_files;
 		trace_merge(t, &j->tr);
 	}
-	for (int i = 0; i < nt; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
+	if (pool)
+		pg_pool_finish(pool);
 	free(p.jobs);
 	free(file_of);
 	if (errors_out)

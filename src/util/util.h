@@ -279,4 +279,28 @@ int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
 size_t pg_utf8_seq(const unsigned char *s, size_t n);
 #define PG_UTF8_REPLACEMENT "\xef\xbf\xbd" /* U+FFFD, for bytes that are not UTF-8 */
 
+/* ---- pool: jobs on threads (pool.c) -------------------------------------*/
+/* Every thread profgate starts runs through here. Job i of n runs once, on
+ * whichever thread takes it, with that thread's scratch: scratch_size zeroed
+ * bytes (none when 0), given to scratch_release after the thread's last job. */
+struct pg_pool_jobs {
+	void (*run)(void *ctx, uint32_t job, void *scratch);
+	void *ctx;
+	uint32_t n;
+	const uint32_t *order; /* the order jobs are taken in, or NULL for 0..n-1 */
+	size_t scratch_size;
+	void (*scratch_release)(void *scratch);
+};
+struct pg_pool;
+/* Run every job on up to `threads` threads, this one included (no more
+ * threads than jobs); returns when all are done. */
+void pg_pool_run(const struct pg_pool_jobs *jobs, int threads);
+/* Start up to `threads` threads (no more than jobs) on the jobs and return at
+ * once; NULL, with nothing run, when not one could start (or n is 0). */
+struct pg_pool *pg_pool_start(const struct pg_pool_jobs *jobs, int threads);
+/* Wait until job `job` of a started pool is done. */
+void pg_pool_wait(struct pg_pool *p, uint32_t job);
+/* Run the jobs no thread has taken on this thread, join the threads, free p. */
+void pg_pool_finish(struct pg_pool *p);
+
 #endif

@@ -1,0 +1,495 @@
+/*
+ * Steps: each device's step windows from the best source the profile has,
+ * the step table, and the steady windows that bound every per-step number.
+ *
+ * Sources, in order: Steps lines (TPU, TensorFlow GPU); host step markers
+ * (JAX StepTraceAnnotation, then Kineto ProfilerStep#N), which reach device
+ * work through correlation ids, since a kernel belongs to the step whose
+ * host span holds its launch; and with no marker, the executions of the
+ * dominant module on XLA Modules lines. Host markers need no device records,
+ * so they are prepared beside the devices (az_host_prepare). Correlations go
+ * through a plain array when the ids are dense and a hash map otherwise
+ * (struct corrmap). Step ids are merged from sorted runs, and each span finds
+ * its step by a search that tries the last answer first: thousands of steps
+ * on many devices must not cost steps x spans.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../summary/summary.h"
+
+static void spans_add(struct spans *sp, int64_t step, int64_t s, int64_t e)
+{
+	sp->v = grow(sp->v, sp->n, &sp->cap, sizeof(*sp->v));
+	sp->v[sp->n++] = (struct span){step, s, e};
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* qsort (a stable merge sort in glibc) leaves sorted input as it is, and spans
+ * nearly always come sorted: check first. */
+static void sort_spans(struct span *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_span(&v[i - 1], &v[i]) > 0) {
+			qsort(v, n, sizeof(*v), cmp_span);
+			return;
+		}
+}
+
+/* Steps lines (TPU, TensorFlow GPU): each device's own step events. */
+static int steps_from_lines(struct az *z)
+{
+	const struct trace *t = z->t;
+
+	for (uint32_t k = 0; k < z->f.steps.n; k++) {
+		const struct trace_event *e = trace_event_at(t, z->f.steps.v[k]);
+		struct dev *dv = &z->devs[z->track_dev[e->track]];
+		int64_t step;
+		if (!analyze_parse_id(trace_str_get(t, e->name), &step) &&
+		    !analyze_parse_id(arg(z, e, z->k_group_id), &step))
+			step = dv->steps.n;
+		spans_add(&dv->steps, step, e->ts_ns, e->ts_ns + e->dur_ns);
+	}
+	return z->f.steps.n > 0;
+}
+
+struct hostmark {
+	uint32_t file;
+	int64_t step, s, e;
+};
+
+static int cmp_hostmark(const void *a, const void *b)
+{
+	const struct hostmark *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+static void corrmap_init(struct corrmap *m, const struct filed *fd)
+{
+	memset(m, 0, sizeof(*m));
+	if (fd->corr.n == 0 || fd->corr_hi - fd->corr_lo >= 12 * (uint64_t)fd->corr.n + 65536)
+		return;
+	m->lo = fd->corr_lo;
+	m->span = fd->corr_hi - fd->corr_lo + 1;
+	m->dense = pg_xmalloc(m->span * sizeof(uint32_t));
+	memset(m->dense, 0xff, m->span * sizeof(uint32_t));
+}
+
+static void corrmap_put(struct corrmap *m, uint64_t key, uint32_t v)
+{
+	if (m->dense)
+		m->dense[key - m->lo] = v;
+	else
+		pg_u64map_put(&m->map, key, v);
+}
+
+static uint32_t corrmap_get(const struct corrmap *m, uint64_t key)
+{
+	if (!m->dense)
+		return pg_u64map_get(&m->map, key);
+	return key - m->lo < m->span ? m->dense[key - m->lo] : UINT32_MAX;
+}
+
+static void corrmap_release(struct corrmap *m)
+{
+	free(m->dense);
+	pg_u64map_release(&m->map);
+}
+
+/* Whether marker m sorts at or before (file, ts). */
+static int mark_le(const struct hostmark *m, uint32_t file, int64_t ts)
+{
+	return m->file < file || (m->file == file && m->s <= ts);
+}
+
+void az_host_release(struct hoststeps *h)
+{
+	free(h->hm);
+	corrmap_release(&h->cm);
+	memset(h, 0, sizeof(*h));
+	h->kind = -1;
+}
+
+/* The markers of one kind and, from host launches inside a marker's span,
+ * correlation -> marker. Needs no device, so it can run beside them. */
+void az_host_prepare(const struct az *z, int kind, struct hoststeps *h)
+{
+	const struct trace *t = z->t;
+	const struct idxv *marks = &z->f.mark[kind];
+	struct hostmark *hm = pg_xmalloc((marks->n + 1) * sizeof(*hm));
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < marks->n; k++) {
+		const struct trace_event *e = trace_event_at(t, marks->v[k]);
+		const struct trace_track *tr = &t->tracks[e->track];
+		int64_t step = 0;
+		/* the filing pass let only parsable markers through */
+		if (kind == MARK_PROFILER_STEP)
+			analyze_parse_id(trace_str_get(t, e->name) + TRACE_MARK_PROFILER_STEP_LEN,
+					 &step);
+		else
+			analyze_parse_id(arg(z, e, z->k_step_num), &step);
+		hm[n++] = (struct hostmark){t->devices[tr->device].file, step, e->ts_ns,
+					    e->ts_ns + e->dur_ns};
+	}
+	qsort(hm, n, sizeof(*hm), cmp_hostmark);
+	corrmap_init(&h->cm, &z->f);
+	struct evcur cur = {t, NULL, 0, 0};
+	uint32_t lo = 0;
+	for (uint32_t k = 0; k < z->f.corr.n; k++) {
+		const struct trace_event *e = ev_at(&cur, z->f.corr.v[k]);
+		uint32_t file = z->track_file[e->track];
+		if (k + PREFETCH_AHEAD < z->f.corr.n)
+			ev_prefetch(&cur, z->f.corr.v[k + PREFETCH_AHEAD]);
+		/* the markers up to the one holding ts: launches come nearly in time
+		 * order, so the last answer is tried before a binary search */
+		if (!(lo > 0 && lo <= n && mark_le(&hm[lo - 1], file, e->ts_ns) &&
+		      (lo == n || !mark_le(&hm[lo], file, e->ts_ns)))) {
+			uint32_t hi = n;
+			lo = 0;
+			while (lo < hi) {
+				uint32_t mid = (lo + hi) / 2;
+				if (mark_le(&hm[mid], file, e->ts_ns))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+		}
+		if (lo == 0 || hm[lo - 1].file != file || e->ts_ns >= hm[lo - 1].e)
+			continue;
+		corrmap_put(&h->cm, corr_key(e->corr, file), lo - 1);
+	}
+	h->kind = kind;
+	h->hm = hm;
+	h->n = n;
+}
+
+/*
+ * Host step markers (Kineto ProfilerStep#N, JAX StepTraceAnnotation) map device
+ * work to steps through correlations: a kernel belongs to the step whose host
+ * span holds the launch that has its correlation id. The markers go to the
+ * caller.
+ */
+static int steps_from_host(struct az *z, int kind, struct hostmark **hm_out, uint32_t *n_hm_out)
+{
+	const struct trace *t = z->t;
+	struct hoststeps *h = z->host;
+
+	if (z->f.mark[kind].n == 0)
+		return 0;
+	if (h->kind != kind) {
+		az_host_release(h);
+		az_host_prepare(z, kind, h);
+	}
+	const struct hostmark *hm = h->hm;
+	uint32_t n = h->n;
+	struct evcur cur = {t, NULL, 0, 0};
+	int any = 0;
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		/* per marker: min start and max end of the device work it launched */
+		int64_t *ms = pg_xmalloc(n * sizeof(int64_t)),
+			*me = pg_xmalloc(n * sizeof(int64_t));
+		for (uint32_t k = 0; k < n; k++) {
+			ms[k] = INT64_MAX;
+			me[k] = INT64_MIN;
+		}
+		for (uint32_t k = 0; k < dv->n; k++) {
+			const struct trace_event *e = ev_at(&cur, dv->a[k].ev);
+			if (!(e->flags & TRACE_EV_HAS_CORR))
+				continue;
+			uint32_t m = corrmap_get(&h->cm, corr_key(e->corr, dv->file));
+			if (m == UINT32_MAX)
+				continue;
+			if (dv->a[k].s < ms[m])
+				ms[m] = dv->a[k].s;
+			if (dv->a[k].e > me[m])
+				me[m] = dv->a[k].e;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			if (hm[k].file == dv->file && ms[k] <= me[k]) {
+				spans_add(&dv->steps, hm[k].step, ms[k], me[k]);
+				any = 1;
+			}
+		free(ms);
+		free(me);
+	}
+	*hm_out = h->hm;
+	*n_hm_out = n;
+	h->hm = NULL;
+	az_host_release(h);
+	return any;
+}
+
+/* No marker: executions of the dominant module on XLA Modules lines. */
+static int steps_from_modules(struct az *z)
+{
+	const struct trace *t = z->t;
+	const struct idxv *mods = &z->f.modules;
+	struct pg_u64map total = {0};
+	double *sum = NULL;
+	uint32_t n = 0, cap = 0;
+	trace_str *names = NULL;
+	uint32_t ncap = 0;
+	struct evcur cur = {t, NULL, 0, 0};
+
+	for (uint32_t i = 0; i < mods->n; i++) {
+		const struct trace_event *e = ev_at(&cur, mods->v[i]);
+		uint32_t k = pg_u64map_get(&total, e->name);
+		if (k == UINT32_MAX) {
+			sum = grow(sum, n, &cap, sizeof(double));
+			names = grow(names, n, &ncap, sizeof(trace_str));
+			k = n++;
+			sum[k] = 0;
+			names[k] = e->name;
+			pg_u64map_put(&total, e->name, k);
+		}
+		sum[k] += (double)e->dur_ns;
+	}
+	int any = 0;
+	if (n > 0) {
+		uint32_t best = 0;
+		for (uint32_t k = 1; k < n; k++)
+			if (sum[k] > sum[best] ||
+			    (sum[k] == sum[best] &&
+			     strcmp(trace_str_get(t, names[k]), trace_str_get(t, names[best])) < 0))
+				best = k;
+		for (uint32_t i = 0; i < mods->n; i++) {
+			const struct trace_event *e = ev_at(&cur, mods->v[i]);
+			uint32_t d = z->track_dev[e->track];
+			if (e->name != names[best] || d == UINT32_MAX)
+				continue;
+			spans_add(&z->devs[d].steps, 0, e->ts_ns, e->ts_ns + e->dur_ns);
+			any = 1;
+		}
+		/* a step is the period from one execution to the next, so work of other
+		 * modules in between (an all-reduce module, say) belongs to it; the last
+		 * execution ends its own step */
+		for (uint32_t d = 0; d < z->n_devs; d++) {
+			struct spans *sp = &z->devs[d].steps;
+			sort_spans(sp->v, sp->n);
+			for (uint32_t k = 0; k < sp->n; k++) {
+				sp->v[k].step = k;
+				if (k + 1 < sp->n && sp->v[k + 1].s > sp->v[k].e)
+					sp->v[k].e = sp->v[k + 1].s;
+			}
+		}
+	}
+	pg_u64map_release(&total);
+	free(sum);
+	free(names);
+	return any;
+}
+/* Index of step in the sorted unique ids, or UINT32_MAX. */
+static uint32_t step_index(const int64_t *ids, uint32_t n, int64_t step)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (ids[mid] < step)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ids[lo] == step ? lo : UINT32_MAX;
+}
+
+/* The same, trying *at and the next first: a device's spans mostly come in step
+ * order. */
+static uint32_t step_index_near(const int64_t *ids, uint32_t n, int64_t step, uint32_t *at)
+{
+	uint32_t i = *at;
+
+	if (i < n && ids[i] == step)
+		return i;
+	if (i + 1 < n && ids[i + 1] == step)
+		i++;
+	else
+		i = step_index(ids, n, step);
+	if (i != UINT32_MAX)
+		*at = i;
+	return i;
+}
+
+/* Ascending, by merging the ascending runs it has: step ids are mostly
+ * one run per device. */
+static void sort_i64(int64_t *v, uint32_t n)
+{
+	uint32_t *bound = NULL, nb = 0, cap = 0;
+
+	bound = grow(bound, nb, &cap, sizeof(uint32_t));
+	bound[nb++] = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i] < v[i - 1]) {
+			bound = grow(bound, nb, &cap, sizeof(uint32_t));
+			bound[nb++] = i;
+		}
+	bound = grow(bound, nb, &cap, sizeof(uint32_t));
+	bound[nb++] = n;
+	int64_t *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(int64_t)) : NULL;
+	int64_t *src = v, *dst = tmp;
+	while (nb > 2) {
+		uint32_t out = 0;
+		for (uint32_t r = 0; r + 1 < nb; r += 2) {
+			uint32_t x = bound[r], xm = bound[r + 1];
+			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
+			while (x < xm && y < ym)
+				dst[o++] = src[y] < src[x] ? src[y++] : src[x++];
+			while (x < xm)
+				dst[o++] = src[x++];
+			while (y < ym)
+				dst[o++] = src[y++];
+			bound[out++] = bound[r];
+		}
+		bound[out++] = n;
+		nb = out;
+		int64_t *sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != v)
+		memcpy(v, src, (size_t)n * sizeof(int64_t));
+	free(tmp);
+	free(bound);
+}
+
+static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
+{
+	struct summary *s = z->s;
+	int64_t *ids = NULL;
+	uint32_t n = 0, cap = 0;
+
+	for (uint32_t d = 0; d < z->n_devs; d++)
+		for (uint32_t k = 0; k < z->devs[d].steps.n; k++) {
+			ids = grow(ids, n, &cap, sizeof(int64_t));
+			ids[n++] = z->devs[d].steps.v[k].step;
+		}
+	sort_i64(ids, n);
+	uint32_t u = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (u == 0 || ids[u - 1] != ids[i])
+			ids[u++] = ids[i];
+	z->step_ids = ids;
+	z->n_step_ids = u;
+	s->steps = pg_xcalloc(u + 1, sizeof(*s->steps));
+	s->n_steps = u;
+	for (uint32_t i = 0; i < u; i++) {
+		s->steps[i].step = ids[i];
+		s->steps[i].host_us = -1;
+		s->steps[i].device_us = pg_xmalloc((z->n_devs + 1) * sizeof(double));
+		for (uint32_t d = 0; d < z->n_devs; d++)
+			s->steps[i].device_us[d] = -1;
+	}
+	/* each span and host marker finds its step by a search: thousands of
+	 * steps on many devices must not cost steps x spans */
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		const struct spans *sp = &z->devs[d].steps;
+		uint32_t at = 0;
+		for (uint32_t k = 0; k < sp->n; k++) {
+			uint32_t i = step_index_near(ids, u, sp->v[k].step, &at);
+			double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
+			if (i != UINT32_MAX && us > s->steps[i].device_us[d])
+				s->steps[i].device_us[d] = us;
+		}
+	}
+	for (uint32_t i = 0; i < u; i++)
+		for (uint32_t d = 0; d < z->n_devs; d++)
+			if (s->steps[i].device_us[d] > s->steps[i].us)
+				s->steps[i].us = s->steps[i].device_us[d];
+	for (uint32_t k = 0; k < n_hm; k++) {
+		uint32_t i = step_index(ids, u, hm[k].step);
+		double us = (double)(hm[k].e - hm[k].s) / 1000.0;
+		if (i != UINT32_MAX && us > s->steps[i].host_us)
+			s->steps[i].host_us = us;
+	}
+}
+
+/* The steps from the best source the profile has, their table and the warm-up. */
+void az_steps(struct az *z)
+{
+	struct summary *s = z->s;
+	struct hostmark *hm = NULL;
+	uint32_t n_hm = 0;
+	const char *src = "none";
+
+	if (steps_from_lines(z))
+		src = "steps-line";
+	else if (steps_from_host(z, MARK_ANNOTATION, &hm, &n_hm))
+		src = "step-annotation";
+	else if ((free(hm), hm = NULL, n_hm = 0,
+		  steps_from_host(z, MARK_PROFILER_STEP, &hm, &n_hm)))
+		src = "profiler-step";
+	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_modules(z)))
+		src = "module-period";
+	z->has_steps = strcmp(src, "none") != 0;
+	s->steps_source = pg_xstrdup(src);
+	s->step_source = pg_xstrdup(src);
+	build_step_table(z, hm, n_hm);
+	free(hm);
+	summary_choose_warmup(s, z->o->warmup);
+	z->steps_done = 1;
+}
+
+/* How many of the sorted v[0..n) are <= x. */
+uint32_t az_count_le(const int64_t *v, uint32_t n, int64_t x)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (v[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Steady windows of a device: its spans of the steady steps, sorted, merged. */
+void az_steady_device(struct az *z, uint32_t d, struct scratch *sc)
+{
+	const struct summary *s = z->s;
+	struct dev *dv = &z->devs[d];
+	struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
+	uint32_t n = 0, at = 0;
+
+	for (uint32_t k = 0; k < dv->steps.n; k++) {
+		uint32_t i = step_index_near(z->step_ids, z->n_step_ids, dv->steps.v[k].step, &at);
+		if (i != UINT32_MAX && s->steps[i].steady)
+			w[n++] = dv->steps.v[k];
+	}
+	sort_spans(w, n);
+	dv->win_s = pg_xmalloc((n + 1) * sizeof(int64_t));
+	dv->win_e = pg_xmalloc((n + 1) * sizeof(int64_t));
+	dv->n_win = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (dv->n_win && w[k].s <= dv->win_e[dv->n_win - 1]) {
+			if (w[k].e > dv->win_e[dv->n_win - 1])
+				dv->win_e[dv->n_win - 1] = w[k].e;
+			continue;
+		}
+		dv->win_s[dv->n_win] = w[k].s;
+		dv->win_e[dv->n_win++] = w[k].e;
+	}
+	free(w);
+	/* without steps, the whole capture is the window */
+	if (!z->has_steps && dv->n) {
+		dv->win_s[0] = dv->lo;
+		dv->win_e[0] = dv->hi;
+		dv->n_win = 1;
+	}
+}

@@ -1,0 +1,139 @@
+/*
+ * The Chrome trace JSON reader's private state and the functions its files
+ * share: chrome_json.c scans the events, chrome_syntax.c holds the scanner's
+ * slow paths (error messages, string escapes), chrome_meta.c the naming and
+ * file facts worked out from metadata and the top-level blocks. The byte
+ * access is inline here: every token goes through it.
+ */
+#ifndef PG_READ_CHROME_JSON_H
+#define PG_READ_CHROME_JSON_H
+
+#include "read.h"
+
+#define MAX_ARGS 24
+
+enum { CH_EOF = -1, CH_ERR = -2 };
+
+/* The argument names kept are read_kept_arg()'s (names.c), shared with XPlane. */
+
+struct pidinfo {
+	trace_str pid;
+	trace_str process_name;
+	trace_str labels;
+	int has_events;
+};
+
+struct pending {
+	uint32_t track;
+	uint32_t alive;
+	int64_t ts;
+	trace_str name;
+	uint16_t cat;
+	uint32_t args;
+	uint64_t corr;
+	uint64_t key; /* async: hash of (pid, cat, id, name) */
+	uint8_t flags;
+};
+
+struct argval {
+	int key; /* read_kept_arg() index */
+	uint32_t off, len;
+};
+
+struct cj {
+	struct trace *t;
+	uint32_t file;
+	struct rd_in *in;
+	const char *path;
+	uint64_t index; /* event index within the array */
+
+	/* per-event fields */
+	struct pg_buf key, name, cat, pid, tid, idtext, vals;
+	struct pg_buf scratch; /* ph, args values, quoted times: never the id */
+	int ph;
+	int64_t ts, dur;
+	int has_ts, has_dur, has_id, bp_e;
+	uint64_t corr;
+	int has_corr;
+	struct argval args[MAX_ARGS];
+	int n_args;
+
+	/* tables */
+	trace_str kept_ids[READ_KEPT_ARGS];
+	int a_name, a_labels, a_sort; /* read_kept_arg() indices the reader itself uses */
+	struct pg_u64map tracks;
+	struct pidinfo *pids;
+	uint32_t n_pids, cap_pids;
+	struct pg_u64map pidmap;
+	struct pending *pend;
+	uint32_t n_pend, cap_pend;
+	uint32_t first_track;
+	uint64_t first_event;
+
+	/* cache */
+	trace_str last_pid, last_tid;
+	uint32_t last_track;
+	struct pg_buf last_cat;
+	uint16_t last_cat_id;
+
+	/* header facts */
+	struct pg_buf dev_props, dist_info;
+	int saw_trace_events, top_is_array;
+	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
+	uint64_t unmatched_end, unclosed_begin;
+};
+
+/* chrome_json.c */
+int cj_slow_peek(struct cj *c);
+uint32_t cj_pid_index(struct cj *c, trace_str pid);
+uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid);
+const char *cj_arg_text(struct cj *c, int key, size_t *len);
+
+/* chrome_syntax.c: each returns PG_EFORMAT with the message set */
+int cj_fail(struct cj *c, const char *fmt, ...) PG_PRINTF(2, 3);
+int cj_fail_src(struct cj *c);
+int cj_fail_eof(struct cj *c);
+int cj_bad_char(struct cj *c, int ch, const char *expected);
+int cj_read_escape(struct cj *c, struct pg_buf *out);
+
+/* chrome_meta.c */
+void cj_handle_metadata(struct cj *c);
+void cj_apply_header_json(struct cj *c);
+void cj_resolve_tracks(struct cj *c);
+void cj_decide_dialect(struct cj *c);
+void cj_file_warnings(struct cj *c);
+
+static inline trace_str intern_buf(struct cj *c, const struct pg_buf *b)
+{
+	return trace_intern(c->t, b->ptr, b->len);
+}
+
+static inline int peekc(struct cj *c)
+{
+	if (c->in->p < c->in->end)
+		return *c->in->p;
+	return cj_slow_peek(c);
+}
+
+static inline int is_ws(int ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
+/* Skip whitespace and return the next byte without consuming it. */
+static inline int skip_ws(struct cj *c)
+{
+	for (;;) {
+		const unsigned char *p = c->in->p, *end = c->in->end;
+		while (p < end && is_ws(*p))
+			p++;
+		c->in->p = p;
+		if (p < end)
+			return *p;
+		int ch = cj_slow_peek(c);
+		if (ch < 0 || !is_ws(ch))
+			return ch;
+	}
+}
+
+#endif

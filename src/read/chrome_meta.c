@@ -1,0 +1,228 @@
+/*
+ * Naming and file facts of a Chrome trace: what the metadata events
+ * (process_name, process_labels, thread_name) and the top-level blocks
+ * (distributedInfo, deviceProperties) say, and what is decided once the
+ * stream has ended: each track's device and kind, the dialect, and the
+ * file's warnings.
+ *
+ * How it works: metadata events only record names as they come (they may
+ * follow the events they name), so devices and track kinds are resolved after
+ * the whole file is read. A track's device comes from its process name
+ * ("/device:GPU:0", JAX), else its process labels ("GPU 0", Kineto, where the
+ * pid is the device index), else from the categories of its events. The top-level
+ * blocks were captured as text by the scanner and are parsed here with cJSON:
+ * they are small, and read once.
+ */
+#include "chrome_json.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cj_handle_metadata(struct cj *c)
+{
+	size_t n;
+	const char *v;
+	trace_str pid = intern_buf(c, &c->pid);
+
+	if (c->name.len == 12 && memcmp(c->name.ptr, "process_name", 12) == 0) {
+		v = cj_arg_text(c, c->a_name, &n);
+		if (v) {
+			/* cj_pid_index() may grow c->pids: index only after it returns */
+			uint32_t pi_at = cj_pid_index(c, pid);
+			struct pidinfo *pi = &c->pids[pi_at];
+			pi->process_name = trace_intern(c->t, v, n);
+			if ((n >= 8 && memcmp(v, "/device:", 8) == 0) ||
+			    (n >= 6 && memcmp(v, "/host:", 6) == 0))
+				c->jax_evidence++;
+		}
+	} else if (c->name.len == 14 && memcmp(c->name.ptr, "process_labels", 14) == 0) {
+		v = cj_arg_text(c, c->a_labels, &n);
+		if (v) {
+			uint32_t pi_at = cj_pid_index(c, pid);
+			c->pids[pi_at].labels = trace_intern(c->t, v, n);
+		}
+	} else if (c->name.len == 11 && memcmp(c->name.ptr, "thread_name", 11) == 0) {
+		v = cj_arg_text(c, c->a_name, &n);
+		if (v) {
+			uint32_t tr = cj_track_for(c, pid, intern_buf(c, &c->tid));
+			c->t->tracks[tr].name = trace_intern(c->t, v, n);
+		}
+	}
+}
+
+void cj_apply_header_json(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	cJSON *j;
+
+	if (c->dist_info.len && (j = cJSON_ParseWithLength(c->dist_info.ptr, c->dist_info.len))) {
+		cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "rank");
+		cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "world_size");
+		cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "backend");
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "nccl_version");
+		if (cJSON_IsNumber(r) && r->valuedouble >= 0 && r->valuedouble < 1e9)
+			f->rank = (int32_t)r->valuedouble;
+		if (cJSON_IsNumber(w) && w->valuedouble >= 0 && w->valuedouble < 1e9)
+			f->world_size = (int32_t)w->valuedouble;
+		/* the devices were made before the rank was known */
+		for (uint32_t i = 0; i < c->t->n_devices; i++)
+			if (c->t->devices[i].file == c->file)
+				c->t->devices[i].rank = f->rank;
+		if (cJSON_IsString(b))
+			f->backend = pg_xstrdup(b->valuestring);
+		if (cJSON_IsString(v) && !f->framework_version) {
+			size_t n = strlen(v->valuestring) + 8;
+			f->framework_version = pg_xmalloc(n);
+			snprintf(f->framework_version, n, "nccl %s", v->valuestring);
+		}
+		cJSON_Delete(j);
+	}
+	if (c->dev_props.len && (j = cJSON_ParseWithLength(c->dev_props.ptr, c->dev_props.len))) {
+		cJSON *d;
+		if (cJSON_IsArray(j))
+			f->declared_devices = (uint32_t)cJSON_GetArraySize(j);
+		cJSON_ArrayForEach (d, j) {
+			cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
+			cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+			if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
+				continue;
+			/* name the GPU devices whose index matches */
+			for (uint32_t i = 0; i < c->t->n_devices; i++) {
+				struct trace_device *dev = &c->t->devices[i];
+				if (dev->file == c->file && dev->kind == TRACE_DEV_GPU &&
+				    dev->index == (int32_t)id->valuedouble && name->valuestring[0])
+					dev->name = trace_intern_cstr(c->t, name->valuestring);
+			}
+			if (!f->device_kind && name->valuestring[0])
+				f->device_kind = pg_xstrdup(name->valuestring);
+		}
+		cJSON_Delete(j);
+	}
+}
+
+/* Devices are keyed by (kind, index, label) within the file. */
+static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index, trace_str label)
+{
+	for (uint32_t i = 0; i < c->t->n_devices; i++) {
+		struct trace_device *d = &c->t->devices[i];
+		if (d->file == c->file && d->kind == kind && d->index == index && d->label == label)
+			return i;
+	}
+	struct trace_device d;
+	memset(&d, 0, sizeof(d));
+	d.kind = kind;
+	d.index = index;
+	d.rank = c->t->files[c->file].rank;
+	d.file = c->file;
+	d.label = label;
+	return trace_device_add(c->t, &d);
+}
+
+void cj_resolve_tracks(struct cj *c)
+{
+	struct trace *t = c->t;
+	struct trace_file *f = &t->files[c->file];
+	int jax = f->dialect == TRACE_DIALECT_JAX;
+
+	for (uint32_t i = c->first_track; i < t->n_tracks; i++) {
+		struct trace_track *tr = &t->tracks[i];
+		struct pidinfo *pi = &c->pids[cj_pid_index(c, tr->pid)];
+		const char *pname = trace_str_get(t, pi->process_name);
+		const char *labels = trace_str_get(t, pi->labels);
+		const char *tname = trace_str_get(t, tr->name);
+		const char *pidtext = trace_str_get(t, tr->pid);
+		enum trace_dev_kind kind = TRACE_DEV_CPU;
+		int32_t index = 0;
+		trace_str label = pi->process_name;
+
+		if (read_parse_index(pname, "/device:GPU:", 1, &index)) {
+			kind = TRACE_DEV_GPU;
+		} else if (read_parse_index(pname, "/device:TPU:", 1, &index)) {
+			kind = TRACE_DEV_TPU;
+		} else if (strncmp(pname, "/device:", 8) == 0) {
+			kind = TRACE_DEV_OTHER;
+			index = -1;
+		} else if (read_parse_index(labels, "GPU ", 1, &index) ||
+			   (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_DEVICE_ANN))) {
+			/* Kineto: the device is the pid of its events */
+			char *end;
+			long v = strtol(pidtext, &end, 10);
+			kind = TRACE_DEV_GPU;
+			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : index;
+			label = pi->labels ? pi->labels : tr->pid;
+		} else if (tr->cat_mask & TRACE_CATCLASS_ACCEL) {
+			char *end;
+			long v = strtol(pidtext, &end, 10);
+			kind = TRACE_DEV_OTHER;
+			index = (*pidtext && !*end && v >= 0 && v < 1000000) ? (int32_t)v : -1;
+			label = pi->labels ? pi->labels : tr->pid;
+		} else {
+			label = pi->process_name ? pi->process_name : tr->pid;
+		}
+		tr->device = device_for(c, kind, index, label);
+		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
+			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);
+		} else if (kind == TRACE_DEV_CPU) {
+			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
+				       ? TRACE_TRACK_ANNOTATIONS
+				       : TRACE_TRACK_HOST_THREAD;
+		} else if (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_ACCEL)) {
+			tr->kind = TRACE_TRACK_STREAM;
+		} else if (tr->cat_mask & TRACE_CATCLASS_DEVICE_ANN) {
+			tr->kind = TRACE_TRACK_ANNOTATIONS;
+		} else {
+			tr->kind = TRACE_TRACK_OTHER;
+		}
+		t->devices[tr->device].n_events += tr->n_events;
+	}
+}
+
+void cj_decide_dialect(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	uint64_t other_phases = 0;
+
+	for (int i = 0; i < 128; i++)
+		if (i != 'X' && i != 'M')
+			other_phases += f->phase_counts[i];
+	if (c->kineto_evidence > c->jax_evidence) {
+		f->dialect = TRACE_DIALECT_KINETO;
+		f->framework = pg_xstrdup("pytorch");
+	} else if (c->jax_evidence > 0 && other_phases == 0) {
+		f->dialect = TRACE_DIALECT_JAX;
+		f->framework = pg_xstrdup("jax");
+	} else {
+		f->dialect = TRACE_DIALECT_GENERIC;
+	}
+}
+
+void cj_file_warnings(struct cj *c)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	uint64_t x = f->phase_counts['X'];
+
+	if (x == 1000000 || x == 5000000 || f->entries == 1000000 || f->entries == 5000000)
+		trace_warn(
+		    c->t, c->file, "event-cap",
+		    "%llu events is exactly an exporter cap: the trace is most likely truncated "
+		    "(the exporter keeps the earliest events); prefer the .xplane.pb",
+		    (unsigned long long)(x == 1000000 || x == 5000000 ? x : f->entries));
+	if (c->in->truncated)
+		trace_warn(
+		    c->t, c->file, "ends-early",
+		    "the gzip stream ends before its trailer; the JSON was complete, but the "
+		    "file may have been cut while being written");
+	if (c->unmatched_end)
+		trace_warn(c->t, c->file, "unmatched-end", "%llu end events had no matching begin",
+			   (unsigned long long)c->unmatched_end);
+	if (c->unclosed_begin)
+		trace_warn(c->t, c->file, "unclosed-begin",
+			   "%llu begin events were never closed and were dropped",
+			   (unsigned long long)c->unclosed_begin);
+	if (c->xprof_ui)
+		trace_warn(
+		    c->t, c->file, "xprof-ui-json",
+		    "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
+}
