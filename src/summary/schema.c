@@ -43,7 +43,7 @@
  *          SUM_G_COLLECTIVE, .flags = SUM_WINDOW)),
  *      US_TOTAL(C, exposed_us_total),
  * 3. The computation: the analysis fills the total where it fills the
- *    kind's us_total (src/analyze/summarize.c, from its per-family
+ *    kind's us_total (az_totals in src/analyze/ops.c, from its per-family
  *    accumulators), and summary_finalize (finalize.c) derives the per-step
  *    number beside us_per_step: `c->exposed_us_per_step =
  *    per(c->exposed_us_total, norm);`.
