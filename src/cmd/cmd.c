@@ -184,25 +184,17 @@ int cmd_finish(int code)
 
 int cmd_parse_threads(const char *cmd, const char *text, int *out)
 {
-	char *end;
-	long v;
+	int64_t v;
 
 	if (!text) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		*out = n < 1 ? 1 : n > 16 ? 16 : (int)n;
 		return 0;
 	}
-	v = strtol(text, &end, 10);
-	if (*end || v < 1 || v > 64)
+	if (pg_parse_int(text, 1, 64, &v))
 		return pg_error_set(PG_EUSAGE, "%s: --threads takes a number from 1 to 64", cmd);
 	*out = (int)v;
 	return 0;
-}
-
-/* A source error's exit code: a malformed W&B ref is a usage error. */
-static int source_exit(int rc)
-{
-	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
 }
 
 /* Read the files src resolved to into t on `threads` threads. */
@@ -258,7 +250,7 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 	if (for_summary)
 		cmd_trace_for_summary(t);
 	if ((rc = source_resolve(src, inputs, n, capture)) != 0)
-		return cmd_error(source_exit(rc));
+		return cmd_error(pg_exit_code(rc));
 	return read_resolved(src, t, threads);
 }
 
@@ -331,7 +323,7 @@ static int load_source(const char *path, const char *capture, int threads, struc
 	trace_init(&t);
 	cmd_trace_for_summary(&t);
 	if ((rc = source_resolve(&src, inputs, 1, capture)) != 0) {
-		rc = cmd_error(source_exit(rc));
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	if (src.n_origins && src.n_files == 1 && looks_like_summary(src.files[0].path)) {

@@ -25,9 +25,6 @@
 int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
 {
 	struct pg_buf text = PG_BUF_INIT;
-	char chunk[65536];
-	size_t n;
-	FILE *f;
 	int rc;
 
 	if (!path || strcmp(path, "default") == 0) {
@@ -35,27 +32,15 @@ int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
 		return 0;
 	}
 	memset(th, 0, sizeof(*th));
-	f = fopen(path, "rb");
-	if (!f)
-		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
-				    strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		pg_buf_add(&text, chunk, n);
-		if (text.len > THRESHOLDS_MAX_BYTES)
-			break;
-	}
-	rc = ferror(f);
-	fclose(f);
-	if (rc) {
-		pg_buf_release(&text);
-		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s'", path);
-	}
-	if (text.len > THRESHOLDS_MAX_BYTES) {
-		pg_buf_release(&text);
-		return pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
-				    path, THRESHOLDS_MAX_BYTES);
-	}
-	rc = gate_thresholds_parse(text.ptr, text.len, path, th);
+	rc = pg_read_small(path, THRESHOLDS_MAX_BYTES, 0, &text);
+	if (rc == PG_EIO)
+		rc = pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
+				  strerror(errno));
+	else if (rc == PG_ELIMIT)
+		rc = pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
+				  path, THRESHOLDS_MAX_BYTES);
+	else if (rc == 0)
+		rc = gate_thresholds_parse(text.ptr, text.len, path, th);
 	pg_buf_release(&text);
 	return rc;
 }
