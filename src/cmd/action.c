@@ -336,11 +336,8 @@ static void set_paths(struct action *a)
 					    "verdict.json", "report.md"};
 	const char *dir = in(a, "output_dir");
 
-	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++) {
-		struct pg_buf p = PG_BUF_INIT;
-		pg_buf_addf(&p, "%s/%s", dir, names[i]);
-		a->paths[i] = pg_buf_detach(&p, NULL);
-	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++)
+		a->paths[i] = pg_xasprintf("%s/%s", dir, names[i]);
 }
 
 /* The record's CI facts: a pull request's head commit (GITHUB_SHA is the

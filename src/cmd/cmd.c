@@ -270,9 +270,7 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s)
 			char *p = s->files[i].path;
 			if (!x->display || strncmp(p, x->dir, n) != 0 || p[n] != '/')
 				continue;
-			size_t len = strlen(x->display) + strlen(p + n) + 1;
-			s->files[i].path = pg_xmalloc(len);
-			snprintf(s->files[i].path, len, "%s%s", x->display, p + n);
+			s->files[i].path = pg_xasprintf("%s%s", x->display, p + n);
 			free(p);
 			break;
 		}

@@ -470,12 +470,10 @@ static int find_comment(struct github *g, int64_t pr, const char *key, struct fo
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	char *url = NULL, link[8192];
 	size_t origin = origin_len(g->api);
-	struct pg_buf first = PG_BUF_INIT;
 	int rc = 0, pages = 0, hit = 0;
 
-	pg_buf_addf(&first, "%s/repos/%s/issues/%lld/comments?per_page=100", g->api, g->repo,
-		    (long long)pr);
-	url = pg_buf_detach(&first, NULL);
+	url = pg_xasprintf("%s/repos/%s/issues/%lld/comments?per_page=100", g->api, g->repo,
+			   (long long)pr);
 	while (url && !hit) {
 		cJSON *arr;
 

@@ -500,13 +500,11 @@ static void identity_of_summary(struct history_record *r, const struct summary *
 		pg_buf_release(&v);
 	}
 	for (uint32_t i = 0; i < s->n_labels; i++) {
-		struct pg_buf k = PG_BUF_INIT;
 		size_t n;
 		const char *v = summary_label_split(s->labels[i], &n);
 		char *key = json_text(s->labels[i], n);
-		pg_buf_addf(&k, "labels.%s", key);
+		put_field(r, pg_xasprintf("labels.%s", key), dup_json_text(v), HISTORY_STRING);
 		free(key);
-		put_field(r, pg_buf_detach(&k, NULL), dup_json_text(v), HISTORY_STRING);
 	}
 }
 
