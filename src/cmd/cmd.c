@@ -167,6 +167,23 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 	return 0;
 }
 
+int cmd_parse_or_help(const struct cmd_spec *spec, int argc, char **argv, const char **pos,
+		      int *n_pos, int (*check)(int argc, char **argv), int *exit_code)
+{
+	int help;
+
+	if (cmd_parse(spec, argc, argv, pos, n_pos, &help) || (check && check(argc, argv))) {
+		*exit_code = cmd_error(PG_EXIT_USAGE);
+		return 1;
+	}
+	if (help) {
+		cmd_usage(spec, stdout);
+		*exit_code = PG_EXIT_OK;
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_error(int code)
 {
 	fprintf(stderr, "profgate: %s\n", pg_error_last());

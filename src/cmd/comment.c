@@ -159,17 +159,13 @@ int cmd_comment(int argc, char **argv)
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_ALWAYS;
 	char *url = NULL;
-	int n_pos, help, rc;
+	int n_pos, rc, stop;
 
 	opt_report = opt_pr = opt_mode = opt_repo = NULL;
-	rc = cmd_parse(&comment_spec, argc, argv, pos, &n_pos, &help);
+	stop = cmd_parse_or_help(&comment_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
-	if (rc)
-		return cmd_error(PG_EXIT_USAGE);
-	if (help) {
-		cmd_usage(&comment_spec, stdout);
-		return cmd_finish(PG_EXIT_OK);
-	}
+	if (stop)
+		return cmd_finish(rc);
 	if (n_pos > 0 || !opt_report) {
 		pg_error_set(PG_EUSAGE,
 			     "comment: give --report FILE (see 'profgate comment --help')");

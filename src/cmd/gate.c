@@ -397,7 +397,7 @@ int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct cmd_gate_job job;
-	int n_pos, help, threads = 0, rc;
+	int n_pos, threads = 0, rc, stop;
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_NEVER;
 
@@ -405,15 +405,10 @@ int cmd_gate(int argc, char **argv)
 	    opt_threads = opt_history = opt_history_branch = opt_kind = opt_comment = opt_pr =
 		opt_repo = NULL;
 	opt_history_required = 0;
-	if (cmd_parse(&gate_spec, argc, argv, pos, &n_pos, &help)) {
-		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
+	stop = cmd_parse_or_help(&gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
-	if (help) {
-		cmd_usage(&gate_spec, stdout);
-		return cmd_finish(PG_EXIT_OK);
-	}
+	if (stop)
+		return cmd_finish(rc);
 	if (n_pos > 0 || !opt_baseline || !opt_candidate) {
 		pg_error_set(PG_EUSAGE, "gate: give --baseline B and --candidate C (see 'profgate "
 					"gate --help')");
