@@ -34,22 +34,18 @@ int pg_mkdir_p(const char *path, unsigned mode)
 	char *p = pg_xstrdup(path);
 	int rc = 0;
 
-	/* each parent in turn, then path itself; the message names the one that
-	 * failed */
-	for (char *q = p + (p[0] == '/');; q++) {
-		char c = *q;
-
-		if (c != '/' && c)
+	for (char *q = p + 1; *q && rc == 0; q++) {
+		if (*q != '/')
 			continue;
 		*q = 0;
-		if (mkdir(p, mode) != 0 && errno != EEXIST) {
-			rc = pg_error_set(PG_EIO, "cannot create '%s': %s", p, strerror(errno));
-			break;
-		}
-		*q = c;
-		if (!c)
-			break;
+		if (mkdir(p, mode) != 0 && errno != EEXIST)
+			rc = -1;
+		*q = '/';
 	}
+	if (rc == 0 && mkdir(p, mode) != 0 && errno != EEXIST)
+		rc = -1;
+	if (rc)
+		rc = pg_error_set(PG_EIO, "cannot create '%s': %s", p, strerror(errno));
 	free(p);
 	return rc;
 }
