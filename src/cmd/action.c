@@ -330,38 +330,14 @@ static int read_event(struct action *a)
 
 /* ---- the gate ---- */
 
-static int mkdir_p(const char *dir)
-{
-	char *p = pg_xstrdup(dir);
-	int rc = 0;
-
-	for (char *s = p + 1; rc == 0; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0777) != 0 && errno != EEXIST)
-			rc = pg_error_set(PG_EIO, "action: cannot create '%s': %s", p,
-					  strerror(errno));
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 static void set_paths(struct action *a)
 {
 	static const char *const names[] = {"baseline.summary.json", "candidate.summary.json",
 					    "verdict.json", "report.md"};
 	const char *dir = in(a, "output_dir");
 
-	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++) {
-		struct pg_buf p = PG_BUF_INIT;
-		pg_buf_addf(&p, "%s/%s", dir, names[i]);
-		a->paths[i] = pg_buf_detach(&p, NULL);
-	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++)
+		a->paths[i] = pg_xasprintf("%s/%s", dir, names[i]);
 }
 
 /* The record's CI facts: a pull request's head commit (GITHUB_SHA is the
@@ -703,7 +679,8 @@ int cmd_action(int argc, char **argv)
 		action_release(&a);
 		return cmd_finish(rc);
 	}
-	if (mkdir_p(in(&a, "output_dir"))) {
+	if (pg_mkdir_p(in(&a, "output_dir"), 0777)) {
+		pg_error_set(PG_EIO, "action: %s", pg_error_last());
 		rc = fail_step(PG_EXIT_INPUT);
 		action_release(&a);
 		return cmd_finish(rc);

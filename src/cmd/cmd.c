@@ -167,6 +167,23 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 	return 0;
 }
 
+int cmd_parse_or_help(const struct cmd_spec *spec, int argc, char **argv, const char **pos,
+		      int *n_pos, int (*check)(int argc, char **argv), int *exit_code)
+{
+	int help;
+
+	if (cmd_parse(spec, argc, argv, pos, n_pos, &help) || (check && check(argc, argv))) {
+		*exit_code = cmd_error(PG_EXIT_USAGE);
+		return 1;
+	}
+	if (help) {
+		cmd_usage(spec, stdout);
+		*exit_code = PG_EXIT_OK;
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_error(int code)
 {
 	fprintf(stderr, "profgate: %s\n", pg_error_last());
@@ -184,25 +201,17 @@ int cmd_finish(int code)
 
 int cmd_parse_threads(const char *cmd, const char *text, int *out)
 {
-	char *end;
-	long v;
+	int64_t v;
 
 	if (!text) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		*out = n < 1 ? 1 : n > 16 ? 16 : (int)n;
 		return 0;
 	}
-	v = strtol(text, &end, 10);
-	if (*end || v < 1 || v > 64)
+	if (pg_parse_int(text, 1, 64, &v))
 		return pg_error_set(PG_EUSAGE, "%s: --threads takes a number from 1 to 64", cmd);
 	*out = (int)v;
 	return 0;
-}
-
-/* A source error's exit code: a malformed W&B ref is a usage error. */
-static int source_exit(int rc)
-{
-	return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
 }
 
 /* Read the files src resolved to into t on `threads` threads. */
@@ -258,7 +267,7 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 	if (for_summary)
 		cmd_trace_for_summary(t);
 	if ((rc = source_resolve(src, inputs, n, capture)) != 0)
-		return cmd_error(source_exit(rc));
+		return cmd_error(pg_exit_code(rc));
 	return read_resolved(src, t, threads);
 }
 
@@ -278,9 +287,7 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s)
 			char *p = s->files[i].path;
 			if (!x->display || strncmp(p, x->dir, n) != 0 || p[n] != '/')
 				continue;
-			size_t len = strlen(x->display) + strlen(p + n) + 1;
-			s->files[i].path = pg_xmalloc(len);
-			snprintf(s->files[i].path, len, "%s%s", x->display, p + n);
+			s->files[i].path = pg_xasprintf("%s%s", x->display, p + n);
 			free(p);
 			break;
 		}
@@ -331,7 +338,7 @@ static int load_source(const char *path, const char *capture, int threads, struc
 	trace_init(&t);
 	cmd_trace_for_summary(&t);
 	if ((rc = source_resolve(&src, inputs, 1, capture)) != 0) {
-		rc = cmd_error(source_exit(rc));
+		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
 	if (src.n_origins && src.n_files == 1 && looks_like_summary(src.files[0].path)) {

@@ -61,6 +61,13 @@ struct cmd_spec {
  */
 int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **pos, int *n_pos,
 	      int *help);
+/* The start of every command: cmd_parse, then check (NULL: none; the options
+ * a command collects itself from argv, 0 or PG_EUSAGE with the message set),
+ * then --help. Returns 1 when the command is done, with *exit_code set: 2
+ * with the error line written, or 0 with the usage on stdout (the caller's
+ * cmd_finish checks that it got there); 0 to go on. */
+int cmd_parse_or_help(const struct cmd_spec *spec, int argc, char **argv, const char **pos,
+		      int *n_pos, int (*check)(int argc, char **argv), int *exit_code);
 /* The usage line ("usage: profgate NAME ARGS [--opt ARG]...", wrapped), the
  * summary and the option list. */
 void cmd_usage(const struct cmd_spec *spec, FILE *out);

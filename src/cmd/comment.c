@@ -9,8 +9,6 @@
 #include "../deliver/deliver.h"
 #include "../net/http.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,16 +25,9 @@ const char *cmd_github_token(void)
 
 int64_t cmd_parse_pr(const char *text)
 {
-	int64_t v = 0;
+	int64_t v;
 
-	if (!text || !*text || strlen(text) > 15)
-		return -1;
-	for (const char *p = text; *p; p++) {
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	return v >= 1 ? v : -1;
+	return text && pg_parse_int(text, 1, 999999999999999, &v) == 0 ? v : -1;
 }
 
 /* $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID, when
@@ -119,24 +110,9 @@ out:
 
 static int read_report(const char *path, struct pg_buf *out)
 {
-	char chunk[65536];
-	size_t n;
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	int bad;
+	int rc = pg_read_small(path, REPORT_MAX_BYTES, PG_READ_STDIN, out);
 
-	if (!f)
-		return pg_error_set(PG_EIO, "comment: cannot read '%s': %s", path, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= REPORT_MAX_BYTES)
-		pg_buf_add(out, chunk, n);
-	bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (bad)
-		return pg_error_set(PG_EIO, "comment: cannot read '%s'", path);
-	if (out->len > REPORT_MAX_BYTES)
-		return pg_error_set(PG_ELIMIT, "comment: '%s' is larger than %u bytes", path,
-				    REPORT_MAX_BYTES);
-	return 0;
+	return rc ? pg_error_set(rc, "comment: %s", pg_error_last()) : 0;
 }
 
 static const char *opt_report, *opt_pr, *opt_mode, *opt_repo;
@@ -183,17 +159,13 @@ int cmd_comment(int argc, char **argv)
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_ALWAYS;
 	char *url = NULL;
-	int n_pos, help, rc;
+	int n_pos, rc, stop;
 
 	opt_report = opt_pr = opt_mode = opt_repo = NULL;
-	rc = cmd_parse(&comment_spec, argc, argv, pos, &n_pos, &help);
+	stop = cmd_parse_or_help(&comment_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
-	if (rc)
-		return cmd_error(PG_EXIT_USAGE);
-	if (help) {
-		cmd_usage(&comment_spec, stdout);
-		return cmd_finish(PG_EXIT_OK);
-	}
+	if (stop)
+		return cmd_finish(rc);
 	if (n_pos > 0 || !opt_report) {
 		pg_error_set(PG_EUSAGE,
 			     "comment: give --report FILE (see 'profgate comment --help')");

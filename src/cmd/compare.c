@@ -35,17 +35,12 @@ int cmd_compare(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct cmd_gate_job job;
-	int n_pos, help, threads = 0, rc;
+	int n_pos, threads = 0, rc;
 
 	opt_out = opt_thresholds = opt_report = opt_label = opt_threads = NULL;
-	if (cmd_parse(&compare_spec, argc, argv, pos, &n_pos, &help)) {
+	if (cmd_parse_or_help(&compare_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
-	if (help) {
-		free(pos);
-		cmd_usage(&compare_spec, stdout);
-		return cmd_finish(PG_EXIT_OK);
+		return cmd_finish(rc);
 	}
 	if (n_pos != 2) {
 		free(pos);

@@ -84,18 +84,12 @@ int cmd_fetch(int argc, char **argv)
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct wandb_fetch_opts o = {NULL, NULL, NULL};
 	struct wandb_fetch_result r;
-	int n_pos, help, rc = PG_EXIT_OK;
+	int n_pos, rc = PG_EXIT_OK;
 
 	opt_out = NULL;
 	memset(&r, 0, sizeof(r));
-	if (cmd_parse(&fetch_spec, argc, argv, pos, &n_pos, &help)) {
-		rc = cmd_error(PG_EXIT_USAGE);
+	if (cmd_parse_or_help(&fetch_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
-	}
-	if (help) {
-		cmd_usage(&fetch_spec, stdout);
-		goto out;
-	}
 	if (n_pos != 1 || !wandb_is_ref(pos[0])) {
 		pg_error_set(PG_EUSAGE, "fetch: give one W&B run or artifact ref (see 'profgate "
 					"fetch --help')");

@@ -25,9 +25,6 @@
 int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
 {
 	struct pg_buf text = PG_BUF_INIT;
-	char chunk[65536];
-	size_t n;
-	FILE *f;
 	int rc;
 
 	if (!path || strcmp(path, "default") == 0) {
@@ -35,27 +32,15 @@ int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
 		return 0;
 	}
 	memset(th, 0, sizeof(*th));
-	f = fopen(path, "rb");
-	if (!f)
-		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
-				    strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		pg_buf_add(&text, chunk, n);
-		if (text.len > THRESHOLDS_MAX_BYTES)
-			break;
-	}
-	rc = ferror(f);
-	fclose(f);
-	if (rc) {
-		pg_buf_release(&text);
-		return pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s'", path);
-	}
-	if (text.len > THRESHOLDS_MAX_BYTES) {
-		pg_buf_release(&text);
-		return pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
-				    path, THRESHOLDS_MAX_BYTES);
-	}
-	rc = gate_thresholds_parse(text.ptr, text.len, path, th);
+	rc = pg_read_small(path, THRESHOLDS_MAX_BYTES, 0, &text);
+	if (rc == PG_EIO)
+		rc = pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
+				  strerror(errno));
+	else if (rc == PG_ELIMIT)
+		rc = pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
+				  path, THRESHOLDS_MAX_BYTES);
+	else if (rc == 0)
+		rc = gate_thresholds_parse(text.ptr, text.len, path, th);
 	pg_buf_release(&text);
 	return rc;
 }
@@ -412,7 +397,7 @@ int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct cmd_gate_job job;
-	int n_pos, help, threads = 0, rc;
+	int n_pos, threads = 0, rc, stop;
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_NEVER;
 
@@ -420,15 +405,10 @@ int cmd_gate(int argc, char **argv)
 	    opt_threads = opt_history = opt_history_branch = opt_kind = opt_comment = opt_pr =
 		opt_repo = NULL;
 	opt_history_required = 0;
-	if (cmd_parse(&gate_spec, argc, argv, pos, &n_pos, &help)) {
-		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
+	stop = cmd_parse_or_help(&gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
-	if (help) {
-		cmd_usage(&gate_spec, stdout);
-		return cmd_finish(PG_EXIT_OK);
-	}
+	if (stop)
+		return cmd_finish(rc);
 	if (n_pos > 0 || !opt_baseline || !opt_candidate) {
 		pg_error_set(PG_EUSAGE, "gate: give --baseline B and --candidate C (see 'profgate "
 					"gate --help')");

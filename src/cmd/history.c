@@ -148,19 +148,12 @@ static int history_append_cmd(int argc, char **argv)
 	struct pg_buf text = PG_BUF_INIT;
 	struct history_record r;
 	struct history_env env;
-	int n_pos, help, rc;
+	int n_pos, rc;
 
 	history_record_init(&r);
 	opt_repo = opt_branch = opt_kind = NULL;
-	if (cmd_parse(&append_spec, argc, argv, pos, &n_pos, &help)) {
-		rc = cmd_error(PG_EXIT_USAGE);
+	if (cmd_parse_or_help(&append_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
-	}
-	if (help) {
-		cmd_usage(&append_spec, stdout);
-		rc = PG_EXIT_OK;
-		goto out;
-	}
 	if (n_pos != 1 || !opt_repo) {
 		pg_error_set(PG_EUSAGE,
 			     "history append: give --repo URL_OR_PATH and one RECORD.json "
@@ -286,19 +279,12 @@ static int history_show_cmd(int argc, char **argv)
 	struct history_store_opts o;
 	struct history_filter f;
 	struct history_list l = {0};
-	int n_pos, help, exists, rc;
+	int n_pos, exists, rc;
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_verdict = opt_since = NULL;
 	opt_json = 0;
-	if (cmd_parse(&show_spec, argc, argv, pos, &n_pos, &help)) {
-		rc = cmd_error(PG_EXIT_USAGE);
+	if (cmd_parse_or_help(&show_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
-	}
-	if (help) {
-		cmd_usage(&show_spec, stdout);
-		rc = PG_EXIT_OK;
-		goto out;
-	}
 	if (n_pos != 0 || !opt_repo) {
 		pg_error_set(PG_EUSAGE,
 			     "history show: give --repo URL_OR_PATH (see 'profgate history "

@@ -56,10 +56,9 @@ int cmd_history_spec(const char *spec, char **ref, uint32_t *n)
 		return 1;
 	*ref = pg_xstrndup(branch, len);
 	if (strncmp(*ref, "refs/", 5) != 0) {
-		struct pg_buf b = PG_BUF_INIT;
-		pg_buf_addf(&b, "refs/heads/%s", *ref);
+		char *full = pg_xasprintf("refs/heads/%s", *ref);
 		free(*ref);
-		*ref = pg_buf_detach(&b, NULL);
+		*ref = full;
 	}
 	return 1;
 }
@@ -214,11 +213,9 @@ static int baseline_args(int argc, char **argv, int *help, uint32_t *n, const ch
 	*kinds_text = pg_xstrdup(opt_kind ? opt_kind : "main,nightly");
 	if (cmd_history_kinds(*kinds_text, kinds))
 		return PG_EUSAGE;
-	if (opt_ref) {
-		struct pg_buf b = PG_BUF_INIT;
-		pg_buf_addf(&b, "%s%s", strncmp(opt_ref, "refs/", 5) ? "refs/heads/" : "", opt_ref);
-		*ref = pg_buf_detach(&b, NULL);
-	}
+	if (opt_ref)
+		*ref = pg_xasprintf("%s%s", strncmp(opt_ref, "refs/", 5) ? "refs/heads/" : "",
+				    opt_ref);
 	return 0;
 }
 

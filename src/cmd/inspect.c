@@ -513,18 +513,13 @@ int cmd_inspect(int argc, char **argv)
 	struct source_set src;
 	struct pg_buf out = PG_BUF_INIT;
 	struct pg_json j;
-	int n_pos, help, rc = PG_EXIT_OK, threads;
+	int n_pos, rc = PG_EXIT_OK, threads;
 
 	opt_json = 0;
 	opt_capture = opt_threads = NULL;
-	if (cmd_parse(&inspect_spec, argc, argv, pos, &n_pos, &help)) {
+	if (cmd_parse_or_help(&inspect_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
-	if (help) {
-		cmd_usage(&inspect_spec, stdout);
-		free(pos);
-		return cmd_finish(PG_EXIT_OK);
+		return cmd_finish(rc);
 	}
 	if (n_pos == 0) {
 		free(pos);

@@ -29,17 +29,12 @@ int cmd_merge(int argc, char **argv)
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct summary *in = NULL, out;
 	struct pg_buf buf = PG_BUF_INIT;
-	int n_pos, help, rc = PG_EXIT_OK, n_read = 0;
+	int n_pos, rc = PG_EXIT_OK, n_read = 0;
 
 	opt_out = NULL;
-	if (cmd_parse(&merge_spec, argc, argv, pos, &n_pos, &help)) {
+	if (cmd_parse_or_help(&merge_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
-	if (help) {
-		cmd_usage(&merge_spec, stdout);
-		free(pos);
-		return cmd_finish(PG_EXIT_OK);
+		return cmd_finish(rc);
 	}
 	if (n_pos == 0) {
 		free(pos);

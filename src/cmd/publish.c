@@ -173,15 +173,14 @@ static int run_publish(const char *path)
 int cmd_publish(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
-	int n_pos, help, rc = PG_EXIT_OK;
+	int n_pos, rc = PG_EXIT_OK;
 
 	opt_report = opt_run = opt_project = opt_name = opt_alias = NULL;
-	if (cmd_parse(&publish_spec, argc, argv, pos, &n_pos, &help) ||
-	    collect_aliases(argc, argv)) {
-		rc = cmd_error(PG_EXIT_USAGE);
-	} else if (help) {
-		cmd_usage(&publish_spec, stdout);
-	} else if (n_pos != 1) {
+	if (cmd_parse_or_help(&publish_spec, argc, argv, pos, &n_pos, collect_aliases, &rc)) {
+		free(pos);
+		return cmd_finish(rc);
+	}
+	if (n_pos != 1) {
 		pg_error_set(PG_EUSAGE,
 			     "publish: give exactly one summary (see 'profgate publish --help')");
 		rc = cmd_error(PG_EXIT_USAGE);

@@ -27,17 +27,12 @@ int cmd_report(int argc, char **argv)
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct summary s;
 	struct pg_buf out = PG_BUF_INIT;
-	int n_pos, help, rc = PG_EXIT_OK;
+	int n_pos, rc = PG_EXIT_OK;
 
 	opt_out = NULL;
-	if (cmd_parse(&report_spec, argc, argv, pos, &n_pos, &help)) {
+	if (cmd_parse_or_help(&report_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
-	if (help) {
-		cmd_usage(&report_spec, stdout);
-		free(pos);
-		return cmd_finish(PG_EXIT_OK);
+		return cmd_finish(rc);
 	}
 	if (n_pos != 1) {
 		free(pos);

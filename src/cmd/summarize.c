@@ -72,19 +72,13 @@ int cmd_summarize(int argc, char **argv)
 	struct summary s;
 	struct analyze_options ao;
 	struct pg_buf out = PG_BUF_INIT;
-	int n_pos, help, rc = PG_EXIT_OK, threads = 0;
+	int n_pos, rc = PG_EXIT_OK, threads = 0;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
 	memset(&src, 0, sizeof(src));
-	if (cmd_parse(&summarize_spec, argc, argv, pos, &n_pos, &help) ||
-	    collect_labels(argc, argv)) {
+	if (cmd_parse_or_help(&summarize_spec, argc, argv, pos, &n_pos, collect_labels, &rc)) {
 		free(pos);
-		return cmd_error(PG_EXIT_USAGE);
-	}
-	if (help) {
-		cmd_usage(&summarize_spec, stdout);
-		free(pos);
-		return cmd_finish(PG_EXIT_OK);
+		return cmd_finish(rc);
 	}
 	analyze_options_init(&ao);
 	if (opt_warmup) {

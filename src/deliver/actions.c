@@ -39,26 +39,6 @@ static int64_t number_of(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) && pg_whole(v->valuedouble, &n) && n >= 1 ? n : -1;
 }
 
-static int read_small_file(const char *path, size_t cap, struct pg_buf *out)
-{
-	char chunk[65536];
-	size_t n;
-	FILE *f = fopen(path, "rb");
-	int bad;
-
-	if (!f)
-		return pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && out->len <= cap)
-		pg_buf_add(out, chunk, n);
-	bad = ferror(f);
-	fclose(f);
-	if (bad)
-		return pg_error_set(PG_EIO, "cannot read '%s'", path);
-	if (out->len > cap)
-		return pg_error_set(PG_ELIMIT, "'%s' is larger than %zu bytes", path, cap);
-	return 0;
-}
-
 static void pull_request_fields(struct actions_event *e, const cJSON *pr)
 {
 	const cJSON *head = member(pr, "head"), *base = member(pr, "base");
@@ -93,7 +73,7 @@ int actions_event_read(const char *path, struct actions_event *e)
 
 	memset(e, 0, sizeof(*e));
 	e->pr = -1;
-	if ((rc = read_small_file(path, EVENT_MAX_BYTES, &text)))
+	if ((rc = pg_read_small(path, EVENT_MAX_BYTES, 0, &text)))
 		goto out;
 	root = cJSON_ParseWithLength(text.ptr, text.len);
 	if (!cJSON_IsObject(root)) {

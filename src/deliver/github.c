@@ -266,7 +266,7 @@ int github_init(struct github *g, const char *api, const char *repo, const char 
 		char shown[256];
 
 		snprintf(shown, sizeof(shown), "%s", api);
-		http_redact(shown, secrets);
+		pg_redact(shown, secrets);
 		return pg_error_set(PG_EUSAGE, "GITHUB_API_URL '%s' is not an http(s) URL", shown);
 	}
 	/* curl would send them as Basic auth next to the token; and URLs get printed */
@@ -342,7 +342,7 @@ static int gh_fail(struct github *g, const char *what, const struct http_respons
 	const char *hint = "";
 
 	http_error_message(rs, msg, sizeof(msg));
-	http_redact(msg, secrets);
+	pg_redact(msg, secrets);
 	if (rs->status == 401)
 		hint = " (the token was refused)";
 	else if (rs->status == 403 && strstr(msg, "not accessible"))
@@ -470,12 +470,10 @@ static int find_comment(struct github *g, int64_t pr, const char *key, struct fo
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	char *url = NULL, link[8192];
 	size_t origin = origin_len(g->api);
-	struct pg_buf first = PG_BUF_INIT;
 	int rc = 0, pages = 0, hit = 0;
 
-	pg_buf_addf(&first, "%s/repos/%s/issues/%lld/comments?per_page=100", g->api, g->repo,
-		    (long long)pr);
-	url = pg_buf_detach(&first, NULL);
+	url = pg_xasprintf("%s/repos/%s/issues/%lld/comments?per_page=100", g->api, g->repo,
+			   (long long)pr);
 	while (url && !hit) {
 		cJSON *arr;
 

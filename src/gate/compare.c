@@ -15,7 +15,6 @@
 #include "gate.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,20 +53,6 @@ int gate_verdict_exit(enum gate_verdict v)
 	return PG_EXIT_OK;
 }
 
-static char *xprintf(const char *fmt, ...) PG_PRINTF(1, 2);
-static char *xprintf(const char *fmt, ...)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	va_list ap;
-	char tmp[512];
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	pg_buf_adds(&b, tmp);
-	return pg_buf_detach(&b, NULL);
-}
-
 /* ---- provenance ---- */
 
 /* A field's value as provenance shows it: "null" when absent. */
@@ -91,11 +76,6 @@ static void add_diff(struct gate_result *r, const char *field, char *b, char *c)
 	r->diff[r->n_diff++] = (struct gate_field_diff){pg_xstrdup(field), b, c};
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Two summaries made from the same profile bytes: every file's sha256 alike. */
 static int same_files(const struct summary *b, const struct summary *c)
 {
@@ -113,8 +93,8 @@ static int same_files(const struct summary *b, const struct summary *c)
 			same = 0;
 	}
 	if (same) {
-		qsort(x, b->n_files, sizeof(char *), cmp_str);
-		qsort(y, c->n_files, sizeof(char *), cmp_str);
+		qsort(x, b->n_files, sizeof(char *), pg_cmp_str);
+		qsort(y, c->n_files, sizeof(char *), pg_cmp_str);
 		for (uint32_t i = 0; i < b->n_files && same; i++)
 			same = strcmp(x[i], y[i]) == 0;
 	}
@@ -287,9 +267,9 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 			/* one or two steps show no noise level: a real difference
 			 * and run-to-run jitter look alike */
 			m->verdict = GATE_WARN;
-			m->note = xprintf("past the fail limit, but a fail needs %u steps or "
-					  "device-steps on each side (%u and %u)",
-					  need, t->n_b, t->n_c);
+			m->note = pg_xasprintf("past the fail limit, but a fail needs %u steps or "
+					       "device-steps on each side (%u and %u)",
+					       need, t->n_b, t->n_c);
 		} else if (reaches(&r->fail, worse, worse_rel))
 			m->verdict = GATE_FAIL;
 		else if (reaches(&r->warn, worse, worse_rel))
@@ -308,15 +288,16 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 	if (t->n_b < need || t->n_c < need) {
 		m->tested = 0;
 		m->verdict = GATE_INCONCLUSIVE;
-		m->note = xprintf("too few steps: %u and %u, %u needed on each side", t->n_b,
-				  t->n_c, need);
+		m->note = pg_xasprintf("too few steps: %u and %u, %u needed on each side", t->n_b,
+				       t->n_c, need);
 		return;
 	}
 	m->p_value = worse >= 0 ? t->p_slower : t->p_faster;
 	if (reaches(&r->fail, worse, worse_rel)) {
 		m->verdict = t->p_slower < alpha ? GATE_FAIL : GATE_WARN;
 		if (m->verdict == GATE_WARN)
-			m->note = xprintf("past the fail limit but not significant at %g", alpha);
+			m->note =
+			    pg_xasprintf("past the fail limit but not significant at %g", alpha);
 	} else if (reaches(&r->warn, worse, worse_rel)) {
 		m->verdict = GATE_WARN;
 	} else if (reaches(&r->warn, -worse, -worse_rel) && t->p_faster < alpha) {
@@ -334,7 +315,7 @@ static void apply_quality(struct gate_metric_result *m, const struct test_ctx *t
 	if (m->verdict == GATE_PASS || m->verdict == GATE_IMPROVED) {
 		m->verdict = GATE_INCONCLUSIVE;
 		free(m->note);
-		m->note = xprintf("trace quality: %s", t->quality_code);
+		m->note = pg_xasprintf("trace quality: %s", t->quality_code);
 	}
 }
 
@@ -369,7 +350,7 @@ static void add_metric(struct gate_result *r, const struct gate_metric *mb,
 		apply_quality(&m, t);
 	} else if (m.kind == GATE_K_STEP && rule && rule->direction != GATE_INFO) {
 		m.verdict = GATE_INCONCLUSIVE;
-		m.note = xprintf("no steady steps in the %s", mb ? "candidate" : "baseline");
+		m.note = pg_xasprintf("no steady steps in the %s", mb ? "candidate" : "baseline");
 	} else {
 		m.verdict = mb ? GATE_GONE : GATE_NEW;
 	}

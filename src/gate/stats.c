@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 double gate_median(const double *x, uint32_t n)
 {
 	double *c, m;
@@ -24,7 +18,7 @@ double gate_median(const double *x, uint32_t n)
 		return NAN;
 	c = pg_xmalloc(n * sizeof(double));
 	memcpy(c, x, n * sizeof(double));
-	qsort(c, n, sizeof(double), cmp_double);
+	qsort(c, n, sizeof(double), pg_cmp_double);
 	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 	free(c);
 	return m;
@@ -181,7 +175,7 @@ void gate_bootstrap_median_ratio(const double *a, uint32_t n, const double *b, u
 	}
 	if (k > 0) {
 		double tail = (1 - conf) / 2;
-		qsort(ratios, k, sizeof(double), cmp_double);
+		qsort(ratios, k, sizeof(double), pg_cmp_double);
 		*lo = ratios[(uint32_t)floor(tail * (k - 1))];
 		*hi = ratios[(uint32_t)ceil((1 - tail) * (k - 1))];
 	}

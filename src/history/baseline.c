@@ -356,11 +356,9 @@ static void identity_from(struct summary *s, const struct history_record *r)
 	s->labels = pg_xcalloc(r->n_identity + 1, sizeof(char *));
 	for (uint32_t i = 0; i < r->n_identity; i++) {
 		const struct history_field *f = &r->identity[i];
-		struct pg_buf kv = PG_BUF_INIT;
-		if (strncmp(f->key, "labels.", 7) != 0)
-			continue;
-		pg_buf_addf(&kv, "%s=%s", f->key + 7, f->text ? f->text : "");
-		s->labels[s->n_labels++] = pg_buf_detach(&kv, NULL);
+		if (strncmp(f->key, "labels.", 7) == 0)
+			s->labels[s->n_labels++] =
+			    pg_xasprintf("%s=%s", f->key + 7, f->text ? f->text : "");
 	}
 }
 

@@ -96,18 +96,10 @@ static char *dup_or_null(const char *s)
 static cJSON *read_event(const struct history_env *e)
 {
 	struct pg_buf b = PG_BUF_INIT;
-	char chunk[65536];
-	size_t n;
 	cJSON *root = NULL;
-	FILE *f;
 
-	if (!e->event_path || !(f = fopen(e->event_path, "rb")))
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len <= EVENT_MAX_BYTES)
-		pg_buf_add(&b, chunk, n);
-	if (!ferror(f) && b.len <= EVENT_MAX_BYTES)
+	if (e->event_path && pg_read_small(e->event_path, EVENT_MAX_BYTES, 0, &b) == 0)
 		root = cJSON_ParseWithLength(b.ptr, b.len);
-	fclose(f);
 	pg_buf_release(&b);
 	return root;
 }
@@ -188,13 +180,9 @@ static int64_t pr_number(const struct history_env *e)
 
 static int64_t attempt_number(const char *s)
 {
-	char *end;
-	long long v;
+	int64_t v;
 
-	if (!s)
-		return -1;
-	v = strtoll(s, &end, 10);
-	return *end || v < 1 ? -1 : v;
+	return s && pg_parse_int(s, 1, INT64_MAX, &v) == 0 ? v : -1;
 }
 
 /* ---- times ---- */
@@ -512,13 +500,11 @@ static void identity_of_summary(struct history_record *r, const struct summary *
 		pg_buf_release(&v);
 	}
 	for (uint32_t i = 0; i < s->n_labels; i++) {
-		struct pg_buf k = PG_BUF_INIT;
 		size_t n;
 		const char *v = summary_label_split(s->labels[i], &n);
 		char *key = json_text(s->labels[i], n);
-		pg_buf_addf(&k, "labels.%s", key);
+		put_field(r, pg_xasprintf("labels.%s", key), dup_json_text(v), HISTORY_STRING);
 		free(key);
-		put_field(r, pg_buf_detach(&k, NULL), dup_json_text(v), HISTORY_STRING);
 	}
 }
 
@@ -669,7 +655,7 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 		return rc;
 	if (cJSON_IsObject(member(base, "history")) &&
 	    !(window = cJSON_PrintUnformatted(member(base, "history"))))
-		return pg_error_set(PG_ENOMEM, "out of memory");
+		pg_oom(0);
 	f = (struct run_facts){str_of(root, "label"),
 			       str_of(root, "verdict"),
 			       ec->valuedouble,
@@ -859,7 +845,7 @@ static int record_baseline(struct history_record *r, const cJSON *b)
 		if (!cJSON_IsObject(w))
 			return pg_error_set(PG_EFORMAT, "baseline.window is not an object");
 		if (!(r->baseline_window = cJSON_PrintUnformatted(w)))
-			return pg_error_set(PG_ENOMEM, "out of memory");
+			pg_oom(0);
 	}
 	return 0;
 }

@@ -82,11 +82,6 @@ static void sleep_s(double s)
 		;
 }
 
-void http_redact(char *s, const char *const *secrets)
-{
-	pg_redact(s, secrets);
-}
-
 int http_url_has_userinfo(const char *url)
 {
 	const char *p = strstr(url, "://"), *host = p ? p + 3 : url;

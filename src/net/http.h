@@ -121,9 +121,6 @@ void http_error_message(const struct http_response *rs, char *out, size_t out_le
 /* 1 when url (scheme://...) carries user info: "user[:password]@host". */
 int http_url_has_userinfo(const char *url);
 
-/* The same as pg_redact(); deliver/github.c calls it by this name. */
-void http_redact(char *s, const char *const *secrets);
-
 /* ---- libgit2's connections (git_stream.c) ---- */
 
 /*

@@ -176,11 +176,9 @@ static int walk(struct cands *cs, const char *dir, int depth)
 	if (n)
 		qsort(names, n, sizeof(char *), pg_cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(dir) + strlen(names[i]) + 2;
-		char *p = pg_xmalloc(len);
+		char *p = pg_xasprintf("%s/%s", dir, names[i]);
 		struct stat st;
 		enum source_kind kind;
-		snprintf(p, len, "%s/%s", dir, names[i]);
 		if (lstat(p, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				walk(cs, p, depth + 1);

@@ -542,7 +542,7 @@ static void test_redact_and_errors(void **state)
 	char msg[64];
 
 	(void)state;
-	http_redact(s, secrets);
+	pg_redact(s, secrets);
 	assert_string_equal(s, "token *** and ****** xy");
 	pg_buf_adds(&rs.body, "{\"errors\":[{\"message\":\"run\\nnot found\"}],\"data\":null}");
 	http_error_message(&rs, msg, sizeof(msg));
