@@ -52,12 +52,6 @@ static int cmp_act_track(const void *a, const void *b)
 	return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Where x goes in v[0..i), sorted, whose last record sorts after x: the first
  * record after x, found by galloping back from the end. */
 static uint32_t gallop_back(const struct act *v, uint32_t i, const struct act *x)
@@ -158,7 +152,7 @@ static void order_by_track(struct dev *d, int one_track, uint32_t *slot)
 	uint32_t *sorted = pg_xmalloc(n_tr * sizeof(uint32_t));
 	uint32_t *first = pg_xmalloc(n_tr * sizeof(uint32_t));
 	memcpy(sorted, tracks, n_tr * sizeof(uint32_t));
-	qsort(sorted, n_tr, sizeof(uint32_t), cmp_u32);
+	qsort(sorted, n_tr, sizeof(uint32_t), pg_cmp_u32);
 	for (uint32_t r = 0, at = 0; r < n_tr; r++) {
 		first[slot[sorted[r]]] = at;
 		at += count[slot[sorted[r]]];

@@ -342,7 +342,7 @@ static int load_source(const char *path, const char *capture, int threads, struc
 		goto out;
 	}
 	if (src.n_origins && src.n_files == 1 && looks_like_summary(src.files[0].path)) {
-		summary_free(s);
+		summary_release(s);
 		if (pg_sha256_file(src.files[0].path, sha) ||
 		    summary_read_json(src.files[0].path, s)) {
 			summary_init(s);
@@ -381,7 +381,7 @@ int cmd_load_summary(const char *path, const char *capture, int threads, struct 
 	}
 	if (pg_sha256_file(path, sha))
 		return cmd_error(PG_EXIT_INPUT);
-	summary_free(s);
+	summary_release(s);
 	if (summary_read_json(path, s)) {
 		summary_init(s);
 		return cmd_error(PG_EXIT_INPUT);

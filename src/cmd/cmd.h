@@ -112,7 +112,7 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s);
  * One side of a comparison: a summary JSON (profgate's or marin's) is read, a
  * profile file or directory or W&B ref is read and summarized on the fly (a
  * W&B artifact that holds one summary is read as one). s is always
- * initialised (summary_free it); sha gets the sha256 of a regular file's
+ * initialised (summary_release it); sha gets the sha256 of a regular file's
  * bytes, or "" for a directory. Errors are printed; returns an exit code.
  */
 int cmd_load_summary(const char *path, const char *capture, int threads, struct summary *s,

@@ -293,8 +293,8 @@ out:
 	pg_buf_release(&window);
 	pg_buf_release(&note);
 	pg_buf_release(&series);
-	summary_free(&b);
-	summary_free(&c);
+	summary_release(&b);
+	summary_release(&c);
 	gate_thresholds_release(&th);
 	return rc;
 }

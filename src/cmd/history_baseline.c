@@ -148,7 +148,7 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
 	rc = read_window(what.ptr, job->history, job->history_branch, &f, &wo, &l, &w);
 	if (rc == PG_EXIT_OK) {
-		summary_free(b);
+		summary_release(b);
 		history_baseline_summary(&w, cand, b);
 		history_window_json(&w, job->history_branch, window_json);
 		describe(&w, note);
@@ -275,7 +275,7 @@ int cmd_history_baseline(int argc, char **argv)
 		rc = write_baseline(&w, &s);
 	}
 out:
-	summary_free(&s);
+	summary_release(&s);
 	history_window_release(&w);
 	history_list_release(&l);
 	gate_thresholds_release(&th);

@@ -49,11 +49,11 @@ int cmd_merge(int argc, char **argv)
 		}
 	if (summary_merge_named(&out, in, (uint32_t)n_pos, pos)) {
 		rc = cmd_error(PG_EXIT_USAGE);
-		summary_free(&out);
+		summary_release(&out);
 		goto out;
 	}
 	summary_write_json(&out, &buf);
-	summary_free(&out);
+	summary_release(&out);
 	if (opt_out && strcmp(opt_out, "-") != 0) {
 		if (pg_write_file_atomic(opt_out, buf.ptr, buf.len))
 			rc = cmd_error(PG_EXIT_INPUT);
@@ -62,7 +62,7 @@ int cmd_merge(int argc, char **argv)
 	}
 out:
 	for (int i = 0; i < n_read; i++)
-		summary_free(&in[i]);
+		summary_release(&in[i]);
 	free(in);
 	pg_buf_release(&buf);
 	free(pos);

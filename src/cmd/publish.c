@@ -165,7 +165,7 @@ static int run_publish(const char *path)
 	else
 		print_result(&r);
 	wandb_publish_result_release(&r);
-	summary_free(&s);
+	summary_release(&s);
 	free(name);
 	return rc;
 }

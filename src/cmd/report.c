@@ -45,7 +45,7 @@ int cmd_report(int argc, char **argv)
 		return cmd_error(PG_EXIT_INPUT);
 	}
 	report_summary_md(&s, &out);
-	summary_free(&s);
+	summary_release(&s);
 	if (opt_out && strcmp(opt_out, "-") != 0) {
 		if (pg_write_file_atomic(opt_out, out.ptr, out.len))
 			rc = cmd_error(PG_EXIT_INPUT);

@@ -110,7 +110,7 @@ int cmd_summarize(int argc, char **argv)
 			cmd_apply_origins(&src, &s);
 			summary_write_json(&s, &out);
 		}
-		summary_free(&s);
+		summary_release(&s);
 	}
 	if (rc == PG_EXIT_OK) {
 		if (opt_out && strcmp(opt_out, "-") != 0) {

@@ -379,12 +379,6 @@ static void files_from(struct summary *s, const struct history_window *w)
 	s->n_files = w->n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double sorted_median(const double *v, uint32_t n)
 {
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -397,7 +391,7 @@ static void spread(const double *v, uint32_t n, double med, double *mad)
 
 	for (uint32_t i = 0; i < n; i++)
 		d[i] = fabs(v[i] - med);
-	qsort(d, n, sizeof(double), cmp_double);
+	qsort(d, n, sizeof(double), pg_cmp_double);
 	*mad = sorted_median(d, n);
 	free(d);
 }
@@ -426,7 +420,7 @@ static void steps_from(struct summary *s, const struct history_window *w, const 
 	for (uint32_t i = 0; i < n; i++)
 		s->steps[i] = (struct sum_step){(int64_t)i, v[i], -1, NULL, 1};
 	s->n_steps = n;
-	qsort(v, n, sizeof(double), cmp_double);
+	qsort(v, n, sizeof(double), pg_cmp_double);
 	s->steady.count = n;
 	s->steady.median_us = sorted_median(v, n);
 	s->steady.min_us = v[0];

@@ -267,7 +267,7 @@ void history_window_json(const struct history_window *w, const char *branch, str
  * metric (a metric counts when more than half of them do). Op families and
  * family categories are not in records: they are taken from like (the
  * candidate) where it has the name, else left unknown. out is initialised
- * here (summary_free it).
+ * here (summary_release it).
  */
 void history_baseline_summary(const struct history_window *w, const struct summary *like,
 			      struct summary *out);

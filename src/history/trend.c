@@ -44,12 +44,6 @@ static const char *const default_kinds[] = {"main", "nightly", NULL};
 
 /* ---- ranks and the split scan ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* 1 when two values of x are equal (their mid-ranks then differ from 1..n). */
 static int ties_in(const double *x, uint32_t n)
 {
@@ -57,7 +51,7 @@ static int ties_in(const double *x, uint32_t n)
 	int tie = 0;
 
 	memcpy(c, x, n * sizeof(double));
-	qsort(c, n, sizeof(double), cmp_double);
+	qsort(c, n, sizeof(double), pg_cmp_double);
 	for (uint32_t i = 1; i < n && !tie; i++)
 		tie = c[i] == c[i - 1];
 	free(c);
@@ -238,7 +232,7 @@ static const struct null_table *null_for(struct cp_ctx *c, uint32_t n)
 		shuffle(rank, n, &seed);
 		t->stat[k] = scan_ranks(rank, n, c->L, &at);
 	}
-	qsort(t->stat, c->perms, sizeof(double), cmp_double);
+	qsort(t->stat, c->perms, sizeof(double), pg_cmp_double);
 	free(rank);
 	return t;
 }
@@ -316,7 +310,7 @@ static double median_range(const double *x, uint32_t lo, uint32_t hi)
 	double *c = pg_xcalloc(n + 1, sizeof(double)), m;
 
 	memcpy(c, x + lo, n * sizeof(double));
-	qsort(c, n, sizeof(double), cmp_double);
+	qsort(c, n, sizeof(double), pg_cmp_double);
 	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 	free(c);
 	return m;
@@ -372,11 +366,6 @@ static int cmp_rec(const void *a, const void *b)
 	return c ? c : strcmp(x->record_id, y->record_id);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static double value_of(const struct history_record *r, const char *name)
 {
 	uint32_t lo = 0, hi = r->n_metrics;
@@ -410,7 +399,7 @@ static const char **metric_names(const struct history_trend_series *s, const cha
 			if (!glob || gate_glob_match(glob, s->r[i]->metrics[k].name))
 				v[n++] = s->r[i]->metrics[k].name;
 	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_str);
+		qsort(v, n, sizeof(*v), pg_cmp_str);
 	for (uint32_t i = 0; i < n; i++)
 		if (w == 0 || strcmp(v[w - 1], v[i]) != 0)
 			v[w++] = v[i];
@@ -543,7 +532,7 @@ static uint32_t discoveries(const struct first *f, uint32_t n_m, uint32_t m, dou
 	for (uint32_t i = 0; i < n_m; i++)
 		if (f[i].p < 1)
 			p[n++] = f[i].p;
-	qsort(p, n, sizeof(double), cmp_double);
+	qsort(p, n, sizeof(double), pg_cmp_double);
 	for (uint32_t i = 0; i < n; i++)
 		if (p[i] <= (i + 1) * alpha / m)
 			k = i + 1;

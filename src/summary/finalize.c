@@ -14,12 +14,6 @@
 #define MAX_OPS	 5000
 #define MAX_LIST 500
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Whether v's doubles order as their bit patterns do: finite, sign bit clear. */
 static int bits_order(const double *v, uint32_t n)
 {
@@ -42,7 +36,7 @@ static void sort_doubles(double *v, uint32_t n)
 	uint32_t count[2048];
 
 	if (n < 64 || !bits_order(v, n)) {
-		qsort(v, n, sizeof(double), cmp_double);
+		qsort(v, n, sizeof(double), pg_cmp_double);
 		return;
 	}
 	key = pg_xmalloc((size_t)n * sizeof(uint64_t));

@@ -26,12 +26,6 @@ static char *dup_or_null(const char *s)
 	return s ? pg_xstrdup(s) : NULL;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void merge_steps(struct summary *out, const struct summary *in, uint32_t n)
 {
 	int64_t *ids = NULL;
@@ -43,7 +37,7 @@ static void merge_steps(struct summary *out, const struct summary *in, uint32_t 
 			ids[m++] = in[i].steps[k].step;
 		}
 	if (m)
-		qsort(ids, m, sizeof(int64_t), cmp_i64);
+		qsort(ids, m, sizeof(int64_t), pg_cmp_i64);
 	uint32_t u = 0;
 	for (uint32_t i = 0; i < m; i++)
 		if (u == 0 || ids[u - 1] != ids[i])

@@ -7,11 +7,9 @@
 #include "summary.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MAX_SUMMARY_BYTES (512u << 20)
 
@@ -254,46 +252,22 @@ static void read_fields(struct rd *r, const struct sum_shape *sh, const cJSON *o
 		read_field(r, &sh->f[i], o, base);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	char *buf;
-
-	if (!f) {
-		pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-		fclose(f);
-		pg_error_set(PG_EIO, "cannot read '%s': is a directory", path);
-		return NULL;
-	}
-	if ((uint64_t)st.st_size > MAX_SUMMARY_BYTES) {
-		fclose(f);
-		pg_error_set(PG_ELIMIT, "cannot read summary '%s': larger than %u MiB", path,
-			     MAX_SUMMARY_BYTES >> 20);
-		return NULL;
-	}
-	buf = pg_xmalloc((size_t)st.st_size + 1);
-	*len = fread(buf, 1, (size_t)st.st_size, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
-
 int summary_read_json(const char *path, struct summary *s)
 {
-	size_t len = 0;
-	char *text;
+	struct pg_buf text = PG_BUF_INIT;
 	int rc;
 
 	summary_init(s);
-	text = slurp(path, &len);
-	if (!text)
+	rc = pg_read_small(path, MAX_SUMMARY_BYTES, 0, &text);
+	if (rc == PG_ELIMIT)
+		pg_error_set(PG_ELIMIT, "cannot read summary '%s': larger than %u MiB", path,
+			     MAX_SUMMARY_BYTES >> 20);
+	if (rc) {
+		pg_buf_release(&text);
 		return PG_EIO;
-	rc = summary_parse_json(text, len, path, s);
-	free(text);
+	}
+	rc = summary_parse_json(text.ptr ? text.ptr : "", text.len, path, s);
+	pg_buf_release(&text);
 	return rc;
 }
 
@@ -317,7 +291,7 @@ int summary_parse_json(const char *text, size_t len, const char *path, struct su
 		int rc = summary_from_marin(path, root, s);
 		cJSON_Delete(root);
 		if (rc)
-			summary_free(s);
+			summary_release(s);
 		return rc;
 	}
 	if (!cJSON_IsObject(root) || !cJSON_IsString(schema)) {
@@ -336,7 +310,7 @@ int summary_parse_json(const char *text, size_t len, const char *path, struct su
 	read_fields(&r, &summary_root, root, s);
 	cJSON_Delete(root);
 	if (r.bad) {
-		summary_free(s);
+		summary_release(s);
 		return PG_EFORMAT;
 	}
 	return 0;

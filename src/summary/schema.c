@@ -16,7 +16,7 @@
  *
  * Who walks them:
  * - summary.c writes every field in table order (summary_write_json) and
- *   frees every string and list (summary_free); the per-step rows of
+ *   frees every string and list (summary_release); the per-step rows of
  *   steps.all[] stay hand-written (a fast path: a capture can have a quarter
  *   million of them), as do the labels and ops' examples (SUM_CUSTOM).
  * - read.c reads every field back with its type checked and its default.

@@ -69,7 +69,7 @@ void summary_record_free(const struct sum_shape *sh, void *rec)
 	}
 }
 
-void summary_free(struct summary *s)
+void summary_release(struct summary *s)
 {
 	summary_record_free(&summary_root, s);
 	memset(s, 0, sizeof(*s));

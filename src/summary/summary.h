@@ -1,7 +1,7 @@
 /*
  * summary: profgate.summary/1, the small deterministic reduction of a profile
  * that everything downstream works on. Times are microseconds (`_us`), shares
- * are 0..1 (`_share`). The struct owns all its strings; summary_free()
+ * are 0..1 (`_share`). The struct owns all its strings; summary_release()
  * releases them. The JSON writer is byte-deterministic.
  */
 #ifndef PG_SUMMARY_H
@@ -347,12 +347,12 @@ int summary_metric_decimals(const char *metric);
 const char *summary_unit_name(enum sum_unit u);
 
 void summary_init(struct summary *s);
-void summary_free(struct summary *s);
+void summary_release(struct summary *s);
 /* Append the summary's JSON to out (pretty, deterministic). */
 void summary_write_json(const struct summary *s, struct pg_buf *out);
 /* 1 when any identity.run field is set. */
 int summary_has_run(const struct sum_run *r);
-/* dst (empty) gets copies of src's fields; summary_free releases them. */
+/* dst (empty) gets copies of src's fields; summary_release releases them. */
 void summary_run_copy(struct sum_run *dst, const struct sum_run *src);
 void summary_run_release(struct sum_run *r);
 void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...) PG_PRINTF(3, 4);
@@ -377,7 +377,7 @@ int summary_merge(struct summary *out, const struct summary *in, uint32_t n);
 int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
 			const char *const *names);
 
-/* Read a profgate.summary/1 file (s is initialised here; summary_free it).
+/* Read a profgate.summary/1 file (s is initialised here; summary_release it).
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the
  * file and the key. */
 int summary_read_json(const char *path, struct summary *s) PG_WUR;

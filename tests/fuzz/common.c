@@ -164,7 +164,7 @@ void fuzz_summary_downstream(const struct summary *s)
 		   json.len);
 	report_summary_md(s, &md);
 	fuzz_check_markdown(md.ptr, md.len);
-	summary_free(&back);
+	summary_release(&back);
 	pg_buf_release(&json);
 	pg_buf_release(&again);
 	pg_buf_release(&md);
@@ -186,7 +186,7 @@ void fuzz_trace_downstream(const struct trace *t)
 
 	fuzz_trace_summary(t, &s);
 	fuzz_summary_downstream(&s);
-	summary_free(&s);
+	summary_release(&s);
 }
 
 /* The verdict JSON as `history append` takes it: a record that writes one

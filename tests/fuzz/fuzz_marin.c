@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		fuzz_check_error_line();
 	}
-	summary_free(&s);
+	summary_release(&s);
 	cJSON_Delete(root);
 	return 0;
 }

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (summary_parse_json((const char *)data, size, "fuzz.summary.json", &c)) {
 		fuzz_check_error_line();
-		summary_free(&c);
+		summary_release(&c);
 		return 0;
 	}
 	fuzz_summary_downstream(&c);
@@ -52,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_summary_downstream(&m);
 	else
 		fuzz_check_error_line();
-	summary_free(&m);
-	summary_free(&b);
-	summary_free(&c);
+	summary_release(&m);
+	summary_release(&b);
+	summary_release(&c);
 	return 0;
 }

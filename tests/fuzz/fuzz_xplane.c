@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_summary_downstream(&whole);
 		pg_buf_release(&a);
 		pg_buf_release(&b);
-		summary_free(&whole);
-		summary_free(&part);
+		summary_release(&whole);
+		summary_release(&part);
 	}
 	trace_release(&lazy);
 	trace_release(&t);

@@ -275,8 +275,8 @@ static void test_baseline_summary(void **state)
 	assert_string_equal(s.files[0].sha256, "s01");
 	assert_non_null(strstr(s.files[0].path, "s-1/2024-05.jsonl#id01"));
 	assert_int_equal(s.n_warnings, 0);
-	summary_free(&s);
-	summary_free(&like);
+	summary_release(&s);
+	summary_release(&like);
 	history_window_release(&w);
 	history_list_release(&l);
 }
@@ -302,7 +302,7 @@ static void test_baseline_short_and_bare(void **state)
 	assert_int_equal(s.n_warnings, 1);
 	assert_string_equal(s.warnings[0].code, "history-window-short");
 	assert_non_null(strstr(s.warnings[0].message, "2 of the 5 records"));
-	summary_free(&s);
+	summary_release(&s);
 	history_window_release(&w);
 	history_list_release(&l);
 }
@@ -371,9 +371,9 @@ static void test_baseline_round_trip_and_gate(void **state)
 	gate_thresholds_release(&th);
 	gate_catalogue_release(&a);
 	gate_catalogue_release(&b);
-	summary_free(&s);
-	summary_free(&back);
-	summary_free(&c);
+	summary_release(&s);
+	summary_release(&back);
+	summary_release(&c);
 	history_window_release(&w);
 	history_list_release(&l);
 	pg_buf_release(&json);
@@ -394,8 +394,8 @@ static void two_sides(struct history_list *l, struct history_window *w, struct s
 static void two_sides_release(struct history_list *l, struct history_window *w, struct summary *b,
 			      struct summary *c)
 {
-	summary_free(b);
-	summary_free(c);
+	summary_release(b);
+	summary_release(c);
 	history_window_release(w);
 	history_list_release(l);
 }

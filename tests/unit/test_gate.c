@@ -694,8 +694,8 @@ static void release_all(struct gate_result *r, struct summary *b, struct summary
 			struct gate_thresholds *th)
 {
 	gate_result_release(r);
-	summary_free(b);
-	summary_free(c);
+	summary_release(b);
+	summary_release(c);
 	gate_thresholds_release(th);
 }
 
@@ -1134,7 +1134,7 @@ static void test_compare_quality(void **state)
 	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
 	assert_int_equal(gate_verdict_exit(r.verdict), 0);
 	gate_result_release(&r);
-	summary_free(&c);
+	summary_release(&c);
 
 	/* a fail stands */
 	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
@@ -1144,7 +1144,7 @@ static void test_compare_quality(void **state)
 	assert_verdict(&r, "step.median_us", GATE_FAIL);
 	assert_int_equal(r.verdict, GATE_FAIL);
 	gate_result_release(&r);
-	summary_free(&c);
+	summary_release(&c);
 
 	/* "profiler-error": "warn" on the baseline: everything passes, overall warn;
 	 * an unknown code falls to "*": "ignore" */
@@ -1291,7 +1291,7 @@ static void test_catalogue(void **state)
 	assert_null(gate_catalogue_find(&cat, "step.skew_us")); /* one device */
 	assert_null(gate_catalogue_find(&cat, "throughput.tflops_per_device"));
 	gate_catalogue_release(&cat);
-	summary_free(&s);
+	summary_release(&s);
 }
 
 /* Two runs where nothing moved (the same content, different bytes): a pass

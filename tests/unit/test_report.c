@@ -153,8 +153,8 @@ static void test_round_trip_and_report(void **state)
 	assert_non_null(strstr(pg_error_last(), "basis"));
 	unlink(path);
 
-	summary_free(&s);
-	summary_free(&r);
+	summary_release(&s);
+	summary_release(&r);
 	pg_buf_release(&a);
 	pg_buf_release(&b2);
 	pg_buf_release(&md);
@@ -245,13 +245,13 @@ static void result_init(struct gate_result *r, struct summary *b, struct summary
 	r->in.version = "0.1.0";
 }
 
-/* Borrowed strings only: drop the pointers before summary_free(). */
+/* Borrowed strings only: drop the pointers before summary_release(). */
 static void summaries_release(struct summary *b, struct summary *c)
 {
 	b->device_kind = c->device_kind = NULL;
 	b->framework = c->framework = NULL;
-	summary_free(b);
-	summary_free(c);
+	summary_release(b);
+	summary_release(c);
 }
 
 static const char *after(const char *md, const char *needle)

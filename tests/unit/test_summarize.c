@@ -161,7 +161,7 @@ static void test_overlap_split(void **state)
 	assert_non_null(family(&s, "matmul"));
 	assert_true(fabs(family(&s, "matmul")->us_per_step - 40) < 1e-9);
 	assert_true(fabs(family(&s, "memcpy")->us_per_step - 10) < 1e-9);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -207,7 +207,7 @@ static void test_nesting(void **state)
 		}
 	}
 	assert_int_equal(seen, 3);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -245,13 +245,13 @@ static void test_warmup_and_classes(void **state)
 	assert_string_equal(s.classes[1].name, "heavy");
 	assert_int_equal(s.classes[1].count, 3);
 	assert_int_equal(s.classes[1].periodicity, 4);
-	summary_free(&s);
+	summary_release(&s);
 
 	/* --warmup 3 by position */
 	summarize(&g, 3, &s);
 	assert_int_equal(s.warmup, 3);
 	assert_int_equal(s.steady.count, 10);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -296,7 +296,7 @@ static void test_eight_ranks_straggler(void **state)
 	assert_true(fabs(family(&s, "matmul")->us_per_step - 110) < 1e-9);
 	for (uint32_t w = 0; w < s.n_warnings; w++)
 		assert_string_not_equal(s.warnings[w].code, "ranks-missing");
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -320,7 +320,7 @@ static void test_gaps_marker(void **state)
 	assert_string_equal(s.gaps[0].op, "convolution");
 	assert_string_equal(s.gaps[0].marker, "copy-start");
 	assert_true(fabs(s.gaps[0].us_per_step - 90) < 1e-9);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -361,7 +361,7 @@ static void test_annotation_regions(void **state)
 	assert_true(fabs(fwd->exclusive_us_per_step - 30) < 1e-9);
 	/* annotations are regions, never work */
 	assert_true(fabs(s.devices[0].all.busy_us - 50) < 1e-9);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -413,7 +413,7 @@ static void test_hlo_collective_sizes(void **state)
 	assert_true(fabs(ar->busbw_gbps - 10.48576 * 1.5) < 1e-6);
 	assert_true(fabs(rs->bytes_per_step - 4096) < 1e-6);
 	assert_int_equal(rs->group_size, 4);
-	summary_free(&s);
+	summary_release(&s);
 	trace_release(&g.t);
 }
 
@@ -438,8 +438,8 @@ static void test_deterministic_json(void **state)
 	assert_memory_equal(ja.ptr, jb.ptr, ja.len);
 	assert_non_null(strstr(ja.ptr, "\"schema\": \"profgate.summary/1\""));
 	assert_non_null(strstr(ja.ptr, "\"no-steps\""));
-	summary_free(&a);
-	summary_free(&b);
+	summary_release(&a);
+	summary_release(&b);
 	pg_buf_release(&ja);
 	pg_buf_release(&jb);
 	trace_release(&g.t);
@@ -521,7 +521,7 @@ static void test_event_order(void **state)
 		assert_string_equal(s.steps_source, "profiler-step");
 		assert_true(s.n_steps >= 5);
 		summary_write_json(&s, &json[v]);
-		summary_free(&s);
+		summary_release(&s);
 		trace_release(&g.t);
 	}
 	for (int v = 1; v < 3; v++) {
@@ -571,7 +571,7 @@ static int summary_of(const char *const *paths, uint32_t n, int markers_only, ui
 	if (!failed) {
 		summarize_trace(&t, -1, &s);
 		summary_write_json(&s, json);
-		summary_free(&s);
+		summary_release(&s);
 	}
 	trace_release(&t);
 	return failed;
