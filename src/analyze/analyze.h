@@ -80,6 +80,11 @@ enum analyze_family {
 	ANALYZE_FAM_MEMSET,
 	ANALYZE_FAM_FUSION,
 	ANALYZE_FAM_OTHER,
+	/* host families (analyze_classify_host) */
+	ANALYZE_FAM_COPY,
+	ANALYZE_FAM_DATA_LOADING,
+	ANALYZE_FAM_AUTOGRAD,
+	ANALYZE_FAM_RUNTIME,
 	ANALYZE_FAM_COUNT,
 };
 
@@ -98,6 +103,17 @@ void analyze_classify(const struct analyze_event_facts *f, enum analyze_category
 		      enum analyze_family *fam);
 const char *analyze_category_name(enum analyze_category c);
 const char *analyze_family_name(enum analyze_family f);
+/*
+ * The family of a host event (a framework op, a runtime call, an annotation)
+ * from its name and Kineto category (NULL for none): the host rules first
+ * (data loading, optimizer, autograd, copies, runtime calls, framework op
+ * lists), then the device table's rules on the name, else "other".
+ */
+enum analyze_family analyze_classify_host(const char *name, size_t len, const char *cat);
+/* For tests: host rule i's example name, category (NULL for none) and family;
+ * -1 past the end. */
+int analyze_host_rule_example(size_t i, const char **name, const char **cat,
+			      enum analyze_family *fam);
 /* For tests: row i's example input and the answer it must get; -1 past the end. */
 size_t analyze_rules_count(void);
 int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_category *cat,

@@ -104,6 +104,12 @@ struct filed {
 	struct idxv first; /* (name, event) pairs: a name's first activity event */
 };
 
+/* A host step marker: ProfilerStep#N, or an annotation with a step number. */
+struct hostmark {
+	uint32_t file, track;
+	int64_t step, s, e;
+};
+
 struct filing;
 struct hoststeps;
 
@@ -132,6 +138,9 @@ struct az {
 	uint32_t n_step_ids;
 	int has_steps;
 	int steps_done; /* made beside the devices, when they were not needed */
+	int host_basis; /* no device work: the host markers are the steps */
+	struct hostmark *hm; /* the markers the steps came from, sorted by file and start */
+	uint32_t n_hm;
 	/* arg keys */
 	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
 	    k_step_num, k_r, k_flops, k_group_id, k_long_name, k_train;
@@ -310,6 +319,10 @@ const struct ann *az_annotation_at(const struct dev *d, int64_t t);
 void az_host_prepare(const struct az *z, int kind, struct hoststeps *h);
 void az_host_release(struct hoststeps *h);
 void az_steps(struct az *z);
+/* Index of step in the summary's step table, or UINT32_MAX. */
+uint32_t az_step_index(const struct az *z, int64_t step);
+/* The host view (host.c): host.* from the host threads' events. */
+void az_host_view(struct az *z);
 uint32_t az_count_le(const int64_t *v, uint32_t n, int64_t x);
 void az_steady_device(struct az *z, uint32_t d, struct scratch *sc);
 

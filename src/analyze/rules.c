@@ -211,7 +211,7 @@ const char *analyze_family_name(enum analyze_family f)
 	    "elementwise", "reduce",	       "optimizer",	 "loss",       "embedding",
 	    "all-reduce",  "all-gather",       "reduce-scatter", "all-to-all", "collective-permute",
 	    "send-recv",   "collective-other", "memcpy",	 "memset",     "fusion",
-	    "other",
+	    "other",	   "copy",	       "data-loading",	 "autograd",   "runtime",
 	};
 	return (unsigned)f < PG_ARRAY_LEN(names) ? names[f] : "other";
 }
@@ -330,5 +330,141 @@ int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_c
 	}
 	*cat = rules[i].category;
 	*fam = rules[i].family;
+	return 0;
+}
+
+/*
+ * The host rules: framework ops and runtime calls on host threads, first
+ * match wins, names compared case-insensitively. A host op's self time is
+ * what it did itself, so the wrappers (autograd's evaluate_function, the
+ * optimizer's step annotation) keep only their own overhead and the matmul
+ * inside a linear layer's backward is matmul.
+ */
+struct host_rule {
+	enum rule_field field; /* F_NAME (substring), F_PREFIX or F_CAT (exact) */
+	const char *pattern;
+	enum analyze_family family;
+	const char *example;
+};
+
+static const struct host_rule host_rules[] = {
+    /* what the step waits on outside the model */
+    {F_PREFIX, "enumerate(dataloader)", ANALYZE_FAM_DATA_LOADING,
+     "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"},
+    {F_NAME, "dataloader", ANALYZE_FAM_DATA_LOADING, "torch/utils/data/dataloader.py(628): __next__"},
+    {F_PREFIX, "optimizer.", ANALYZE_FAM_OPTIMIZER, "Optimizer.step#SGD.step"},
+    {F_PREFIX, "aten::_foreach_", ANALYZE_FAM_OPTIMIZER, "aten::_foreach_add_"},
+    {F_PREFIX, "aten::_fused_adam", ANALYZE_FAM_OPTIMIZER, "aten::_fused_adamw_"},
+    {F_PREFIX, "autograd::", ANALYZE_FAM_AUTOGRAD,
+     "autograd::engine::evaluate_function: MmBackward0"},
+    {F_PREFIX, "torch::autograd::", ANALYZE_FAM_AUTOGRAD, "torch::autograd::AccumulateGrad"},
+    {F_NAME, "backward0", ANALYZE_FAM_AUTOGRAD, "MmBackward0"},
+    {F_NAME, "backward1", ANALYZE_FAM_AUTOGRAD, "AddmmBackward1"},
+    /* runtime calls: launches, copies, syncs */
+    {F_CAT, "cuda_runtime", ANALYZE_FAM_RUNTIME, "cudaLaunchKernel"},
+    {F_CAT, "cuda_driver", ANALYZE_FAM_RUNTIME, "cuLaunchKernel"},
+    {F_CAT, "Runtime", ANALYZE_FAM_RUNTIME, "hipLaunchKernel"},
+    {F_PREFIX, "cuda", ANALYZE_FAM_RUNTIME, "cudaStreamSynchronize"},
+    {F_PREFIX, "hip", ANALYZE_FAM_RUNTIME, "hipMemcpyAsync"},
+    /* framework ops by family */
+    {F_PREFIX, "aten::mm", ANALYZE_FAM_MATMUL, "aten::mm"},
+    {F_PREFIX, "aten::addmm", ANALYZE_FAM_MATMUL, "aten::addmm"},
+    {F_PREFIX, "aten::bmm", ANALYZE_FAM_MATMUL, "aten::bmm"},
+    {F_PREFIX, "aten::baddbmm", ANALYZE_FAM_MATMUL, "aten::baddbmm"},
+    {F_PREFIX, "aten::addbmm", ANALYZE_FAM_MATMUL, "aten::addbmm"},
+    {F_PREFIX, "aten::matmul", ANALYZE_FAM_MATMUL, "aten::matmul"},
+    {F_PREFIX, "aten::linear", ANALYZE_FAM_MATMUL, "aten::linear"},
+    {F_PREFIX, "aten::addmv", ANALYZE_FAM_MATMUL, "aten::addmv_"},
+    {F_PREFIX, "aten::mv", ANALYZE_FAM_MATMUL, "aten::mv"},
+    {F_PREFIX, "aten::dot", ANALYZE_FAM_MATMUL, "aten::dot"},
+    {F_PREFIX, "aten::einsum", ANALYZE_FAM_MATMUL, "aten::einsum"},
+    {F_PREFIX, "aten::conv", ANALYZE_FAM_CONV, "aten::conv2d"},
+    {F_PREFIX, "aten::_conv", ANALYZE_FAM_CONV, "aten::_convolution"},
+    {F_PREFIX, "aten::mkldnn_conv", ANALYZE_FAM_CONV, "aten::mkldnn_convolution"},
+    {F_PREFIX, "aten::slow_conv", ANALYZE_FAM_CONV, "aten::slow_conv2d_forward"},
+    {F_PREFIX, "aten::thnn_conv", ANALYZE_FAM_CONV, "aten::thnn_conv2d"},
+    {F_NAME, "softmax", ANALYZE_FAM_REDUCE, "aten::_log_softmax"},
+    {F_NAME, "nll_loss", ANALYZE_FAM_REDUCE, "aten::nll_loss_forward"},
+    {F_NAME, "cross_entropy", ANALYZE_FAM_REDUCE, "aten::cross_entropy_loss"},
+    {F_PREFIX, "aten::sum", ANALYZE_FAM_REDUCE, "aten::sum"},
+    {F_PREFIX, "aten::mean", ANALYZE_FAM_REDUCE, "aten::mean"},
+    {F_PREFIX, "aten::amax", ANALYZE_FAM_REDUCE, "aten::amax"},
+    {F_PREFIX, "aten::max", ANALYZE_FAM_REDUCE, "aten::max"},
+    {F_PREFIX, "aten::min", ANALYZE_FAM_REDUCE, "aten::min"},
+    {F_PREFIX, "aten::argmax", ANALYZE_FAM_REDUCE, "aten::argmax"},
+    {F_PREFIX, "aten::norm", ANALYZE_FAM_REDUCE, "aten::norm"},
+    {F_PREFIX, "aten::var", ANALYZE_FAM_REDUCE, "aten::var_mean"},
+    {F_PREFIX, "aten::std", ANALYZE_FAM_REDUCE, "aten::std"},
+    {F_NAME, "layer_norm", ANALYZE_FAM_NORM, "aten::native_layer_norm"},
+    {F_NAME, "batch_norm", ANALYZE_FAM_NORM, "aten::native_batch_norm"},
+    {F_NAME, "group_norm", ANALYZE_FAM_NORM, "aten::native_group_norm"},
+    {F_PREFIX, "aten::embedding", ANALYZE_FAM_EMBEDDING, "aten::embedding"},
+    {F_PREFIX, "aten::index_select", ANALYZE_FAM_EMBEDDING, "aten::index_select"},
+    {F_PREFIX, "aten::copy_", ANALYZE_FAM_COPY, "aten::copy_"},
+    {F_PREFIX, "aten::to", ANALYZE_FAM_COPY, "aten::to"},
+    {F_PREFIX, "aten::_to_copy", ANALYZE_FAM_COPY, "aten::_to_copy"},
+    {F_PREFIX, "aten::clone", ANALYZE_FAM_COPY, "aten::clone"},
+    {F_PREFIX, "aten::contiguous", ANALYZE_FAM_COPY, "aten::contiguous"},
+    {F_PREFIX, "aten::cat", ANALYZE_FAM_COPY, "aten::cat"},
+    {F_PREFIX, "aten::stack", ANALYZE_FAM_COPY, "aten::stack"},
+    {F_PREFIX, "aten::_cat", ANALYZE_FAM_COPY, "aten::_cat"},
+    {F_PREFIX, "aten::add", ANALYZE_FAM_ELEMENTWISE, "aten::add_"},
+    {F_PREFIX, "aten::sub", ANALYZE_FAM_ELEMENTWISE, "aten::sub"},
+    {F_PREFIX, "aten::mul", ANALYZE_FAM_ELEMENTWISE, "aten::mul"},
+    {F_PREFIX, "aten::div", ANALYZE_FAM_ELEMENTWISE, "aten::div_"},
+    {F_PREFIX, "aten::relu", ANALYZE_FAM_ELEMENTWISE, "aten::relu"},
+    {F_PREFIX, "aten::threshold", ANALYZE_FAM_ELEMENTWISE, "aten::threshold_backward"},
+    {F_PREFIX, "aten::clamp", ANALYZE_FAM_ELEMENTWISE, "aten::clamp_min"},
+    {F_PREFIX, "aten::gelu", ANALYZE_FAM_ELEMENTWISE, "aten::gelu_backward"},
+    {F_PREFIX, "aten::silu", ANALYZE_FAM_ELEMENTWISE, "aten::silu"},
+    {F_PREFIX, "aten::sigmoid", ANALYZE_FAM_ELEMENTWISE, "aten::sigmoid"},
+    {F_PREFIX, "aten::tanh", ANALYZE_FAM_ELEMENTWISE, "aten::tanh"},
+    {F_PREFIX, "aten::exp", ANALYZE_FAM_ELEMENTWISE, "aten::exp"},
+    {F_PREFIX, "aten::log", ANALYZE_FAM_ELEMENTWISE, "aten::log"},
+    {F_PREFIX, "aten::pow", ANALYZE_FAM_ELEMENTWISE, "aten::pow"},
+    {F_PREFIX, "aten::sqrt", ANALYZE_FAM_ELEMENTWISE, "aten::sqrt"},
+    {F_PREFIX, "aten::rsqrt", ANALYZE_FAM_ELEMENTWISE, "aten::rsqrt"},
+    {F_PREFIX, "aten::neg", ANALYZE_FAM_ELEMENTWISE, "aten::neg"},
+    {F_PREFIX, "aten::where", ANALYZE_FAM_ELEMENTWISE, "aten::where"},
+    {F_PREFIX, "aten::fill_", ANALYZE_FAM_ELEMENTWISE, "aten::fill_"},
+    {F_PREFIX, "aten::zero_", ANALYZE_FAM_ELEMENTWISE, "aten::zero_"},
+    {F_PREFIX, "aten::dropout", ANALYZE_FAM_ELEMENTWISE, "aten::dropout"},
+    {F_PREFIX, "aten::lerp", ANALYZE_FAM_ELEMENTWISE, "aten::lerp_"},
+};
+
+static int host_matches(const struct host_rule *r, const char *name, size_t len, const char *cat)
+{
+	switch (r->field) {
+	case F_CAT: return cat && strcmp(cat, r->pattern) == 0;
+	case F_NAME: return ci_contains(name, len, r->pattern);
+	case F_PREFIX: return ci_prefix(name, len, r->pattern);
+	default: return 0;
+	}
+}
+
+enum analyze_family analyze_classify_host(const char *name, size_t len, const char *cat)
+{
+	struct analyze_event_facts f = {.name = name, .name_len = len};
+	enum analyze_category c;
+	enum analyze_family fam;
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(host_rules); i++)
+		if (host_matches(&host_rules[i], name, len, cat))
+			return host_rules[i].family;
+	analyze_classify(&f, &c, &fam);
+	/* the device table's memory rows name device copies */
+	if (fam == ANALYZE_FAM_MEMCPY || fam == ANALYZE_FAM_MEMSET)
+		return ANALYZE_FAM_COPY;
+	return fam == ANALYZE_FAM_FUSION ? ANALYZE_FAM_OTHER : fam;
+}
+
+int analyze_host_rule_example(size_t i, const char **name, const char **cat,
+			      enum analyze_family *fam)
+{
+	if (i >= PG_ARRAY_LEN(host_rules))
+		return -1;
+	*name = host_rules[i].example;
+	*cat = host_rules[i].field == F_CAT ? host_rules[i].pattern : NULL;
+	*fam = host_rules[i].family;
 	return 0;
 }

@@ -62,11 +62,6 @@ static int steps_from_lines(struct az *z)
 	return z->f.steps.n > 0;
 }
 
-struct hostmark {
-	uint32_t file;
-	int64_t step, s, e;
-};
-
 static int cmp_hostmark(const void *a, const void *b)
 {
 	const struct hostmark *x = a, *y = b;
@@ -142,7 +137,7 @@ void az_host_prepare(const struct az *z, int kind, struct hoststeps *h)
 					 &step);
 		else
 			analyze_parse_id(arg(z, e, z->k_step_num), &step);
-		hm[n++] = (struct hostmark){t->devices[tr->device].file, step, e->ts_ns,
+		hm[n++] = (struct hostmark){t->devices[tr->device].file, e->track, step, e->ts_ns,
 					    e->ts_ns + e->dur_ns};
 	}
 	qsort(hm, n, sizeof(*hm), cmp_hostmark);
@@ -308,6 +303,11 @@ static uint32_t step_index(const int64_t *ids, uint32_t n, int64_t step)
 	return lo < n && ids[lo] == step ? lo : UINT32_MAX;
 }
 
+uint32_t az_step_index(const struct az *z, int64_t step)
+{
+	return step_index(z->step_ids, z->n_step_ids, step);
+}
+
 /* The same, trying *at and the next first: a device's spans mostly come in step
  * order. */
 static uint32_t step_index_near(const int64_t *ids, uint32_t n, int64_t step, uint32_t *at)
@@ -378,6 +378,11 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 			ids = grow(ids, n, &cap, sizeof(int64_t));
 			ids[n++] = z->devs[d].steps.v[k].step;
 		}
+	/* host steps: the markers are the steps */
+	for (uint32_t k = 0; z->host_basis && k < n_hm; k++) {
+		ids = grow(ids, n, &cap, sizeof(int64_t));
+		ids[n++] = hm[k].step;
+	}
 	sort_i64(ids, n);
 	uint32_t u = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -416,6 +421,29 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 		if (i != UINT32_MAX && us > s->steps[i].host_us)
 			s->steps[i].host_us = us;
 	}
+	for (uint32_t i = 0; z->host_basis && i < u; i++)
+		s->steps[i].us = s->steps[i].host_us;
+}
+
+/*
+ * No device work at all (a CPU-only run): the host step markers are the steps,
+ * each as long as its marker (the longest, where several processes mark one
+ * step). The summary's basis says so (SUMMARY_BASIS_HOST).
+ */
+static int steps_from_host_only(struct az *z, int kind, struct hostmark **hm_out, uint32_t *n_out)
+{
+	struct hoststeps h;
+
+	if (z->n_devs || z->f.mark[kind].n == 0)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	az_host_prepare(z, kind, &h);
+	*hm_out = h.hm;
+	*n_out = h.n;
+	h.hm = NULL;
+	az_host_release(&h);
+	z->host_basis = *n_out > 0;
+	return z->host_basis;
 }
 
 /* The steps from the best source the profile has, their table and the warm-up. */
@@ -435,11 +463,20 @@ void az_steps(struct az *z)
 		src = "profiler-step";
 	else if ((free(hm), hm = NULL, n_hm = 0, steps_from_modules(z)))
 		src = "module-period";
+	else if (steps_from_host_only(z, MARK_ANNOTATION, &hm, &n_hm))
+		src = "step-annotation";
+	else if ((free(hm), hm = NULL, n_hm = 0,
+		  steps_from_host_only(z, MARK_PROFILER_STEP, &hm, &n_hm)))
+		src = "profiler-step";
+	else
+		(free(hm), hm = NULL, n_hm = 0);
 	z->has_steps = strcmp(src, "none") != 0;
 	s->steps_source = pg_xstrdup(src);
 	s->step_source = pg_xstrdup(src);
 	build_step_table(z, hm, n_hm);
-	free(hm);
+	/* the host view reads the markers again (host.c) */
+	z->hm = hm;
+	z->n_hm = n_hm;
 	summary_choose_warmup(s, z->o->warmup);
 	z->steps_done = 1;
 }

@@ -72,13 +72,17 @@ static void collect_devices(struct az *z)
 	az_run_jobs(z, z->n_devs + 1, collect_job);
 }
 
-enum { JOB_TOTALS, JOB_SPLITS };
+enum { JOB_TOTALS, JOB_HOST, JOB_SPLITS };
 
-/* The totals pass beside each device's split; the long serial one goes first. */
+/* The totals pass and the host view beside each device's split; the long
+ * serial ones go first. They write apart: the device lists, host.*, each
+ * device's split. */
 static void totals_job(struct az *z, uint32_t i, struct scratch *sc)
 {
 	if (i == JOB_TOTALS)
 		az_totals(z);
+	else if (i == JOB_HOST)
+		az_host_view(z);
 	else
 		az_device_splits(z, i - JOB_SPLITS, sc);
 }
@@ -133,7 +137,7 @@ static void identity_and_files(struct az *z)
 		o->name = td->name ? pg_xstrdup(trace_str_get(t, td->name)) : NULL;
 		o->host = f->host ? pg_xstrdup(f->host) : NULL;
 	}
-	s->basis = pg_xstrdup("profgate.timeline/1");
+	s->basis = pg_xstrdup(SUMMARY_BASIS_TIMELINE);
 	for (uint32_t i = 0; i < z->o->n_labels; i++) {
 		s->labels = pg_xrealloc(s->labels, (s->n_labels + 1) * sizeof(char *));
 		s->labels[s->n_labels++] = pg_xstrdup(z->o->labels[i]);
@@ -181,6 +185,7 @@ static void release(struct az *z)
 	free(z->op_of_name);
 	free(z->op_marker);
 	free(z->step_ids);
+	free(z->hm);
 	free(z->role);
 	free(z->track_dev);
 	free(z->track_file);
@@ -228,6 +233,10 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	az_run_jobs(&z, z.n_devs, az_steady_device);
 	az_run_jobs(&z, JOB_SPLITS + z.n_devs, totals_job);
 	az_gaps(&z);
+	if (z.host_basis) {
+		free(s->basis);
+		s->basis = pg_xstrdup(SUMMARY_BASIS_HOST);
+	}
 	quality(&z);
 	s->basis_devices = z.n_devs;
 	s->basis_steady_steps = steady;

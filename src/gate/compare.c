@@ -486,9 +486,12 @@ static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char
 
 static const struct sum_family *find_family(const struct summary *s, const char *name)
 {
-	for (uint32_t i = 0; i < s->n_families; i++)
-		if (strcmp(s->families[i].family, name) == 0)
-			return &s->families[i];
+	uint32_t n;
+	const struct sum_family *f = summary_step_families(s, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(f[i].family, name) == 0)
+			return &f[i];
 	return NULL;
 }
 
@@ -496,10 +499,13 @@ static const struct sum_family *find_family(const struct summary *s, const char 
  * op times by name only) matches its name in any family. */
 static const struct sum_op *find_op(const struct summary *s, const char *name, const char *family)
 {
-	for (uint32_t i = 0; i < s->n_ops; i++)
-		if (strcmp(s->ops[i].name, name) == 0 &&
-		    (!family || !s->ops[i].family || strcmp(s->ops[i].family, family) == 0))
-			return &s->ops[i];
+	uint32_t n;
+	const struct sum_op *o = summary_step_ops(s, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(o[i].name, name) == 0 &&
+		    (!family || !o[i].family || strcmp(o[i].family, family) == 0))
+			return &o[i];
 	return NULL;
 }
 
@@ -529,17 +535,18 @@ static int cmp_op_delta(const void *x, const void *y)
 static struct op_delta *op_deltas(const struct summary *b, const struct summary *c, int dir,
 				  uint32_t *n)
 {
-	struct op_delta *d = pg_xcalloc((size_t)b->n_ops + c->n_ops + 1, sizeof(*d));
-	uint32_t k = 0;
+	uint32_t nb, nc, k = 0;
+	const struct sum_op *bo = summary_step_ops(b, &nb), *co = summary_step_ops(c, &nc);
+	struct op_delta *d = pg_xcalloc((size_t)nb + nc + 1, sizeof(*d));
 
-	for (uint32_t i = 0; i < b->n_ops; i++) {
-		const struct sum_op *o = &b->ops[i];
+	for (uint32_t i = 0; i < nb; i++) {
+		const struct sum_op *o = &bo[i];
 		const struct sum_op *x = find_op(c, o->name, o->family);
 		d[k++] = (struct op_delta){o->name, o->family,
 					   (x ? x->self_us_per_step : 0) - o->self_us_per_step, 0};
 	}
-	for (uint32_t i = 0; i < c->n_ops; i++) {
-		const struct sum_op *o = &c->ops[i];
+	for (uint32_t i = 0; i < nc; i++) {
+		const struct sum_op *o = &co[i];
 		if (!find_op(b, o->name, o->family))
 			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step, 0};
 	}
@@ -625,13 +632,16 @@ static void attribute(struct gate_result *r)
 	d = op_deltas(b, c, dir, &n);
 	if (n > 1)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
-	for (uint32_t i = 0; i < b->n_families; i++) {
-		const struct sum_family *f = &b->families[i], *x = find_family(c, f->family);
+	uint32_t nbf, ncf;
+	const struct sum_family *bf = summary_step_families(b, &nbf);
+	const struct sum_family *cf = summary_step_families(c, &ncf);
+	for (uint32_t i = 0; i < nbf; i++) {
+		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
 		add_attr(r, GATE_ATTR_FAMILY, f->family, (x ? x->us_per_step : 0) - f->us_per_step,
 			 family_detail(d, n, f->family, dir), NULL);
 	}
-	for (uint32_t i = 0; i < c->n_families; i++) {
-		const struct sum_family *f = &c->families[i];
+	for (uint32_t i = 0; i < ncf; i++) {
+		const struct sum_family *f = &cf[i];
 		if (!find_family(b, f->family))
 			add_attr(r, GATE_ATTR_FAMILY, f->family, f->us_per_step,
 				 family_detail(d, n, f->family, dir), NULL);

@@ -155,6 +155,7 @@ static const char *kind_name(enum gate_kind k)
 	case GATE_K_COLLECTIVE: return "collective";
 	case GATE_K_REGION: return "region";
 	case GATE_K_THROUGHPUT: return "throughput";
+	case GATE_K_HOST: return "host";
 	}
 	return "metric";
 }
@@ -600,8 +601,9 @@ static int kind_rank(enum gate_kind k)
 	case GATE_K_COLLECTIVE: return 4;
 	case GATE_K_OP: return 5;
 	case GATE_K_REGION: return 6;
+	case GATE_K_HOST: return 7;
 	}
-	return 7;
+	return 8;
 }
 
 static int by_rank(const void *pa, const void *pb)

@@ -501,7 +501,11 @@ static void per_step_part(struct summary *s)
 
 static void derived_warnings(struct summary *s)
 {
-	if (s->n_devices == 0)
+	if (s->n_devices == 0 && summary_host_basis(s))
+		summary_add_warning(s, "no-device-activity",
+				    "no device kernels, copies or XLA ops: the steps, ops and "
+				    "families are the host's (basis " SUMMARY_BASIS_HOST ")");
+	else if (s->n_devices == 0)
 		summary_add_warning(s, "no-device-activity",
 				    "no device kernels, copies or XLA ops: breakdown, ops and "
 				    "collectives are empty");
@@ -555,6 +559,18 @@ static void add_candidate(struct summary *s, const char *id, const char *title, 
 	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), pg_xstrdup(ev)};
 }
 
+/* Mean over devices of their busy time per steady step; 0 without devices. */
+static double device_busy_per_step(const struct summary *s)
+{
+	double sum = 0;
+
+	if (!s->n_devices)
+		return 0;
+	for (uint32_t d = 0; d < s->n_devices; d++)
+		sum += s->devices[d].steady.busy_us;
+	return sum / s->n_devices / (s->basis_steady_steps ? s->basis_steady_steps : 1);
+}
+
 static void candidates(struct summary *s)
 {
 	double step = s->steady.count ? s->steady.median_us : 0;
@@ -581,6 +597,16 @@ static void candidates(struct summary *s)
 			      "devices idle %.3f us per step before %s (%.1f%% of the step)",
 			      s->gaps[0].us_per_step, s->gaps[0].op,
 			      100 * s->gaps[0].us_per_step / step);
+	double dev_busy = device_busy_per_step(s);
+	/* eager PyTorch keeps its step thread busy whatever the device does: what
+	 * marks a host-bound step is launches that cost as much as the work */
+	if (s->mean.idle_share >= 0.15 && dev_busy > 0 &&
+	    s->host.launch_us_per_step >= 0.5 * dev_busy)
+		add_candidate(s, "host-bound", "Launch less from the host (fuse ops, CUDA graphs)",
+			      "devices idle %.1f%% of the step while the host spends %.3f us per "
+			      "step in launch calls, %.0f%% of the devices' %.3f us of work",
+			      100 * s->mean.idle_share, s->host.launch_us_per_step,
+			      100 * s->host.launch_us_per_step / dev_busy, dev_busy);
 	if (s->steady.count >= 4 && s->steady.median_us > 0 &&
 	    s->steady.p90_us / s->steady.median_us >= 1.4)
 		add_candidate(s, "step-jitter", "Make step time steady",
@@ -591,6 +617,75 @@ static void candidates(struct summary *s)
 			      "devices differ by %.3f us per step (%.1f%%); %s is most often the "
 			      "slowest",
 			      s->skew_us, 100 * s->skew_us / step, s->slowest_device);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct sum_thread *x = a, *y = b;
+	if (x->busy_us_total != y->busy_us_total)
+		return x->busy_us_total > y->busy_us_total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The median host step (marker span) over the steady steps, or -1. */
+static double host_step_median(const struct summary *s)
+{
+	double *v = pg_xmalloc((s->n_steps + 1) * sizeof(double)), med = -1;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		if (s->steps[i].steady && s->steps[i].host_us >= 0)
+			v[n++] = s->steps[i].host_us;
+	if (n) {
+		sort_doubles(v, n);
+		med = quantile(v, n, 0.5);
+	}
+	free(v);
+	return med;
+}
+
+/* host.*: per-step numbers over the steady steps of each step thread, sorted
+ * lists, shares of the step thread's wall time. Undefined numbers stay < 0
+ * (null): no host events, or no step thread to have a wall. */
+static void host_part(struct summary *s)
+{
+	struct sum_host *h = &s->host;
+	double norm = (double)(s->basis_steady_steps ? s->basis_steady_steps : 1) *
+		      (h->step_threads ? h->step_threads : 1);
+	int have = h->window != NULL, walled = have && h->wall_us_total > 0;
+
+	h->step_median_us = host_step_median(s);
+	h->wall_us_per_step = walled ? per(h->wall_us_total, norm) : -1;
+	h->busy_us_per_step = walled ? per(h->busy_us_total, norm) : -1;
+	h->idle_us_per_step = walled ? per(h->wall_us_total - h->busy_us_total, norm) : -1;
+	if (h->idle_us_per_step < 0 && walled)
+		h->idle_us_per_step = 0;
+	h->busy_share = walled ? h->busy_us_total / h->wall_us_total : -1;
+	h->python_us_per_step = have ? per(h->python_us_total, norm) : -1;
+	h->launch_us_per_step = have ? per(h->launch_us_total, norm) : -1;
+	if (h->n_ops)
+		qsort(h->ops, h->n_ops, sizeof(*h->ops), cmp_op);
+	for (uint32_t i = 0; i < h->n_ops; i++) {
+		struct sum_op *o = &h->ops[i];
+		o->count_per_step = o->count_total / norm;
+		o->self_us_per_step = per(o->self_us_total, norm);
+		o->total_us_per_step = per(o->total_us_total, norm);
+	}
+	if (h->n_families)
+		qsort(h->families, h->n_families, sizeof(*h->families), cmp_family);
+	for (uint32_t i = 0; i < h->n_families; i++) {
+		struct sum_family *f = &h->families[i];
+		f->count_per_step = f->count_total / norm;
+		f->us_per_step = per(f->us_total, norm);
+		f->share = walled ? f->us_per_step / h->wall_us_per_step : 0;
+	}
+	if (h->n_threads)
+		qsort(h->threads, h->n_threads, sizeof(*h->threads), cmp_thread);
+	for (uint32_t i = 0; i < h->n_threads; i++) {
+		struct sum_thread *t = &h->threads[i];
+		t->busy_us_per_step = per(t->busy_us_total, norm);
+		t->count_per_step = t->count_total / norm;
+	}
 }
 
 /* Device ids: gpu0 with one file; rank3/gpu3, <host>/gpu0 or file2/gpu0 with
@@ -631,11 +726,14 @@ void summary_finalize(struct summary *s)
 	if (s->n_devices)
 		s->device_kind =
 		    pg_xstrdup(s->devices[0].name ? s->devices[0].name : s->devices[0].kind);
+	else if (summary_host_basis(s))
+		s->device_kind = pg_xstrdup("cpu");
 	s->steps_captured = s->n_steps;
 	s->device_count = s->n_devices;
 	steady_part(s);
 	breakdown_part(s);
 	per_step_part(s);
+	host_part(s);
 	derived_warnings(s);
 	for (uint32_t i = 0; i < s->n_candidates; i++) {
 		free(s->candidates[i].id);

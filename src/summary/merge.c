@@ -101,6 +101,10 @@ static void take_first(const struct sum_field *f, void *dst, const void *src)
 
 static void add_up(const struct sum_field *f, void *dst, const void *src)
 {
+	if (f->type == SUM_U32) {
+		*AT(dst, f->off, uint32_t) += *CAT(src, f->off, uint32_t);
+		return;
+	}
 	*AT(dst, f->off, double) += *CAT(src, f->off, double);
 	if (f->fmt == SUM_W_SIZED)
 		*AT(dst, f->aux, int) |= *CAT(src, f->aux, int);
@@ -155,17 +159,17 @@ static void merge_record(const struct sum_shape *sh, void *dst, const void *src,
 
 /* Find-or-add by key. Linear is fine: lists are capped (ops at 5,001) and
  * merge runs once. A key index would matter only for thousands of inputs. */
-static void merge_list(const struct sum_field *lf, struct summary *out, const struct summary *in,
-		       uint32_t n)
+static void merge_list(const struct sum_field *lf, size_t at, struct summary *out,
+		       const struct summary *in, uint32_t n)
 {
 	const struct sum_shape *sh = lf->sub;
 	const struct sum_field *key = summary_shape_key(sh);
-	char **v = AT(out, lf->off, char *);
-	uint32_t *m = AT(out, lf->n_off, uint32_t), cap = 0;
+	char **v = AT(out, at + lf->off, char *);
+	uint32_t *m = AT(out, at + lf->n_off, uint32_t), cap = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const char *rec = *CAT(&in[i], lf->off, char *);
-		uint32_t count = *CAT(&in[i], lf->n_off, uint32_t);
+		const char *rec = *CAT(&in[i], at + lf->off, char *);
+		uint32_t count = *CAT(&in[i], at + lf->n_off, uint32_t);
 		for (uint32_t j = 0; j < count; j++, rec += sh->size) {
 			const char *name = *CAT(rec, key->off, char *);
 			uint32_t k = 0;
@@ -186,18 +190,28 @@ static void merge_list(const struct sum_field *lf, struct summary *out, const st
 	}
 }
 
-/* The lists whose records have a key, and the exact totals outside lists. */
+/* The lists whose records have a key, and the exact totals outside lists, in
+ * the object at offset at of struct summary (shape sh; the root's objects
+ * hold fields of struct summary itself) and the objects inside it. */
+static void merge_shape(const struct sum_shape *sh, size_t at, int root, struct summary *out,
+			const struct summary *in, uint32_t n)
+{
+	for (uint32_t i = 0; i < sh->n; i++) {
+		const struct sum_field *f = &sh->f[i];
+		if (f->type == SUM_LIST && summary_shape_key(f->sub))
+			merge_list(f, at, out, in, n);
+		else if (f->type == SUM_OBJ)
+			merge_shape(f->sub, at + f->off, 0, out, in, n);
+	}
+	if (root)
+		return;
+	for (uint32_t k = 0; k < n; k++)
+		merge_record(sh, (char *)out + at, (const char *)&in[k] + at, 0);
+}
+
 static void merge_lists(struct summary *out, const struct summary *in, uint32_t n)
 {
-	for (uint32_t i = 0; i < summary_root.n; i++) {
-		const struct sum_field *f = &summary_root.f[i];
-		if (f->type == SUM_LIST && summary_shape_key(f->sub))
-			merge_list(f, out, in, n);
-		else if (f->type == SUM_OBJ)
-			for (uint32_t k = 0; k < n; k++)
-				merge_record(f->sub, (char *)out + f->off,
-					     (const char *)&in[k] + f->off, 0);
-	}
+	merge_shape(&summary_root, 0, 1, out, in, n);
 }
 
 static int check_compatible(const struct summary *in, uint32_t n, const char *const *names)

@@ -383,6 +383,57 @@ static const struct sum_field throughput_fields[] = {
 };
 static const struct sum_shape throughput_shape = SHAPE("throughput", throughput_fields);
 
+/* ---- the host view ---- */
+
+static const struct sum_field thread_fields[] = {
+    STR(struct sum_thread, name, "name", .merge = SUM_M_KEY, .flags = SUM_REQUIRED),
+    STR(struct sum_thread, role, "role", .merge = SUM_M_FIRST),
+    F64(struct sum_thread, busy_us_per_step, "busy_us_per_step", SUM_W_US, SUM_U_US,
+	SUM_M_DERIVED),
+    COUNT_PER_STEP(struct sum_thread),
+    US_TOTAL(struct sum_thread, busy_us_total),
+    COUNT_TOTAL(struct sum_thread),
+};
+static const struct sum_shape thread_shape =
+    SHAPE("host.threads[]", thread_fields, sizeof(struct sum_thread));
+
+/* The host's families and ops have the device lists' shapes and metric names:
+ * they are metrics only when the steps are the host's (SUM_WHEN_HOST_BASIS),
+ * and then the device lists are empty. */
+static const struct sum_shape host_family_shape =
+    SHAPE("host.families[]", family_fields, sizeof(struct sum_family));
+static const struct sum_shape host_op_shape = SHAPE("host.ops[]", op_fields, sizeof(struct sum_op));
+
+#define H struct sum_host
+#define HOST_US(m, k, metric_)                                                                     \
+	F64(H, m, k, SUM_W_US_OPT, SUM_U_US, SUM_M_DERIVED, .def = -1, .metric = metric_,          \
+	    .group = SUM_G_HOST, .when = SUM_WHEN_KNOWN)
+
+static const struct sum_field host_fields[] = {
+    STR(H, window, "window", .merge = SUM_M_FIRST),
+    U32(H, step_threads, "step_threads", .merge = SUM_M_SUM, .unit = SUM_U_COUNT),
+    HOST_US(step_median_us, "step_median_us", "host.step_median_us"),
+    HOST_US(wall_us_per_step, "wall_us_per_step", NULL),
+    HOST_US(busy_us_per_step, "busy_us_per_step", "host.busy_us_per_step"),
+    HOST_US(idle_us_per_step, "idle_us_per_step", "host.idle_us_per_step"),
+    F64(H, busy_share, "busy_share", SUM_W_SHARE_OPT, SUM_U_SHARE, SUM_M_DERIVED, .def = -1,
+	.metric = "host.busy_share", .group = SUM_G_HOST, .when = SUM_WHEN_KNOWN),
+    HOST_US(python_us_per_step, "python_us_per_step", "host.python_us_per_step"),
+    HOST_US(launch_us_per_step, "launch_us_per_step", "host.launch_us_per_step"),
+    US_TOTAL(H, wall_us_total),
+    US_TOTAL(H, busy_us_total),
+    US_TOTAL(H, python_us_total),
+    US_TOTAL(H, launch_us_total),
+    LIST(H, threads, n_threads, "threads", thread_shape),
+    LIST(H, families, n_families, "families", host_family_shape, .flags = SUM_JUDGED,
+	 .when = SUM_WHEN_HOST_BASIS),
+    LIST(H, ops, n_ops, "ops", host_op_shape, .flags = SUM_JUDGED, .when = SUM_WHEN_HOST_BASIS),
+};
+static const struct sum_shape host_shape = SHAPE("host", host_fields);
+
+#undef HOST_US
+#undef H
+
 static const struct sum_field candidate_fields[] = {
     STR(struct sum_candidate, id, "id", .flags = SUM_REQUIRED),
     STR(struct sum_candidate, title, "title"),
@@ -408,6 +459,7 @@ static const struct sum_field root_fields[] = {
     LIST(S, gaps, n_gaps, "gaps", gap_shape),
     LIST(S, regions, n_regions, "regions", region_shape, .flags = SUM_JUDGED),
     OBJ(0, "throughput", throughput_shape, .flags = SUM_JUDGED),
+    OBJ(offsetof(S, host), "host", host_shape, .flags = SUM_JUDGED),
     LIST(S, candidates, n_candidates, "candidates", candidate_shape),
 };
 const struct sum_shape summary_root = SHAPE("top level", root_fields);
@@ -486,10 +538,14 @@ static double step_denominator(const struct summary *s)
 {
 	double sum = 0;
 
+	const struct sum_family *fam;
+	uint32_t n;
+
 	if (s->steady.count > 0 && s->steady.median_us > 0)
 		return s->steady.median_us;
-	for (uint32_t i = 0; i < s->n_families; i++)
-		sum += s->families[i].us_per_step;
+	fam = summary_step_families(s, &n);
+	for (uint32_t i = 0; i < n; i++)
+		sum += fam[i].us_per_step;
 	return sum;
 }
 
@@ -502,6 +558,7 @@ static int metric_exists(const struct summary *s, const struct sum_field *f, dou
 	case SUM_WHEN_DEVICES: return s->n_devices > 0;
 	case SUM_WHEN_KNOWN: return v >= 0;
 	case SUM_WHEN_FLOPS: return s->has_flops && v >= 0;
+	case SUM_WHEN_HOST_BASIS: return summary_host_basis(s);
 	}
 	return 0;
 }
@@ -538,6 +595,8 @@ static void walk_shape(struct walk *w, const struct sum_shape *sh, const void *b
 		if ((f->type == SUM_OBJ || f->type == SUM_FLAT) && (f->flags & SUM_JUDGED)) {
 			walk_shape(w, f->sub, (const char *)base + f->off, subject);
 		} else if (f->type == SUM_LIST && (f->flags & SUM_JUDGED)) {
+			if (f->when == SUM_WHEN_HOST_BASIS && !summary_host_basis(w->s))
+				continue;
 			const char *rec = *CAT(base, f->off, char *);
 			uint32_t n = *CAT(base, f->n_off, uint32_t);
 			const struct sum_field *key = summary_shape_key(f->sub);

@@ -16,6 +16,36 @@ void summary_init(struct summary *s)
 	memset(s, 0, sizeof(*s));
 	s->world_size = -1;
 	s->tflops_per_device = -1;
+	s->host.step_median_us = -1;
+	s->host.wall_us_per_step = -1;
+	s->host.busy_us_per_step = -1;
+	s->host.idle_us_per_step = -1;
+	s->host.busy_share = -1;
+	s->host.python_us_per_step = -1;
+	s->host.launch_us_per_step = -1;
+}
+
+int summary_host_basis(const struct summary *s)
+{
+	return s->basis && strcmp(s->basis, SUMMARY_BASIS_HOST) == 0;
+}
+
+/* A window baseline rebuilt from history fills the device lists whatever its
+ * basis: the host's lists count only when those are empty. */
+const struct sum_family *summary_step_families(const struct summary *s, uint32_t *n)
+{
+	int host = summary_host_basis(s) && s->n_families == 0;
+
+	*n = host ? s->host.n_families : s->n_families;
+	return host ? s->host.families : s->families;
+}
+
+const struct sum_op *summary_step_ops(const struct summary *s, uint32_t *n)
+{
+	int host = summary_host_basis(s) && s->n_ops == 0;
+
+	*n = host ? s->host.n_ops : s->n_ops;
+	return host ? s->host.ops : s->ops;
 }
 
 static void free_steps(struct summary *s)
@@ -335,6 +365,12 @@ static void write_double(struct pg_json *j, const struct sum_field *f, const voi
 			num_us(j, v);
 		break;
 	case SUM_W_SHARE: pg_json_double(j, v, 4); break;
+	case SUM_W_SHARE_OPT:
+		if (v < 0)
+			pg_json_null(j);
+		else
+			pg_json_double(j, v, 4);
+		break;
 	case SUM_W_FIX3: pg_json_double(j, v, 3); break;
 	case SUM_W_SIZED:
 		if (!*(const int *)(const void *)((const char *)base + f->aux)) {

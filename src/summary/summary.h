@@ -12,6 +12,11 @@
 #include "../util/util.h"
 
 #define SUMMARY_SCHEMA "profgate.summary/1"
+/* identity.basis: the definitions a summary's numbers follow. A host-basis
+ * summary (no device work: its steps, ops and families are the host's) is
+ * never comparable with a timeline one. */
+#define SUMMARY_BASIS_TIMELINE "profgate.timeline/1"
+#define SUMMARY_BASIS_HOST     "profgate.host/1"
 
 struct sum_file {
 	char *path, *sha256, *format, *dialect;
@@ -112,6 +117,37 @@ struct sum_breakdown_view {
 	double kernel_sum_minus_wall_us_per_step;
 };
 
+/* A host thread's work over the host window (host.threads[]). */
+struct sum_thread {
+	char *name; /* as the trace names the thread, else "tid N" (one per file: "file1/tid N") */
+	char *role; /* "step" (holds the step markers), "data-loader", "autograd", "other" */
+	double busy_us_per_step, busy_us_total; /* union of its top-level events */
+	double count_per_step, count_total;	/* events (markers and Python frames left out) */
+};
+
+/*
+ * The host view (host.*): what the host threads did in the steady steps,
+ * from the host step markers (window "steps"), or over the capture when the
+ * trace has none (window "capture"). Totals are exact; the per-step numbers
+ * are totals / (steady steps x step_threads). A summary whose steps are the
+ * host's (basis profgate.host/1: no device work) is judged on these lists.
+ */
+struct sum_host {
+	char *window;	       /* "steps", "capture", or NULL when no host events were read */
+	uint32_t step_threads; /* threads that hold step markers (one per process) */
+	double step_median_us; /* median host step (marker span) over the steady steps; < 0 none */
+	double wall_us_per_step, busy_us_per_step, idle_us_per_step;
+	double busy_share; /* busy / wall of the step thread; < 0 when no wall */
+	double python_us_per_step, launch_us_per_step;
+	double wall_us_total, busy_us_total, python_us_total, launch_us_total;
+	struct sum_thread *threads;
+	uint32_t n_threads;
+	struct sum_family *families;
+	uint32_t n_families;
+	struct sum_op *ops;
+	uint32_t n_ops;
+};
+
 /* identity.run: the W&B run (and artifact) the profiles came from. All NULL
  * for local inputs, and then not written, so their summaries keep their bytes. */
 struct sum_run {
@@ -174,6 +210,7 @@ struct summary {
 	uint32_t basis_devices;
 	uint32_t basis_steady_steps;
 	int32_t warmup_requested; /* --warmup N, or -1 for the automatic rule */
+	struct sum_host host;
 	struct sum_candidate *candidates;
 	uint32_t n_candidates;
 };
@@ -201,6 +238,7 @@ enum sum_fmt {
 	SUM_W_US,      /* 3 decimals; a rounding residue below zero is 0 */
 	SUM_W_US_OPT,  /* 3 decimals; null when negative (not known) */
 	SUM_W_SHARE,   /* 4 decimals */
+	SUM_W_SHARE_OPT, /* 4 decimals; null when negative (not defined) */
 	SUM_W_FIX3,    /* 3 decimals (counts per step) */
 	SUM_W_FIX0,    /* no decimals (exact totals) */
 	SUM_W_SIZED,   /* no decimals; null when the int at .aux is 0 */
@@ -239,6 +277,7 @@ enum sum_group {
 	SUM_G_COLLECTIVE,
 	SUM_G_REGION,
 	SUM_G_THROUGHPUT,
+	SUM_G_HOST,
 };
 
 /* When a judged field is in the catalogue. */
@@ -249,6 +288,7 @@ enum sum_when {
 	SUM_WHEN_DEVICES, /* the summary has devices */
 	SUM_WHEN_KNOWN,	  /* the value is not negative */
 	SUM_WHEN_FLOPS,	  /* the trace carried flops and the value is known */
+	SUM_WHEN_HOST_BASIS, /* a list: its metrics exist when the steps are the host's */
 };
 
 /* A judged metric's share of the step (the rules' floors compare it). */
@@ -369,6 +409,12 @@ void summary_choose_warmup(struct summary *s, int32_t requested);
  * summarize and merge, so equal raw parts give equal bytes.
  */
 void summary_finalize(struct summary *s);
+/* 1 when the summary's steps are the host's (identity.basis profgate.host/1). */
+int summary_host_basis(const struct summary *s);
+/* The parts a step is made of, which the gate attributes a change to: the
+ * device's families and ops, or the host's for a host-basis summary. */
+const struct sum_family *summary_step_families(const struct summary *s, uint32_t *n);
+const struct sum_op *summary_step_ops(const struct summary *s, uint32_t *n);
 /* Combine summaries of hosts or ranks of one capture into out (initialised
  * here); inputs are left as they were. Returns 0 or PG_EUSAGE with the message
  * set when they cannot be one capture. */

@@ -212,7 +212,7 @@ static uint32_t cat_class(const char *s, size_t n)
 	    {"cuda_runtime", TRACE_CATCLASS_HOST},
 	    {"Runtime", TRACE_CATCLASS_HOST},
 	    {"cuda_driver", TRACE_CATCLASS_HOST},
-	    {"python_function", TRACE_CATCLASS_HOST},
+	    {"python_function", TRACE_CATCLASS_HOST | TRACE_CATCLASS_PYTHON},
 	    {"cpu_instant_event", TRACE_CATCLASS_HOST},
 	    {"cuda_sync", TRACE_CATCLASS_HOST},
 	    {"mtia_runtime", TRACE_CATCLASS_HOST},

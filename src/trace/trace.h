@@ -97,6 +97,7 @@ enum {
 	TRACE_CATCLASS_FLOW = 1 << 3,	    /* ac2g, async_cpu_to_gpu, fwdbwd */
 	TRACE_CATCLASS_STEP = 1 << 4,	    /* user_annotation */
 	TRACE_CATCLASS_ACCEL = 1 << 5,	    /* non-GPU accelerator activity (MTIA) */
+	TRACE_CATCLASS_PYTHON = 1 << 6,	    /* python_function: interpreter frames */
 };
 
 struct trace_cat {

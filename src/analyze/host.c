@@ -1,0 +1,457 @@
+/*
+ * The host view (host.* of the summary): what the host threads did in the
+ * steady steps. Every trace gets it beside the device view; a trace with no
+ * device work at all (a CPU-only run) is judged on it, its steps being the
+ * host step markers (steps.c, basis profgate.host/1).
+ *
+ * The window. With host step markers (ProfilerStep#N, step annotations) the
+ * host view covers the spans of the steady steps' markers, per file: the
+ * marker's thread is the step thread, and its wall time is the steps' spans.
+ * Without markers it covers the whole capture ("capture"), with no step
+ * thread and so no wall, busy or idle time.
+ *
+ * How it works. One pass over the events collects, per host thread, its
+ * complete events: marker events themselves are left out, so the work inside
+ * a step is the thread's top level. Per thread the events are sorted by start
+ * (longer first on ties) and nested with a stack, which gives each its self
+ * time (its span less its direct children's, clipped to it). An event counts
+ * when it starts inside a window of its file:
+ * - Python frames (Kineto's python_function) add to python_us and are not
+ *   ops, so the framework ops stand apart from the interpreter;
+ * - every other event is an op by its name, with a family from the host rules
+ *   (analyze_classify_host: matmul for aten::mm/addmm/linear, data loading
+ *   for enumerate(DataLoader)#..., autograd, optimizer, copy, ...), and
+ *   runtime launch calls also add to launch_us;
+ * - a thread's busy time is the union of its top-level events, clipped to the
+ *   windows (nested events never overlap their parent, so the union is a sum).
+ * Totals are exact nanoseconds written as microseconds; summary_finalize makes
+ * the per-step numbers (totals / (steady steps x step threads)), sorts the
+ * lists and adds the host-bound finding, so merge gives the same numbers.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../summary/summary.h"
+
+/* One complete host event of one thread. */
+struct hev {
+	int64_t s, e;
+	int64_t child; /* ns of direct children, clipped to this event */
+	trace_str name;
+	uint16_t cat;
+	uint8_t top; /* no enclosing event on the thread */
+};
+
+struct hthread {
+	uint32_t track, file;
+	struct idxv ev; /* its events' indices, in event order */
+	int step; /* holds its file's step markers */
+	double busy_ns, count;
+	double fam_ns[ANALYZE_FAM_COUNT];
+};
+
+/* The steady windows of one file, sorted and disjoint. */
+struct hwin {
+	int64_t *s, *e;
+	uint32_t n, cap_s, cap_e;
+};
+
+struct hop {
+	trace_str name;
+	uint8_t fam, launch;
+	double count, self_ns, total_ns;
+};
+
+struct hview {
+	struct az *z;
+	struct hthread *th;
+	uint32_t n_th;
+	struct hwin *win; /* per file */
+	int capture;	  /* no markers: every event counts */
+	uint32_t *op_of;  /* name -> index into ops, UINT32_MAX before its first event */
+	struct hop *ops;
+	uint32_t n_ops, cap_ops;
+	double wall_ns, busy_ns, python_ns, launch_ns;
+	uint32_t step_threads;
+};
+
+static int cmp_hev(const void *a, const void *b)
+{
+	const struct hev *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int is_marker(const struct az *z, const struct trace_event *e)
+{
+	return (z->name_flags && (z->name_flags[e->name] & NAME_PROFILER_STEP)) ||
+	       (z->aset_flags && (z->aset_flags[e->args] & ASET_STEP_NUM));
+}
+
+/* Per host thread, its complete events' indices (markers left out). Only
+ * indices are kept for all threads at once; a thread's events are read into
+ * records when it is accounted, so memory follows the largest thread. */
+static void collect(struct hview *h)
+{
+	const struct trace *t = h->z->t;
+	uint32_t *slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		slot[i] = UINT32_MAX;
+		if (tr->kind != TRACE_TRACK_HOST_THREAD || tr->device == UINT32_MAX ||
+		    !tr->n_events)
+			continue;
+		slot[i] = h->n_th;
+		h->th = pg_xrealloc(h->th, (h->n_th + 1) * sizeof(*h->th));
+		memset(&h->th[h->n_th], 0, sizeof(*h->th));
+		h->th[h->n_th].track = i;
+		h->th[h->n_th].file = t->devices[tr->device].file;
+		h->n_th++;
+	}
+	for (uint64_t i = 0; i < t->n_events && h->n_th; i++) {
+		const struct trace_event *e = trace_event_at(t, i);
+		uint32_t k = slot[e->track];
+		if (k == UINT32_MAX || e->ph != 'X' || e->dur_ns < 0 ||
+		    (e->flags & (TRACE_EV_INSTANT | TRACE_EV_AGGREGATE | TRACE_EV_FLOW)) ||
+		    is_marker(h->z, e))
+			continue;
+		idxv_push(&h->th[k].ev, (uint32_t)i);
+	}
+	free(slot);
+}
+
+/*
+ * v sorted by cmp_hev, by merging the ascending runs it has: a thread's
+ * events come in a few sorted runs (Kineto writes each kind of event in
+ * order), so this is near n log(runs), where qsort was a tenth of the
+ * summary's time on a large trace. Returns the sorted array (v or a new one;
+ * the other is freed).
+ */
+static struct hev *sort_runs(struct hev *v, uint32_t n)
+{
+	uint32_t *bound = pg_xmalloc(((size_t)n + 2) * sizeof(uint32_t)), nb = 0;
+	struct hev *tmp = NULL;
+
+	bound[nb++] = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_hev(&v[i - 1], &v[i]) > 0)
+			bound[nb++] = i;
+	bound[nb++] = n;
+	if (nb > 2)
+		tmp = pg_xmalloc(((size_t)n + 1) * sizeof(*tmp));
+	while (nb > 2) {
+		uint32_t out = 0;
+		for (uint32_t r = 0; r + 1 < nb; r += 2) {
+			uint32_t x = bound[r], xm = bound[r + 1];
+			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
+			while (x < xm && y < ym)
+				tmp[o++] = cmp_hev(&v[y], &v[x]) < 0 ? v[y++] : v[x++];
+			while (x < xm)
+				tmp[o++] = v[x++];
+			while (y < ym)
+				tmp[o++] = v[y++];
+			bound[out++] = bound[r];
+		}
+		bound[out++] = n;
+		nb = out;
+		struct hev *sw = v;
+		v = tmp;
+		tmp = sw;
+	}
+	free(tmp);
+	free(bound);
+	return v;
+}
+
+/* A thread's events as records, sorted by start, longer first. */
+static struct hev *thread_events(const struct hview *h, const struct hthread *th)
+{
+	const struct trace *t = h->z->t;
+	struct hev *v = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*v));
+	struct evcur cur = {t, NULL, 0, 0};
+
+	for (uint32_t k = 0; k < th->ev.n; k++) {
+		const struct trace_event *e = ev_at(&cur, th->ev.v[k]);
+		v[k] = (struct hev){e->ts_ns, e->ts_ns + e->dur_ns, 0, e->name, e->cat, 0};
+	}
+	return sort_runs(v, th->ev.n);
+}
+
+static void win_add(struct hwin *w, int64_t s, int64_t e)
+{
+	w->s = grow(w->s, w->n, &w->cap_s, sizeof(int64_t));
+	w->e = grow(w->e, w->n, &w->cap_e, sizeof(int64_t));
+	w->s[w->n] = s;
+	w->e[w->n++] = e;
+}
+
+/* The steady steps' markers per file, merged into disjoint windows; the
+ * markers' threads are the step threads, their spans the wall time. */
+static void windows(struct hview *h)
+{
+	struct az *z = h->z;
+	const struct summary *s = z->s;
+	uint32_t n_files = z->t->n_files;
+
+	h->win = pg_xcalloc(n_files + 1, sizeof(*h->win));
+	h->capture = z->n_hm == 0;
+	for (uint32_t k = 0; k < z->n_hm; k++) {
+		const struct hostmark *m = &z->hm[k];
+		uint32_t i = az_step_index(z, m->step);
+		if (i == UINT32_MAX || !s->steps[i].steady || m->file >= n_files)
+			continue;
+		struct hwin *w = &h->win[m->file];
+		/* markers come sorted by file and start */
+		if (w->n && m->s <= w->e[w->n - 1]) {
+			if (m->e > w->e[w->n - 1])
+				w->e[w->n - 1] = m->e;
+		} else {
+			win_add(w, m->s, m->e);
+		}
+		for (uint32_t t = 0; t < h->n_th; t++)
+			if (h->th[t].track == m->track && !h->th[t].step) {
+				h->th[t].step = 1;
+				h->step_threads++;
+			}
+	}
+	for (uint32_t f = 0; f < n_files; f++)
+		for (uint32_t k = 0; k < h->win[f].n; k++)
+			h->wall_ns += (double)(h->win[f].e[k] - h->win[f].s[k]);
+}
+
+/* Index of the window holding ts in file f's, or UINT32_MAX. */
+static uint32_t window_of(const struct hview *h, uint32_t f, int64_t ts)
+{
+	const struct hwin *w = &h->win[f];
+	uint32_t lo = 0, hi = w->n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (w->s[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && ts < w->e[lo - 1] ? lo - 1 : UINT32_MAX;
+}
+
+/* Nanoseconds of [s, e) inside file f's windows. */
+static int64_t in_windows(const struct hview *h, uint32_t f, int64_t s, int64_t e)
+{
+	const struct hwin *w = &h->win[f];
+	int64_t sum = 0;
+
+	if (h->capture)
+		return e - s;
+	for (uint32_t k = 0; k < w->n; k++) {
+		int64_t a = s > w->s[k] ? s : w->s[k], b = e < w->e[k] ? e : w->e[k];
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+/* Each event's direct children's time, and whether it is top level. */
+static void nest(struct hev *v, uint32_t n)
+{
+	uint32_t *stack = pg_xmalloc((n + 1) * sizeof(uint32_t)), depth = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct hev *x = &v[i];
+		while (depth && v[stack[depth - 1]].e <= x->s)
+			depth--;
+		if (depth) {
+			struct hev *p = &v[stack[depth - 1]];
+			p->child += (x->e < p->e ? x->e : p->e) - x->s;
+		} else {
+			x->top = 1;
+		}
+		stack[depth++] = i;
+	}
+	free(stack);
+}
+
+static const char *const launch_names[] = {"LaunchKernel", "GraphLaunch", "LaunchCooperative"};
+
+static int is_launch(const char *name)
+{
+	for (size_t i = 0; i < PG_ARRAY_LEN(launch_names); i++)
+		if (strstr(name, launch_names[i]))
+			return 1;
+	return 0;
+}
+
+static struct hop *op_for(struct hview *h, trace_str name, uint16_t cat)
+{
+	const struct trace *t = h->z->t;
+	uint32_t k = h->op_of[name];
+
+	if (k == UINT32_MAX) {
+		h->ops = grow(h->ops, h->n_ops, &h->cap_ops, sizeof(*h->ops));
+		k = h->n_ops++;
+		h->op_of[name] = k;
+		const char *nm = trace_str_get(t, name);
+		h->ops[k] = (struct hop){name,
+					 (uint8_t)analyze_classify_host(nm, strlen(nm),
+									trace_str_get(t, t->cats[cat].name)),
+					 (uint8_t)is_launch(nm), 0, 0, 0};
+	}
+	return &h->ops[k];
+}
+
+/* One thread's events into the ops, families and its busy time. */
+static void account(struct hview *h, struct hthread *th)
+{
+	const struct trace *t = h->z->t;
+	struct hev *v = thread_events(h, th);
+
+	nest(v, th->ev.n);
+	for (uint32_t i = 0; i < th->ev.n; i++) {
+		const struct hev *x = &v[i];
+		if (x->top) {
+			double busy = (double)in_windows(h, th->file, x->s, x->e);
+			th->busy_ns += busy;
+			if (th->step)
+				h->busy_ns += busy;
+		}
+		if (!h->capture && window_of(h, th->file, x->s) == UINT32_MAX)
+			continue;
+		double self = (double)(x->e - x->s - x->child);
+		if (self < 0)
+			self = 0;
+		th->count++;
+		if (t->cats[x->cat].class_mask & TRACE_CATCLASS_PYTHON) {
+			h->python_ns += self;
+			continue;
+		}
+		struct hop *o = op_for(h, x->name, x->cat);
+		o->count++;
+		o->self_ns += self;
+		o->total_ns += (double)(x->e - x->s);
+		th->fam_ns[o->fam] += self;
+		if (o->launch)
+			h->launch_ns += self;
+	}
+	free(v);
+}
+
+/* "step" for the marker threads; else what most of its time was. */
+static const char *thread_role(const struct hthread *th)
+{
+	uint32_t best = ANALYZE_FAM_OTHER;
+	double sum = 0;
+
+	if (th->step)
+		return "step";
+	for (uint32_t f = 0; f < ANALYZE_FAM_COUNT; f++) {
+		sum += th->fam_ns[f];
+		if (th->fam_ns[f] > th->fam_ns[best])
+			best = f;
+	}
+	if (sum > 0 && th->fam_ns[best] >= 0.5 * sum) {
+		if (best == ANALYZE_FAM_DATA_LOADING)
+			return "data-loader";
+		if (best == ANALYZE_FAM_AUTOGRAD)
+			return "autograd";
+	}
+	return "other";
+}
+
+static char *thread_name(const struct hview *h, const struct hthread *th)
+{
+	const struct trace *t = h->z->t;
+	const struct trace_track *tr = &t->tracks[th->track];
+	const char *name = trace_str_get(t, tr->name);
+	char *base = *name ? pg_xstrdup(name) : pg_xasprintf("tid %s", trace_str_get(t, tr->tid));
+
+	if (t->n_files <= 1)
+		return base;
+	char *both = pg_xasprintf("file%u/%s", th->file, base);
+	free(base);
+	return both;
+}
+
+static void to_summary(struct hview *h)
+{
+	struct sum_host *o = &h->z->s->host;
+	double fam_ns[ANALYZE_FAM_COUNT] = {0}, fam_count[ANALYZE_FAM_COUNT] = {0};
+	const struct trace *t = h->z->t;
+
+	o->window = pg_xstrdup(h->capture ? "capture" : "steps");
+	o->step_threads = h->step_threads;
+	o->wall_us_total = h->wall_ns / 1000.0;
+	o->busy_us_total = h->busy_ns / 1000.0;
+	o->python_us_total = h->python_ns / 1000.0;
+	o->launch_us_total = h->launch_ns / 1000.0;
+	o->ops = pg_xcalloc(h->n_ops + 1, sizeof(*o->ops));
+	for (uint32_t k = 0; k < h->n_ops; k++) {
+		const struct hop *x = &h->ops[k];
+		struct sum_op *op = &o->ops[o->n_ops++];
+		op->name = pg_xstrdup(trace_str_get(t, x->name));
+		op->family = pg_xstrdup(analyze_family_name(x->fam));
+		op->category = pg_xstrdup(analyze_category_name(ANALYZE_CAT_HOST));
+		op->count_total = x->count;
+		op->self_us_total = x->self_ns / 1000.0;
+		op->total_us_total = x->total_ns / 1000.0;
+		fam_ns[x->fam] += x->self_ns;
+		fam_count[x->fam] += x->count;
+	}
+	o->families = pg_xcalloc(ANALYZE_FAM_COUNT + 1, sizeof(*o->families));
+	for (uint32_t f = 0; f < ANALYZE_FAM_COUNT; f++) {
+		if (fam_count[f] == 0)
+			continue;
+		struct sum_family *x = &o->families[o->n_families++];
+		x->family = pg_xstrdup(analyze_family_name(f));
+		x->category = pg_xstrdup(analyze_category_name(ANALYZE_CAT_HOST));
+		x->count_total = fam_count[f];
+		x->us_total = fam_ns[f] / 1000.0;
+	}
+	o->threads = pg_xcalloc(h->n_th + 1, sizeof(*o->threads));
+	for (uint32_t k = 0; k < h->n_th; k++) {
+		const struct hthread *th = &h->th[k];
+		if (th->count == 0 && th->busy_ns == 0)
+			continue;
+		struct sum_thread *x = &o->threads[o->n_threads++];
+		x->name = thread_name(h, th);
+		x->role = pg_xstrdup(thread_role(th));
+		x->busy_us_total = th->busy_ns / 1000.0;
+		x->count_total = th->count;
+	}
+}
+
+void az_host_view(struct az *z)
+{
+	struct hview h;
+
+	memset(&h, 0, sizeof(h));
+	h.z = z;
+	collect(&h);
+	uint64_t events = 0;
+	for (uint32_t k = 0; k < h.n_th; k++)
+		events += h.th[k].ev.n;
+	if (events) {
+		windows(&h);
+		h.op_of = pg_xmalloc(((size_t)z->t->n_strs + 1) * sizeof(uint32_t));
+		memset(h.op_of, 0xff, ((size_t)z->t->n_strs + 1) * sizeof(uint32_t));
+		for (uint32_t k = 0; k < h.n_th; k++)
+			account(&h, &h.th[k]);
+		to_summary(&h);
+	}
+	for (uint32_t k = 0; k < h.n_th; k++)
+		free(h.th[k].ev.v);
+	for (uint32_t f = 0; h.win && f < z->t->n_files; f++) {
+		free(h.win[f].s);
+		free(h.win[f].e);
+	}
+	free(h.win);
+	free(h.th);
+	free(h.op_of);
+	free(h.ops);
+}
