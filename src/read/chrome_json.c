@@ -1,7 +1,8 @@
 /*
  * Chrome trace JSON reader: JAX/XLA exports (<host>.trace.json.gz,
- * perfetto_trace.json.gz), PyTorch Kineto (*.pt.trace.json[.gz]) and generic
- * Chrome traces, as an object with "traceEvents" or a bare array.
+ * perfetto_trace.json.gz), PyTorch Kineto (*.pt.trace.json[.gz]), PyTorch's
+ * legacy autograd-profiler export (a bare array on pid "CPU functions") and
+ * generic Chrome traces, as an object with "traceEvents" or a bare array.
  *
  * How it works: a purpose-built pull scanner walks the bytes once, chunk by
  * chunk, and decodes one event at a time into a few fixed fields (ph, name,

@@ -12,6 +12,18 @@
  * pid is the device index), else from the categories of its events. The top-level
  * blocks were captured as text by the scanner and are parsed here with cJSON:
  * they are small, and read once.
+ *
+ * The dialect is weighed from evidence counted while scanning: Kineto's
+ * top-level keys and categories, JAX's "/device:" and "/host:" process names.
+ * A file with neither is PyTorch's legacy export (what torch.profiler and
+ * torch.autograd.profiler write in a build without Kineto) when it is a bare
+ * array, every event sits on one of the two process keys that exporter
+ * writes, "CPU functions" (at least one) and "CUDA functions", and some event
+ * has a name only torch gives (an "aten::" op or a "ProfilerStep#" scope):
+ * the pid strings alone are too generic a word to trust. Its "CPU functions"
+ * tracks are host threads like Kineto's cpu_op threads; its "CUDA functions"
+ * tracks are GPU streams, one per device, the tid being the device index.
+ * Anything else is generic.
  */
 #include "chrome_json.h"
 
@@ -19,6 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char legacy_cpu_pid[] = "CPU functions";
+static const char legacy_cuda_pid[] = "CUDA functions";
 
 void cj_handle_metadata(struct cj *c)
 {
@@ -125,6 +140,7 @@ void cj_resolve_tracks(struct cj *c)
 	struct trace *t = c->t;
 	struct trace_file *f = &t->files[c->file];
 	int jax = f->dialect == TRACE_DIALECT_JAX;
+	int legacy = f->dialect == TRACE_DIALECT_PYTORCH_LEGACY;
 
 	for (uint32_t i = c->first_track; i < t->n_tracks; i++) {
 		struct trace_track *tr = &t->tracks[i];
@@ -144,6 +160,11 @@ void cj_resolve_tracks(struct cj *c)
 		} else if (strncmp(pname, "/device:", 8) == 0) {
 			kind = TRACE_DEV_OTHER;
 			index = -1;
+		} else if (legacy && strcmp(pidtext, legacy_cuda_pid) == 0) {
+			kind = TRACE_DEV_GPU;
+			if (!read_parse_index(trace_str_get(t, tr->tid), "", 0, &index))
+				index = -1;
+			label = tr->pid;
 		} else if (read_parse_index(labels, "GPU ", 1, &index) ||
 			   (tr->cat_mask & (TRACE_CATCLASS_DEVICE | TRACE_CATCLASS_DEVICE_ANN))) {
 			/* Kineto: the device is the pid of its events */
@@ -164,6 +185,8 @@ void cj_resolve_tracks(struct cj *c)
 		tr->device = device_for(c, kind, index, label);
 		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
 			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);
+		} else if (legacy && kind == TRACE_DEV_GPU) {
+			tr->kind = TRACE_TRACK_STREAM;
 		} else if (kind == TRACE_DEV_CPU) {
 			tr->kind = strncmp(trace_str_get(t, tr->tid), "async:", 6) == 0
 				       ? TRACE_TRACK_ANNOTATIONS
@@ -177,6 +200,38 @@ void cj_resolve_tracks(struct cj *c)
 		}
 		t->devices[tr->device].n_events += tr->n_events;
 	}
+}
+
+/* The rule in the comment at the top. The name scan stops at the first torch
+ * name, which in these files is nearly always the first event. */
+static int looks_pytorch_legacy(const struct cj *c)
+{
+	const struct trace *t = c->t;
+	int cpu = 0;
+
+	if (!c->top_is_array || c->kineto_evidence || c->jax_evidence)
+		return 0;
+	for (uint32_t i = c->first_track; i < t->n_tracks; i++) {
+		const char *pid = trace_str_get(t, t->tracks[i].pid);
+		if (!t->tracks[i].n_events)
+			continue;
+		if (strcmp(pid, legacy_cpu_pid) == 0)
+			cpu = 1;
+		else if (strcmp(pid, legacy_cuda_pid) != 0)
+			return 0;
+	}
+	if (!cpu)
+		return 0;
+	for (uint64_t i = c->first_event, n; i < t->n_events; i += n) {
+		const struct trace_event *e = trace_event_run(t, i, &n);
+		for (uint64_t k = 0; k < n; k++) {
+			const char *name = trace_str_get(t, e[k].name);
+			if (strncmp(name, "aten::", 6) == 0 ||
+			    trace_is_marker_name(name, strlen(name)))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 void cj_decide_dialect(struct cj *c)
@@ -193,6 +248,9 @@ void cj_decide_dialect(struct cj *c)
 	} else if (c->jax_evidence > 0 && other_phases == 0) {
 		f->dialect = TRACE_DIALECT_JAX;
 		f->framework = pg_xstrdup("jax");
+	} else if (looks_pytorch_legacy(c)) {
+		f->dialect = TRACE_DIALECT_PYTORCH_LEGACY;
+		f->framework = pg_xstrdup("pytorch");
 	} else {
 		f->dialect = TRACE_DIALECT_GENERIC;
 	}

@@ -498,7 +498,7 @@ const char *trace_track_kind_name(enum trace_track_kind k)
 
 const char *trace_dialect_name(enum trace_dialect d)
 {
-	static const char *names[] = {"generic", "jax", "kineto", "xplane"};
+	static const char *names[] = {"generic", "jax", "kineto", "xplane", "pytorch-legacy"};
 	return (unsigned)d < PG_ARRAY_LEN(names) ? names[d] : "generic";
 }
 

@@ -121,7 +121,8 @@ enum trace_dialect {
 	TRACE_DIALECT_GENERIC,
 	TRACE_DIALECT_JAX,
 	TRACE_DIALECT_KINETO,
-	TRACE_DIALECT_XPLANE
+	TRACE_DIALECT_XPLANE,
+	TRACE_DIALECT_PYTORCH_LEGACY /* the autograd profiler's own export (no Kineto) */
 };
 
 /* An XPlane plane as the file lists it (inspect reports every one). */

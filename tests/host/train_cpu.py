@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""A small real training run on the CPU, profiled with torch.profiler.
+
+Run it with /usr/bin/python3 (Debian's python3-torch); the `python3` on PATH
+may be another interpreter without torch:
+
+    /usr/bin/python3 tests/host/train_cpu.py --out /tmp/base.pt.trace.json.gz
+    /usr/bin/python3 tests/host/train_cpu.py --variant matmul25 --out /tmp/mm.pt.trace.json
+
+It writes one trace per run. Debian's torch is built without Kineto, so the
+trace is the legacy autograd-profiler export (a bare JSON array, pid
+"CPU functions"); tests/host/to_kineto.py turns it into the layout a Kineto
+build writes. A path ending in .gz is gzipped (mtime 0).
+
+The model: Linear(512, 512) -> GELU -> Linear(512, 128) -> ReLU ->
+Linear(128, 10), cross-entropy, SGD with momentum, batches of 32 from a
+DataLoader over an in-memory TensorDataset. A step takes about 14 ms on one
+thread of the 2-core CI machine, the matmul family (aten::addmm, aten::mm)
+about 89 % of it and the first Linear, the dominant matmul, about three
+quarters of that; a run takes about 1.5 s with Python's start. Variants, with
+the change measured there (median per step over 5 to 13 runs of 25 steps,
+against base; run-to-run noise is a few per cent):
+
+  base      as above
+  matmul10  the dominant matmul's inner dimension (the input width) 10 %
+            wider: matmul family +8 %, step +8 %
+  matmul25  ... 25 % wider: matmul family +22 %, step +21 %
+  one       ... 1.6 % wider (8 columns): matmul +1.2 %, step +0.7 %
+  softmax   a softmax over a fixed (768, 512) tensor each step: a new op
+            (aten::softmax, about 0.5 ms), step +4 %
+  copy      a fixed 8 MB tensor copied into a second buffer each step: one
+            more aten::copy_ per step (about 0.6 ms), step +6 %
+
+The widening lives in the data, generated once before the run, so the
+matmul variants add no op per step: only the addmm/mm times grow. --threads
+sets torch.set_num_threads (1 keeps runs stable on a shared machine).
+"""
+import argparse
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+import torch.profiler as prof
+
+FEAT = 512
+HIDDEN = 512
+BATCH = 32
+WIDEN = {"base": 0.0, "matmul10": 0.10, "matmul25": 0.25, "one": 0.016,
+         "softmax": 0.0, "copy": 0.0}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True, help="trace path (.pt.trace.json[.gz])")
+    p.add_argument("--variant", default="base", choices=sorted(WIDEN))
+    p.add_argument("--active", type=int, default=25, help="profiled steps")
+    p.add_argument("--wait", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv):
+    a = parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    feat = FEAT + int(round(FEAT * WIDEN[a.variant]))
+    steps = a.wait + a.warmup + a.active
+
+    x = torch.randn(steps * BATCH, feat)
+    y = torch.randint(0, 10, (steps * BATCH,))
+    loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(x, y), batch_size=BATCH, shuffle=True,
+        generator=torch.Generator().manual_seed(a.seed))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(feat, HIDDEN), torch.nn.GELU(),
+        torch.nn.Linear(HIDDEN, 128), torch.nn.ReLU(),
+        torch.nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    # fixed extra work of the softmax and copy variants, each about +3 % of a step
+    scores = torch.randn(BATCH * 24, HIDDEN) if a.variant == "softmax" else None
+    stage = torch.randn(8 * HIDDEN, HIDDEN) if a.variant == "copy" else None
+    shadow = torch.empty_like(stage) if a.variant == "copy" else None
+
+    out = a.out[:-3] if a.out.endswith(".gz") else a.out
+    tmp = None
+    if out != a.out:
+        fd, tmp = tempfile.mkstemp(suffix=".pt.trace.json")
+        os.close(fd)
+        out = tmp
+    sched = prof.schedule(wait=a.wait, warmup=a.warmup, active=a.active)
+    with prof.profile(activities=[prof.ProfilerActivity.CPU], schedule=sched,
+                      on_trace_ready=lambda p: p.export_chrome_trace(out)) as p:
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                if scores is not None:
+                    torch.softmax(scores, dim=1)
+                if stage is not None:
+                    shadow.copy_(stage)
+            p.step()
+    if tmp:
+        with open(tmp, "rb") as src, open(a.out, "wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+                shutil.copyfileobj(src, gz)
+        os.unlink(tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
