@@ -47,7 +47,7 @@ struct hev {
 struct hthread {
 	uint32_t track, file;
 	struct idxv ev; /* its events' indices, in event order */
-	int step; /* holds its file's step markers */
+	int step;	/* holds its file's step markers */
 	double busy_ns, count;
 	double fam_ns[ANALYZE_FAM_COUNT];
 };
@@ -94,6 +94,13 @@ static int is_marker(const struct az *z, const struct trace_event *e)
 	       (z->aset_flags && (z->aset_flags[e->args] & ASET_STEP_NUM));
 }
 
+/* Kineto's "Spans" process: the profiler's own span over the capture, no
+ * thread of the program. */
+static int is_profiler_span(const struct trace *t, const struct trace_track *tr)
+{
+	return strcmp(trace_str_get(t, tr->pid), "Spans") == 0;
+}
+
 /* Per host thread, its complete events' indices (markers left out). Only
  * indices are kept for all threads at once; a thread's events are read into
  * records when it is accounted, so memory follows the largest thread. */
@@ -106,7 +113,7 @@ static void collect(struct hview *h)
 		const struct trace_track *tr = &t->tracks[i];
 		slot[i] = UINT32_MAX;
 		if (tr->kind != TRACE_TRACK_HOST_THREAD || tr->device == UINT32_MAX ||
-		    !tr->n_events)
+		    !tr->n_events || is_profiler_span(t, tr))
 			continue;
 		slot[i] = h->n_th;
 		h->th = pg_xrealloc(h->th, (h->n_th + 1) * sizeof(*h->th));
@@ -299,9 +306,12 @@ static struct hop *op_for(struct hview *h, trace_str name, uint16_t cat)
 		h->op_of[name] = k;
 		const char *nm = trace_str_get(t, name);
 		h->ops[k] = (struct hop){name,
-					 (uint8_t)analyze_classify_host(nm, strlen(nm),
-									trace_str_get(t, t->cats[cat].name)),
-					 (uint8_t)is_launch(nm), 0, 0, 0};
+					 (uint8_t)analyze_classify_host(
+					     nm, strlen(nm), trace_str_get(t, t->cats[cat].name)),
+					 (uint8_t)is_launch(nm),
+					 0,
+					 0,
+					 0};
 	}
 	return &h->ops[k];
 }

@@ -207,11 +207,31 @@ const char *analyze_category_name(enum analyze_category c)
 const char *analyze_family_name(enum analyze_family f)
 {
 	static const char *names[] = {
-	    "matmul",	   "attention-fwd",    "attention-bwd",	 "conv",       "norm",
-	    "elementwise", "reduce",	       "optimizer",	 "loss",       "embedding",
-	    "all-reduce",  "all-gather",       "reduce-scatter", "all-to-all", "collective-permute",
-	    "send-recv",   "collective-other", "memcpy",	 "memset",     "fusion",
-	    "other",	   "copy",	       "data-loading",	 "autograd",   "runtime",
+	    "matmul",
+	    "attention-fwd",
+	    "attention-bwd",
+	    "conv",
+	    "norm",
+	    "elementwise",
+	    "reduce",
+	    "optimizer",
+	    "loss",
+	    "embedding",
+	    "all-reduce",
+	    "all-gather",
+	    "reduce-scatter",
+	    "all-to-all",
+	    "collective-permute",
+	    "send-recv",
+	    "collective-other",
+	    "memcpy",
+	    "memset",
+	    "fusion",
+	    "other",
+	    "copy",
+	    "data-loading",
+	    "autograd",
+	    "runtime",
 	};
 	return (unsigned)f < PG_ARRAY_LEN(names) ? names[f] : "other";
 }
@@ -351,7 +371,8 @@ static const struct host_rule host_rules[] = {
     /* what the step waits on outside the model */
     {F_PREFIX, "enumerate(dataloader)", ANALYZE_FAM_DATA_LOADING,
      "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"},
-    {F_NAME, "dataloader", ANALYZE_FAM_DATA_LOADING, "torch/utils/data/dataloader.py(628): __next__"},
+    {F_NAME, "dataloader", ANALYZE_FAM_DATA_LOADING,
+     "torch/utils/data/dataloader.py(628): __next__"},
     {F_PREFIX, "optimizer.", ANALYZE_FAM_OPTIMIZER, "Optimizer.step#SGD.step"},
     {F_PREFIX, "aten::_foreach_", ANALYZE_FAM_OPTIMIZER, "aten::_foreach_add_"},
     {F_PREFIX, "aten::_fused_adam", ANALYZE_FAM_OPTIMIZER, "aten::_fused_adamw_"},
@@ -430,6 +451,8 @@ static const struct host_rule host_rules[] = {
     {F_PREFIX, "aten::zero_", ANALYZE_FAM_ELEMENTWISE, "aten::zero_"},
     {F_PREFIX, "aten::dropout", ANALYZE_FAM_ELEMENTWISE, "aten::dropout"},
     {F_PREFIX, "aten::lerp", ANALYZE_FAM_ELEMENTWISE, "aten::lerp_"},
+    /* last: a backward region by its name, once the ops' own rows had their say */
+    {F_NAME, "backward", ANALYZE_FAM_AUTOGRAD, "## backward ##"},
 };
 
 static int host_matches(const struct host_rule *r, const char *name, size_t len, const char *cat)

@@ -458,16 +458,24 @@ static int run_jobs(struct xp *x, struct jobs *js, int threads)
  * With host_markers_only, a file whose planes name no step-marker stat or
  * event has nothing on its host threads that the caller reads: their events
  * stay counted (and their framing checked by count_line) but undecoded. On a
- * TPU capture they are most of the file.
+ * TPU capture they are most of the file. A file with no device line at all
+ * (a host-only capture, JAX on the CPU) keeps them: they are all it has.
  */
 static void drop_host_jobs(struct xp *x, struct xp **pcs, uint32_t n_pcs, struct jobs *js)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint32_t kept = 0;
 
+	int device_work = 0;
+
 	for (uint32_t i = 0; i < n_pcs; i++)
 		if (pcs[i]->marker_meta)
 			return;
+	/* a host-only capture (JAX on the CPU): its host threads are the summary */
+	for (uint32_t i = 0; i < js->n; i++)
+		device_work |= x->t->tracks[js->v[i].track].kind != TRACE_TRACK_HOST_THREAD;
+	if (!device_work)
+		return;
 	for (uint32_t i = 0; i < js->n; i++) {
 		struct job *j = &js->v[i];
 		if (x->t->tracks[j->track].kind != TRACE_TRACK_HOST_THREAD) {

@@ -388,8 +388,7 @@ static const struct sum_shape throughput_shape = SHAPE("throughput", throughput_
 static const struct sum_field thread_fields[] = {
     STR(struct sum_thread, name, "name", .merge = SUM_M_KEY, .flags = SUM_REQUIRED),
     STR(struct sum_thread, role, "role", .merge = SUM_M_FIRST),
-    F64(struct sum_thread, busy_us_per_step, "busy_us_per_step", SUM_W_US, SUM_U_US,
-	SUM_M_DERIVED),
+    F64(struct sum_thread, busy_us_per_step, "busy_us_per_step", SUM_W_US, SUM_U_US, SUM_M_DERIVED),
     COUNT_PER_STEP(struct sum_thread),
     US_TOTAL(struct sum_thread, busy_us_total),
     COUNT_TOTAL(struct sum_thread),

@@ -234,16 +234,16 @@ enum sum_type {
 
 /* How a number is written. */
 enum sum_fmt {
-	SUM_W_PLAIN,   /* strings; integers as integers */
-	SUM_W_US,      /* 3 decimals; a rounding residue below zero is 0 */
-	SUM_W_US_OPT,  /* 3 decimals; null when negative (not known) */
-	SUM_W_SHARE,   /* 4 decimals */
+	SUM_W_PLAIN,	 /* strings; integers as integers */
+	SUM_W_US,	 /* 3 decimals; a rounding residue below zero is 0 */
+	SUM_W_US_OPT,	 /* 3 decimals; null when negative (not known) */
+	SUM_W_SHARE,	 /* 4 decimals */
 	SUM_W_SHARE_OPT, /* 4 decimals; null when negative (not defined) */
-	SUM_W_FIX3,    /* 3 decimals (counts per step) */
-	SUM_W_FIX0,    /* no decimals (exact totals) */
-	SUM_W_SIZED,   /* no decimals; null when the int at .aux is 0 */
-	SUM_W_INT_OPT, /* an integer; null when negative */
-	SUM_W_INT_POS, /* an integer; null unless positive */
+	SUM_W_FIX3,	 /* 3 decimals (counts per step) */
+	SUM_W_FIX0,	 /* no decimals (exact totals) */
+	SUM_W_SIZED,	 /* no decimals; null when the int at .aux is 0 */
+	SUM_W_INT_OPT,	 /* an integer; null when negative */
+	SUM_W_INT_POS,	 /* an integer; null unless positive */
 };
 
 enum sum_unit {
@@ -283,11 +283,11 @@ enum sum_group {
 /* When a judged field is in the catalogue. */
 enum sum_when {
 	SUM_WHEN_ALWAYS,
-	SUM_WHEN_STEPS,	  /* the summary has steady steps */
-	SUM_WHEN_SKEW,	  /* steady steps on more than one device */
-	SUM_WHEN_DEVICES, /* the summary has devices */
-	SUM_WHEN_KNOWN,	  /* the value is not negative */
-	SUM_WHEN_FLOPS,	  /* the trace carried flops and the value is known */
+	SUM_WHEN_STEPS,	     /* the summary has steady steps */
+	SUM_WHEN_SKEW,	     /* steady steps on more than one device */
+	SUM_WHEN_DEVICES,    /* the summary has devices */
+	SUM_WHEN_KNOWN,	     /* the value is not negative */
+	SUM_WHEN_FLOPS,	     /* the trace carried flops and the value is known */
 	SUM_WHEN_HOST_BASIS, /* a list: its metrics exist when the steps are the host's */
 };
 
