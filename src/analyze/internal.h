@@ -137,8 +137,8 @@ struct az {
 	int64_t *step_ids;
 	uint32_t n_step_ids;
 	int has_steps;
-	int steps_done; /* made beside the devices, when they were not needed */
-	int host_basis; /* no device work: the host markers are the steps */
+	int steps_done;	     /* made beside the devices, when they were not needed */
+	int host_basis;	     /* no device work: the host markers are the steps */
 	struct hostmark *hm; /* the markers the steps came from, sorted by file and start */
 	uint32_t n_hm;
 	/* arg keys */
