@@ -446,6 +446,24 @@ static int steps_from_host_only(struct az *z, int kind, struct hostmark **hm_out
 	return z->host_basis;
 }
 
+/* Markers that gave no step say so, so the summary never claims there are
+ * none: host markers only make steps by holding the launches of device work
+ * (or, without any device work, by themselves). */
+static void unusable_markers(struct az *z)
+{
+	static const char *const what[MARK_KINDS] = {"step annotation", "ProfilerStep#"};
+
+	for (int k = 0; k < MARK_KINDS; k++)
+		if (z->f.mark[k].n)
+			summary_add_warning(z->s, "steps-unusable",
+					    "%u %s marker%s, but no device work was launched "
+					    "inside any of them (no correlation links the "
+					    "two): per-step numbers are over the whole "
+					    "capture",
+					    z->f.mark[k].n, what[k],
+					    z->f.mark[k].n == 1 ? "" : "s");
+}
+
 /* The steps from the best source the profile has, their table and the warm-up. */
 void az_steps(struct az *z)
 {
@@ -471,6 +489,8 @@ void az_steps(struct az *z)
 	else
 		(free(hm), hm = NULL, n_hm = 0);
 	z->has_steps = strcmp(src, "none") != 0;
+	if (!z->has_steps)
+		unusable_markers(z);
 	s->steps_source = pg_xstrdup(src);
 	s->step_source = pg_xstrdup(src);
 	build_step_table(z, hm, n_hm);

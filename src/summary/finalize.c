@@ -499,6 +499,14 @@ static void per_step_part(struct summary *s)
 	}
 }
 
+static int has_warning(const struct summary *s, const char *code)
+{
+	for (uint32_t i = 0; i < s->n_warnings; i++)
+		if (strcmp(s->warnings[i].code, code) == 0)
+			return 1;
+	return 0;
+}
+
 static void derived_warnings(struct summary *s)
 {
 	if (s->n_devices == 0 && summary_host_basis(s))
@@ -509,7 +517,8 @@ static void derived_warnings(struct summary *s)
 		summary_add_warning(s, "no-device-activity",
 				    "no device kernels, copies or XLA ops: breakdown, ops and "
 				    "collectives are empty");
-	if (!s->steps_source || strcmp(s->steps_source, "none") == 0)
+	if ((!s->steps_source || strcmp(s->steps_source, "none") == 0) &&
+	    !has_warning(s, "steps-unusable"))
 		summary_add_warning(
 		    s, "no-steps",
 		    "no step markers (Steps line, StepTraceAnnotation, ProfilerStep#, "
