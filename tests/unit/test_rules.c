@@ -92,11 +92,97 @@ static void test_peer_mistakes(void **state)
 	assert_int_equal(f, ANALYZE_FAM_REDUCE_SCATTER);
 }
 
+static void test_every_host_row(void **state)
+{
+	(void)state;
+	size_t i = 0;
+	const char *name, *cat;
+	enum analyze_family want;
+
+	for (; analyze_host_rule_example(i, &name, &cat, &want) == 0; i++) {
+		enum analyze_family got = analyze_classify_host(name, strlen(name), cat);
+		if (got != want)
+			fail_msg("host row %zu (%s, cat %s): got %s, want %s", i, name,
+				 cat ? cat : "none", analyze_family_name(got),
+				 analyze_family_name(want));
+	}
+	assert_true(i > 40);
+	assert_int_equal(analyze_host_rule_example(i, &name, &cat, &want), -1);
+}
+
+static enum analyze_family host(const char *name)
+{
+	return analyze_classify_host(name, strlen(name), NULL);
+}
+
+/* Names a broad early row could take from the row that is theirs. */
+static void test_host_order(void **state)
+{
+	(void)state;
+	/* aten::add's prefix row is elementwise; addmm is a matmul */
+	assert_int_equal(host("aten::addmm"), ANALYZE_FAM_MATMUL);
+	/* the backward rows are autograd; an op's own backward kernel is its op's family */
+	assert_int_equal(host("aten::threshold_backward"), ANALYZE_FAM_ELEMENTWISE);
+	assert_int_equal(host("aten::_log_softmax_backward_data"), ANALYZE_FAM_REDUCE);
+	assert_int_equal(host("aten::gelu_backward"), ANALYZE_FAM_ELEMENTWISE);
+	assert_int_equal(host("aten::nll_loss_backward"), ANALYZE_FAM_REDUCE);
+	assert_int_equal(host("## backward ##"), ANALYZE_FAM_AUTOGRAD);
+	assert_int_equal(host("autograd::engine::evaluate_function: AddmmBackward0"),
+			 ANALYZE_FAM_AUTOGRAD);
+	assert_int_equal(host("aten::empty"), ANALYZE_FAM_OTHER);
+	assert_int_equal(host("aten::select"), ANALYZE_FAM_OTHER);
+	/* names compared without case */
+	assert_int_equal(host("ATEN::MM"), ANALYZE_FAM_MATMUL);
+	/* a data-loader iterator beats the optimizer and op rows */
+	assert_int_equal(host("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"),
+			 ANALYZE_FAM_DATA_LOADING);
+	/* the Kineto category decides runtime calls */
+	assert_int_equal(analyze_classify_host("cudaLaunchKernel", 16, "cuda_runtime"),
+			 ANALYZE_FAM_RUNTIME);
+	/* a device copy's name on a host thread is a copy */
+	assert_int_equal(host("Memcpy HtoD (Pageable -> Device)"), ANALYZE_FAM_COPY);
+}
+
+/*
+ * Prefix rows must end where the op name ends: a longer op that merely starts
+ * with a row's pattern is another op. aten::expand is a view (other, as
+ * aten::view and aten::as_strided are), not aten::exp; aten::topk is a
+ * selection, not aten::to; aten::maximum and aten::minimum are elementwise,
+ * not the aten::max / aten::min reductions.
+ */
+static void test_host_prefix_is_the_op(void **state)
+{
+	static const struct {
+		const char *name;
+		enum analyze_family not_this;
+	} cases[] = {
+	    {"aten::expand", ANALYZE_FAM_ELEMENTWISE}, {"aten::expand_as", ANALYZE_FAM_ELEMENTWISE},
+	    {"aten::topk", ANALYZE_FAM_COPY},	       {"aten::maximum", ANALYZE_FAM_REDUCE},
+	    {"aten::minimum", ANALYZE_FAM_REDUCE},
+	};
+	char why[512] = "";
+	size_t len = 0;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum analyze_family got = host(cases[i].name);
+		if (got == cases[i].not_this && len < sizeof(why))
+			len += (size_t)snprintf(why + len, sizeof(why) - len, " %s -> %s;",
+						cases[i].name, analyze_family_name(got));
+	}
+	if (len)
+		fail_msg("taken by a shorter op's prefix row:%s", why);
+	assert_int_equal(host("aten::view"), ANALYZE_FAM_OTHER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_row),
 	    cmocka_unit_test(test_peer_mistakes),
+	    cmocka_unit_test(test_every_host_row),
+	    cmocka_unit_test(test_host_order),
+	    cmocka_unit_test(test_host_prefix_is_the_op),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
