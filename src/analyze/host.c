@@ -276,7 +276,12 @@ static void nest(struct hev *v, uint32_t n)
 			depth--;
 		if (depth) {
 			struct hev *p = &v[stack[depth - 1]];
-			p->child += (x->e < p->e ? x->e : p->e) - x->s;
+			/* a child that ends past its parent (whole-µs rounding in
+			 * the legacy export) is cut to it: its overhang is no one's
+			 * work */
+			if (x->e > p->e)
+				x->e = p->e;
+			p->child += x->e - x->s;
 		} else {
 			x->top = 1;
 		}

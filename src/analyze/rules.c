@@ -24,6 +24,7 @@ enum rule_field {
 	F_OPCODE,   /* HLO opcode: hlo_op's last "::" part or the name, ".N" stripped, exact */
 	F_HLOCAT,   /* hlo_category, exact */
 	F_COLLNAME, /* Kineto "Collective name" arg, case-insensitive substring */
+	F_OP,	    /* host rules: an op name, the pattern followed by its end, '_' or a digit */
 };
 
 struct rule {
@@ -302,6 +303,7 @@ static int matches(const struct rule *r, const struct analyze_event_facts *f)
 	case F_COLLNAME:
 		return f->collective_name &&
 		       ci_contains(f->collective_name, strlen(f->collective_name), r->pattern);
+	case F_OP: return 0; /* host rules only */
 	}
 	return 0;
 }
@@ -341,6 +343,7 @@ int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_c
 	case F_CAT: f->cat = rules[i].example; break;
 	case F_NAME:
 	case F_PREFIX:
+	case F_OP:
 	case F_OPCODE:
 		f->name = rules[i].example;
 		f->name_len = strlen(rules[i].example);
@@ -355,7 +358,9 @@ int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_c
 
 /*
  * The host rules: framework ops and runtime calls on host threads, first
- * match wins, names compared case-insensitively. A host op's self time is
+ * match wins, names compared case-insensitively. An op row (F_OP) names one
+ * op and its variants ("aten::add" is aten::add_ and aten::add, not
+ * aten::addcmul); a prefix row names a whole group (every aten::conv*). A host op's self time is
  * what it did itself, so the wrappers (autograd's evaluate_function, the
  * optimizer's step annotation) keep only their own overhead and the matmul
  * inside a linear layer's backward is matmul.
@@ -388,17 +393,17 @@ static const struct host_rule host_rules[] = {
     {F_PREFIX, "cuda", ANALYZE_FAM_RUNTIME, "cudaStreamSynchronize"},
     {F_PREFIX, "hip", ANALYZE_FAM_RUNTIME, "hipMemcpyAsync"},
     /* framework ops by family */
-    {F_PREFIX, "aten::mm", ANALYZE_FAM_MATMUL, "aten::mm"},
-    {F_PREFIX, "aten::addmm", ANALYZE_FAM_MATMUL, "aten::addmm"},
-    {F_PREFIX, "aten::bmm", ANALYZE_FAM_MATMUL, "aten::bmm"},
-    {F_PREFIX, "aten::baddbmm", ANALYZE_FAM_MATMUL, "aten::baddbmm"},
-    {F_PREFIX, "aten::addbmm", ANALYZE_FAM_MATMUL, "aten::addbmm"},
-    {F_PREFIX, "aten::matmul", ANALYZE_FAM_MATMUL, "aten::matmul"},
-    {F_PREFIX, "aten::linear", ANALYZE_FAM_MATMUL, "aten::linear"},
-    {F_PREFIX, "aten::addmv", ANALYZE_FAM_MATMUL, "aten::addmv_"},
-    {F_PREFIX, "aten::mv", ANALYZE_FAM_MATMUL, "aten::mv"},
-    {F_PREFIX, "aten::dot", ANALYZE_FAM_MATMUL, "aten::dot"},
-    {F_PREFIX, "aten::einsum", ANALYZE_FAM_MATMUL, "aten::einsum"},
+    {F_OP, "aten::mm", ANALYZE_FAM_MATMUL, "aten::mm"},
+    {F_OP, "aten::addmm", ANALYZE_FAM_MATMUL, "aten::addmm"},
+    {F_OP, "aten::bmm", ANALYZE_FAM_MATMUL, "aten::bmm"},
+    {F_OP, "aten::baddbmm", ANALYZE_FAM_MATMUL, "aten::baddbmm"},
+    {F_OP, "aten::addbmm", ANALYZE_FAM_MATMUL, "aten::addbmm"},
+    {F_OP, "aten::matmul", ANALYZE_FAM_MATMUL, "aten::matmul"},
+    {F_OP, "aten::linear", ANALYZE_FAM_MATMUL, "aten::linear"},
+    {F_OP, "aten::addmv", ANALYZE_FAM_MATMUL, "aten::addmv_"},
+    {F_OP, "aten::mv", ANALYZE_FAM_MATMUL, "aten::mv"},
+    {F_OP, "aten::dot", ANALYZE_FAM_MATMUL, "aten::dot"},
+    {F_OP, "aten::einsum", ANALYZE_FAM_MATMUL, "aten::einsum"},
     {F_PREFIX, "aten::conv", ANALYZE_FAM_CONV, "aten::conv2d"},
     {F_PREFIX, "aten::_conv", ANALYZE_FAM_CONV, "aten::_convolution"},
     {F_PREFIX, "aten::mkldnn_conv", ANALYZE_FAM_CONV, "aten::mkldnn_convolution"},
@@ -407,50 +412,52 @@ static const struct host_rule host_rules[] = {
     {F_NAME, "softmax", ANALYZE_FAM_REDUCE, "aten::_log_softmax"},
     {F_NAME, "nll_loss", ANALYZE_FAM_REDUCE, "aten::nll_loss_forward"},
     {F_NAME, "cross_entropy", ANALYZE_FAM_REDUCE, "aten::cross_entropy_loss"},
-    {F_PREFIX, "aten::sum", ANALYZE_FAM_REDUCE, "aten::sum"},
-    {F_PREFIX, "aten::mean", ANALYZE_FAM_REDUCE, "aten::mean"},
-    {F_PREFIX, "aten::amax", ANALYZE_FAM_REDUCE, "aten::amax"},
-    {F_PREFIX, "aten::max", ANALYZE_FAM_REDUCE, "aten::max"},
-    {F_PREFIX, "aten::min", ANALYZE_FAM_REDUCE, "aten::min"},
-    {F_PREFIX, "aten::argmax", ANALYZE_FAM_REDUCE, "aten::argmax"},
-    {F_PREFIX, "aten::norm", ANALYZE_FAM_REDUCE, "aten::norm"},
-    {F_PREFIX, "aten::var", ANALYZE_FAM_REDUCE, "aten::var_mean"},
-    {F_PREFIX, "aten::std", ANALYZE_FAM_REDUCE, "aten::std"},
+    {F_OP, "aten::sum", ANALYZE_FAM_REDUCE, "aten::sum"},
+    {F_OP, "aten::mean", ANALYZE_FAM_REDUCE, "aten::mean"},
+    {F_OP, "aten::amax", ANALYZE_FAM_REDUCE, "aten::amax"},
+    {F_OP, "aten::max", ANALYZE_FAM_REDUCE, "aten::max"},
+    {F_OP, "aten::min", ANALYZE_FAM_REDUCE, "aten::min"},
+    {F_OP, "aten::argmax", ANALYZE_FAM_REDUCE, "aten::argmax"},
+    {F_OP, "aten::norm", ANALYZE_FAM_REDUCE, "aten::norm"},
+    {F_OP, "aten::var", ANALYZE_FAM_REDUCE, "aten::var_mean"},
+    {F_OP, "aten::std", ANALYZE_FAM_REDUCE, "aten::std"},
     {F_NAME, "layer_norm", ANALYZE_FAM_NORM, "aten::native_layer_norm"},
     {F_NAME, "batch_norm", ANALYZE_FAM_NORM, "aten::native_batch_norm"},
     {F_NAME, "group_norm", ANALYZE_FAM_NORM, "aten::native_group_norm"},
-    {F_PREFIX, "aten::embedding", ANALYZE_FAM_EMBEDDING, "aten::embedding"},
-    {F_PREFIX, "aten::index_select", ANALYZE_FAM_EMBEDDING, "aten::index_select"},
-    {F_PREFIX, "aten::copy_", ANALYZE_FAM_COPY, "aten::copy_"},
-    {F_PREFIX, "aten::to", ANALYZE_FAM_COPY, "aten::to"},
-    {F_PREFIX, "aten::_to_copy", ANALYZE_FAM_COPY, "aten::_to_copy"},
-    {F_PREFIX, "aten::clone", ANALYZE_FAM_COPY, "aten::clone"},
-    {F_PREFIX, "aten::contiguous", ANALYZE_FAM_COPY, "aten::contiguous"},
-    {F_PREFIX, "aten::cat", ANALYZE_FAM_COPY, "aten::cat"},
-    {F_PREFIX, "aten::stack", ANALYZE_FAM_COPY, "aten::stack"},
-    {F_PREFIX, "aten::_cat", ANALYZE_FAM_COPY, "aten::_cat"},
-    {F_PREFIX, "aten::add", ANALYZE_FAM_ELEMENTWISE, "aten::add_"},
-    {F_PREFIX, "aten::sub", ANALYZE_FAM_ELEMENTWISE, "aten::sub"},
-    {F_PREFIX, "aten::mul", ANALYZE_FAM_ELEMENTWISE, "aten::mul"},
-    {F_PREFIX, "aten::div", ANALYZE_FAM_ELEMENTWISE, "aten::div_"},
-    {F_PREFIX, "aten::relu", ANALYZE_FAM_ELEMENTWISE, "aten::relu"},
-    {F_PREFIX, "aten::threshold", ANALYZE_FAM_ELEMENTWISE, "aten::threshold_backward"},
-    {F_PREFIX, "aten::clamp", ANALYZE_FAM_ELEMENTWISE, "aten::clamp_min"},
-    {F_PREFIX, "aten::gelu", ANALYZE_FAM_ELEMENTWISE, "aten::gelu_backward"},
-    {F_PREFIX, "aten::silu", ANALYZE_FAM_ELEMENTWISE, "aten::silu"},
-    {F_PREFIX, "aten::sigmoid", ANALYZE_FAM_ELEMENTWISE, "aten::sigmoid"},
-    {F_PREFIX, "aten::tanh", ANALYZE_FAM_ELEMENTWISE, "aten::tanh"},
-    {F_PREFIX, "aten::exp", ANALYZE_FAM_ELEMENTWISE, "aten::exp"},
-    {F_PREFIX, "aten::log", ANALYZE_FAM_ELEMENTWISE, "aten::log"},
-    {F_PREFIX, "aten::pow", ANALYZE_FAM_ELEMENTWISE, "aten::pow"},
-    {F_PREFIX, "aten::sqrt", ANALYZE_FAM_ELEMENTWISE, "aten::sqrt"},
-    {F_PREFIX, "aten::rsqrt", ANALYZE_FAM_ELEMENTWISE, "aten::rsqrt"},
-    {F_PREFIX, "aten::neg", ANALYZE_FAM_ELEMENTWISE, "aten::neg"},
-    {F_PREFIX, "aten::where", ANALYZE_FAM_ELEMENTWISE, "aten::where"},
-    {F_PREFIX, "aten::fill_", ANALYZE_FAM_ELEMENTWISE, "aten::fill_"},
-    {F_PREFIX, "aten::zero_", ANALYZE_FAM_ELEMENTWISE, "aten::zero_"},
-    {F_PREFIX, "aten::dropout", ANALYZE_FAM_ELEMENTWISE, "aten::dropout"},
-    {F_PREFIX, "aten::lerp", ANALYZE_FAM_ELEMENTWISE, "aten::lerp_"},
+    {F_OP, "aten::embedding", ANALYZE_FAM_EMBEDDING, "aten::embedding"},
+    {F_OP, "aten::index_select", ANALYZE_FAM_EMBEDDING, "aten::index_select"},
+    {F_OP, "aten::copy_", ANALYZE_FAM_COPY, "aten::copy_"},
+    {F_OP, "aten::to", ANALYZE_FAM_COPY, "aten::to"},
+    {F_OP, "aten::_to_copy", ANALYZE_FAM_COPY, "aten::_to_copy"},
+    {F_OP, "aten::clone", ANALYZE_FAM_COPY, "aten::clone"},
+    {F_OP, "aten::contiguous", ANALYZE_FAM_COPY, "aten::contiguous"},
+    {F_OP, "aten::cat", ANALYZE_FAM_COPY, "aten::cat"},
+    {F_OP, "aten::stack", ANALYZE_FAM_COPY, "aten::stack"},
+    {F_OP, "aten::_cat", ANALYZE_FAM_COPY, "aten::_cat"},
+    {F_OP, "aten::add", ANALYZE_FAM_ELEMENTWISE, "aten::add_"},
+    {F_OP, "aten::addcmul", ANALYZE_FAM_ELEMENTWISE, "aten::addcmul_"},
+    {F_OP, "aten::addcdiv", ANALYZE_FAM_ELEMENTWISE, "aten::addcdiv_"},
+    {F_OP, "aten::sub", ANALYZE_FAM_ELEMENTWISE, "aten::sub"},
+    {F_OP, "aten::mul", ANALYZE_FAM_ELEMENTWISE, "aten::mul"},
+    {F_OP, "aten::div", ANALYZE_FAM_ELEMENTWISE, "aten::div_"},
+    {F_OP, "aten::relu", ANALYZE_FAM_ELEMENTWISE, "aten::relu"},
+    {F_OP, "aten::threshold", ANALYZE_FAM_ELEMENTWISE, "aten::threshold_backward"},
+    {F_OP, "aten::clamp", ANALYZE_FAM_ELEMENTWISE, "aten::clamp_min"},
+    {F_OP, "aten::gelu", ANALYZE_FAM_ELEMENTWISE, "aten::gelu_backward"},
+    {F_OP, "aten::silu", ANALYZE_FAM_ELEMENTWISE, "aten::silu"},
+    {F_OP, "aten::sigmoid", ANALYZE_FAM_ELEMENTWISE, "aten::sigmoid"},
+    {F_OP, "aten::tanh", ANALYZE_FAM_ELEMENTWISE, "aten::tanh"},
+    {F_OP, "aten::exp", ANALYZE_FAM_ELEMENTWISE, "aten::exp"},
+    {F_OP, "aten::log", ANALYZE_FAM_ELEMENTWISE, "aten::log"},
+    {F_OP, "aten::pow", ANALYZE_FAM_ELEMENTWISE, "aten::pow"},
+    {F_OP, "aten::sqrt", ANALYZE_FAM_ELEMENTWISE, "aten::sqrt"},
+    {F_OP, "aten::rsqrt", ANALYZE_FAM_ELEMENTWISE, "aten::rsqrt"},
+    {F_OP, "aten::neg", ANALYZE_FAM_ELEMENTWISE, "aten::neg"},
+    {F_OP, "aten::where", ANALYZE_FAM_ELEMENTWISE, "aten::where"},
+    {F_OP, "aten::fill_", ANALYZE_FAM_ELEMENTWISE, "aten::fill_"},
+    {F_OP, "aten::zero_", ANALYZE_FAM_ELEMENTWISE, "aten::zero_"},
+    {F_OP, "aten::dropout", ANALYZE_FAM_ELEMENTWISE, "aten::dropout"},
+    {F_OP, "aten::lerp", ANALYZE_FAM_ELEMENTWISE, "aten::lerp_"},
     /* last: a backward region by its name, once the ops' own rows had their say */
     {F_NAME, "backward", ANALYZE_FAM_AUTOGRAD, "## backward ##"},
 };
@@ -461,6 +468,11 @@ static int host_matches(const struct host_rule *r, const char *name, size_t len,
 	case F_CAT: return cat && strcmp(cat, r->pattern) == 0;
 	case F_NAME: return ci_contains(name, len, r->pattern);
 	case F_PREFIX: return ci_prefix(name, len, r->pattern);
+	case F_OP: {
+		size_t n = strlen(r->pattern);
+		return ci_prefix(name, len, r->pattern) &&
+		       (len == n || name[n] == '_' || (name[n] >= '0' && name[n] <= '9'));
+	}
 	default: return 0;
 	}
 }

@@ -65,6 +65,9 @@ static void merge_steps(struct summary *out, const struct summary *in, uint32_t 
 				st->host_us = src->host_us;
 			d0 += in[i].n_devices;
 		}
+		/* host steps: the step is its longest marker, as summarize makes it */
+		if (summary_host_basis(&in[0]))
+			st->us = st->host_us;
 	}
 	free(ids);
 }
@@ -205,8 +208,11 @@ static void merge_shape(const struct sum_shape *sh, size_t at, int root, struct 
 	}
 	if (root)
 		return;
+	/* an object of its own (host) takes its first-input fields from the
+	 * first input; one spread over struct summary's own fields (at 0) has
+	 * them set by summary_merge_named */
 	for (uint32_t k = 0; k < n; k++)
-		merge_record(sh, (char *)out + at, (const char *)&in[k] + at, 0);
+		merge_record(sh, (char *)out + at, (const char *)&in[k] + at, k == 0 && at != 0);
 }
 
 static void merge_lists(struct summary *out, const struct summary *in, uint32_t n)
