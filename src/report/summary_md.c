@@ -306,13 +306,14 @@ static const struct sum_candidate *find_candidate(const struct summary *s, const
 	return NULL;
 }
 
-/* A share of the step thread's wall, or a dash when there is no wall. */
+/* A share of the step thread's wall as a table cell; no cell when there is
+ * no wall (no host step markers), as the header has no column then. */
 static void wall_share(struct pg_buf *b, const struct sum_host *h, double us)
 {
-	if (h->wall_us_per_step > 0)
-		pct(b, us / h->wall_us_per_step);
-	else
-		pg_buf_adds(b, "–");
+	if (h->wall_us_per_step <= 0)
+		return;
+	pct(b, us / h->wall_us_per_step);
+	pg_buf_adds(b, " | ");
 }
 
 /* The step thread's split: what the shares below are of. */
@@ -358,11 +359,14 @@ static void host_split(const struct summary *s, struct pg_buf *b)
 static void host_families_ops(const struct summary *s, struct pg_buf *b)
 {
 	const struct sum_host *h = &s->host;
+	int walled = h->wall_us_per_step > 0;
+	const char *share = walled ? " share of step thread |" : "";
+	const char *align = walled ? "---:|" : "";
 
 	if (h->n_families) {
 		uint32_t n = h->n_families < 10 ? h->n_families : 10;
-		pg_buf_adds(b, "| host family | per step | share of step thread | count per step "
-			       "|\n|---|---:|---:|---:|\n");
+		pg_buf_addf(b, "| host family | per step |%s count per step |\n|---|---:|%s---:|\n",
+			    share, align);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_family *f = &h->families[i];
 			pg_buf_adds(b, "| ");
@@ -371,19 +375,19 @@ static void host_families_ops(const struct summary *s, struct pg_buf *b)
 			report_time(b, f->us_per_step);
 			pg_buf_adds(b, " | ");
 			wall_share(b, h, f->us_per_step);
-			pg_buf_addf(b, " | %.1f |\n", f->count_per_step);
+			pg_buf_addf(b, "%.1f |\n", f->count_per_step);
 		}
 		if (n < h->n_families)
-			pg_buf_addf(b, "| … %u more | | | |\n", h->n_families - n);
+			pg_buf_addf(b, "| … %u more | |%s |\n", h->n_families - n,
+				    walled ? " |" : "");
 		pg_buf_adds(b, "\n");
 	}
 	if (h->n_ops) {
 		uint32_t n = h->n_ops < 10 ? h->n_ops : 10;
-		pg_buf_addf(
-		    b,
-		    "| host op (%u of %u) | family | self per step | share of step thread | "
-		    "count per step |\n|---|---|---:|---:|---:|\n",
-		    n, h->n_ops);
+		pg_buf_addf(b,
+			    "| host op (%u of %u) | family | self per step |%s count per step |\n"
+			    "|---|---|---:|%s---:|\n",
+			    n, h->n_ops, share, align);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &h->ops[i];
 			pg_buf_adds(b, "| ");
@@ -394,11 +398,11 @@ static void host_families_ops(const struct summary *s, struct pg_buf *b)
 			report_time(b, o->self_us_per_step);
 			pg_buf_adds(b, " | ");
 			wall_share(b, h, o->self_us_per_step);
-			pg_buf_addf(b, " | %.1f |\n", o->count_per_step);
+			pg_buf_addf(b, "%.1f |\n", o->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
 	}
-	if (h->n_families || h->n_ops)
+	if (walled && (h->n_families || h->n_ops))
 		pg_buf_adds(b,
 			    "Times are self time on every host thread, so the shares can add past "
 			    "100% when other threads work beside the step thread.\n\n");
@@ -423,9 +427,12 @@ static void host_data_loading(const struct summary *s, struct pg_buf *b)
 	pg_buf_adds(b, "Data loading: ");
 	if (f) {
 		report_time(b, f->us_per_step);
-		pg_buf_adds(b, " per step (");
-		wall_share(b, h, f->us_per_step);
-		pg_buf_adds(b, " of the step thread)");
+		pg_buf_adds(b, " per step");
+		if (h->wall_us_per_step > 0) {
+			pg_buf_adds(b, " (");
+			pct(b, f->us_per_step / h->wall_us_per_step);
+			pg_buf_adds(b, " of the step thread)");
+		}
 	} else {
 		pg_buf_adds(b, "no data-loading events");
 	}

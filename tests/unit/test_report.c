@@ -264,6 +264,20 @@ static void test_host_section(void **state)
 	assert_non_null(strstr(md.ptr, "| `worker <b>\\|1</b>` | data-loader | 4.00 ms | 30.0 |"));
 	assert_null(strstr(md.ptr, "@everyone|"));
 
+	/* without step markers there is no wall: no share column, no note */
+	free(s.host.window);
+	s.host.window = pg_xstrdup("capture");
+	s.host.wall_us_per_step = s.host.busy_us_per_step = s.host.idle_us_per_step = -1;
+	s.host.busy_share = -1;
+	pg_buf_reset(&md);
+	report_summary_md(&s, &md);
+	assert_non_null(strstr(md.ptr, "No host step markers"));
+	assert_non_null(strstr(md.ptr, "| matmul | 12.00 ms | 11.0 |"));
+	assert_non_null(strstr(md.ptr, "| `aten::mm` | matmul | 12.00 ms | 5.0 |"));
+	assert_non_null(strstr(md.ptr, "Data loading: 2.00 ms per step; 1 data-loader thread"));
+	assert_null(strstr(md.ptr, "share of step thread"));
+	assert_null(strstr(md.ptr, "past 100%"));
+
 	/* without a host view the section is gone, and only it */
 	free(s.host.window);
 	s.host.window = NULL;
