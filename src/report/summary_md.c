@@ -190,6 +190,18 @@ static void devices(const struct summary *s, struct pg_buf *b)
 	pg_buf_adds(b, "\n");
 }
 
+/* An op row's first cells: name, family, self time per step. */
+static void op_cells(struct pg_buf *b, const struct sum_op *o)
+{
+	pg_buf_adds(b, "| ");
+	report_code(b, o->name, NAME_MAX_BYTES);
+	pg_buf_adds(b, " | ");
+	report_text(b, o->family, 60);
+	pg_buf_adds(b, " | ");
+	report_time(b, o->self_us_per_step);
+	pg_buf_adds(b, " | ");
+}
+
 static void families_ops(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_families) {
@@ -219,13 +231,7 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			    n, s->n_ops);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &s->ops[i];
-			pg_buf_adds(b, "| ");
-			report_code(b, o->name, NAME_MAX_BYTES);
-			pg_buf_adds(b, " | ");
-			report_text(b, o->family, 60);
-			pg_buf_adds(b, " | ");
-			report_time(b, o->self_us_per_step);
-			pg_buf_adds(b, " | ");
+			op_cells(b, o);
 			report_time(b, o->total_us_per_step);
 			pg_buf_addf(b, " | %.1f |\n", o->count_per_step);
 		}
@@ -390,13 +396,7 @@ static void host_families_ops(const struct summary *s, struct pg_buf *b)
 			    n, h->n_ops, share, align);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &h->ops[i];
-			pg_buf_adds(b, "| ");
-			report_code(b, o->name, NAME_MAX_BYTES);
-			pg_buf_adds(b, " | ");
-			report_text(b, o->family, 60);
-			pg_buf_adds(b, " | ");
-			report_time(b, o->self_us_per_step);
-			pg_buf_adds(b, " | ");
+			op_cells(b, o);
 			wall_share(b, h, o->self_us_per_step);
 			pg_buf_addf(b, "%.1f |\n", o->count_per_step);
 		}
