@@ -842,10 +842,14 @@ static void run_context(struct pg_buf *b, const char *side, const char *path, co
 		report_code(b, sha, 12);
 	}
 	if (s) {
-		pg_buf_addf(b, "; %u steady step%s of %u captured, %u device%s", s->steady.count,
-			    s->steady.count == 1 ? "" : "s", s->steps_captured, s->device_count,
-			    s->device_count == 1 ? "" : "s");
-		if (s->device_kind) {
+		pg_buf_addf(b, "; %u steady step%s of %u captured, ", s->steady.count,
+			    s->steady.count == 1 ? "" : "s", s->steps_captured);
+		if (report_host_profile(s))
+			pg_buf_adds(b, "a host profile (CPU)");
+		else
+			pg_buf_addf(b, "%u device%s", s->device_count,
+				    s->device_count == 1 ? "" : "s");
+		if (s->device_kind && !report_host_profile(s)) {
 			pg_buf_adds(b, " (");
 			report_text(b, s->device_kind, 60);
 			pg_buf_adds(b, ")");

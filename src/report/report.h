@@ -35,6 +35,10 @@ void report_text(struct pg_buf *b, const char *s, size_t max);
  * entity, '%%' comment, backtick or newline can end the label or the code
  * block; cut to max bytes on a UTF-8 boundary. */
 void report_mermaid(struct pg_buf *b, const char *s, size_t max);
+/* A summary whose steps, ops and families are the host's (basis
+ * profgate.host/1, no devices): reports call it a host profile (CPU) rather
+ * than count its 0 devices. */
+int report_host_profile(const struct summary *s);
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
 

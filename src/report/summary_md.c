@@ -23,6 +23,11 @@ static void pct(struct pg_buf *b, double share)
 	pg_buf_addf(b, "%.1f%%", 100 * share);
 }
 
+int report_host_profile(const struct summary *s)
+{
+	return summary_host_basis(s) && !s->device_count;
+}
+
 static void headline(const struct summary *s, struct pg_buf *b)
 {
 	pg_buf_adds(b, "# profgate report\n\n");
@@ -39,6 +44,11 @@ static void headline(const struct summary *s, struct pg_buf *b)
 	} else {
 		pg_buf_adds(
 		    b, "**No steps found**: numbers below are over the whole capture, per device");
+	}
+	if (report_host_profile(s)) {
+		pg_buf_adds(b, " in a host profile (CPU): no device work, so the steps, ops and "
+			       "families are the host's.\n\n");
+		return;
 	}
 	pg_buf_addf(b, " on %u device%s", s->device_count, s->device_count == 1 ? "" : "s");
 	if (s->device_kind) {
@@ -70,8 +80,11 @@ static void identity(const struct summary *s, struct pg_buf *b)
 		report_text(b, s->framework_version, 60);
 		pg_buf_adds(b, ")");
 	}
-	pg_buf_addf(b, " |\n| devices | %u", s->device_count);
-	if (s->device_kind) {
+	if (report_host_profile(s))
+		pg_buf_adds(b, " |\n| devices | none: a host profile (CPU)");
+	else
+		pg_buf_addf(b, " |\n| devices | %u", s->device_count);
+	if (s->device_kind && !report_host_profile(s)) {
 		pg_buf_adds(b, " × ");
 		report_text(b, s->device_kind, NAME_MAX_BYTES);
 	}
@@ -177,6 +190,18 @@ static void devices(const struct summary *s, struct pg_buf *b)
 	pg_buf_adds(b, "\n");
 }
 
+/* An op row's first cells: name, family, self time per step. */
+static void op_cells(struct pg_buf *b, const struct sum_op *o)
+{
+	pg_buf_adds(b, "| ");
+	report_code(b, o->name, NAME_MAX_BYTES);
+	pg_buf_adds(b, " | ");
+	report_text(b, o->family, 60);
+	pg_buf_adds(b, " | ");
+	report_time(b, o->self_us_per_step);
+	pg_buf_adds(b, " | ");
+}
+
 static void families_ops(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_families) {
@@ -206,13 +231,7 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			    n, s->n_ops);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &s->ops[i];
-			pg_buf_adds(b, "| ");
-			report_code(b, o->name, NAME_MAX_BYTES);
-			pg_buf_adds(b, " | ");
-			report_text(b, o->family, 60);
-			pg_buf_adds(b, " | ");
-			report_time(b, o->self_us_per_step);
-			pg_buf_adds(b, " | ");
+			op_cells(b, o);
 			report_time(b, o->total_us_per_step);
 			pg_buf_addf(b, " | %.1f |\n", o->count_per_step);
 		}
@@ -285,6 +304,190 @@ static void gaps_regions(const struct summary *s, struct pg_buf *b)
 	}
 }
 
+static const struct sum_candidate *find_candidate(const struct summary *s, const char *id)
+{
+	for (uint32_t i = 0; i < s->n_candidates; i++)
+		if (s->candidates[i].id && strcmp(s->candidates[i].id, id) == 0)
+			return &s->candidates[i];
+	return NULL;
+}
+
+/* A share of the step thread's wall as a table cell; no cell when there is
+ * no wall (no host step markers), as the header has no column then. */
+static void wall_share(struct pg_buf *b, const struct sum_host *h, double us)
+{
+	if (h->wall_us_per_step <= 0)
+		return;
+	pct(b, us / h->wall_us_per_step);
+	pg_buf_adds(b, " | ");
+}
+
+/* The step thread's split: what the shares below are of. */
+static void host_split(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_host *h = &s->host;
+
+	if (h->wall_us_per_step < 0) {
+		pg_buf_adds(b,
+			    "No host step markers: the host view covers the whole capture and has "
+			    "no step thread, so no wall, busy or idle time. Per step: Python "
+			    "frames ");
+		report_time(b, h->python_us_per_step);
+		pg_buf_adds(b, ", launch calls ");
+		report_time(b, h->launch_us_per_step);
+		pg_buf_adds(b, ".\n\n");
+		return;
+	}
+	pg_buf_adds(b, "Per steady step of the step thread (the thread with the step markers");
+	if (h->step_threads > 1)
+		pg_buf_addf(b, "; %u of them, one per process, numbers per thread",
+			    h->step_threads);
+	pg_buf_adds(b, ")");
+	if (h->step_median_us >= 0) {
+		pg_buf_adds(b, "; the median step marker spans ");
+		report_time(b, h->step_median_us);
+	}
+	pg_buf_adds(b, ":\n\n| wall | busy | idle | busy share | Python frames | launch calls "
+		       "|\n|---:|---:|---:|---:|---:|---:|\n| ");
+	const double v[] = {h->wall_us_per_step, h->busy_us_per_step, h->idle_us_per_step};
+	for (size_t i = 0; i < PG_ARRAY_LEN(v); i++) {
+		report_time(b, v[i]);
+		pg_buf_adds(b, " | ");
+	}
+	pct(b, h->busy_share);
+	pg_buf_adds(b, " | ");
+	report_time(b, h->python_us_per_step);
+	pg_buf_adds(b, " | ");
+	report_time(b, h->launch_us_per_step);
+	pg_buf_adds(b, " |\n\n");
+}
+
+static void host_families_ops(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_host *h = &s->host;
+	int walled = h->wall_us_per_step > 0;
+	const char *share = walled ? " share of step thread |" : "";
+	const char *align = walled ? "---:|" : "";
+
+	if (h->n_families) {
+		uint32_t n = h->n_families < 10 ? h->n_families : 10;
+		pg_buf_addf(b, "| host family | per step |%s count per step |\n|---|---:|%s---:|\n",
+			    share, align);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sum_family *f = &h->families[i];
+			pg_buf_adds(b, "| ");
+			report_text(b, f->family, 60);
+			pg_buf_adds(b, " | ");
+			report_time(b, f->us_per_step);
+			pg_buf_adds(b, " | ");
+			wall_share(b, h, f->us_per_step);
+			pg_buf_addf(b, "%.1f |\n", f->count_per_step);
+		}
+		if (n < h->n_families)
+			pg_buf_addf(b, "| … %u more | |%s |\n", h->n_families - n,
+				    walled ? " |" : "");
+		pg_buf_adds(b, "\n");
+	}
+	if (h->n_ops) {
+		uint32_t n = h->n_ops < 10 ? h->n_ops : 10;
+		pg_buf_addf(b,
+			    "| host op (%u of %u) | family | self per step |%s count per step |\n"
+			    "|---|---|---:|%s---:|\n",
+			    n, h->n_ops, share, align);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sum_op *o = &h->ops[i];
+			op_cells(b, o);
+			wall_share(b, h, o->self_us_per_step);
+			pg_buf_addf(b, "%.1f |\n", o->count_per_step);
+		}
+		pg_buf_adds(b, "\n");
+	}
+	if (walled && (h->n_families || h->n_ops))
+		pg_buf_adds(b,
+			    "Times are self time on every host thread, so the shares can add past "
+			    "100% when other threads work beside the step thread.\n\n");
+}
+
+/* The data-loading family and the threads whose time is mostly data loading. */
+static void host_data_loading(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_host *h = &s->host;
+	const struct sum_family *f = NULL;
+	uint32_t loaders = 0;
+	double loader_us = 0;
+
+	for (uint32_t i = 0; i < h->n_families; i++)
+		if (h->families[i].family && strcmp(h->families[i].family, "data-loading") == 0)
+			f = &h->families[i];
+	for (uint32_t i = 0; i < h->n_threads; i++)
+		if (h->threads[i].role && strcmp(h->threads[i].role, "data-loader") == 0) {
+			loaders++;
+			loader_us += h->threads[i].busy_us_per_step;
+		}
+	pg_buf_adds(b, "Data loading: ");
+	if (f) {
+		report_time(b, f->us_per_step);
+		pg_buf_adds(b, " per step");
+		if (h->wall_us_per_step > 0) {
+			pg_buf_adds(b, " (");
+			pct(b, f->us_per_step / h->wall_us_per_step);
+			pg_buf_adds(b, " of the step thread)");
+		}
+	} else {
+		pg_buf_adds(b, "no data-loading events");
+	}
+	if (loaders) {
+		pg_buf_addf(b, "; %u data-loader thread%s busy ", loaders, loaders == 1 ? "" : "s");
+		report_time(b, loader_us);
+		pg_buf_adds(b, " per step");
+	} else {
+		pg_buf_adds(b, "; no data-loader threads");
+	}
+	pg_buf_adds(b, ".\n\n");
+}
+
+static void host_threads(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_host *h = &s->host;
+
+	if (!h->n_threads)
+		return;
+	uint32_t n = h->n_threads < 8 ? h->n_threads : 8;
+	pg_buf_adds(b,
+		    "| thread | role | busy per step | events per step |\n|---|---|---:|---:|\n");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sum_thread *t = &h->threads[i];
+		pg_buf_adds(b, "| ");
+		report_code(b, t->name, NAME_MAX_BYTES);
+		pg_buf_adds(b, " | ");
+		report_text(b, t->role ? t->role : "other", 40);
+		pg_buf_adds(b, " | ");
+		report_time(b, t->busy_us_per_step);
+		pg_buf_addf(b, " | %.1f |\n", t->count_per_step);
+	}
+	if (n < h->n_threads)
+		pg_buf_addf(b, "| … %u more threads | | | |\n", h->n_threads - n);
+	pg_buf_adds(b, "\n");
+}
+
+/* host.*: what the host threads did in the steady steps. */
+static void host(const struct summary *s, struct pg_buf *b)
+{
+	if (!s->host.window)
+		return;
+	pg_buf_adds(b, "## Host\n\n");
+	const struct sum_candidate *c = find_candidate(s, "host-bound");
+	if (c) {
+		pg_buf_adds(b, "**Host-bound**: ");
+		report_text(b, c->evidence, 400);
+		pg_buf_adds(b, "\n\n");
+	}
+	host_split(s, b);
+	host_families_ops(s, b);
+	host_data_loading(s, b);
+	host_threads(s, b);
+}
+
 static void candidates_quality(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_candidates) {
@@ -320,6 +523,7 @@ void report_summary_md(const struct summary *s, struct pg_buf *out)
 	families_ops(s, out);
 	collectives(s, out);
 	gaps_regions(s, out);
+	host(s, out);
 	candidates_quality(s, out);
 	pg_buf_adds(out, "<sub>profgate ");
 	report_text(out, s->profgate_version, 40);

@@ -139,6 +139,9 @@ static void test_round_trip_and_report(void **state)
 		raw++;
 	assert_true(spans > 0);
 	assert_int_equal(spans, raw);
+	/* no host threads, so no host view and no Host section */
+	assert_null(r.host.window);
+	assert_null(strstr(md.ptr, "## Host"));
 
 	/* the reader refuses a wrong schema and a bad type, naming file and key */
 	const char *bad1 = "{\"schema\": \"profile_summary.v2\"}";
@@ -159,6 +162,132 @@ static void test_round_trip_and_report(void **state)
 	pg_buf_release(&b2);
 	pg_buf_release(&md);
 	trace_release(&t);
+}
+
+/* A host profile made by hand: one step thread, a data-loader thread with a
+ * hostile name, a hostile op, and the host-bound finding. */
+static void host_summary(struct summary *s)
+{
+	struct sum_host *h = &s->host;
+
+	summary_init(s);
+	s->profgate_version = pg_xstrdup("test");
+	s->basis = pg_xstrdup(SUMMARY_BASIS_HOST);
+	s->device_kind = pg_xstrdup("cpu");
+	s->steps_source = pg_xstrdup("profiler-step");
+	s->host_count = 1;
+	s->steps_captured = 25;
+	s->steady.count = 25;
+	s->steady.median_us = 20500;
+	s->steady.p90_us = 21000;
+	h->window = pg_xstrdup("steps");
+	h->step_threads = 1;
+	h->step_median_us = 20500;
+	h->wall_us_per_step = 20000;
+	h->busy_us_per_step = 15000;
+	h->idle_us_per_step = 5000;
+	h->busy_share = 0.75;
+	h->python_us_per_step = 1000;
+	h->launch_us_per_step = 0;
+	h->n_families = 2;
+	h->families = pg_xcalloc(2, sizeof(*h->families));
+	h->families[0] = (struct sum_family){.family = pg_xstrdup("matmul"),
+					     .category = pg_xstrdup("host"),
+					     .count_per_step = 11,
+					     .us_per_step = 12000,
+					     .share = 0.6};
+	h->families[1] = (struct sum_family){.family = pg_xstrdup("data-loading"),
+					     .category = pg_xstrdup("host"),
+					     .count_per_step = 1,
+					     .us_per_step = 2000,
+					     .share = 0.1};
+	h->n_ops = 2;
+	h->ops = pg_xcalloc(2, sizeof(*h->ops));
+	h->ops[0] = (struct sum_op){.name = pg_xstrdup("aten::mm"),
+				    .family = pg_xstrdup("matmul"),
+				    .category = pg_xstrdup("host"),
+				    .count_per_step = 5,
+				    .self_us_per_step = 12000,
+				    .total_us_per_step = 12000};
+	h->ops[1] = (struct sum_op){.name = pg_xstrdup("@everyone|op`"),
+				    .family = pg_xstrdup("other"),
+				    .category = pg_xstrdup("host"),
+				    .count_per_step = 2,
+				    .self_us_per_step = 3000,
+				    .total_us_per_step = 3000};
+	h->n_threads = 2;
+	h->threads = pg_xcalloc(2, sizeof(*h->threads));
+	h->threads[0] = (struct sum_thread){.name = pg_xstrdup("tid 1"),
+					    .role = pg_xstrdup("step"),
+					    .busy_us_per_step = 15000,
+					    .count_per_step = 400};
+	h->threads[1] = (struct sum_thread){.name = pg_xstrdup("worker <b>|1</b>"),
+					    .role = pg_xstrdup("data-loader"),
+					    .busy_us_per_step = 4000,
+					    .count_per_step = 30};
+	s->n_candidates = 1;
+	s->candidates = pg_xcalloc(1, sizeof(*s->candidates));
+	s->candidates[0] = (struct sum_candidate){pg_xstrdup("host-bound"),
+						  pg_xstrdup("Launch less from the host"),
+						  pg_xstrdup("launches cost @team 80%")};
+}
+
+/* The Host section carries the host view's numbers, escaped names and the
+ * host-bound finding; a host profile is not "0 devices"; no host view, no
+ * section. */
+static void test_host_section(void **state)
+{
+	struct summary s;
+	struct pg_buf md = PG_BUF_INIT;
+	(void)state;
+
+	host_summary(&s);
+	report_summary_md(&s, &md);
+	assert_non_null(strstr(md.ptr, "steps from `profiler-step`) in a host profile (CPU)"));
+	assert_non_null(strstr(md.ptr, "| devices | none: a host profile (CPU) |"));
+	assert_null(strstr(md.ptr, "0 devices"));
+	assert_null(strstr(md.ptr, "0 × cpu"));
+	assert_non_null(
+	    strstr(md.ptr, "## Host\n\n**Host-bound**: launches cost @\xe2\x80\x8dteam 80%"));
+	assert_non_null(strstr(md.ptr, "the median step marker spans 20.50 ms:"));
+	assert_non_null(
+	    strstr(md.ptr, "| 20.00 ms | 15.00 ms | 5.00 ms | 75.0% | 1.00 ms | 0.0 us |"));
+	assert_non_null(strstr(md.ptr, "| matmul | 12.00 ms | 60.0% | 11.0 |\n"
+				       "| data-loading | 2.00 ms | 10.0% | 1.0 |\n"));
+	assert_non_null(strstr(md.ptr, "| host op (2 of 2) |"));
+	assert_non_null(strstr(md.ptr, "| `aten::mm` | matmul | 12.00 ms | 60.0% | 5.0 |"));
+	assert_non_null(strstr(md.ptr, "| `@everyone\\|op'` | other | 3.00 ms | 15.0% | 2.0 |"));
+	assert_non_null(strstr(md.ptr, "can add past 100%"));
+	assert_non_null(strstr(md.ptr, "Data loading: 2.00 ms per step (10.0% of the step thread); "
+				       "1 data-loader thread busy 4.00 ms per step."));
+	assert_non_null(strstr(md.ptr, "| `tid 1` | step | 15.00 ms | 400.0 |"));
+	assert_non_null(strstr(md.ptr, "| `worker <b>\\|1</b>` | data-loader | 4.00 ms | 30.0 |"));
+	assert_null(strstr(md.ptr, "@everyone|"));
+
+	/* without step markers there is no wall: no share column, no note */
+	free(s.host.window);
+	s.host.window = pg_xstrdup("capture");
+	s.host.wall_us_per_step = s.host.busy_us_per_step = s.host.idle_us_per_step = -1;
+	s.host.busy_share = -1;
+	pg_buf_reset(&md);
+	report_summary_md(&s, &md);
+	assert_non_null(strstr(md.ptr, "No host step markers"));
+	assert_non_null(strstr(md.ptr, "| matmul | 12.00 ms | 11.0 |"));
+	assert_non_null(strstr(md.ptr, "| `aten::mm` | matmul | 12.00 ms | 5.0 |"));
+	assert_non_null(strstr(md.ptr, "Data loading: 2.00 ms per step; 1 data-loader thread"));
+	assert_null(strstr(md.ptr, "share of step thread"));
+	assert_null(strstr(md.ptr, "past 100%"));
+
+	/* without a host view the section is gone, and only it */
+	free(s.host.window);
+	s.host.window = NULL;
+	pg_buf_reset(&md);
+	report_summary_md(&s, &md);
+	assert_null(strstr(md.ptr, "## Host"));
+	assert_null(strstr(md.ptr, "Data loading"));
+	assert_non_null(strstr(md.ptr, "## What to try next"));
+	summary_release(&s);
+	pg_buf_release(&md);
 }
 
 /* ---- the comparison report ---- */
@@ -706,6 +835,7 @@ int main(void)
 	    cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_time),
 	    cmocka_unit_test(test_round_trip_and_report),
+	    cmocka_unit_test(test_host_section),
 	    cmocka_unit_test(test_compare_fail),
 	    cmocka_unit_test(test_compare_incomparable),
 	    cmocka_unit_test(test_compare_no_step),

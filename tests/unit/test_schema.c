@@ -39,6 +39,7 @@ static const char *written(const struct sum_field *f)
 	    [SUM_W_US] = "3 decimals",
 	    [SUM_W_US_OPT] = "3 decimals, null when not known",
 	    [SUM_W_SHARE] = "4 decimals",
+	    [SUM_W_SHARE_OPT] = "4 decimals, null when not defined",
 	    [SUM_W_FIX3] = "3 decimals",
 	    [SUM_W_FIX0] = "whole",
 	    [SUM_W_SIZED] = "whole, null when not known",
