@@ -509,6 +509,11 @@ static char *list_record(struct summary *s, const struct sum_field *lf, char *na
 	*(char **)(void *)(rec + key->off) = name;
 	const char *lv = like ? *(char *const *)(const void *)((const char *)like + lf->off) : NULL;
 	uint32_t ln = like ? *(const uint32_t *)(const void *)((const char *)like + lf->n_off) : 0;
+	/* a host profile's families and ops are its host lists */
+	if (like && ln == 0 && strcmp(lf->key, "families") == 0)
+		lv = (const char *)summary_step_families(like, &ln);
+	else if (like && ln == 0 && strcmp(lf->key, "ops") == 0)
+		lv = (const char *)summary_step_ops(like, &ln);
 	for (uint32_t i = 0; i < ln; i++, lv += sh->size) {
 		if (strcmp(*(char *const *)(const void *)(lv + key->off), name) != 0)
 			continue;
