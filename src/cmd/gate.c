@@ -396,7 +396,8 @@ static int gate_comment(const struct pg_buf *md, int mode, int quiet)
 int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
-	struct cmd_gate_job job;
+	char *ref;
+	uint32_t window;
 	int n_pos, threads = 0, rc, stop;
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_NEVER;
@@ -441,38 +442,40 @@ int cmd_gate(int argc, char **argv)
 		pg_error_set(PG_EUSAGE, "gate: --pr '%s' is not a pull request number", opt_pr);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	memset(&job, 0, sizeof(job));
-	rc = cmd_history_spec(opt_baseline, &job.baseline_ref, &job.baseline_n);
+	rc = cmd_history_spec(opt_baseline, &ref, &window);
 	if (rc < 0)
 		return cmd_error(PG_EXIT_USAGE);
 	if (rc == 1 && !opt_history) {
-		free(job.baseline_ref);
+		free(ref);
 		pg_error_set(PG_EUSAGE,
 			     "gate: --baseline %s reads the history: give --history "
 			     "URL_OR_PATH",
 			     opt_baseline);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	job.baseline_history = rc == 1;
-	job.cmd = "gate";
-	job.baseline = opt_baseline;
-	job.candidate = opt_candidate;
-	job.thresholds = opt_thresholds;
-	job.label = opt_label;
-	job.json_out = opt_json;
-	job.report_out = opt_report;
-	job.threads = threads;
-	job.verdict_exit = 1;
-	job.history = opt_history;
-	job.history_branch = opt_history_branch;
-	job.history_required = opt_history_required;
-	job.kind = opt_kind;
-	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
-		    (opt_report && strcmp(opt_report, "-") == 0);
-	if (opt_comment)
-		job.keep_md = &md;
+	const struct cmd_gate_job job = {
+	    .cmd = "gate",
+	    .baseline = opt_baseline,
+	    .candidate = opt_candidate,
+	    .thresholds = opt_thresholds,
+	    .label = opt_label,
+	    .json_out = opt_json,
+	    .report_out = opt_report,
+	    .threads = threads,
+	    .verdict_exit = 1,
+	    .quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
+		     (opt_report && strcmp(opt_report, "-") == 0),
+	    .history = opt_history,
+	    .history_branch = opt_history_branch,
+	    .kind = opt_kind,
+	    .history_required = opt_history_required,
+	    .baseline_history = rc == 1,
+	    .baseline_ref = ref,
+	    .baseline_n = window,
+	    .keep_md = opt_comment ? &md : NULL,
+	};
 	rc = cmd_gate_run(&job);
-	free(job.baseline_ref);
+	free(ref);
 	if (opt_comment && rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
 		/* a comment asked for and not delivered outranks the verdict's code */
 		int c = gate_comment(&md, (int)mode, job.quiet);
