@@ -296,6 +296,15 @@ static void gaps_regions(const struct summary *s, struct pg_buf *b)
 	}
 }
 
+/* The rest of a bullet after its lead: sep, the text (cut at 400 bytes), end
+ * of line. */
+static void bullet_text(struct pg_buf *b, const char *sep, const char *text)
+{
+	pg_buf_adds(b, sep);
+	report_text(b, text, 400);
+	pg_buf_adds(b, "\n");
+}
+
 static void candidates_quality(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_candidates) {
@@ -303,9 +312,7 @@ static void candidates_quality(const struct summary *s, struct pg_buf *b)
 		for (uint32_t i = 0; i < s->n_candidates; i++) {
 			pg_buf_adds(b, "- **");
 			report_text(b, s->candidates[i].title, 120);
-			pg_buf_adds(b, "**: ");
-			report_text(b, s->candidates[i].evidence, 400);
-			pg_buf_adds(b, "\n");
+			bullet_text(b, "**: ", s->candidates[i].evidence);
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -314,9 +321,7 @@ static void candidates_quality(const struct summary *s, struct pg_buf *b)
 		for (uint32_t i = 0; i < s->n_warnings; i++) {
 			pg_buf_adds(b, "- ");
 			report_code(b, s->warnings[i].code, 40);
-			pg_buf_adds(b, ": ");
-			report_text(b, s->warnings[i].message, 400);
-			pg_buf_adds(b, "\n");
+			bullet_text(b, ": ", s->warnings[i].message);
 		}
 		pg_buf_adds(b, "\n");
 	}
