@@ -19,10 +19,7 @@ static const char *opt_capture, *opt_threads;
 
 static const struct cmd_opt inspect_opts[] = {
     {"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL, 0},
-    {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-     &opt_capture, 0},
-    {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-     &opt_threads, 0},
+    CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
 static const struct cmd_spec inspect_spec = {

@@ -119,6 +119,18 @@ static const unsigned char numchar[256] = {
     ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
+/* One more digit of the mantissa while it holds fewer than 19 significant
+ * digits (leading zeros do not count): 1 when kept, 0 when it is full. */
+static inline int mant_digit(struct num *n, int *digits, char ch)
+{
+	if (*digits >= 19)
+		return 0;
+	n->mant = n->mant * 10 + (uint64_t)(ch - '0');
+	if (n->mant)
+		(*digits)++;
+	return 1;
+}
+
 /* Parse n->text (n->len bytes) into sign, mantissa and exponent. */
 static int parse_num_text(struct cj *c, struct num *n)
 {
@@ -136,27 +148,18 @@ static int parse_num_text(struct cj *c, struct num *n)
 	}
 	for (; *s >= '0' && *s <= '9'; s++) {
 		any = 1;
-		if (digits < 19) {
-			n->mant = n->mant * 10 + (uint64_t)(*s - '0');
-			if (n->mant)
-				digits++;
-		} else {
+		if (!mant_digit(n, &digits, *s))
 			n->exp10++;
-		}
 	}
 	if (*s == '.') {
 		n->is_int = 0;
 		s++;
 		for (; *s >= '0' && *s <= '9'; s++) {
 			frac = 1;
-			if (digits < 19) {
-				n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+			if (mant_digit(n, &digits, *s))
 				n->exp10--;
-				if (n->mant)
-					digits++;
-			} else if (digits++ == 19) {
+			else if (digits++ == 19)
 				n->round_up = *s >= '5';
-			}
 		}
 		if (!frac)
 			return cj_fail(c, "malformed number '%s'", n->text);

@@ -275,13 +275,10 @@ static void plane_reset(struct xp *x)
 	pg_u64map_release(&x->lines);
 	free(x->plane_name);
 	free(x->scan_err);
-	x->stats = NULL;
-	x->stats_sparse = NULL;
-	x->evm = NULL;
-	x->evm_sparse_v = NULL;
+	x->stats = x->stats_sparse = NULL;
+	x->evm = x->evm_sparse_v = NULL;
 	x->margs = NULL;
-	x->plane_name = NULL;
-	x->scan_err = NULL;
+	x->plane_name = x->scan_err = NULL;
 	x->n_stats = x->n_stats_sparse = x->cap_stats_sparse = 0;
 	x->n_evm = x->n_evm_sparse = x->cap_evm_sparse = 0;
 	x->n_margs = x->cap_margs = 0;
