@@ -298,6 +298,22 @@ static int expect_word(struct cj *c, const char *w)
 	return 0;
 }
 
+/* A string whose opening quote is next: skipped, or re-escaped onto cap when
+ * cap is set. */
+static int skip_string(struct cj *c, struct pg_buf *cap)
+{
+	struct pg_buf tmp = PG_BUF_INIT;
+	int rc;
+
+	if (!cap)
+		return read_string(c, NULL);
+	rc = read_string(c, &tmp);
+	if (!rc)
+		pg_json_escape(cap, tmp.ptr, tmp.len);
+	pg_buf_release(&tmp);
+	return rc;
+}
+
 /*
  * Skip one JSON value, iteratively, with a hard depth cap. When cap is
  * non-NULL the value's text is captured into it (bounded by
@@ -340,17 +356,8 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 				need_value = 1;
 				continue;
 			} else if (ch == '"') {
-				if (cap) {
-					struct pg_buf tmp = PG_BUF_INIT;
-					if (read_string(c, &tmp)) {
-						pg_buf_release(&tmp);
-						return PG_EFORMAT;
-					}
-					pg_json_escape(cap, tmp.ptr, tmp.len);
-					pg_buf_release(&tmp);
-				} else if (read_string(c, NULL)) {
+				if (skip_string(c, cap))
 					return PG_EFORMAT;
-				}
 			} else if (ch == 't' || ch == 'f' || ch == 'n') {
 				const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
 				if (expect_word(c, w))
@@ -386,18 +393,10 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			if (ch != '"')
 				return cj_bad_char(c, ch, "an object key");
 		key:
-			if (cap) {
-				struct pg_buf tmp = PG_BUF_INIT;
-				if (read_string(c, &tmp)) {
-					pg_buf_release(&tmp);
-					return PG_EFORMAT;
-				}
-				pg_json_escape(cap, tmp.ptr, tmp.len);
-				pg_buf_release(&tmp);
-				pg_buf_addc(cap, ':');
-			} else if (read_string(c, NULL)) {
+			if (skip_string(c, cap))
 				return PG_EFORMAT;
-			}
+			if (cap)
+				pg_buf_addc(cap, ':');
 			if (expect(c, ':', "':'"))
 				return PG_EFORMAT;
 			need_value = 1;
