@@ -102,6 +102,20 @@ static int read_string(struct cj *c, struct pg_buf *out)
 	}
 }
 
+/* An object key, whose opening quote is next but for white space, into c->key,
+ * and the ':' after it; what names the key in the message when no string is
+ * there. */
+static int read_member_key(struct cj *c, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch != '"')
+		return cj_bad_char(c, ch, what);
+	if (read_string(c, &c->key) || expect(c, ':', "':'"))
+		return PG_EFORMAT;
+	return 0;
+}
+
 /* ---- numbers ---- */
 
 struct num {
@@ -512,11 +526,9 @@ static int parse_args(struct cj *c)
 		return 0;
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"')
-			return cj_bad_char(c, ch, "an args key");
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
-			return PG_EFORMAT;
+		int rc = read_member_key(c, "an args key");
+		if (rc)
+			return rc;
 		const char *k = c->key.ptr;
 		size_t kn = c->key.len;
 		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
@@ -816,11 +828,9 @@ static int parse_event(struct cj *c)
 		return finish_event(c);
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"')
-			return cj_bad_char(c, ch, "an event key");
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
-			return PG_EFORMAT;
+		int rc = read_member_key(c, "an event key");
+		if (rc)
+			return rc;
 		const char *k = c->key.ptr;
 		int r = 0;
 		switch (c->key.len) {
@@ -921,12 +931,7 @@ static int parse_top_object(struct cj *c)
 		goto done;
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"') {
-			cj_bad_char(c, ch, "a top-level key");
-			goto out;
-		}
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
+		if (read_member_key(c, "a top-level key"))
 			goto out;
 		if (nkeys < 6) {
 			pg_buf_addf(&keys, "%s\"%.40s\"", nkeys ? ", " : "", c->key.ptr);
