@@ -312,6 +312,14 @@ static int expect_word(struct cj *c, const char *w)
 	return 0;
 }
 
+/* Step past the byte ch, copying it onto cap when cap is set. */
+static void take(struct cj *c, struct pg_buf *cap, int ch)
+{
+	c->in->p++;
+	if (cap)
+		pg_buf_addc(cap, (char)ch);
+}
+
 /* A string whose opening quote is next: skipped, or re-escaped onto cap when
  * cap is set. */
 static int skip_string(struct cj *c, struct pg_buf *cap)
@@ -351,14 +359,10 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 					return cj_fail(c, "JSON nested deeper than %d levels",
 						       RD_MAX_DEPTH);
 				stack[depth++] = (unsigned char)ch;
-				c->in->p++;
-				if (cap)
-					pg_buf_addc(cap, (char)ch);
+				take(c, cap, ch);
 				ch = skip_ws(c);
 				if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
-					c->in->p++;
-					if (cap)
-						pg_buf_addc(cap, (char)ch);
+					take(c, cap, ch);
 					depth--;
 					goto after_value;
 				}
@@ -396,9 +400,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			return 0;
 		ch = skip_ws(c);
 		if (ch == ',') {
-			c->in->p++;
-			if (cap)
-				pg_buf_addc(cap, ',');
+			take(c, cap, ',');
 			if (stack[depth - 1] == '[') {
 				need_value = 1;
 				continue;
@@ -417,9 +419,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			continue;
 		}
 		if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
-			c->in->p++;
-			if (cap)
-				pg_buf_addc(cap, (char)ch);
+			take(c, cap, ch);
 			depth--;
 			goto after_value;
 		}
