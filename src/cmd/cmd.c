@@ -199,6 +199,17 @@ int cmd_finish(int code)
 	return code;
 }
 
+int cmd_write_output(const char *path, const struct pg_buf *b)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		fwrite(b->ptr, 1, b->len, stdout);
+		return PG_EXIT_OK;
+	}
+	if (pg_write_file_atomic(path, b->ptr, b->len))
+		return cmd_error(PG_EXIT_INPUT);
+	return PG_EXIT_OK;
+}
+
 int cmd_parse_threads(const char *cmd, const char *text, int *out)
 {
 	int64_t v;

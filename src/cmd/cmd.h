@@ -45,6 +45,16 @@ struct cmd_opt {
 	unsigned flags;	    /* enum cmd_opt_flags */
 };
 
+/* --capture NAME and -j/--threads N of a command that reads profile files and
+ * directories (cmd_read_inputs), into the two strings given. */
+/* clang-format off */
+#define CMD_OPTS_READ(capture, threads)                                                            \
+	{"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,  \
+	 capture, 0},                                                                              \
+	{"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,      \
+	 threads, 0}
+/* clang-format on */
+
 struct cmd_spec {
 	const char *name;
 	const char *args;    /* the positional arguments: "INPUT...", "" for none */
@@ -75,6 +85,9 @@ void cmd_usage(const struct cmd_spec *spec, FILE *out);
 int cmd_error(int code);
 /* Flush stdout and check it; a failed write turns success into an error. */
 int cmd_finish(int code);
+/* A command's output: to the file path (replaced whole), or to standard output
+ * for NULL or "-". PG_EXIT_OK, or PG_EXIT_INPUT with the error line written. */
+int cmd_write_output(const char *path, const struct pg_buf *b);
 
 /* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
 int cmd_parse_threads(const char *cmd, const char *text, int *out);

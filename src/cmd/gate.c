@@ -299,35 +299,35 @@ out:
 	return rc;
 }
 
-static const char *opt_baseline, *opt_candidate, *opt_thresholds, *opt_report, *opt_json,
-    *opt_label, *opt_threads, *opt_history, *opt_history_branch, *opt_kind, *opt_comment, *opt_pr,
-    *opt_repo;
-static int opt_history_required;
+/* The options that make the job are parsed straight into it. */
+static struct cmd_gate_job gate_job;
+static const char *opt_threads, *opt_comment, *opt_pr, *opt_repo;
 
 static const struct cmd_opt gate_opts[] = {
     {"baseline", 'b', "B|history:BRANCH[:N]",
      "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
      "history:BRANCH[:N]",
-     NULL, &opt_baseline, CMD_OPT_REQUIRED},
-    {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &opt_candidate,
+     NULL, &gate_job.baseline, CMD_OPT_REQUIRED},
+    {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &gate_job.candidate,
      CMD_OPT_REQUIRED},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
-     &opt_thresholds, 0},
+     &gate_job.thresholds, 0},
     {"report", 'r', "FILE", "write the markdown report here ('-': standard output)", NULL,
-     &opt_report, 0},
-    {"json", 0, "FILE", "write the verdict JSON here ('-': standard output)", NULL, &opt_json, 0},
+     &gate_job.report_out, 0},
+    {"json", 0, "FILE", "write the verdict JSON here ('-': standard output)", NULL,
+     &gate_job.json_out, 0},
     {"label", 'l', "NAME", "a name for this comparison, shown in the report and the JSON", NULL,
-     &opt_label, 0},
+     &gate_job.label, 0},
     {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
      &opt_threads, 0},
     {"history", 0, "URL_OR_PATH", "append the result's record to the history on this remote", NULL,
-     &opt_history, 0},
+     &gate_job.history, 0},
     {"history-branch", 0, "B", "the history branch (default: profgate-history)", NULL,
-     &opt_history_branch, CMD_OPT_UNDER},
+     &gate_job.history_branch, CMD_OPT_UNDER},
     {"history-required", 0, NULL, "exit 5 when the history push fails (default: a warning)",
-     &opt_history_required, NULL, CMD_OPT_UNDER},
+     &gate_job.history_required, NULL, CMD_OPT_UNDER},
     {"kind", 0, "K", "the record's kind: pr, main, nightly or manual (default: from GITHUB_*)",
-     NULL, &opt_kind, CMD_OPT_UNDER},
+     NULL, &gate_job.kind, CMD_OPT_UNDER},
     {"comment", 0, "MODE", "post the report as the PR's sticky comment: always, on-alert, never",
      NULL, &opt_comment, 0},
     {"pr", 0, "N", "the pull request to comment on (default: from GITHUB_EVENT_PATH)", NULL,
@@ -396,34 +396,32 @@ static int gate_comment(const struct pg_buf *md, int mode, int quiet)
 int cmd_gate(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
-	struct cmd_gate_job job;
-	int n_pos, threads = 0, rc, stop;
+	struct cmd_gate_job *job = &gate_job;
+	int n_pos, rc, stop;
 	struct pg_buf md = PG_BUF_INIT;
 	enum github_comment_mode mode = GITHUB_COMMENT_NEVER;
 
-	opt_baseline = opt_candidate = opt_thresholds = opt_report = opt_json = opt_label =
-	    opt_threads = opt_history = opt_history_branch = opt_kind = opt_comment = opt_pr =
-		opt_repo = NULL;
-	opt_history_required = 0;
+	*job = (struct cmd_gate_job){.cmd = "gate", .verdict_exit = 1};
+	opt_threads = opt_comment = opt_pr = opt_repo = NULL;
 	stop = cmd_parse_or_help(&gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
 	if (stop)
 		return cmd_finish(rc);
-	if (n_pos > 0 || !opt_baseline || !opt_candidate) {
+	if (n_pos > 0 || !job->baseline || !job->candidate) {
 		pg_error_set(PG_EUSAGE, "gate: give --baseline B and --candidate C (see 'profgate "
 					"gate --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	if (cmd_parse_threads("gate", opt_threads, &threads))
+	if (cmd_parse_threads("gate", opt_threads, &job->threads))
 		return cmd_error(PG_EXIT_USAGE);
-	if (opt_kind && !history_kind_valid(opt_kind)) {
+	if (job->kind && !history_kind_valid(job->kind)) {
 		pg_error_set(PG_EUSAGE, "gate: --kind '%s': give pr, main, nightly or manual",
-			     opt_kind);
+			     job->kind);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	if (opt_history_branch && history_branch_check(opt_history_branch))
+	if (job->history_branch && history_branch_check(job->history_branch))
 		return cmd_error(PG_EXIT_USAGE);
-	if (!opt_history && (opt_history_branch || opt_history_required || opt_kind)) {
+	if (!job->history && (job->history_branch || job->history_required || job->kind)) {
 		pg_error_set(PG_EUSAGE, "gate: --history-branch, --history-required and --kind go "
 					"with --history URL_OR_PATH");
 		return cmd_error(PG_EXIT_USAGE);
@@ -441,41 +439,27 @@ int cmd_gate(int argc, char **argv)
 		pg_error_set(PG_EUSAGE, "gate: --pr '%s' is not a pull request number", opt_pr);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	memset(&job, 0, sizeof(job));
-	rc = cmd_history_spec(opt_baseline, &job.baseline_ref, &job.baseline_n);
+	rc = cmd_history_spec(job->baseline, &job->baseline_ref, &job->baseline_n);
 	if (rc < 0)
 		return cmd_error(PG_EXIT_USAGE);
-	if (rc == 1 && !opt_history) {
-		free(job.baseline_ref);
+	if (rc == 1 && !job->history) {
+		free(job->baseline_ref);
 		pg_error_set(PG_EUSAGE,
 			     "gate: --baseline %s reads the history: give --history "
 			     "URL_OR_PATH",
-			     opt_baseline);
+			     job->baseline);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	job.baseline_history = rc == 1;
-	job.cmd = "gate";
-	job.baseline = opt_baseline;
-	job.candidate = opt_candidate;
-	job.thresholds = opt_thresholds;
-	job.label = opt_label;
-	job.json_out = opt_json;
-	job.report_out = opt_report;
-	job.threads = threads;
-	job.verdict_exit = 1;
-	job.history = opt_history;
-	job.history_branch = opt_history_branch;
-	job.history_required = opt_history_required;
-	job.kind = opt_kind;
-	job.quiet = (opt_json && strcmp(opt_json, "-") == 0) ||
-		    (opt_report && strcmp(opt_report, "-") == 0);
+	job->baseline_history = rc == 1;
+	job->quiet = (job->json_out && strcmp(job->json_out, "-") == 0) ||
+		     (job->report_out && strcmp(job->report_out, "-") == 0);
 	if (opt_comment)
-		job.keep_md = &md;
-	rc = cmd_gate_run(&job);
-	free(job.baseline_ref);
+		job->keep_md = &md;
+	rc = cmd_gate_run(job);
+	free(job->baseline_ref);
 	if (opt_comment && rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
 		/* a comment asked for and not delivered outranks the verdict's code */
-		int c = gate_comment(&md, (int)mode, job.quiet);
+		int c = gate_comment(&md, (int)mode, job->quiet);
 		if (c != PG_EXIT_OK)
 			rc = c;
 	}

@@ -19,10 +19,7 @@ static const char *opt_capture, *opt_threads;
 
 static const struct cmd_opt inspect_opts[] = {
     {"json", 0, NULL, "print one JSON document instead of text", &opt_json, NULL, 0},
-    {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-     &opt_capture, 0},
-    {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-     &opt_threads, 0},
+    CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
 static const struct cmd_spec inspect_spec = {
@@ -62,6 +59,16 @@ static int has_events_device(const struct trace *t, uint32_t d)
 	return t->devices[d].n_events > 0;
 }
 
+/* A count or index that is negative when unknown: null then. */
+static void int_or_null(struct pg_json *j, const char *key, int64_t v)
+{
+	pg_json_key(j, key);
+	if (v >= 0)
+		pg_json_int(j, v);
+	else
+		pg_json_null(j);
+}
+
 static void phases_json(struct pg_json *j, const struct trace_file *f)
 {
 	pg_json_obj_begin(j);
@@ -69,9 +76,52 @@ static void phases_json(struct pg_json *j, const struct trace_file *f)
 		if (!f->phase_counts[p])
 			continue;
 		char k[2] = {(char)p, 0};
-		pg_json_key(j, k);
-		pg_json_uint(j, f->phase_counts[p]);
+		pg_json_kv_uint(j, k, f->phase_counts[p]);
 	}
+	pg_json_obj_end(j);
+}
+
+static void device_json(struct pg_json *j, const struct trace *t, uint32_t d)
+{
+	const struct trace_device *dev = &t->devices[d];
+	char id[64];
+
+	device_id(t, d, id, sizeof(id));
+	pg_json_obj_begin(j);
+	pg_json_kv_str(j, "id", id);
+	pg_json_kv_str(j, "kind", trace_dev_kind_name(dev->kind));
+	pg_json_kv_int(j, "index", dev->index);
+	pg_json_kv_str(j, "label", trace_str_get(t, dev->label));
+	pg_json_kv_str(j, "name", dev->name ? trace_str_get(t, dev->name) : NULL);
+	pg_json_kv_str(j, "host", dev->host ? trace_str_get(t, dev->host) : NULL);
+	pg_json_kv_int(j, "rank", dev->rank);
+	pg_json_kv_uint(j, "events", dev->n_events);
+	pg_json_obj_end(j);
+}
+
+static void track_json(struct pg_json *j, const struct trace *t, const struct trace_track *tr)
+{
+	int has_span = tr->first_ns <= tr->last_ns;
+	char id[64];
+
+	device_id(t, tr->device, id, sizeof(id));
+	pg_json_obj_begin(j);
+	pg_json_kv_str(j, "device", id);
+	pg_json_kv_str(j, "kind", trace_track_kind_name(tr->kind));
+	pg_json_kv_str(j, "name", trace_str_get(t, tr->name));
+	pg_json_kv_str(j, "pid", trace_str_get(t, tr->pid));
+	pg_json_kv_str(j, "tid", trace_str_get(t, tr->tid));
+	pg_json_kv_uint(j, "events", tr->n_events);
+	pg_json_key(j, "first_us");
+	if (has_span)
+		pg_json_double(j, (double)tr->first_ns / 1000.0, 3);
+	else
+		pg_json_null(j);
+	pg_json_key(j, "span_us");
+	if (has_span)
+		pg_json_double(j, (double)(tr->last_ns - tr->first_ns) / 1000.0, 3);
+	else
+		pg_json_null(j);
 	pg_json_obj_end(j);
 }
 
@@ -79,144 +129,68 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi,
 		      const struct analyze_marker *mk)
 {
 	const struct trace_file *f = &t->files[fi];
-	char id[64];
 
 	pg_json_obj_begin(j);
-	pg_json_key(j, "path");
-	pg_json_str(j, f->path);
-	pg_json_key(j, "format");
-	pg_json_str(j, trace_format_name(f->format));
-	pg_json_key(j, "duplicate_of");
-	pg_json_str(j, f->duplicate_of != UINT32_MAX ? t->files[f->duplicate_of].path : NULL);
-	pg_json_key(j, "compression");
-	pg_json_str(j, f->compressed ? "gzip" : "none");
-	pg_json_key(j, "dialect");
-	pg_json_str(j, trace_dialect_name(f->dialect));
-	pg_json_key(j, "bytes");
-	pg_json_uint(j, f->bytes);
-	pg_json_key(j, "content_bytes");
-	pg_json_uint(j, f->content_bytes);
-	pg_json_key(j, "events");
-	pg_json_uint(j, f->entries);
-	pg_json_key(j, "events_kept");
-	pg_json_uint(j, f->events_kept);
+	pg_json_kv_str(j, "path", f->path);
+	pg_json_kv_str(j, "format", trace_format_name(f->format));
+	pg_json_kv_str(j, "duplicate_of",
+		       f->duplicate_of != UINT32_MAX ? t->files[f->duplicate_of].path : NULL);
+	pg_json_kv_str(j, "compression", f->compressed ? "gzip" : "none");
+	pg_json_kv_str(j, "dialect", trace_dialect_name(f->dialect));
+	pg_json_kv_uint(j, "bytes", f->bytes);
+	pg_json_kv_uint(j, "content_bytes", f->content_bytes);
+	pg_json_kv_uint(j, "events", f->entries);
+	pg_json_kv_uint(j, "events_kept", f->events_kept);
 	pg_json_key(j, "phases");
 	phases_json(j, f);
 	pg_json_key(j, "producer");
 	pg_json_obj_begin(j);
-	pg_json_key(j, "framework");
-	pg_json_str(j, f->framework);
-	pg_json_key(j, "version");
-	pg_json_str(j, f->framework_version);
-	pg_json_key(j, "device_kind");
-	pg_json_str(j, f->device_kind);
-	pg_json_key(j, "schema_version");
-	if (f->schema_version >= 0)
-		pg_json_int(j, f->schema_version);
-	else
-		pg_json_null(j);
-	pg_json_key(j, "display_time_unit");
-	pg_json_str(j, f->display_time_unit[0] ? f->display_time_unit : NULL);
-	pg_json_key(j, "base_time_ns");
-	pg_json_int(j, f->base_time_ns);
+	pg_json_kv_str(j, "framework", f->framework);
+	pg_json_kv_str(j, "version", f->framework_version);
+	pg_json_kv_str(j, "device_kind", f->device_kind);
+	int_or_null(j, "schema_version", f->schema_version);
+	pg_json_kv_str(j, "display_time_unit",
+		       f->display_time_unit[0] ? f->display_time_unit : NULL);
+	pg_json_kv_int(j, "base_time_ns", f->base_time_ns);
 	pg_json_obj_end(j);
 	pg_json_key(j, "distributed");
 	pg_json_obj_begin(j);
-	pg_json_key(j, "rank");
-	pg_json_int(j, f->rank);
-	pg_json_key(j, "world_size");
-	pg_json_int(j, f->world_size);
-	pg_json_key(j, "backend");
-	pg_json_str(j, f->backend);
+	pg_json_kv_int(j, "rank", f->rank);
+	pg_json_kv_int(j, "world_size", f->world_size);
+	pg_json_kv_str(j, "backend", f->backend);
 	pg_json_obj_end(j);
-	pg_json_key(j, "declared_devices");
-	pg_json_uint(j, f->declared_devices);
+	pg_json_kv_uint(j, "declared_devices", f->declared_devices);
 
 	if (f->format == TRACE_FMT_XPLANE) {
-		pg_json_key(j, "host");
-		pg_json_str(j, f->host);
-		pg_json_key(j, "aggregate_events");
-		pg_json_uint(j, f->aggregate_events);
-		pg_json_key(j, "profile_start_ns");
-		pg_json_int(j, f->profile_start_ns);
-		pg_json_key(j, "profile_stop_ns");
-		pg_json_int(j, f->profile_stop_ns);
+		pg_json_kv_str(j, "host", f->host);
+		pg_json_kv_uint(j, "aggregate_events", f->aggregate_events);
+		pg_json_kv_int(j, "profile_start_ns", f->profile_start_ns);
+		pg_json_kv_int(j, "profile_stop_ns", f->profile_stop_ns);
 		pg_json_key(j, "planes");
 		pg_json_arr_begin(j);
 		for (uint32_t p = 0; p < f->n_planes; p++) {
 			pg_json_obj_begin(j);
-			pg_json_key(j, "name");
-			pg_json_str(j, f->planes[p].name);
-			pg_json_key(j, "id");
-			pg_json_int(j, f->planes[p].id);
-			pg_json_key(j, "lines");
-			pg_json_uint(j, f->planes[p].lines);
-			pg_json_key(j, "events");
-			pg_json_uint(j, f->planes[p].events);
+			pg_json_kv_str(j, "name", f->planes[p].name);
+			pg_json_kv_int(j, "id", f->planes[p].id);
+			pg_json_kv_uint(j, "lines", f->planes[p].lines);
+			pg_json_kv_uint(j, "events", f->planes[p].events);
 			pg_json_obj_end(j);
 		}
 		pg_json_arr_end(j);
 	}
 	pg_json_key(j, "devices");
 	pg_json_arr_begin(j);
-	for (uint32_t d = 0; d < t->n_devices; d++) {
-		const struct trace_device *dev = &t->devices[d];
-		if (dev->file != fi || !has_events_device(t, d))
-			continue;
-		device_id(t, d, id, sizeof(id));
-		pg_json_obj_begin(j);
-		pg_json_key(j, "id");
-		pg_json_str(j, id);
-		pg_json_key(j, "kind");
-		pg_json_str(j, trace_dev_kind_name(dev->kind));
-		pg_json_key(j, "index");
-		pg_json_int(j, dev->index);
-		pg_json_key(j, "label");
-		pg_json_str(j, trace_str_get(t, dev->label));
-		pg_json_key(j, "name");
-		pg_json_str(j, dev->name ? trace_str_get(t, dev->name) : NULL);
-		pg_json_key(j, "host");
-		pg_json_str(j, dev->host ? trace_str_get(t, dev->host) : NULL);
-		pg_json_key(j, "rank");
-		pg_json_int(j, dev->rank);
-		pg_json_key(j, "events");
-		pg_json_uint(j, dev->n_events);
-		pg_json_obj_end(j);
-	}
+	for (uint32_t d = 0; d < t->n_devices; d++)
+		if (t->devices[d].file == fi && has_events_device(t, d))
+			device_json(j, t, d);
 	pg_json_arr_end(j);
 
 	pg_json_key(j, "tracks");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
 		const struct trace_track *tr = &t->tracks[i];
-		if (tr->device == UINT32_MAX || t->devices[tr->device].file != fi || !tr->n_events)
-			continue;
-		device_id(t, tr->device, id, sizeof(id));
-		pg_json_obj_begin(j);
-		pg_json_key(j, "device");
-		pg_json_str(j, id);
-		pg_json_key(j, "kind");
-		pg_json_str(j, trace_track_kind_name(tr->kind));
-		pg_json_key(j, "name");
-		pg_json_str(j, trace_str_get(t, tr->name));
-		pg_json_key(j, "pid");
-		pg_json_str(j, trace_str_get(t, tr->pid));
-		pg_json_key(j, "tid");
-		pg_json_str(j, trace_str_get(t, tr->tid));
-		pg_json_key(j, "events");
-		pg_json_uint(j, tr->n_events);
-		int has_span = tr->first_ns <= tr->last_ns;
-		pg_json_key(j, "first_us");
-		if (has_span)
-			pg_json_double(j, (double)tr->first_ns / 1000.0, 3);
-		else
-			pg_json_null(j);
-		pg_json_key(j, "span_us");
-		if (has_span)
-			pg_json_double(j, (double)(tr->last_ns - tr->first_ns) / 1000.0, 3);
-		else
-			pg_json_null(j);
-		pg_json_obj_end(j);
+		if (tr->device != UINT32_MAX && t->devices[tr->device].file == fi && tr->n_events)
+			track_json(j, t, tr);
 	}
 	pg_json_arr_end(j);
 
@@ -226,20 +200,10 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi,
 		if (!mk[k].count)
 			continue;
 		pg_json_obj_begin(j);
-		pg_json_key(j, "source");
-		pg_json_str(j, analyze_marker_name((enum analyze_marker_kind)k));
-		pg_json_key(j, "markers");
-		pg_json_uint(j, mk[k].count);
-		pg_json_key(j, "first_step");
-		if (mk[k].first_step >= 0)
-			pg_json_int(j, mk[k].first_step);
-		else
-			pg_json_null(j);
-		pg_json_key(j, "last_step");
-		if (mk[k].last_step >= 0)
-			pg_json_int(j, mk[k].last_step);
-		else
-			pg_json_null(j);
+		pg_json_kv_str(j, "source", analyze_marker_name((enum analyze_marker_kind)k));
+		pg_json_kv_uint(j, "markers", mk[k].count);
+		int_or_null(j, "first_step", mk[k].first_step);
+		int_or_null(j, "last_step", mk[k].last_step);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -250,10 +214,8 @@ static void file_json(struct pg_json *j, const struct trace *t, uint32_t fi,
 		if (t->warnings[w].file != fi)
 			continue;
 		pg_json_obj_begin(j);
-		pg_json_key(j, "code");
-		pg_json_str(j, t->warnings[w].code);
-		pg_json_key(j, "message");
-		pg_json_str(j, t->warnings[w].message);
+		pg_json_kv_str(j, "code", t->warnings[w].code);
+		pg_json_kv_str(j, "message", t->warnings[w].message);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -404,22 +366,17 @@ static void captures_json(struct pg_json *j, const struct source_set *src)
 		for (uint32_t k = 0; k < src->n_chosen; k++)
 			chosen |= src->chosen[k] == (int32_t)i;
 		pg_json_obj_begin(j);
-		pg_json_key(j, "name");
-		pg_json_str(j, c->name);
-		pg_json_key(j, "dir");
-		pg_json_str(j, c->dir);
+		pg_json_kv_str(j, "name", c->name);
+		pg_json_kv_str(j, "dir", c->dir);
 		pg_json_key(j, "chosen");
 		pg_json_bool(j, chosen);
 		pg_json_key(j, "files");
 		pg_json_arr_begin(j);
 		for (uint32_t k = 0; k < c->n_files; k++) {
 			pg_json_obj_begin(j);
-			pg_json_key(j, "path");
-			pg_json_str(j, c->files[k].path);
-			pg_json_key(j, "kind");
-			pg_json_str(j, source_kind_name(c->files[k].kind));
-			pg_json_key(j, "bytes");
-			pg_json_uint(j, c->files[k].bytes);
+			pg_json_kv_str(j, "path", c->files[k].path);
+			pg_json_kv_str(j, "kind", source_kind_name(c->files[k].kind));
+			pg_json_kv_uint(j, "bytes", c->files[k].bytes);
 			pg_json_obj_end(j);
 		}
 		pg_json_arr_end(j);
@@ -488,20 +445,14 @@ static void readout_json(struct pg_json *j, const struct readout *r)
 {
 	pg_json_key(j, "read");
 	pg_json_obj_begin(j);
-	pg_json_key(j, "files");
-	pg_json_uint(j, r->files);
-	pg_json_key(j, "duplicates");
-	pg_json_uint(j, r->duplicates);
-	pg_json_key(j, "hosts");
-	pg_json_uint(j, r->hosts);
-	pg_json_key(j, "ranks");
-	pg_json_uint(j, r->ranks);
+	pg_json_kv_uint(j, "files", r->files);
+	pg_json_kv_uint(j, "duplicates", r->duplicates);
+	pg_json_kv_uint(j, "hosts", r->hosts);
+	pg_json_kv_uint(j, "ranks", r->ranks);
 	pg_json_key(j, "devices");
 	pg_json_obj_begin(j);
-	for (int k = 0; k < 4; k++) {
-		pg_json_key(j, trace_dev_kind_name((enum trace_dev_kind)k));
-		pg_json_uint(j, r->dev[k]);
-	}
+	for (int k = 0; k < 4; k++)
+		pg_json_kv_uint(j, trace_dev_kind_name((enum trace_dev_kind)k), r->dev[k]);
 	pg_json_obj_end(j);
 	pg_json_obj_end(j);
 }

@@ -54,12 +54,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	summary_write_json(&out, &buf);
 	summary_release(&out);
-	if (opt_out && strcmp(opt_out, "-") != 0) {
-		if (pg_write_file_atomic(opt_out, buf.ptr, buf.len))
-			rc = cmd_error(PG_EXIT_INPUT);
-	} else {
-		fwrite(buf.ptr, 1, buf.len, stdout);
-	}
+	rc = cmd_write_output(opt_out, &buf);
 out:
 	for (int i = 0; i < n_read; i++)
 		summary_release(&in[i]);

@@ -135,7 +135,6 @@ static int run_publish(const char *path)
 {
 	struct summary s;
 	struct headline h;
-	struct wandb_publish_opts o;
 	struct wandb_publish_result r;
 	char *name = NULL;
 	int rc;
@@ -145,16 +144,17 @@ static int run_publish(const char *path)
 		return cmd_error(PG_EXIT_INPUT);
 	headline(&h, &s);
 	name = opt_name ? pg_xstrdup(opt_name) : default_name(&s);
-	memset(&o, 0, sizeof(o));
-	o.summary_path = path;
-	o.report_path = opt_report;
-	o.run = opt_run;
-	o.project = opt_project;
-	o.name = name;
-	o.aliases = aliases;
-	o.n_aliases = (uint32_t)n_aliases;
-	o.metrics = h.m;
-	o.n_metrics = h.n;
+	const struct wandb_publish_opts o = {
+	    .summary_path = path,
+	    .report_path = opt_report,
+	    .run = opt_run,
+	    .project = opt_project,
+	    .name = name,
+	    .aliases = aliases,
+	    .n_aliases = (uint32_t)n_aliases,
+	    .metrics = h.m,
+	    .n_metrics = h.n,
+	};
 	rc = wandb_publish(&r, &o);
 	if (rc == PG_EUSAGE)
 		rc = cmd_error(PG_EXIT_USAGE);

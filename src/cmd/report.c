@@ -46,12 +46,7 @@ int cmd_report(int argc, char **argv)
 	}
 	report_summary_md(&s, &out);
 	summary_release(&s);
-	if (opt_out && strcmp(opt_out, "-") != 0) {
-		if (pg_write_file_atomic(opt_out, out.ptr, out.len))
-			rc = cmd_error(PG_EXIT_INPUT);
-	} else {
-		fwrite(out.ptr, 1, out.len, stdout);
-	}
+	rc = cmd_write_output(opt_out, &out);
 	pg_buf_release(&out);
 	free(pos);
 	return cmd_finish(rc);

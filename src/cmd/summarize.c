@@ -25,10 +25,7 @@ static const struct cmd_opt summarize_opts[] = {
      &opt_warmup, 0},
     {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label,
      CMD_OPT_REPEATS},
-    {"capture", 0, "NAME", "in a profile directory, read this capture, not the newest", NULL,
-     &opt_capture, 0},
-    {"threads", 'j', "N", "read files on N threads (default: the number of cores)", NULL,
-     &opt_threads, 0},
+    CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
 static const struct cmd_spec summarize_spec = {
@@ -112,14 +109,8 @@ int cmd_summarize(int argc, char **argv)
 		}
 		summary_release(&s);
 	}
-	if (rc == PG_EXIT_OK) {
-		if (opt_out && strcmp(opt_out, "-") != 0) {
-			if (pg_write_file_atomic(opt_out, out.ptr, out.len))
-				rc = cmd_error(PG_EXIT_INPUT);
-		} else {
-			fwrite(out.ptr, 1, out.len, stdout);
-		}
-	}
+	if (rc == PG_EXIT_OK)
+		rc = cmd_write_output(opt_out, &out);
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);

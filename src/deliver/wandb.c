@@ -500,15 +500,16 @@ static int put(struct pub *p, const struct pub_file *f, const void *body, size_t
 	}
 	heads[n] = NULL;
 	snprintf(what, sizeof(what), "wandb: upload of %s", f->name);
-	memset(&rq, 0, sizeof(rq));
-	rq.method = "PUT";
-	rq.url = url;
-	rq.headers = heads;
-	rq.body = body;
-	rq.body_len = len;
-	rq.secrets = secrets;
-	rq.policy = HTTP_POLICY_PLAIN;
-	rq.what = what;
+	rq = (struct http_request){
+	    .method = "PUT",
+	    .url = url,
+	    .headers = heads,
+	    .body = body,
+	    .body_len = len,
+	    .secrets = secrets,
+	    .policy = HTTP_POLICY_PLAIN,
+	    .what = what,
+	};
 	if ((rc = http_do(&rq, &rs)) == 0 && (rs.status < 200 || rs.status > 299))
 		rc = pg_error_set(PG_EDELIVERY, "wandb: storage refused the upload of %s: HTTP %ld",
 				  f->name, rs.status);

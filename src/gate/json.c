@@ -21,8 +21,30 @@ static void num(struct pg_json *j, const char *k, double v, int decimals)
 
 static void str(struct pg_json *j, const char *k, const char *v)
 {
-	pg_json_key(j, k);
-	pg_json_str(j, v);
+	pg_json_kv_str(j, k, v);
+}
+
+/* A number, or null where it is not known. */
+static void num_if(struct pg_json *j, const char *k, int known, double v, int decimals)
+{
+	if (!known) {
+		pg_json_key(j, k);
+		pg_json_null(j);
+		return;
+	}
+	num(j, k, v, decimals);
+}
+
+/* What a test compared: the kind of sample and how many on each side. */
+static void write_samples(struct pg_json *j, const char *basis, uint32_t n_baseline,
+			  uint32_t n_candidate)
+{
+	pg_json_key(j, "samples");
+	pg_json_obj_begin(j);
+	pg_json_kv_str(j, "basis", basis);
+	pg_json_kv_uint(j, "baseline", n_baseline);
+	pg_json_kv_uint(j, "candidate", n_candidate);
+	pg_json_obj_end(j);
 }
 
 /* The values of every identity field a thresholds file may name, and the
@@ -34,7 +56,7 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 	for (size_t i = 0; i < SUMMARY_ID_N; i++) {
 		const struct summary_id_field *f = &summary_id_fields[i];
 		if (f->type == SUMMARY_ID_STRING) {
-			str(j, f->name, summary_id_str(s, f));
+			pg_json_kv_str(j, f->name, summary_id_str(s, f));
 			continue;
 		}
 		pg_json_key(j, f->name);
@@ -50,7 +72,7 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 		size_t n;
 		const char *v = summary_label_split(s->labels[i], &n);
 		pg_buf_add(&k, s->labels[i], n);
-		str(j, k.ptr, v);
+		pg_json_kv_str(j, k.ptr, v);
 		pg_buf_release(&k);
 	}
 	pg_json_obj_end(j);
@@ -62,23 +84,21 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 {
 	pg_json_key(j, key);
 	pg_json_obj_begin(j);
-	str(j, "path", path);
-	str(j, "sha256", sha);
+	pg_json_kv_str(j, "path", path);
+	pg_json_kv_str(j, "sha256", sha);
 	pg_json_key(j, "profiles");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < s->n_files; i++) {
 		pg_json_obj_begin(j);
-		str(j, "path", s->files[i].path);
-		str(j, "sha256", s->files[i].sha256);
+		pg_json_kv_str(j, "path", s->files[i].path);
+		pg_json_kv_str(j, "sha256", s->files[i].sha256);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
-	str(j, "device_kind", s->device_kind);
-	pg_json_key(j, "device_count");
-	pg_json_uint(j, s->device_count);
-	pg_json_key(j, "steady_steps");
-	pg_json_uint(j, s->steady.count);
-	str(j, "summary_sha256", summary_sha);
+	pg_json_kv_str(j, "device_kind", s->device_kind);
+	pg_json_kv_uint(j, "device_count", s->device_count);
+	pg_json_kv_uint(j, "steady_steps", s->steady.count);
+	pg_json_kv_str(j, "summary_sha256", summary_sha);
 	write_identity(j, s);
 	if (history_json) {
 		pg_json_key(j, "history");
@@ -110,8 +130,8 @@ static void write_rule(struct pg_json *j, const struct gate_rule *r)
 		return;
 	}
 	pg_json_obj_begin(j);
-	str(j, "rule", r->metric);
-	str(j, "direction", dirs[r->direction]);
+	pg_json_kv_str(j, "rule", r->metric);
+	pg_json_kv_str(j, "direction", dirs[r->direction]);
 	write_limit(j, "warn", &r->warn);
 	write_limit(j, "fail", &r->fail);
 	if (r->floor_share >= 0)
@@ -124,42 +144,19 @@ static void write_metric(struct pg_json *j, const struct gate_metric_result *m)
 	int dec = summary_metric_decimals(m->name);
 
 	pg_json_obj_begin(j);
-	str(j, "name", m->name);
-	pg_json_key(j, "baseline");
-	if (m->has_baseline)
-		num(j, NULL, m->baseline, dec);
-	else
-		pg_json_null(j);
-	pg_json_key(j, "candidate");
-	if (m->has_candidate)
-		num(j, NULL, m->candidate, dec);
-	else
-		pg_json_null(j);
-	pg_json_key(j, "delta");
-	if (m->has_baseline && m->has_candidate)
-		num(j, NULL, m->delta, dec);
-	else
-		pg_json_null(j);
+	pg_json_kv_str(j, "name", m->name);
+	num_if(j, "baseline", m->has_baseline, m->baseline, dec);
+	num_if(j, "candidate", m->has_candidate, m->candidate, dec);
+	num_if(j, "delta", m->has_baseline && m->has_candidate, m->delta, dec);
 	num(j, "delta_share", m->delta_share, 6);
-	pg_json_key(j, "step_share");
-	if (m->step_share >= 0)
-		num(j, NULL, m->step_share, 6);
-	else
-		pg_json_null(j);
+	num_if(j, "step_share", m->step_share >= 0, m->step_share, 6);
 	write_rule(j, m->rule);
-	str(j, "verdict", gate_verdict_name(m->verdict));
+	pg_json_kv_str(j, "verdict", gate_verdict_name(m->verdict));
 	if (m->tested) {
 		num(j, "p_value", m->p_value, 6);
-		pg_json_key(j, "samples");
-		pg_json_obj_begin(j);
-		str(j, "basis", m->samples);
-		pg_json_key(j, "baseline");
-		pg_json_uint(j, m->n_baseline);
-		pg_json_key(j, "candidate");
-		pg_json_uint(j, m->n_candidate);
-		pg_json_obj_end(j);
+		write_samples(j, m->samples, m->n_baseline, m->n_candidate);
 	}
-	str(j, "note", m->note);
+	pg_json_kv_str(j, "note", m->note);
 	pg_json_obj_end(j);
 }
 
@@ -185,19 +182,8 @@ static void write_step(struct pg_json *j, const struct gate_result *r)
 		pg_json_null(j);
 	}
 	num(j, "confidence", r->confidence, 4);
-	pg_json_key(j, "p_value");
-	if (r->step_tested)
-		num(j, NULL, r->step_p_value, 6);
-	else
-		pg_json_null(j);
-	pg_json_key(j, "samples");
-	pg_json_obj_begin(j);
-	str(j, "basis", r->step_samples);
-	pg_json_key(j, "baseline");
-	pg_json_uint(j, r->step_n_baseline);
-	pg_json_key(j, "candidate");
-	pg_json_uint(j, r->step_n_candidate);
-	pg_json_obj_end(j);
+	num_if(j, "p_value", r->step_tested, r->step_p_value, 6);
+	write_samples(j, r->step_samples, r->step_n_baseline, r->step_n_candidate);
 	pg_json_obj_end(j);
 }
 
@@ -205,7 +191,7 @@ static void write_provenance(struct pg_json *j, const struct gate_result *r)
 {
 	pg_json_key(j, "provenance");
 	pg_json_obj_begin(j);
-	str(j, "result", r->provenance);
+	pg_json_kv_str(j, "result", r->provenance);
 	pg_json_key(j, "checked");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < r->thresholds->n_identity; i++)
@@ -215,9 +201,9 @@ static void write_provenance(struct pg_json *j, const struct gate_result *r)
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < r->n_diff; i++) {
 		pg_json_obj_begin(j);
-		str(j, "field", r->diff[i].field);
-		str(j, "baseline", r->diff[i].baseline);
-		str(j, "candidate", r->diff[i].candidate);
+		pg_json_kv_str(j, "field", r->diff[i].field);
+		pg_json_kv_str(j, "baseline", r->diff[i].baseline);
+		pg_json_kv_str(j, "candidate", r->diff[i].candidate);
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
@@ -233,11 +219,11 @@ static void write_attribution(struct pg_json *j, const struct gate_result *r)
 	for (uint32_t i = 0; i < r->n_attribution; i++) {
 		const struct gate_attribution *a = &r->attribution[i];
 		pg_json_obj_begin(j);
-		str(j, "kind", kinds[a->kind]);
-		str(j, "name", a->name);
+		pg_json_kv_str(j, "kind", kinds[a->kind]);
+		pg_json_kv_str(j, "name", a->name);
 		num(j, "delta_us_per_step", a->delta_us_per_step, 3);
 		if (a->family)
-			str(j, "family", a->family);
+			pg_json_kv_str(j, "family", a->family);
 		if (a->detail) {
 			pg_json_key(j, "ops");
 			pg_json_arr_begin(j);
@@ -269,9 +255,9 @@ static void write_quality(struct pg_json *j, const struct gate_result *r)
 			if (q->candidate != k)
 				continue;
 			pg_json_obj_begin(j);
-			str(j, "code", q->code);
-			str(j, "message", q->message);
-			str(j, "effect", gate_verdict_name(q->action));
+			pg_json_kv_str(j, "code", q->code);
+			pg_json_kv_str(j, "message", q->message);
+			pg_json_kv_str(j, "effect", gate_verdict_name(q->action));
 			pg_json_obj_end(j);
 		}
 		pg_json_arr_end(j);
@@ -309,11 +295,9 @@ static void write_counts(struct pg_json *j, const struct gate_result *r)
 		uint32_t n = 0;
 		for (uint32_t i = 0; i < r->n_metrics; i++)
 			n += r->metrics[i].verdict == order[k];
-		pg_json_key(j, gate_verdict_name(order[k]));
-		pg_json_uint(j, n);
+		pg_json_kv_uint(j, gate_verdict_name(order[k]), n);
 	}
-	pg_json_key(j, "below_floor");
-	pg_json_uint(j, r->n_below_floor);
+	pg_json_kv_uint(j, "below_floor", r->n_below_floor);
 	pg_json_obj_end(j);
 }
 
@@ -327,15 +311,13 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	str(&j, "profgate_version", r->in.version);
 	str(&j, "label", r->in.label);
 	str(&j, "verdict", gate_verdict_name(r->verdict));
-	pg_json_key(&j, "exit_code");
-	pg_json_int(&j, gate_verdict_exit(r->verdict));
+	pg_json_kv_int(&j, "exit_code", gate_verdict_exit(r->verdict));
 	pg_json_key(&j, "thresholds");
 	pg_json_obj_begin(&j);
 	str(&j, "origin", r->in.thresholds_origin);
 	str(&j, "name", r->thresholds->name);
 	num(&j, "significance", r->thresholds->significance, 6);
-	pg_json_key(&j, "min_samples");
-	pg_json_uint(&j, r->thresholds->min_samples);
+	pg_json_kv_uint(&j, "min_samples", r->thresholds->min_samples);
 	pg_json_obj_end(&j);
 	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
 		   r->baseline_summary_sha256, r->in.baseline_history_json);

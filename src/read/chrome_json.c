@@ -103,6 +103,20 @@ static int read_string(struct cj *c, struct pg_buf *out)
 	}
 }
 
+/* An object key, whose opening quote is next but for white space, into c->key,
+ * and the ':' after it; what names the key in the message when no string is
+ * there. */
+static int read_member_key(struct cj *c, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch != '"')
+		return cj_bad_char(c, ch, what);
+	if (read_string(c, &c->key) || expect(c, ':', "':'"))
+		return PG_EFORMAT;
+	return 0;
+}
+
 /* ---- numbers ---- */
 
 struct num {
@@ -119,6 +133,18 @@ static const unsigned char numchar[256] = {
     ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
     ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
+
+/* One more digit of the mantissa while it holds fewer than 19 significant
+ * digits (leading zeros do not count): 1 when kept, 0 when it is full. */
+static inline int mant_digit(struct num *n, int *digits, char ch)
+{
+	if (*digits >= 19)
+		return 0;
+	n->mant = n->mant * 10 + (uint64_t)(ch - '0');
+	if (n->mant)
+		(*digits)++;
+	return 1;
+}
 
 /* Parse n->text (n->len bytes) into sign, mantissa and exponent. */
 static int parse_num_text(struct cj *c, struct num *n)
@@ -137,27 +163,18 @@ static int parse_num_text(struct cj *c, struct num *n)
 	}
 	for (; *s >= '0' && *s <= '9'; s++) {
 		any = 1;
-		if (digits < 19) {
-			n->mant = n->mant * 10 + (uint64_t)(*s - '0');
-			if (n->mant)
-				digits++;
-		} else {
+		if (!mant_digit(n, &digits, *s))
 			n->exp10++;
-		}
 	}
 	if (*s == '.') {
 		n->is_int = 0;
 		s++;
 		for (; *s >= '0' && *s <= '9'; s++) {
 			frac = 1;
-			if (digits < 19) {
-				n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+			if (mant_digit(n, &digits, *s))
 				n->exp10--;
-				if (n->mant)
-					digits++;
-			} else if (digits++ == 19) {
+			else if (digits++ == 19)
 				n->round_up = *s >= '5';
-			}
 		}
 		if (!frac)
 			return cj_fail(c, "malformed number '%s'", n->text);
@@ -296,6 +313,30 @@ static int expect_word(struct cj *c, const char *w)
 	return 0;
 }
 
+/* Step past the byte ch, copying it onto cap when cap is set. */
+static void take(struct cj *c, struct pg_buf *cap, int ch)
+{
+	c->in->p++;
+	if (cap)
+		pg_buf_addc(cap, (char)ch);
+}
+
+/* A string whose opening quote is next: skipped, or re-escaped onto cap when
+ * cap is set. */
+static int skip_string(struct cj *c, struct pg_buf *cap)
+{
+	struct pg_buf tmp = PG_BUF_INIT;
+	int rc;
+
+	if (!cap)
+		return read_string(c, NULL);
+	rc = read_string(c, &tmp);
+	if (!rc)
+		pg_json_escape(cap, tmp.ptr, tmp.len);
+	pg_buf_release(&tmp);
+	return rc;
+}
+
 /*
  * Skip one JSON value, iteratively, with a hard depth cap. When cap is
  * non-NULL the value's text is captured into it (bounded by
@@ -319,14 +360,10 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 					return cj_fail(c, "JSON nested deeper than %d levels",
 						       RD_MAX_DEPTH);
 				stack[depth++] = (unsigned char)ch;
-				c->in->p++;
-				if (cap)
-					pg_buf_addc(cap, (char)ch);
+				take(c, cap, ch);
 				ch = skip_ws(c);
 				if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
-					c->in->p++;
-					if (cap)
-						pg_buf_addc(cap, (char)ch);
+					take(c, cap, ch);
 					depth--;
 					goto after_value;
 				}
@@ -338,17 +375,8 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 				need_value = 1;
 				continue;
 			} else if (ch == '"') {
-				if (cap) {
-					struct pg_buf tmp = PG_BUF_INIT;
-					if (read_string(c, &tmp)) {
-						pg_buf_release(&tmp);
-						return PG_EFORMAT;
-					}
-					pg_json_escape(cap, tmp.ptr, tmp.len);
-					pg_buf_release(&tmp);
-				} else if (read_string(c, NULL)) {
+				if (skip_string(c, cap))
 					return PG_EFORMAT;
-				}
 			} else if (ch == 't' || ch == 'f' || ch == 'n') {
 				const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
 				if (expect_word(c, w))
@@ -373,9 +401,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			return 0;
 		ch = skip_ws(c);
 		if (ch == ',') {
-			c->in->p++;
-			if (cap)
-				pg_buf_addc(cap, ',');
+			take(c, cap, ',');
 			if (stack[depth - 1] == '[') {
 				need_value = 1;
 				continue;
@@ -384,27 +410,17 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 			if (ch != '"')
 				return cj_bad_char(c, ch, "an object key");
 		key:
-			if (cap) {
-				struct pg_buf tmp = PG_BUF_INIT;
-				if (read_string(c, &tmp)) {
-					pg_buf_release(&tmp);
-					return PG_EFORMAT;
-				}
-				pg_json_escape(cap, tmp.ptr, tmp.len);
-				pg_buf_release(&tmp);
-				pg_buf_addc(cap, ':');
-			} else if (read_string(c, NULL)) {
+			if (skip_string(c, cap))
 				return PG_EFORMAT;
-			}
+			if (cap)
+				pg_buf_addc(cap, ':');
 			if (expect(c, ':', "':'"))
 				return PG_EFORMAT;
 			need_value = 1;
 			continue;
 		}
 		if (ch == (stack[depth - 1] == '{' ? '}' : ']')) {
-			c->in->p++;
-			if (cap)
-				pg_buf_addc(cap, (char)ch);
+			take(c, cap, ch);
 			depth--;
 			goto after_value;
 		}
@@ -511,11 +527,9 @@ static int parse_args(struct cj *c)
 		return 0;
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"')
-			return cj_bad_char(c, ch, "an args key");
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
-			return PG_EFORMAT;
+		int rc = read_member_key(c, "an args key");
+		if (rc)
+			return rc;
 		const char *k = c->key.ptr;
 		size_t kn = c->key.len;
 		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
@@ -815,11 +829,9 @@ static int parse_event(struct cj *c)
 		return finish_event(c);
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"')
-			return cj_bad_char(c, ch, "an event key");
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
-			return PG_EFORMAT;
+		int rc = read_member_key(c, "an event key");
+		if (rc)
+			return rc;
 		const char *k = c->key.ptr;
 		int r = 0;
 		switch (c->key.len) {
@@ -920,12 +932,7 @@ static int parse_top_object(struct cj *c)
 		goto done;
 	}
 	for (;;) {
-		ch = skip_ws(c);
-		if (ch != '"') {
-			cj_bad_char(c, ch, "a top-level key");
-			goto out;
-		}
-		if (read_string(c, &c->key) || expect(c, ':', "':'"))
+		if (read_member_key(c, "a top-level key"))
 			goto out;
 		if (nkeys < 6) {
 			pg_buf_addf(&keys, "%s\"%.40s\"", nkeys ? ", " : "", c->key.ptr);

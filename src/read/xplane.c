@@ -275,13 +275,10 @@ static void plane_reset(struct xp *x)
 	pg_u64map_release(&x->lines);
 	free(x->plane_name);
 	free(x->scan_err);
-	x->stats = NULL;
-	x->stats_sparse = NULL;
-	x->evm = NULL;
-	x->evm_sparse_v = NULL;
+	x->stats = x->stats_sparse = NULL;
+	x->evm = x->evm_sparse_v = NULL;
 	x->margs = NULL;
-	x->plane_name = NULL;
-	x->scan_err = NULL;
+	x->plane_name = x->scan_err = NULL;
 	x->n_stats = x->n_stats_sparse = x->cap_stats_sparse = 0;
 	x->n_evm = x->n_evm_sparse = x->cap_evm_sparse = 0;
 	x->n_margs = x->cap_margs = 0;
@@ -607,22 +604,22 @@ static const char *guess_framework(const struct trace *t, uint32_t file)
 static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, const uint8_t *base,
 			     size_t size, int release_pages)
 {
-	struct xp x;
+	pthread_mutex_t lock;
+	struct xp x = {
+	    .t = t,
+	    .file = file,
+	    .path = path,
+	    .base = base,
+	    .size = size,
+	    .release_pages = release_pages,
+	    .device = UINT32_MAX,
+	    .k_long_name = trace_intern_cstr(t, "long_name"),
+	    .scratch = PG_BUF_INIT,
+	    .lock = &lock,
+	};
 	int rc;
 
-	memset(&x, 0, sizeof(x));
-	x.t = t;
-	x.file = file;
-	x.path = path;
-	x.device = UINT32_MAX;
-	x.base = base;
-	x.size = size;
-	x.release_pages = release_pages;
-	pg_buf_init(&x.scratch);
-	x.k_long_name = trace_intern_cstr(t, "long_name");
-	pthread_mutex_t lock;
 	pthread_mutex_init(&lock, NULL);
-	x.lock = &lock;
 	t->files[file].format = TRACE_FMT_XPLANE;
 	t->files[file].dialect = TRACE_DIALECT_XPLANE;
 	t->files[file].content_bytes = x.size;

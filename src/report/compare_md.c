@@ -304,15 +304,33 @@ static void refused(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, ".\n\n");
 }
 
+/* "Steady median step: A → B (", the opening of both step lines. */
+static void step_change(struct pg_buf *b, double baseline_us, double candidate_us)
+{
+	pg_buf_adds(b, "Steady median step: ");
+	report_time(b, baseline_us);
+	pg_buf_adds(b, " → ");
+	report_time(b, candidate_us);
+	pg_buf_adds(b, " (");
+}
+
+/* What the step's test said: ", p = …" when it ran, ", N vs M steps" when
+ * there were samples. */
+static void step_test(struct pg_buf *b, int tested, double p, uint32_t n_baseline,
+		      uint32_t n_candidate, const char *samples)
+{
+	if (tested) {
+		pg_buf_adds(b, ", ");
+		pvalue(b, p);
+	}
+	if (n_baseline || n_candidate)
+		pg_buf_addf(b, ", %u vs %u %s", n_baseline, n_candidate,
+			    samples ? samples : "steps");
+}
+
 static void step_line(const struct gate_result *r, struct pg_buf *b)
 {
-	const char *samples = r->step_samples ? r->step_samples : "steps";
-
-	pg_buf_adds(b, "Steady median step: ");
-	report_time(b, r->step_baseline_us);
-	pg_buf_adds(b, " → ");
-	report_time(b, r->step_candidate_us);
-	pg_buf_adds(b, " (");
+	step_change(b, r->step_baseline_us, r->step_candidate_us);
 	signed_time(b, r->step_delta_us);
 	pg_buf_adds(b, ", ");
 	signed_fixed(b, 100 * r->step_delta_share, 1, "%");
@@ -325,12 +343,8 @@ static void step_line(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, " to ");
 		signed_fixed(b, 100 * r->interval_hi_share, 1, "%");
 	}
-	if (r->step_tested) {
-		pg_buf_adds(b, ", ");
-		pvalue(b, r->step_p_value);
-	}
-	if (r->step_n_baseline || r->step_n_candidate)
-		pg_buf_addf(b, ", %u vs %u %s", r->step_n_baseline, r->step_n_candidate, samples);
+	step_test(b, r->step_tested, r->step_p_value, r->step_n_baseline, r->step_n_candidate,
+		  r->step_samples);
 	pg_buf_adds(b, ").");
 	/* the gate's reason when it did not judge the step as the numbers suggest */
 	const struct gate_metric_result *m = step_metric(r);
@@ -356,20 +370,12 @@ static void no_step_line(const struct gate_result *r, struct pg_buf *b)
 	} else {
 		pg_buf_adds(b, "the gate gave no reason");
 	}
-	if (m && m->tested) {
-		pg_buf_adds(b, ", ");
-		pvalue(b, m->p_value);
-	}
-	if (m && (m->n_baseline || m->n_candidate))
-		pg_buf_addf(b, ", %u vs %u %s", m->n_baseline, m->n_candidate,
-			    m->samples ? m->samples : "steps");
+	if (m)
+		step_test(b, m->tested, m->p_value, m->n_baseline, m->n_candidate, m->samples);
 	pg_buf_adds(b, ".");
 	if (m && m->has_baseline && m->has_candidate) {
-		pg_buf_adds(b, " Steady median step: ");
-		report_time(b, m->baseline);
-		pg_buf_adds(b, " → ");
-		report_time(b, m->candidate);
-		pg_buf_adds(b, " (");
+		pg_buf_addc(b, ' ');
+		step_change(b, m->baseline, m->candidate);
 		signed_fixed(b, 100 * m->delta_share, 1, "%");
 		pg_buf_adds(b, "), not judged.");
 	}

@@ -28,6 +28,36 @@ int report_host_profile(const struct summary *s)
 	return summary_host_basis(s) && !s->device_count;
 }
 
+/* Table cells: each writes "| ", its value and a space, so a row is its cells
+ * and then "|\n". */
+static void cell_code(struct pg_buf *b, const char *s, size_t max)
+{
+	pg_buf_adds(b, "| ");
+	report_code(b, s, max);
+	pg_buf_addc(b, ' ');
+}
+
+static void cell_text(struct pg_buf *b, const char *s, size_t max)
+{
+	pg_buf_adds(b, "| ");
+	report_text(b, s, max);
+	pg_buf_addc(b, ' ');
+}
+
+static void cell_time(struct pg_buf *b, double us)
+{
+	pg_buf_adds(b, "| ");
+	report_time(b, us);
+	pg_buf_addc(b, ' ');
+}
+
+static void cell_pct(struct pg_buf *b, double share)
+{
+	pg_buf_adds(b, "| ");
+	pct(b, share);
+	pg_buf_addc(b, ' ');
+}
+
 static void headline(const struct summary *s, struct pg_buf *b)
 {
 	pg_buf_adds(b, "# profgate report\n\n");
@@ -168,22 +198,17 @@ static void devices(const struct summary *s, struct pg_buf *b)
 		double w = x->wall_us > 0 ? x->wall_us : 1;
 		pg_buf_adds(b, "| ");
 		report_code(b, s->devices[i].id, 60);
-		pg_buf_adds(b, worst && s->n_devices > 1 ? " (worst) | " : " | ");
-		report_time(b, x->wall_us);
-		pg_buf_adds(b, " | ");
-		pct(b, x->compute_us / w);
-		pg_buf_adds(b, " | ");
-		pct(b, x->exposed_comm_us / w);
-		pg_buf_adds(b, " | ");
-		pct(b, x->exposed_memcpy_us / w);
-		pg_buf_adds(b, " | ");
-		pct(b, x->idle_us / w);
-		pg_buf_adds(b, " | ");
+		pg_buf_adds(b, worst && s->n_devices > 1 ? " (worst) " : " ");
+		cell_time(b, x->wall_us);
+		cell_pct(b, x->compute_us / w);
+		cell_pct(b, x->exposed_comm_us / w);
+		cell_pct(b, x->exposed_memcpy_us / w);
+		cell_pct(b, x->idle_us / w);
 		if (x->comm_us > 0)
-			pct(b, (x->comm_us - x->exposed_comm_us) / x->comm_us);
+			cell_pct(b, (x->comm_us - x->exposed_comm_us) / x->comm_us);
 		else
-			pg_buf_adds(b, "–");
-		pg_buf_adds(b, " |\n");
+			pg_buf_adds(b, "| – ");
+		pg_buf_adds(b, "|\n");
 	}
 	if (shown < s->n_devices)
 		pg_buf_addf(b, "| … %u more devices | | | | | | |\n", s->n_devices - shown);
@@ -210,15 +235,11 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			       "|---|---|---:|---:|---:|\n");
 		for (uint32_t i = 0; i < s->n_families; i++) {
 			const struct sum_family *f = &s->families[i];
-			pg_buf_adds(b, "| ");
-			report_text(b, f->family, 60);
-			pg_buf_adds(b, " | ");
-			report_text(b, f->category, 60);
-			pg_buf_adds(b, " | ");
-			report_time(b, f->us_per_step);
-			pg_buf_adds(b, " | ");
-			pct(b, f->share);
-			pg_buf_addf(b, " | %.1f |\n", f->count_per_step);
+			cell_text(b, f->family, 60);
+			cell_text(b, f->category, 60);
+			cell_time(b, f->us_per_step);
+			cell_pct(b, f->share);
+			pg_buf_addf(b, "| %.1f |\n", f->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -231,9 +252,11 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			    n, s->n_ops);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &s->ops[i];
-			op_cells(b, o);
-			report_time(b, o->total_us_per_step);
-			pg_buf_addf(b, " | %.1f |\n", o->count_per_step);
+			cell_code(b, o->name, NAME_MAX_BYTES);
+			cell_text(b, o->family, 60);
+			cell_time(b, o->self_us_per_step);
+			cell_time(b, o->total_us_per_step);
+			pg_buf_addf(b, "| %.1f |\n", o->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -248,15 +271,14 @@ static void collectives(const struct summary *s, struct pg_buf *b)
 		       "|---|---:|---:|---:|---:|---:|---:|\n");
 	for (uint32_t i = 0; i < s->n_collectives; i++) {
 		const struct sum_collective *c = &s->collectives[i];
-		pg_buf_adds(b, "| ");
-		report_text(b, c->kind, 60);
-		pg_buf_addf(b, " | %.1f | ", c->count_per_step);
-		report_time(b, c->us_per_step);
+		cell_text(b, c->kind, 60);
+		pg_buf_addf(b, "| %.1f ", c->count_per_step);
+		cell_time(b, c->us_per_step);
 		if (c->bytes_per_step >= 0)
-			pg_buf_addf(b, " | %.3g MB | %.2f GB/s | %.2f GB/s | ",
+			pg_buf_addf(b, "| %.3g MB | %.2f GB/s | %.2f GB/s | ",
 				    c->bytes_per_step / 1e6, c->algbw_gbps, c->busbw_gbps);
 		else
-			pg_buf_adds(b, " | – | – | – | ");
+			pg_buf_adds(b, "| – | – | – | ");
 		pg_buf_addf(b, "%.0f × , ", c->capture_count_per_device);
 		report_time(b, c->capture_us_per_device);
 		pg_buf_adds(b, " |\n");
@@ -273,16 +295,14 @@ static void gaps_regions(const struct summary *s, struct pg_buf *b)
 			       "|---|---|---:|---:|---:|\n");
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_gap *g = &s->gaps[i];
+			cell_code(b, g->op, NAME_MAX_BYTES);
 			pg_buf_adds(b, "| ");
-			report_code(b, g->op, NAME_MAX_BYTES);
-			pg_buf_adds(b, " | ");
 			if (g->marker && strcmp(g->marker, g->op) != 0)
 				report_code(b, g->marker, 60);
-			pg_buf_adds(b, " | ");
-			report_time(b, g->us_per_step);
-			pg_buf_adds(b, " | ");
-			report_time(b, g->max_us);
-			pg_buf_addf(b, " | %.1f |\n", g->count_per_step);
+			pg_buf_addc(b, ' ');
+			cell_time(b, g->us_per_step);
+			cell_time(b, g->max_us);
+			pg_buf_addf(b, "| %.1f |\n", g->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -292,13 +312,10 @@ static void gaps_regions(const struct summary *s, struct pg_buf *b)
 			       "|\n|---|---:|---:|\n");
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_region *r = &s->regions[i];
-			pg_buf_adds(b, "| ");
-			report_code(b, r->path, 140);
-			pg_buf_adds(b, " | ");
-			report_time(b, r->inclusive_us_per_step);
-			pg_buf_adds(b, " | ");
-			report_time(b, r->exclusive_us_per_step);
-			pg_buf_adds(b, " |\n");
+			cell_code(b, r->path, 140);
+			cell_time(b, r->inclusive_us_per_step);
+			cell_time(b, r->exclusive_us_per_step);
+			pg_buf_adds(b, "|\n");
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -488,6 +505,15 @@ static void host(const struct summary *s, struct pg_buf *b)
 	host_threads(s, b);
 }
 
+/* The rest of a bullet after its lead: sep, the text (cut at 400 bytes), end
+ * of line. */
+static void bullet_text(struct pg_buf *b, const char *sep, const char *text)
+{
+	pg_buf_adds(b, sep);
+	report_text(b, text, 400);
+	pg_buf_adds(b, "\n");
+}
+
 static void candidates_quality(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_candidates) {
@@ -495,9 +521,7 @@ static void candidates_quality(const struct summary *s, struct pg_buf *b)
 		for (uint32_t i = 0; i < s->n_candidates; i++) {
 			pg_buf_adds(b, "- **");
 			report_text(b, s->candidates[i].title, 120);
-			pg_buf_adds(b, "**: ");
-			report_text(b, s->candidates[i].evidence, 400);
-			pg_buf_adds(b, "\n");
+			bullet_text(b, "**: ", s->candidates[i].evidence);
 		}
 		pg_buf_adds(b, "\n");
 	}
@@ -506,9 +530,7 @@ static void candidates_quality(const struct summary *s, struct pg_buf *b)
 		for (uint32_t i = 0; i < s->n_warnings; i++) {
 			pg_buf_adds(b, "- ");
 			report_code(b, s->warnings[i].code, 40);
-			pg_buf_adds(b, ": ");
-			report_text(b, s->warnings[i].message, 400);
-			pg_buf_adds(b, "\n");
+			bullet_text(b, ": ", s->warnings[i].message);
 		}
 		pg_buf_adds(b, "\n");
 	}

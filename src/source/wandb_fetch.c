@@ -624,20 +624,21 @@ static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint
 	char *url = wandb_absolute_url(&f->c, signed_url);
 	const char *secrets[2] = {f->c.api_key, NULL};
 	uint64_t t = 120 + cap / (256 * 1024);
-	struct http_request rq;
+	uint32_t timeout = (uint32_t)(t > 21600 ? 21600 : t);
+	struct http_request rq = {
+	    .url = url,
+	    .secrets = secrets,
+	    .policy = HTTP_POLICY_PLAIN,
+	    .max_body_bytes = cap,
+	    .sink = sink,
+	    .timeout_s = timeout,
+	    .deadline_s = timeout * 3,
+	    .progress = p ? on_progress : NULL,
+	    .progress_ctx = p,
+	    .what = "W&B storage",
+	};
 	int rc;
 
-	memset(&rq, 0, sizeof(rq));
-	rq.url = url;
-	rq.secrets = secrets;
-	rq.policy = HTTP_POLICY_PLAIN;
-	rq.max_body_bytes = cap;
-	rq.sink = sink;
-	rq.timeout_s = (uint32_t)(t > 21600 ? 21600 : t);
-	rq.deadline_s = rq.timeout_s * 3;
-	rq.progress = p ? on_progress : NULL;
-	rq.progress_ctx = p;
-	rq.what = "W&B storage";
 	f->r->requests++;
 	rc = http_do(&rq, rs);
 	if (p && p->shown)

@@ -179,6 +179,24 @@ void pg_json_null(struct pg_json *j)
 	pg_buf_adds(j->out, "null");
 }
 
+void pg_json_kv_str(struct pg_json *j, const char *key, const char *s)
+{
+	pg_json_key(j, key);
+	pg_json_str(j, s);
+}
+
+void pg_json_kv_int(struct pg_json *j, const char *key, int64_t v)
+{
+	pg_json_key(j, key);
+	pg_json_int(j, v);
+}
+
+void pg_json_kv_uint(struct pg_json *j, const char *key, uint64_t v)
+{
+	pg_json_key(j, key);
+	pg_json_uint(j, v);
+}
+
 void pg_json_raw(struct pg_json *j, const char *text)
 {
 	before_value(j);

@@ -185,6 +185,10 @@ void pg_json_uint(struct pg_json *j, uint64_t v);
 void pg_json_double(struct pg_json *j, double v, int decimals);
 void pg_json_bool(struct pg_json *j, int v);
 void pg_json_null(struct pg_json *j);
+/* An object member, key and value in one call. */
+void pg_json_kv_str(struct pg_json *j, const char *key, const char *s);
+void pg_json_kv_int(struct pg_json *j, const char *key, int64_t v);
+void pg_json_kv_uint(struct pg_json *j, const char *key, uint64_t v);
 /* A value already in JSON form (a number's text), written as is. */
 void pg_json_raw(struct pg_json *j, const char *text);
 /* Append s as a JSON string literal (quotes included) to b; bytes that are not
