@@ -379,18 +379,29 @@ static const char *thread_role(const struct hthread *th)
 	return "other";
 }
 
+/* As the trace names the thread, else by its id. Threads of one name in
+ * several files are one record, as merge makes them: per step they are the
+ * mean over the step threads. */
 static char *thread_name(const struct hview *h, const struct hthread *th)
 {
 	const struct trace *t = h->z->t;
 	const struct trace_track *tr = &t->tracks[th->track];
 	const char *name = trace_str_get(t, tr->name);
-	char *base = *name ? pg_xstrdup(name) : pg_xasprintf("tid %s", trace_str_get(t, tr->tid));
 
-	if (t->n_files <= 1)
-		return base;
-	char *both = pg_xasprintf("file%u/%s", th->file, base);
-	free(base);
-	return both;
+	return *name ? pg_xstrdup(name) : pg_xasprintf("tid %s", trace_str_get(t, tr->tid));
+}
+
+static struct sum_thread *thread_record(struct sum_host *o, char *name, const char *role)
+{
+	for (uint32_t i = 0; i < o->n_threads; i++)
+		if (strcmp(o->threads[i].name, name) == 0) {
+			free(name);
+			return &o->threads[i];
+		}
+	struct sum_thread *x = &o->threads[o->n_threads++];
+	x->name = name;
+	x->role = pg_xstrdup(role);
+	return x;
 }
 
 static void to_summary(struct hview *h)
@@ -433,11 +444,9 @@ static void to_summary(struct hview *h)
 		const struct hthread *th = &h->th[k];
 		if (th->count == 0 && th->busy_ns == 0)
 			continue;
-		struct sum_thread *x = &o->threads[o->n_threads++];
-		x->name = thread_name(h, th);
-		x->role = pg_xstrdup(thread_role(th));
-		x->busy_us_total = th->busy_ns / 1000.0;
-		x->count_total = th->count;
+		struct sum_thread *x = thread_record(o, thread_name(h, th), thread_role(th));
+		x->busy_us_total += th->busy_ns / 1000.0;
+		x->count_total += th->count;
 	}
 }
 
