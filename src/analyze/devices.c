@@ -230,46 +230,7 @@ static int nest(struct dev *d)
  * nearly always in that order already, so the runs are the tracks and the
  * sort is a merge of a few of them (nothing to do for one stream).
  */
-static void order_leaves(struct dev *d)
-{
-	const struct act *a = d->a;
-	uint32_t *v = d->leaves, n = d->n_leaves, *bound = NULL, nb = 0, cap = 0;
-
-	bound = grow(bound, nb, &cap, sizeof(uint32_t));
-	bound[nb++] = 0;
-	for (uint32_t i = 1; i < n; i++)
-		if (leaf_before(a, v[i], v[i - 1])) {
-			bound = grow(bound, nb, &cap, sizeof(uint32_t));
-			bound[nb++] = i;
-		}
-	bound = grow(bound, nb, &cap, sizeof(uint32_t));
-	bound[nb++] = n;
-	uint32_t *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(uint32_t)) : NULL;
-	uint32_t *src = v, *dst = tmp;
-	while (nb > 2) {
-		uint32_t out = 0;
-		for (uint32_t r = 0; r + 1 < nb; r += 2) {
-			uint32_t x = bound[r], xm = bound[r + 1];
-			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
-			while (x < xm && y < ym)
-				dst[o++] = leaf_before(a, src[y], src[x]) ? src[y++] : src[x++];
-			while (x < xm)
-				dst[o++] = src[x++];
-			while (y < ym)
-				dst[o++] = src[y++];
-			bound[out++] = bound[r];
-		}
-		bound[out++] = n;
-		nb = out;
-		uint32_t *sw = src;
-		src = dst;
-		dst = sw;
-	}
-	if (src != v)
-		memcpy(v, src, (size_t)n * sizeof(uint32_t));
-	free(tmp);
-	free(bound);
-}
+PG_SORT_RUNS(sort_leaves, uint32_t, const struct act *, leaf_before)
 
 static int cmp_ann(const void *a, const void *b)
 {
@@ -379,7 +340,7 @@ void az_build_device(struct az *z, uint32_t di, struct scratch *sc)
 	if (!ordered)
 		order_by_track(d, one_track, az_scratch_slot(sc, t));
 	if (!nest(d))
-		order_leaves(d);
+		sort_leaves(d->leaves, d->n_leaves, d->a);
 	d->ann = pg_xmalloc((anns->n + 1) * sizeof(*d->ann));
 	d->n_ann = anns->n;
 	for (uint32_t k = 0; k < anns->n; k++) {

@@ -325,47 +325,9 @@ static uint32_t step_index_near(const int64_t *ids, uint32_t n, int64_t step, ui
 	return i;
 }
 
-/* Ascending, by merging the ascending runs it has: step ids are mostly
- * one run per device. */
-static void sort_i64(int64_t *v, uint32_t n)
-{
-	uint32_t *bound = NULL, nb = 0, cap = 0;
-
-	bound = grow(bound, nb, &cap, sizeof(uint32_t));
-	bound[nb++] = 0;
-	for (uint32_t i = 1; i < n; i++)
-		if (v[i] < v[i - 1]) {
-			bound = grow(bound, nb, &cap, sizeof(uint32_t));
-			bound[nb++] = i;
-		}
-	bound = grow(bound, nb, &cap, sizeof(uint32_t));
-	bound[nb++] = n;
-	int64_t *tmp = nb > 2 ? pg_xmalloc((size_t)n * sizeof(int64_t)) : NULL;
-	int64_t *src = v, *dst = tmp;
-	while (nb > 2) {
-		uint32_t out = 0;
-		for (uint32_t r = 0; r + 1 < nb; r += 2) {
-			uint32_t x = bound[r], xm = bound[r + 1];
-			uint32_t y = xm, ym = r + 2 < nb ? bound[r + 2] : xm, o = x;
-			while (x < xm && y < ym)
-				dst[o++] = src[y] < src[x] ? src[y++] : src[x++];
-			while (x < xm)
-				dst[o++] = src[x++];
-			while (y < ym)
-				dst[o++] = src[y++];
-			bound[out++] = bound[r];
-		}
-		bound[out++] = n;
-		nb = out;
-		int64_t *sw = src;
-		src = dst;
-		dst = sw;
-	}
-	if (src != v)
-		memcpy(v, src, (size_t)n * sizeof(int64_t));
-	free(tmp);
-	free(bound);
-}
+/* Ascending; step ids are mostly one run per device. */
+#define I64_BEFORE(ctx, x, y) ((void)(ctx), (x) < (y))
+PG_SORT_RUNS(sort_i64, int64_t, const void *, I64_BEFORE)
 
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
 {
@@ -383,7 +345,7 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 		ids = grow(ids, n, &cap, sizeof(int64_t));
 		ids[n++] = hm[k].step;
 	}
-	sort_i64(ids, n);
+	sort_i64(ids, n, NULL);
 	uint32_t u = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (u == 0 || ids[u - 1] != ids[i])

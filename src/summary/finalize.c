@@ -557,15 +557,15 @@ static void add_candidate(struct summary *s, const char *id, const char *title, 
 static void add_candidate(struct summary *s, const char *id, const char *title, const char *fmt,
 			  ...)
 {
-	char ev[512];
 	va_list ap;
+	char *ev;
 
 	va_start(ap, fmt);
-	vsnprintf(ev, sizeof(ev), fmt, ap);
+	ev = pg_xvasprintf(fmt, ap);
 	va_end(ap);
 	s->candidates = pg_xrealloc(s->candidates, (s->n_candidates + 1) * sizeof(*s->candidates));
 	s->candidates[s->n_candidates++] =
-	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), pg_xstrdup(ev)};
+	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), ev};
 }
 
 /* Mean over devices of their busy time per steady step; 0 without devices. */

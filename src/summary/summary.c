@@ -107,16 +107,13 @@ void summary_release(struct summary *s)
 
 void summary_add_warning(struct summary *s, const char *code, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	s->warnings = pg_xrealloc(s->warnings, (s->n_warnings + 1) * sizeof(*s->warnings));
-	s->warnings[s->n_warnings].code = pg_xstrdup(code);
-	s->warnings[s->n_warnings].message = pg_xstrdup(msg);
-	s->n_warnings++;
+	va_start(ap, fmt);
+	s->warnings[s->n_warnings].message = pg_xvasprintf(fmt, ap);
+	va_end(ap);
+	s->warnings[s->n_warnings++].code = pg_xstrdup(code);
 }
 
 /* ---- JSON ---- */

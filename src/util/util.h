@@ -283,6 +283,54 @@ int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
 size_t pg_utf8_seq(const unsigned char *s, size_t n);
 #define PG_UTF8_REPLACEMENT "\xef\xbf\xbd" /* U+FFFD, for bytes that are not UTF-8 */
 
+/* ---- natural merge sort -------------------------------------------------*/
+/*
+ * PG_SORT_RUNS(name, T, C, before) defines `static void name(T *v, uint32_t
+ * n, C ctx)`: v sorted, stably, so that before(ctx, x, y) (x sorts before y)
+ * holds between no later element and an earlier one. It merges the ascending
+ * runs v already has, which costs about n log(runs): the lists it serves (a
+ * device's leaves, step ids, a host thread's events) come in a few sorted
+ * runs, where qsort paid n log n and a call per comparison. A macro, so that
+ * each element type gets its comparison inlined.
+ */
+#define PG_SORT_RUNS(name, T, C, before)                                                           \
+	static void name(T *v, uint32_t n, C ctx)                                                  \
+	{                                                                                          \
+		uint32_t *bound = pg_xmalloc(((size_t)n + 2) * sizeof(uint32_t)), nb = 0;          \
+		T *tmp = NULL, *src = v, *dst;                                                     \
+		bound[nb++] = 0;                                                                   \
+		for (uint32_t i = 1; i < n; i++)                                                   \
+			if (before(ctx, v[i], v[i - 1]))                                           \
+				bound[nb++] = i;                                                   \
+		bound[nb++] = n;                                                                   \
+		if (nb > 2)                                                                        \
+			tmp = pg_xmalloc((size_t)n * sizeof(T));                                   \
+		dst = tmp;                                                                         \
+		while (nb > 2) {                                                                   \
+			uint32_t out = 0;                                                          \
+			for (uint32_t r = 0; r + 1 < nb; r += 2) {                                 \
+				uint32_t x = bound[r], xm = bound[r + 1], y = xm, o = x;           \
+				uint32_t ym = r + 2 < nb ? bound[r + 2] : xm;                      \
+				while (x < xm && y < ym)                                           \
+					dst[o++] = before(ctx, src[y], src[x]) ? src[y++] : src[x++]; \
+				while (x < xm)                                                     \
+					dst[o++] = src[x++];                                       \
+				while (y < ym)                                                     \
+					dst[o++] = src[y++];                                       \
+				bound[out++] = bound[r];                                           \
+			}                                                                          \
+			bound[out++] = n;                                                          \
+			nb = out;                                                                  \
+			T *sw_ = src;                                                              \
+			src = dst;                                                                 \
+			dst = sw_;                                                                 \
+		}                                                                                  \
+		if (src != v)                                                                      \
+			memcpy(v, src, (size_t)n * sizeof(T));                                     \
+		free(tmp);                                                                         \
+		free(bound);                                                                       \
+	}
+
 /* ---- pool: jobs on threads (pool.c) -------------------------------------*/
 /* Every thread profgate starts runs through here. Job i of n runs once, on
  * whichever thread takes it, with that thread's scratch: scratch_size zeroed
