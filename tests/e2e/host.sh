@@ -297,4 +297,14 @@ jf "GPU compare: host.* metrics are shown, none judged (no limit or info, never 
 	"all(m['verdict'] not in ('warn', 'fail', 'improved') for m in j['metrics'] if m['name'].startswith('host.'))" \
 	"not any(m['name'].startswith('op.aten::') for m in j['metrics'])"
 
+# ---- markers that give no step: said so, never "no step markers" ----
+# tests/data/host/hand/unusable-markers.json: two ProfilerStep# markers and GPU kernels that no
+# correlation links to them (written by hand)
+pg summarize "$HOST/hand/unusable-markers.json" -o "$T/unusable.json"
+pycheck "markers with no linked device work: steps-unusable says why, no false no-steps" \
+	'd = json.load(open(sys.argv[1])); w = {x["code"]: x["message"] for x in d["quality"]["warnings"]}' \
+	"$T/unusable.json" '"steps-unusable" in w' '"no-steps" not in w' \
+	'"2 ProfilerStep# markers" in w["steps-unusable"]' 'd["steps"]["source"] == "none"' \
+	'd["identity"]["basis"] == "profgate.timeline/1"'
+
 done_testing
