@@ -8,7 +8,8 @@
  * host view covers the spans of the steady steps' markers, per file: the
  * marker's thread is the step thread, and its wall time is the steps' spans.
  * Without markers it covers the whole capture ("capture"), with no step
- * thread and so no wall, busy or idle time.
+ * thread and so no wall, busy or idle time. An XPlane capture with device
+ * work and no host marker has no host view (unread_files).
  *
  * How it works. One pass over the events collects, per host thread, its
  * complete events: marker events themselves are left out, so the work inside
@@ -101,6 +102,32 @@ static int is_profiler_span(const struct trace *t, const struct trace_track *tr)
 	return strcmp(trace_str_get(t, tr->pid), "Spans") == 0;
 }
 
+/*
+ * Files whose host threads the host view leaves out: an XPlane capture with
+ * device work and no host step marker. summarize does not decode those
+ * threads (read.h host_markers_only: on a TPU capture they are most of the
+ * file), so whether it had would change nothing: the view is the same
+ * however the file was read.
+ */
+static uint8_t *unread_files(const struct az *z)
+{
+	const struct trace *t = z->t;
+	uint8_t *skip = pg_xcalloc(t->n_files + 1, 1), *marked = pg_xcalloc(t->n_files + 1, 1);
+
+	for (int k = 0; k < MARK_KINDS; k++)
+		for (uint32_t i = 0; i < z->f.mark[k].n; i++) {
+			uint32_t f = z->track_file[trace_event_at(t, z->f.mark[k].v[i])->track];
+			if (f != UINT32_MAX)
+				marked[f] = 1;
+		}
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		uint32_t f = z->devs[d].file;
+		skip[f] = t->files[f].format == TRACE_FMT_XPLANE && !marked[f];
+	}
+	free(marked);
+	return skip;
+}
+
 /* Per host thread, its complete events' indices (markers left out). Only
  * indices are kept for all threads at once; a thread's events are read into
  * records when it is accounted, so memory follows the largest thread. */
@@ -109,11 +136,13 @@ static void collect(struct hview *h)
 	const struct trace *t = h->z->t;
 	uint32_t *slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
 
+	uint8_t *skip = unread_files(h->z);
+
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
 		const struct trace_track *tr = &t->tracks[i];
 		slot[i] = UINT32_MAX;
 		if (tr->kind != TRACE_TRACK_HOST_THREAD || tr->device == UINT32_MAX ||
-		    !tr->n_events || is_profiler_span(t, tr))
+		    !tr->n_events || is_profiler_span(t, tr) || skip[t->devices[tr->device].file])
 			continue;
 		slot[i] = h->n_th;
 		h->th = pg_xrealloc(h->th, (h->n_th + 1) * sizeof(*h->th));
@@ -132,6 +161,7 @@ static void collect(struct hview *h)
 		idxv_push(&h->th[k].ev, (uint32_t)i);
 	}
 	free(slot);
+	free(skip);
 }
 
 /* A thread's events come in a few sorted runs (Kineto writes each kind of

@@ -226,7 +226,7 @@ static void category_class_masks(void **state)
 	    {"Operator", TRACE_CATCLASS_HOST},
 	    {"cuda_runtime", TRACE_CATCLASS_HOST},
 	    {"Runtime", TRACE_CATCLASS_HOST},
-	    {"python_function", TRACE_CATCLASS_HOST},
+	    {"python_function", TRACE_CATCLASS_HOST | TRACE_CATCLASS_PYTHON},
 	    {"user_annotation", TRACE_CATCLASS_HOST | TRACE_CATCLASS_STEP},
 	    {"ac2g", TRACE_CATCLASS_FLOW},
 	    {"async_cpu_to_gpu", TRACE_CATCLASS_FLOW},
