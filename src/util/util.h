@@ -312,7 +312,8 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
 				uint32_t x = bound[r], xm = bound[r + 1], y = xm, o = x;           \
 				uint32_t ym = r + 2 < nb ? bound[r + 2] : xm;                      \
 				while (x < xm && y < ym)                                           \
-					dst[o++] = before(ctx, src[y], src[x]) ? src[y++] : src[x++]; \
+					dst[o++] =                                                 \
+					    before(ctx, src[y], src[x]) ? src[y++] : src[x++];     \
 				while (x < xm)                                                     \
 					dst[o++] = src[x++];                                       \
 				while (y < ym)                                                     \
