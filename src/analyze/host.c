@@ -243,15 +243,25 @@ static uint32_t window_of(const struct hview *h, uint32_t f, int64_t ts)
 	return lo > 0 && ts < w->e[lo - 1] ? lo - 1 : UINT32_MAX;
 }
 
-/* Nanoseconds of [s, e) inside file f's windows. */
+/* Nanoseconds of [s, e) inside file f's windows: from the last window that
+ * starts at or before s (the windows are disjoint and sorted) to the first
+ * that starts at or after e. */
 static int64_t in_windows(const struct hview *h, uint32_t f, int64_t s, int64_t e)
 {
 	const struct hwin *w = &h->win[f];
+	uint32_t lo = 0, hi = w->n;
 	int64_t sum = 0;
 
 	if (h->capture)
 		return e - s;
-	for (uint32_t k = 0; k < w->n; k++) {
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (w->s[mid] <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t k = lo ? lo - 1 : 0; k < w->n && w->s[k] < e; k++) {
 		int64_t a = s > w->s[k] ? s : w->s[k], b = e < w->e[k] ? e : w->e[k];
 		if (b > a)
 			sum += b - a;
