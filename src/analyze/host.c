@@ -45,12 +45,23 @@ struct hev {
 	uint8_t top; /* no enclosing event on the thread */
 };
 
+struct hop {
+	trace_str name;
+	uint8_t fam, launch;
+	double count, self_ns, total_ns;
+};
+
 struct hthread {
 	uint32_t track, file;
 	struct idxv ev; /* its events' indices, in event order */
 	int step;	/* holds its file's step markers */
 	double busy_ns, count;
 	double fam_ns[ANALYZE_FAM_COUNT];
+	/* what account() found, joined in thread order by join_threads */
+	struct pg_u64map op_at; /* name -> index into ops */
+	struct hop *ops;
+	uint32_t n_ops, cap_ops;
+	double python_ns, launch_ns;
 };
 
 /* The steady windows of one file, sorted and disjoint. */
@@ -59,16 +70,12 @@ struct hwin {
 	uint32_t n, cap_s, cap_e;
 };
 
-struct hop {
-	trace_str name;
-	uint8_t fam, launch;
-	double count, self_ns, total_ns;
-};
 
 struct hview {
 	struct az *z;
 	struct hthread *th;
-	uint32_t n_th;
+	uint32_t n_th;	     /* threads to account: 0 when none has an event */
+	uint32_t n_th_alloc; /* threads made (to free) */
 	struct hwin *win; /* per file */
 	int capture;	  /* no markers: every event counts */
 	uint32_t *op_of;  /* name -> index into ops, UINT32_MAX before its first event */
@@ -77,17 +84,6 @@ struct hview {
 	double wall_ns, busy_ns, python_ns, launch_ns;
 	uint32_t step_threads;
 };
-
-static int cmp_hev(const void *a, const void *b)
-{
-	const struct hev *x = a, *y = b;
-
-	if (x->s != y->s)
-		return x->s < y->s ? -1 : 1;
-	if (x->e != y->e)
-		return x->e > y->e ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
-}
 
 static int is_marker(const struct az *z, const struct trace_event *e)
 {
@@ -150,6 +146,7 @@ static void collect(struct hview *h)
 		h->th[h->n_th].track = i;
 		h->th[h->n_th].file = t->devices[tr->device].file;
 		h->n_th++;
+		h->n_th_alloc = h->n_th;
 	}
 	for (uint64_t i = 0; i < t->n_events && h->n_th; i++) {
 		const struct trace_event *e = trace_event_at(t, i);
@@ -164,24 +161,36 @@ static void collect(struct hview *h)
 	free(skip);
 }
 
+/* Event x before event y on a thread: by start, the longer first, then by
+ * name (the order nest() needs: a parent before what it holds). */
+static inline int event_before(const struct trace *t, uint32_t x, uint32_t y)
+{
+	const struct trace_event *a = trace_event_at(t, x), *b = trace_event_at(t, y);
+
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns;
+	if (a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns;
+	return a->name < b->name;
+}
+
 /* A thread's events come in a few sorted runs (Kineto writes each kind of
- * event in order): merged, not sorted from scratch, where qsort was a tenth
- * of the summary's time on a large trace. */
-#define HEV_BEFORE(ctx, x, y) ((void)(ctx), cmp_hev(&(x), &(y)) < 0)
-PG_SORT_RUNS(sort_hevs, struct hev, const void *, HEV_BEFORE)
+ * event in order): their indices are merged, not sorted from scratch (qsort
+ * was a tenth of the summary's time on a large trace), and only then read
+ * into records, so the sort moves 4 bytes an event, not a record. */
+PG_SORT_RUNS(sort_events, uint32_t, const struct trace *, event_before)
 
 /* A thread's events as records, sorted by start, longer first. */
-static struct hev *thread_events(const struct hview *h, const struct hthread *th)
+static struct hev *thread_events(const struct hview *h, struct hthread *th)
 {
 	const struct trace *t = h->z->t;
 	struct hev *v = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*v));
-	struct evcur cur = {t, NULL, 0, 0};
 
+	sort_events(th->ev.v, th->ev.n, t);
 	for (uint32_t k = 0; k < th->ev.n; k++) {
-		const struct trace_event *e = ev_at(&cur, th->ev.v[k]);
+		const struct trace_event *e = trace_event_at(t, th->ev.v[k]);
 		v[k] = (struct hev){e->ts_ns, e->ts_ns + e->dur_ns, 0, e->name, e->cat, 0};
 	}
-	sort_hevs(v, th->ev.n, NULL);
 	return v;
 }
 
@@ -304,29 +313,32 @@ static int is_launch(const char *name)
 	return 0;
 }
 
-static struct hop *op_for(struct hview *h, trace_str name, uint16_t cat)
+/* Thread th's record of an op, made with its family on first use. */
+static struct hop *thread_op(const struct hview *h, struct hthread *th, trace_str name,
+			     uint16_t cat)
 {
 	const struct trace *t = h->z->t;
-	uint32_t k = h->op_of[name];
+	uint32_t k = pg_u64map_get(&th->op_at, name);
 
 	if (k == UINT32_MAX) {
-		h->ops = grow(h->ops, h->n_ops, &h->cap_ops, sizeof(*h->ops));
-		k = h->n_ops++;
-		h->op_of[name] = k;
+		th->ops = grow(th->ops, th->n_ops, &th->cap_ops, sizeof(*th->ops));
+		k = th->n_ops++;
+		pg_u64map_put(&th->op_at, name, k);
 		const char *nm = trace_str_get(t, name);
-		h->ops[k] = (struct hop){name,
-					 (uint8_t)analyze_classify_host(
-					     nm, strlen(nm), trace_str_get(t, t->cats[cat].name)),
-					 (uint8_t)is_launch(nm),
-					 0,
-					 0,
-					 0};
+		th->ops[k] = (struct hop){name,
+					  (uint8_t)analyze_classify_host(
+					      nm, strlen(nm), trace_str_get(t, t->cats[cat].name)),
+					  (uint8_t)is_launch(nm),
+					  0,
+					  0,
+					  0};
 	}
-	return &h->ops[k];
+	return &th->ops[k];
 }
 
-/* One thread's events into the ops, families and its busy time. */
-static void account(struct hview *h, struct hthread *th)
+/* One thread's events into its ops, families and busy time. Writes only th:
+ * threads are accounted side by side (az_host_thread). */
+static void account(const struct hview *h, struct hthread *th)
 {
 	const struct trace *t = h->z->t;
 	struct hev *v = thread_events(h, th);
@@ -334,12 +346,8 @@ static void account(struct hview *h, struct hthread *th)
 	nest(v, th->ev.n);
 	for (uint32_t i = 0; i < th->ev.n; i++) {
 		const struct hev *x = &v[i];
-		if (x->top) {
-			double busy = (double)in_windows(h, th->file, x->s, x->e);
-			th->busy_ns += busy;
-			if (th->step)
-				h->busy_ns += busy;
-		}
+		if (x->top)
+			th->busy_ns += (double)in_windows(h, th->file, x->s, x->e);
 		if (!h->capture && window_of(h, th->file, x->s) == UINT32_MAX)
 			continue;
 		double self = (double)(x->e - x->s - x->child);
@@ -347,18 +355,46 @@ static void account(struct hview *h, struct hthread *th)
 			self = 0;
 		th->count++;
 		if (t->cats[x->cat].class_mask & TRACE_CATCLASS_PYTHON) {
-			h->python_ns += self;
+			th->python_ns += self;
 			continue;
 		}
-		struct hop *o = op_for(h, x->name, x->cat);
+		struct hop *o = thread_op(h, th, x->name, x->cat);
 		o->count++;
 		o->self_ns += self;
 		o->total_ns += (double)(x->e - x->s);
 		th->fam_ns[o->fam] += self;
 		if (o->launch)
-			h->launch_ns += self;
+			th->launch_ns += self;
 	}
 	free(v);
+}
+
+/* The threads' findings joined in thread order, so the totals do not depend
+ * on which thread was accounted first. */
+static void join_threads(struct hview *h)
+{
+	h->op_of = pg_xmalloc(((size_t)h->z->t->n_strs + 1) * sizeof(uint32_t));
+	memset(h->op_of, 0xff, ((size_t)h->z->t->n_strs + 1) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < h->n_th; k++) {
+		struct hthread *th = &h->th[k];
+		if (th->step)
+			h->busy_ns += th->busy_ns;
+		h->python_ns += th->python_ns;
+		h->launch_ns += th->launch_ns;
+		for (uint32_t i = 0; i < th->n_ops; i++) {
+			const struct hop *x = &th->ops[i];
+			uint32_t g = h->op_of[x->name];
+			if (g == UINT32_MAX) {
+				h->ops = grow(h->ops, h->n_ops, &h->cap_ops, sizeof(*h->ops));
+				g = h->n_ops++;
+				h->op_of[x->name] = g;
+				h->ops[g] = (struct hop){x->name, x->fam, x->launch, 0, 0, 0};
+			}
+			h->ops[g].count += x->count;
+			h->ops[g].self_ns += x->self_ns;
+			h->ops[g].total_ns += x->total_ns;
+		}
+	}
 }
 
 /* "step" for the marker threads; else what most of its time was. */
@@ -454,32 +490,62 @@ static void to_summary(struct hview *h)
 	}
 }
 
-void az_host_view(struct az *z)
+/*
+ * The host view runs in three parts so its costly middle runs beside the
+ * totals pass: az_host_begin files the host threads' events and makes the
+ * windows (it needs the steady steps), az_host_thread accounts one thread
+ * (jobs 0..az_host_jobs-1, side by side), az_host_end joins them into host.*
+ * and frees everything.
+ */
+void az_host_begin(struct az *z)
 {
-	struct hview h;
-
-	memset(&h, 0, sizeof(h));
-	h.z = z;
-	collect(&h);
+	struct hview *h = pg_xcalloc(1, sizeof(*h));
 	uint64_t events = 0;
-	for (uint32_t k = 0; k < h.n_th; k++)
-		events += h.th[k].ev.n;
-	if (events) {
-		windows(&h);
-		h.op_of = pg_xmalloc(((size_t)z->t->n_strs + 1) * sizeof(uint32_t));
-		memset(h.op_of, 0xff, ((size_t)z->t->n_strs + 1) * sizeof(uint32_t));
-		for (uint32_t k = 0; k < h.n_th; k++)
-			account(&h, &h.th[k]);
-		to_summary(&h);
+
+	h->z = z;
+	z->hv = h;
+	collect(h);
+	for (uint32_t k = 0; k < h->n_th; k++)
+		events += h->th[k].ev.n;
+	if (events)
+		windows(h);
+	else
+		h->n_th = 0; /* nothing to account; their lists are empty */
+}
+
+uint32_t az_host_jobs(const struct az *z)
+{
+	return z->hv ? z->hv->n_th : 0;
+}
+
+void az_host_thread(struct az *z, uint32_t k)
+{
+	account(z->hv, &z->hv->th[k]);
+}
+
+void az_host_end(struct az *z)
+{
+	struct hview *h = z->hv;
+
+	if (!h)
+		return;
+	if (h->n_th) {
+		join_threads(h);
+		to_summary(h);
 	}
-	for (uint32_t k = 0; k < h.n_th; k++)
-		free(h.th[k].ev.v);
-	for (uint32_t f = 0; h.win && f < z->t->n_files; f++) {
-		free(h.win[f].s);
-		free(h.win[f].e);
+	for (uint32_t k = 0; k < h->n_th_alloc; k++) {
+		free(h->th[k].ev.v);
+		free(h->th[k].ops);
+		pg_u64map_release(&h->th[k].op_at);
 	}
-	free(h.win);
-	free(h.th);
-	free(h.op_of);
-	free(h.ops);
+	for (uint32_t f = 0; h->win && f < z->t->n_files; f++) {
+		free(h->win[f].s);
+		free(h->win[f].e);
+	}
+	free(h->win);
+	free(h->th);
+	free(h->op_of);
+	free(h->ops);
+	free(h);
+	z->hv = NULL;
 }

@@ -112,6 +112,7 @@ struct hostmark {
 
 struct filing;
 struct hoststeps;
+struct hview;
 
 struct az {
 	const struct trace *t;
@@ -141,6 +142,7 @@ struct az {
 	int host_basis;	     /* no device work: the host markers are the steps */
 	struct hostmark *hm; /* the markers the steps came from, sorted by file and start */
 	uint32_t n_hm;
+	struct hview *hv; /* the host view while it is made (host.c) */
 	/* arg keys */
 	trace_str k_hlo_op, k_hlo_cat, k_coll, k_in, k_out, k_group, k_dtype, k_tf_op, k_name,
 	    k_step_num, k_r, k_flops, k_group_id, k_long_name, k_train;
@@ -321,8 +323,12 @@ void az_host_release(struct hoststeps *h);
 void az_steps(struct az *z);
 /* Index of step in the summary's step table, or UINT32_MAX. */
 uint32_t az_step_index(const struct az *z, int64_t step);
-/* The host view (host.c): host.* from the host threads' events. */
-void az_host_view(struct az *z);
+/* The host view (host.c): host.* from the host threads' events, in three
+ * parts; az_host_thread jobs run side by side. */
+void az_host_begin(struct az *z);
+uint32_t az_host_jobs(const struct az *z);
+void az_host_thread(struct az *z, uint32_t k);
+void az_host_end(struct az *z);
 uint32_t az_count_le(const int64_t *v, uint32_t n, int64_t x);
 void az_steady_device(struct az *z, uint32_t d, struct scratch *sc);
 

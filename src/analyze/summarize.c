@@ -72,19 +72,21 @@ static void collect_devices(struct az *z)
 	az_run_jobs(z, z->n_devs + 1, collect_job);
 }
 
-enum { JOB_TOTALS, JOB_HOST, JOB_SPLITS };
+enum { JOB_TOTALS, JOB_HOST };
 
-/* The totals pass and the host view beside each device's split; the long
- * serial ones go first. They write apart: the device lists, host.*, each
- * device's split. */
+/* The totals pass, the host threads and each device's split side by side; the
+ * long serial totals pass goes first. They write apart: the device lists,
+ * their own host thread, their own device's split. */
 static void totals_job(struct az *z, uint32_t i, struct scratch *sc)
 {
+	uint32_t host = az_host_jobs(z);
+
 	if (i == JOB_TOTALS)
 		az_totals(z);
-	else if (i == JOB_HOST)
-		az_host_view(z);
+	else if (i < JOB_HOST + host)
+		az_host_thread(z, i - JOB_HOST);
 	else
-		az_device_splits(z, i - JOB_SPLITS, sc);
+		az_device_splits(z, i - JOB_HOST - host, sc);
 }
 
 static void identity_and_files(struct az *z)
@@ -231,7 +233,9 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 		steady += s->steps[i].steady;
 	az_host_release(&host);
 	az_run_jobs(&z, z.n_devs, az_steady_device);
-	az_run_jobs(&z, JOB_SPLITS + z.n_devs, totals_job);
+	az_host_begin(&z);
+	az_run_jobs(&z, JOB_HOST + az_host_jobs(&z) + z.n_devs, totals_job);
+	az_host_end(&z);
 	az_gaps(&z);
 	if (z.host_basis) {
 		free(s->basis);

@@ -288,48 +288,65 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
  * PG_SORT_RUNS(name, T, C, before) defines `static void name(T *v, uint32_t
  * n, C ctx)`: v sorted, stably, so that before(ctx, x, y) (x sorts before y)
  * holds between no later element and an earlier one. It merges the ascending
- * runs v already has, which costs about n log(runs): the lists it serves (a
- * device's leaves, step ids, a host thread's events) come in a few sorted
- * runs, where qsort paid n log n and a call per comparison. A macro, so that
- * each element type gets its comparison inlined.
+ * runs v already has in one pass, the runs' heads on a heap: n log(runs)
+ * comparisons and one move per element. The lists it serves (a device's
+ * leaves, step ids, a host thread's events) come in a few sorted runs, where
+ * qsort paid n log n with a call per comparison. A macro, so that each
+ * element type gets its comparison inlined.
  */
+#define PG_SORT_RUNS_LESS_(before, ctx, v, pos, a, b)                                             \
+	(before(ctx, v[pos[a]], v[pos[b]]) || (!before(ctx, v[pos[b]], v[pos[a]]) && (a) < (b)))
 #define PG_SORT_RUNS(name, T, C, before)                                                           \
+	static void name##_sift_(T *v, const uint32_t *pos, uint32_t *heap, uint32_t hn,           \
+				 uint32_t i, C ctx)                                                \
+	{                                                                                          \
+		for (;;) {                                                                         \
+			uint32_t l = 2 * i + 1, m = i;                                             \
+			if (l < hn && PG_SORT_RUNS_LESS_(before, ctx, v, pos, heap[l], heap[m]))   \
+				m = l;                                                             \
+			if (l + 1 < hn &&                                                          \
+			    PG_SORT_RUNS_LESS_(before, ctx, v, pos, heap[l + 1], heap[m]))         \
+				m = l + 1;                                                         \
+			if (m == i)                                                                \
+				return;                                                            \
+			uint32_t t_ = heap[i];                                                     \
+			heap[i] = heap[m];                                                         \
+			heap[m] = t_;                                                              \
+			i = m;                                                                     \
+		}                                                                                  \
+	}                                                                                          \
 	static void name(T *v, uint32_t n, C ctx)                                                  \
 	{                                                                                          \
-		uint32_t *bound = pg_xmalloc(((size_t)n + 2) * sizeof(uint32_t)), nb = 0;          \
-		T *tmp = NULL, *src = v, *dst;                                                     \
-		bound[nb++] = 0;                                                                   \
+		uint32_t *pos = pg_xmalloc(((size_t)n + 2) * sizeof(uint32_t)), k = 0;             \
+		pos[k++] = 0;                                                                      \
 		for (uint32_t i = 1; i < n; i++)                                                   \
 			if (before(ctx, v[i], v[i - 1]))                                           \
-				bound[nb++] = i;                                                   \
-		bound[nb++] = n;                                                                   \
-		if (nb > 2)                                                                        \
-			tmp = pg_xmalloc((size_t)n * sizeof(T));                                   \
-		dst = tmp;                                                                         \
-		while (nb > 2) {                                                                   \
-			uint32_t out = 0;                                                          \
-			for (uint32_t r = 0; r + 1 < nb; r += 2) {                                 \
-				uint32_t x = bound[r], xm = bound[r + 1], y = xm, o = x;           \
-				uint32_t ym = r + 2 < nb ? bound[r + 2] : xm;                      \
-				while (x < xm && y < ym)                                           \
-					dst[o++] =                                                 \
-					    before(ctx, src[y], src[x]) ? src[y++] : src[x++];     \
-				while (x < xm)                                                     \
-					dst[o++] = src[x++];                                       \
-				while (y < ym)                                                     \
-					dst[o++] = src[y++];                                       \
-				bound[out++] = bound[r];                                           \
-			}                                                                          \
-			bound[out++] = n;                                                          \
-			nb = out;                                                                  \
-			T *sw_ = src;                                                              \
-			src = dst;                                                                 \
-			dst = sw_;                                                                 \
+				pos[k++] = i;                                                      \
+		if (k < 2) {                                                                       \
+			free(pos);                                                                 \
+			return;                                                                    \
 		}                                                                                  \
-		if (src != v)                                                                      \
-			memcpy(v, src, (size_t)n * sizeof(T));                                     \
-		free(tmp);                                                                         \
-		free(bound);                                                                       \
+		uint32_t *end = pg_xmalloc((size_t)k * sizeof(uint32_t));                          \
+		uint32_t *heap = pg_xmalloc((size_t)k * sizeof(uint32_t)), hn = k;                 \
+		T *out = pg_xmalloc((size_t)n * sizeof(T));                                        \
+		for (uint32_t r = 0; r < k; r++) {                                                 \
+			end[r] = r + 1 < k ? pos[r + 1] : n;                                       \
+			heap[r] = r;                                                               \
+		}                                                                                  \
+		for (uint32_t i = hn / 2; i-- > 0;)                                                \
+			name##_sift_(v, pos, heap, hn, i, ctx);                                    \
+		for (uint32_t o = 0; o < n; o++) {                                                 \
+			uint32_t r = heap[0];                                                      \
+			out[o] = v[pos[r]++];                                                      \
+			if (pos[r] == end[r])                                                      \
+				heap[0] = heap[--hn];                                              \
+			name##_sift_(v, pos, heap, hn, 0, ctx);                                    \
+		}                                                                                  \
+		memcpy(v, out, (size_t)n * sizeof(T));                                             \
+		free(out);                                                                         \
+		free(heap);                                                                        \
+		free(end);                                                                         \
+		free(pos);                                                                         \
 	}
 
 /* ---- pool: jobs on threads (pool.c) -------------------------------------*/
