@@ -70,15 +70,14 @@ struct hwin {
 	uint32_t n, cap_s, cap_e;
 };
 
-
 struct hview {
 	struct az *z;
 	struct hthread *th;
 	uint32_t n_th;	     /* threads to account: 0 when none has an event */
 	uint32_t n_th_alloc; /* threads made (to free) */
-	struct hwin *win; /* per file */
-	int capture;	  /* no markers: every event counts */
-	uint32_t *op_of;  /* name -> index into ops, UINT32_MAX before its first event */
+	struct hwin *win;    /* per file */
+	int capture;	     /* no markers: every event counts */
+	uint32_t *op_of;     /* name -> index into ops, UINT32_MAX before its first event */
 	struct hop *ops;
 	uint32_t n_ops, cap_ops;
 	double wall_ns, busy_ns, python_ns, launch_ns;
@@ -491,20 +490,26 @@ static void to_summary(struct hview *h)
 }
 
 /*
- * The host view runs in three parts so its costly middle runs beside the
- * totals pass: az_host_begin files the host threads' events and makes the
- * windows (it needs the steady steps), az_host_thread accounts one thread
- * (jobs 0..az_host_jobs-1, side by side), az_host_end joins them into host.*
- * and frees everything.
+ * The host view runs in parts so that its costly ones run beside other work:
+ * az_host_collect files the host threads' events (a job beside the devices'
+ * records), az_host_begin makes the windows (it needs the steady steps),
+ * az_host_thread accounts one thread (jobs beside the totals pass),
+ * az_host_end joins them into host.* and frees everything.
  */
-void az_host_begin(struct az *z)
+void az_host_collect(struct az *z)
 {
 	struct hview *h = pg_xcalloc(1, sizeof(*h));
-	uint64_t events = 0;
 
 	h->z = z;
 	z->hv = h;
 	collect(h);
+}
+
+void az_host_begin(struct az *z)
+{
+	struct hview *h = z->hv;
+	uint64_t events = 0;
+
 	for (uint32_t k = 0; k < h->n_th; k++)
 		events += h->th[k].ev.n;
 	if (events)

@@ -325,6 +325,7 @@ void az_steps(struct az *z);
 uint32_t az_step_index(const struct az *z, int64_t step);
 /* The host view (host.c): host.* from the host threads' events, in three
  * parts; az_host_thread jobs run side by side. */
+void az_host_collect(struct az *z);
 void az_host_begin(struct az *z);
 uint32_t az_host_jobs(const struct az *z);
 void az_host_thread(struct az *z, uint32_t k);

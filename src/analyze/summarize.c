@@ -46,11 +46,14 @@ static int first_host_kind(const struct az *z)
 }
 
 /* Device i's records; beside them (job n_devs), either the host markers'
- * correlations or, when the step source needs no device records, the steps. */
+ * correlations or, when the step source needs no device records, the steps;
+ * and (job n_devs + 1) the host view's events. */
 static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
 {
 	if (i < z->n_devs)
 		az_build_device(z, i, sc);
+	else if (i == z->n_devs + 1)
+		az_host_collect(z);
 	else if (z->host->kind >= 0)
 		az_host_prepare(z, z->host->kind, z->host);
 	else
@@ -69,7 +72,7 @@ static void collect_devices(struct az *z)
 	az_clscache_release(&cc);
 	kind = first_host_kind(z);
 	z->host->kind = kind;
-	az_run_jobs(z, z->n_devs + 1, collect_job);
+	az_run_jobs(z, z->n_devs + 2, collect_job);
 }
 
 enum { JOB_TOTALS, JOB_HOST };

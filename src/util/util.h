@@ -294,7 +294,7 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
  * qsort paid n log n with a call per comparison. A macro, so that each
  * element type gets its comparison inlined.
  */
-#define PG_SORT_RUNS_LESS_(before, ctx, v, pos, a, b)                                             \
+#define PG_SORT_RUNS_LESS_(before, ctx, v, pos, a, b)                                              \
 	(before(ctx, v[pos[a]], v[pos[b]]) || (!before(ctx, v[pos[b]], v[pos[a]]) && (a) < (b)))
 #define PG_SORT_RUNS(name, T, C, before)                                                           \
 	static void name##_sift_(T *v, const uint32_t *pos, uint32_t *heap, uint32_t hn,           \
