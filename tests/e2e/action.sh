@@ -6,7 +6,8 @@
 # outputs parsed back by the runner's rules), a rerun (updated in place, no second record),
 # fail_on, a fork's pull request (no comment, check run or push; the summary says why), the
 # workflow_run half of the fork-safe split, input errors, escaped annotations for hostile op
-# names, and the secrets: masked first, never printed, never stored.
+# names, the secrets: masked first, never printed, never stored; and a CPU-only runner gating
+# host profiles of a CPU PyTorch run.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
@@ -310,5 +311,16 @@ if [ "$(id -u)" = 0 ]; then
 else
 	skip "not root: the drop to the workspace owner is not tested"
 fi
+
+# ---- a CPU-only runner: host profiles of a CPU PyTorch run (tests/data/host) ----
+mkdir -p "$WS/cpu"
+cp "$TOP/tests/data/host/legacy/base-1.pt.trace.json.gz" "$TOP/tests/data/host/legacy/matmul25-1.pt.trace.json.gz" "$WS/cpu/"
+act '{"baseline": "cpu/base-1.pt.trace.json.gz", "candidate": "cpu/matmul25-1.pt.trace.json.gz", "label": "cpu bench", "comment": "never"}'
+check "CPU-only profiles: the matmul made 25 % slower fails the job (exit 1)" [ "$rc" -eq 1 ]
+ocheck "... verdict fail, the report names a host profile and matmul first" \
+	"o['verdict'] == 'fail'" \
+	"'host profile (CPU)' in open(os.path.join(ws, o['report_path'])).read()" \
+	"json.load(open(os.path.join(ws, o['verdict_path'])))['attribution'][0]['name'] in ('matmul', 'aten::mm', 'aten::addmm')" \
+	"json.load(open(os.path.join(ws, o['summary_path'])))['identity']['basis'] == 'profgate.host/1'"
 
 done_testing
