@@ -12,25 +12,16 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$TOP/tests/data/examples
 
 # The run must not pick up a CI job's identity, a user's git config or a proxy for loopback.
-unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME \
-	GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN PROFGATE_TIME XDG_CACHE_HOME \
-	http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
-HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache
+local_env
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
 GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
-export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
-	GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
-mkdir -p "$HOME"
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
 srv_pid=
 trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"' EXIT
 trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
 
-# pge VAR=VALUE... PROGRAM ARGS...: like pg, with extra environment (profgate is $PROFGATE).
-pge() {
-	timeout 60 env "$@" >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-}
 # shard REPO [BRANCH]: the text of the only shard on the branch.
 shard() {
 	git -C "$1" show "${2:-profgate-history}:$(git -C "$1" ls-tree -r --name-only "${2:-profgate-history}" | head -n 1)"

@@ -17,16 +17,8 @@ EX=$TOP/tests/data/examples
 CORPUS=${PG_CORPUS:-$(git -C "$TOP" rev-parse --show-toplevel 2>/dev/null)/../shared/corpus}
 RANK34=$CORPUS/facebookresearch__HolisticTraceAnalysis/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
 
-unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME \
-	GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN PROFGATE_TIME XDG_CACHE_HOME
-HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache
-export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR
-mkdir -p "$HOME"
+local_env
 
-pge() {
-	timeout 60 env "$@" >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-}
 
 # The trace, read independently of profgate: ProfilerStep#N spans straight from the JSON.
 cat >"$T/trace.py" <<'EOF'

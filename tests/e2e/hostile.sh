@@ -10,11 +10,9 @@
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
-unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME \
-	GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN XDG_CACHE_HOME
-HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache PROFGATE_TIME=2024-05-01T12:00:00Z
-export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR PROFGATE_TIME
-mkdir -p "$HOME"
+local_env
+PROFGATE_TIME=2024-05-01T12:00:00Z
+export PROFGATE_TIME
 
 # ---- the traces: every hostile name as a kernel, a thread, a device; the candidate slower ----
 cat >"$T/gen.py" <<'EOF'

@@ -14,16 +14,8 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$TOP/tests/data/examples
 
-unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME \
-	GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN PROFGATE_TIME XDG_CACHE_HOME
-HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache
-export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR
-mkdir -p "$HOME"
+local_env
 
-pge() {
-	timeout 60 env "$@" >"$T/out" 2>"$T/err" </dev/null
-	rc=$?
-}
 # jf TITLE FILE EXPR...: python expressions over j (FILE parsed as one JSON document).
 jf() {
 	_t=$1

@@ -86,6 +86,21 @@ pg_rss() {
 		pg "$@"
 	fi
 }
+# local_env: the suite runs outside CI (no GitHub variables, tokens or fixed PROFGATE_TIME) with
+# a HOME, git config and profgate cache of its own.
+local_env() {
+	unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT \
+		GITHUB_EVENT_NAME GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GIT_TOKEN PROFGATE_TIME \
+		XDG_CACHE_HOME
+	HOME=$T/home GIT_CONFIG_NOSYSTEM=1 PROFGATE_CACHE_DIR=$T/cache
+	export HOME GIT_CONFIG_NOSYSTEM PROFGATE_CACHE_DIR
+	mkdir -p "$HOME"
+}
+# pge VAR=VALUE... PROGRAM ARGS...: like pg, with extra environment (profgate is $PROFGATE).
+pge() {
+	timeout 60 env "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+}
 lines() {
 	wc -l <"$1" | tr -d ' '
 }
