@@ -75,6 +75,7 @@ struct hview {
 	struct hthread *th;
 	uint32_t n_th;	     /* threads to account: 0 when none has an event */
 	uint32_t n_th_alloc; /* threads made (to free) */
+	uint32_t *slot;	     /* per track: its index in th, or UINT32_MAX */
 	struct hwin *win;    /* per file */
 	int capture;	     /* no markers: every event counts */
 	uint32_t *op_of;     /* name -> index into ops, UINT32_MAX before its first event */
@@ -156,7 +157,7 @@ static void collect(struct hview *h)
 			continue;
 		idxv_push(&h->th[k].ev, (uint32_t)i);
 	}
-	free(slot);
+	h->slot = slot;
 	free(skip);
 }
 
@@ -224,11 +225,11 @@ static void windows(struct hview *h)
 		} else {
 			win_add(w, m->s, m->e);
 		}
-		for (uint32_t t = 0; t < h->n_th; t++)
-			if (h->th[t].track == m->track && !h->th[t].step) {
-				h->th[t].step = 1;
-				h->step_threads++;
-			}
+		uint32_t t = h->slot[m->track];
+		if (t != UINT32_MAX && !h->th[t].step) {
+			h->th[t].step = 1;
+			h->step_threads++;
+		}
 	}
 	for (uint32_t f = 0; f < n_files; f++)
 		for (uint32_t k = 0; k < h->win[f].n; k++)
@@ -548,6 +549,7 @@ void az_host_end(struct az *z)
 		free(h->win[f].e);
 	}
 	free(h->win);
+	free(h->slot);
 	free(h->th);
 	free(h->op_of);
 	free(h->ops);
