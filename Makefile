@@ -164,8 +164,8 @@ VALGRIND_SUITES ?= cli dirs gate history hostile slow_family
 valgrind: $(BIN) $(TOOL_BINS)
 	$(Q)sh tests/valgrind.sh $(BUILD) $(VALGRIND_SUITES)
 
-# Noise calibration on real CPU PyTorch runs: the gate's confusion table (README "Noise
-# calibration"; settings in tests/noise/run.sh). A few minutes; not in make check.
+# Noise calibration on real CPU PyTorch runs: the gate's confusion table (docs/noise.md;
+# settings in tests/noise/run.sh). A few minutes; not in make check.
 noise: $(BIN)
 	$(Q)sh tests/noise/run.sh $(BUILD)
 

@@ -1,7 +1,6 @@
 #!/bin/sh
 # Noise calibration: how often does the gate cry wolf, and how often does it catch a real change,
-# on real profiles of a real workload run as separate processes? (`make noise`, README "Noise
-# calibration".)
+# on real profiles of a real workload run as separate processes? (`make noise`, docs/noise.md.)
 #
 #   sh tests/noise/run.sh [BUILD]        BUILD: the build directory holding profgate (default build)
 #
