@@ -967,6 +967,8 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 	uint32_t max = s->o->max_attempts ? s->o->max_attempts : DEFAULT_ATTEMPTS;
 	double start = now_s();
 
+	char prev[1024] = "";
+
 	for (uint32_t n = 1;; n++) {
 		enum attempt a;
 		uint32_t wait;
@@ -991,10 +993,19 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 		if (a == ATTEMPT_FAIL)
 			return pg_error_set(PG_EDELIVERY, "history: %s", cause);
 		wait = backoff_ms(s, n);
+		/* an attempt the time budget cut short says only that: the attempt
+		 * before it says why the remote keeps failing */
+		if (n > 1 && *prev && now_s() >= s->deadline)
+			return pg_error_set(
+			    PG_EDELIVERY,
+			    "history: gave up after %u attempts in %.1f s: %s (the last "
+			    "attempt ran out of the time budget)",
+			    n, now_s() - start, prev);
 		if (n >= max || now_s() + wait / 1e3 > s->deadline)
 			return pg_error_set(PG_EDELIVERY,
 					    "history: gave up after %u attempt%s in %.1f s: %s", n,
 					    n == 1 ? "" : "s", now_s() - start, cause);
+		snprintf(prev, sizeof(prev), "%s", cause);
 		logf_(s, "history: attempt %u of %u: %s; retrying in %.2f s", n, max, cause,
 		      wait / 1e3);
 		sleep_ms(wait);
