@@ -119,6 +119,9 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 
 	*n_pos = 0;
 	*help = 0;
+	for (int i = 0; i < spec->n_opts; i++)
+		if (spec->opts[i].flags & CMD_OPT_COLLECT)
+			memset(spec->opts[i].value, 0, (CMD_OPT_COLLECT_MAX + 1) * sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const struct cmd_opt *o = NULL;
@@ -161,6 +164,16 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 				return pg_error_set(PG_EUSAGE, "%s: option '--%s' needs %s",
 						    spec->name, o->name, o->arg);
 			val = argv[++i];
+		}
+		if (o->flags & CMD_OPT_COLLECT) {
+			int k = 0;
+			while (o->value[k])
+				k++;
+			if (k == CMD_OPT_COLLECT_MAX)
+				return pg_error_set(PG_EUSAGE, "%s: '--%s' at most %d times",
+						    spec->name, o->name, CMD_OPT_COLLECT_MAX);
+			o->value[k] = val;
+			continue;
 		}
 		*o->value = val;
 	}

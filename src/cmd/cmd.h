@@ -33,7 +33,10 @@ enum cmd_opt_flags {
 				 a required first option gives "(--a A | --b B)" */
 	CMD_OPT_UNDER = 8,    /* only with the nearest option before without this flag:
 				 "[--a A [--b B]]" */
+	CMD_OPT_COLLECT = 16, /* value points to CMD_OPT_COLLECT_MAX + 1 pointers: every value
+				 given, in order, then NULL (give CMD_OPT_REPEATS too) */
 };
+#define CMD_OPT_COLLECT_MAX 64
 
 struct cmd_opt {
 	const char *name; /* long name without dashes */
@@ -143,6 +146,10 @@ struct cmd_gate_outcome {
 struct cmd_gate_job {
 	const char *cmd; /* "compare" or "gate", for messages */
 	const char *baseline, *candidate, *thresholds, *label;
+	/* several runs a side (gate --baseline B1 --baseline B2 ...): every one,
+	 * baseline and candidate being the first; NULL: the one given */
+	const char *const *baselines, *const *candidates;
+	uint32_t n_baselines, n_candidates;
 	const char *json_out;	/* NULL: none; "-": standard output */
 	const char *report_out; /* NULL: none; "-": standard output */
 	int threads;
@@ -196,13 +203,16 @@ int cmd_history_spec(const char *spec, char **ref, uint32_t *n);
  * The window baseline of gate --baseline history:...: reads the history of
  * job, picks the window of the candidate's series (label and identity of
  * cand) and synthesizes the baseline summary into b (always initialised),
- * the window's JSON into window_json and a line describing it into note.
+ * the window's JSON into window_json and a line describing it into note,
+ * and each record as a run of its own into *runs (*n_runs of them, to
+ * summary_release and free).
  * Errors are printed; returns an exit code (3 for an empty window or an
  * unreadable history).
  */
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 				const struct summary *cand, struct summary *b,
-				struct pg_buf *window_json, struct pg_buf *note);
+				struct pg_buf *window_json, struct pg_buf *note,
+				struct summary **runs, uint32_t *n_runs);
 /* "main,nightly" into kinds (room for CMD_HISTORY_KINDS + 1; NULL-terminated,
  * pointing into text, which is cut at the commas). 0 or PG_EUSAGE. */
 #define CMD_HISTORY_KINDS 4

@@ -10,6 +10,7 @@
 #include <string.h>
 
 static const char *opt_out, *opt_thresholds, *opt_report, *opt_label, *opt_threads;
+static const char *opt_baselines[CMD_OPT_COLLECT_MAX + 1], *opt_candidates[CMD_OPT_COLLECT_MAX + 1];
 
 static const struct cmd_opt compare_opts[] = {
     {"output", 'o', "FILE", "write the comparison JSON here (default: standard output)", NULL,
@@ -20,6 +21,10 @@ static const struct cmd_opt compare_opts[] = {
     {"label", 'l', "NAME", "a name for this comparison", NULL, &opt_label, 0},
     {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
      &opt_threads, 0},
+    {"baseline", 'b', "B", "a baseline run, instead of BASELINE; several runs: repeat it", NULL,
+     opt_baselines, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
+    {"candidate", 'c', "C", "a candidate run, instead of CANDIDATE; several runs: repeat it",
+     NULL, opt_candidates, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
 };
 
 static const struct cmd_spec compare_spec = {
@@ -42,17 +47,28 @@ int cmd_compare(int argc, char **argv)
 		free(pos);
 		return cmd_finish(rc);
 	}
-	if (n_pos != 2) {
+	memset(&job, 0, sizeof(job));
+	while (opt_baselines[job.n_baselines])
+		job.n_baselines++;
+	while (opt_candidates[job.n_candidates])
+		job.n_candidates++;
+	if (job.n_baselines || job.n_candidates) {
+		pos[n_pos++] = opt_baselines[0];
+		pos[n_pos++] = opt_candidates[0];
+	}
+	if (n_pos != 2 || (job.n_baselines && !job.n_candidates) ||
+	    (!job.n_baselines && job.n_candidates)) {
 		free(pos);
-		pg_error_set(PG_EUSAGE, "compare: give BASELINE and CANDIDATE (see 'profgate "
-					"compare --help')");
+		pg_error_set(PG_EUSAGE, "compare: give BASELINE and CANDIDATE, or --baseline and "
+					"--candidate runs (see 'profgate compare --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (cmd_parse_threads("compare", opt_threads, &threads)) {
 		free(pos);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	memset(&job, 0, sizeof(job));
+	job.baselines = opt_baselines;
+	job.candidates = opt_candidates;
 	job.cmd = "compare";
 	job.baseline = pos[0];
 	job.candidate = pos[1];

@@ -203,58 +203,114 @@ static void outcome_of(const struct gate_result *r, struct cmd_gate_outcome *o)
 	}
 }
 
+/* The runs of one side, each loaded into s[i] (all initialised here); the
+ * input files' sha256 into sha[i] ("" when unknown). */
+static int load_side(const struct cmd_gate_job *job, const char *const *paths, uint32_t n,
+		     struct summary *s, char (*sha)[65])
+{
+	int rc = PG_EXIT_OK;
+
+	for (uint32_t i = 0; i < n; i++)
+		summary_init(&s[i]);
+	for (uint32_t i = 0; i < n && rc == PG_EXIT_OK; i++) {
+		summary_release(&s[i]);
+		rc = cmd_load_summary(paths[i], NULL, job->threads, &s[i], sha[i]);
+	}
+	return rc;
+}
+
+static void release_side(struct summary *s, uint32_t n)
+{
+	for (uint32_t i = 0; s && i < n; i++)
+		summary_release(&s[i]);
+	free(s);
+}
+
+/* A file given on both sides: the comparison is refused as identical inputs. */
+static const char *shared_sha(char (*b)[65], uint32_t nb, char (*c)[65], uint32_t nc)
+{
+	for (uint32_t i = 0; i < nb; i++)
+		for (uint32_t k = 0; k < nc; k++)
+			if (b[i][0] && strcmp(b[i], c[k]) == 0)
+				return b[i];
+	return NULL;
+}
+
 int cmd_gate_run(const struct cmd_gate_job *job)
 {
-	struct summary b, c;
+	const char *const *bp = job->n_baselines ? job->baselines : &job->baseline;
+	const char *const *cp = job->n_candidates ? job->candidates : &job->candidate;
+	uint32_t nb = job->n_baselines ? job->n_baselines : 1;
+	uint32_t nc = job->n_candidates ? job->n_candidates : 1;
+	struct summary *b = pg_xcalloc(nb + 1, sizeof(*b)), *c = pg_xcalloc(nc, sizeof(*c));
+	struct summary *hruns = NULL, window_b;
+	uint32_t n_hruns = 0;
+	const struct summary **rb = NULL, **rc_runs = NULL;
+	char(*sha_b)[65] = pg_xcalloc(nb, 65), (*sha_c)[65] = pg_xcalloc(nc, 65);
 	struct gate_thresholds th;
 	struct gate_result r;
 	struct gate_inputs in;
+	struct gate_side side_b, side_c;
 	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT, window = PG_BUF_INIT,
 		      note = PG_BUF_INIT, series = PG_BUF_INIT;
-	char sha_b[65] = "", sha_c[65];
+	const char *same;
 	int rc;
 
+	summary_init(&window_b);
 	if (cmd_load_thresholds(job->thresholds, &th)) {
-		gate_thresholds_release(&th);
-		return cmd_error(PG_EXIT_USAGE);
+		rc = cmd_error(PG_EXIT_USAGE);
+		nb = nc = 0;
+		goto out;
 	}
 	if (job->baseline_history) {
 		/* the window is the candidate's series: the candidate comes first */
-		rc = cmd_load_summary(job->candidate, NULL, job->threads, &c, sha_c);
+		nb = 0;
+		rc = load_side(job, cp, nc, c, sha_c);
 		if (rc == PG_EXIT_OK)
-			rc = cmd_history_window_baseline(job, &th, &c, &b, &window, &note);
-		else
-			summary_init(&b);
+			rc = cmd_history_window_baseline(job, &th, &c[0], &window_b, &window, &note,
+							 &hruns, &n_hruns);
 	} else {
-		rc = cmd_load_summary(job->baseline, NULL, job->threads, &b, sha_b);
+		rc = load_side(job, bp, nb, b, sha_b);
 		if (rc == PG_EXIT_OK)
-			rc = cmd_load_summary(job->candidate, NULL, job->threads, &c, sha_c);
+			rc = load_side(job, cp, nc, c, sha_c);
 		else
-			summary_init(&c);
+			nc = 0;
 	}
 	if (rc != PG_EXIT_OK)
 		goto out;
+	rb = pg_xcalloc(nb + n_hruns + 1, sizeof(*rb));
+	rc_runs = pg_xcalloc(nc, sizeof(*rc_runs));
+	for (uint32_t i = 0; i < nb; i++)
+		rb[i] = &b[i];
+	for (uint32_t i = 0; i < n_hruns; i++)
+		rb[i] = &hruns[i];
+	for (uint32_t i = 0; i < nc; i++)
+		rc_runs[i] = &c[i];
+	side_b = (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
+				    job->baseline_history ? &window_b : NULL};
+	side_c = (struct gate_side){rc_runs, nc, NULL};
 	memset(&in, 0, sizeof(in));
 	in.baseline_path = job->baseline;
 	in.candidate_path = job->candidate;
 	in.baseline_history_json = job->baseline_history ? window.ptr : NULL;
-	in.baseline_sha256 = sha_b[0] ? sha_b : NULL;
-	in.candidate_sha256 = sha_c[0] ? sha_c : NULL;
+	same = shared_sha(sha_b, nb, sha_c, nc);
+	in.baseline_sha256 = same ? same : nb && sha_b[0][0] ? sha_b[0] : NULL;
+	in.candidate_sha256 = same ? same : sha_c[0][0] ? sha_c[0] : NULL;
 	in.label = job->label;
 	in.thresholds_origin = job->thresholds && strcmp(job->thresholds, "default") != 0
 				   ? job->thresholds
 				   : "built-in default";
 	in.version = PG_VERSION;
-	if (write_summary(job->baseline_summary_out, &b) ||
-	    write_summary(job->candidate_summary_out, &c)) {
+	if (write_summary(job->baseline_summary_out, job->baseline_history ? &window_b : &b[0]) ||
+	    write_summary(job->candidate_summary_out, &c[0])) {
 		rc = cmd_error(PG_EXIT_INPUT);
 		goto out;
 	}
-	gate_compare(&b, &c, &th, &in, &r);
+	gate_compare_runs(&side_b, &side_c, &th, &in, &r);
 	gate_result_write_json(&r, &json);
 	report_compare_md(&r, &md);
 	/* the hidden marker naming the series: the PR comment's key (DESIGN §7) */
-	history_series_of_summary(in.label, &c, &series);
+	history_series_of_summary(in.label, &c[0], &series);
 	github_marker_append(series.ptr, gate_verdict_name(r.verdict), &md);
 	if (job->outcome)
 		outcome_of(&r, job->outcome);
@@ -293,8 +349,14 @@ out:
 	pg_buf_release(&window);
 	pg_buf_release(&note);
 	pg_buf_release(&series);
-	summary_release(&b);
-	summary_release(&c);
+	release_side(b, nb);
+	release_side(c, nc);
+	release_side(hruns, n_hruns);
+	summary_release(&window_b);
+	free(rb);
+	free(rc_runs);
+	free(sha_b);
+	free(sha_c);
 	gate_thresholds_release(&th);
 	return rc;
 }
@@ -302,14 +364,15 @@ out:
 /* The options that make the job are parsed straight into it. */
 static struct cmd_gate_job gate_job;
 static const char *opt_threads, *opt_comment, *opt_pr, *opt_repo;
+static const char *opt_baselines[CMD_OPT_COLLECT_MAX + 1], *opt_candidates[CMD_OPT_COLLECT_MAX + 1];
 
 static const struct cmd_opt gate_opts[] = {
     {"baseline", 'b', "B|history:BRANCH[:N]",
      "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
-     "history:BRANCH[:N]",
-     NULL, &gate_job.baseline, CMD_OPT_REQUIRED},
-    {"candidate", 'c', "C", "the candidate, the same kinds of input", NULL, &gate_job.candidate,
-     CMD_OPT_REQUIRED},
+     "history:BRANCH[:N]; several runs of one setup: repeat it",
+     NULL, opt_baselines, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
+    {"candidate", 'c', "C", "the candidate, the same kinds of input; several runs: repeat it",
+     NULL, opt_candidates, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
      &gate_job.thresholds, 0},
     {"report", 'r', "FILE", "write the markdown report here ('-': standard output)", NULL,
@@ -407,6 +470,14 @@ int cmd_gate(int argc, char **argv)
 	free(pos);
 	if (stop)
 		return cmd_finish(rc);
+	while (opt_baselines[job->n_baselines])
+		job->n_baselines++;
+	while (opt_candidates[job->n_candidates])
+		job->n_candidates++;
+	job->baselines = opt_baselines;
+	job->candidates = opt_candidates;
+	job->baseline = opt_baselines[0];
+	job->candidate = opt_candidates[0];
 	if (n_pos > 0 || !job->baseline || !job->candidate) {
 		pg_error_set(PG_EUSAGE, "gate: give --baseline B and --candidate C (see 'profgate "
 					"gate --help')");
@@ -451,6 +522,13 @@ int cmd_gate(int argc, char **argv)
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	job->baseline_history = rc == 1;
+	for (uint32_t i = 1; i < job->n_baselines; i++)
+		if (job->baseline_history || strncmp(job->baselines[i], "history:", 8) == 0) {
+			free(job->baseline_ref);
+			pg_error_set(PG_EUSAGE, "gate: --baseline history:... is a set of runs itself: "
+						"give it alone, not with other --baseline runs");
+			return cmd_error(PG_EXIT_USAGE);
+		}
 	job->quiet = (job->json_out && strcmp(job->json_out, "-") == 0) ||
 		     (job->report_out && strcmp(job->report_out, "-") == 0);
 	if (opt_comment)

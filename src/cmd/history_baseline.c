@@ -126,7 +126,8 @@ static int read_window(const char *what, const char *remote, const char *branch,
 
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 				const struct summary *cand, struct summary *b,
-				struct pg_buf *window_json, struct pg_buf *note)
+				struct pg_buf *window_json, struct pg_buf *note,
+				struct summary **runs, uint32_t *n_runs)
 {
 	struct pg_buf series = PG_BUF_INIT, what = PG_BUF_INIT;
 	struct history_list l = {0};
@@ -136,6 +137,8 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	int rc;
 
 	summary_init(b);
+	*runs = NULL;
+	*n_runs = 0;
 	history_series_of_summary(job->label, cand, &series);
 	memset(&wo, 0, sizeof(wo));
 	wo.series = series.ptr;
@@ -150,6 +153,9 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	if (rc == PG_EXIT_OK) {
 		summary_release(b);
 		history_baseline_summary(&w, cand, b);
+		*runs = pg_xcalloc(w.n + 1, sizeof(**runs));
+		*n_runs = w.n;
+		history_window_runs(&w, cand, *runs);
 		history_window_json(&w, job->history_branch, window_json);
 		describe(&w, note);
 	}

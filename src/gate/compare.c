@@ -169,61 +169,150 @@ static void collect_quality(struct gate_result *r)
 		}
 }
 
-/* ---- samples ---- */
+/* ---- the sides: runs, their steps and their metric values ---- */
 
 struct samples {
 	double *v;
 	uint32_t n;
 };
 
-static void steady_steps(const struct summary *s, struct samples *x)
-{
-	x->v = pg_xcalloc(s->n_steps + 1, sizeof(double));
-	x->n = 0;
-	for (uint32_t i = 0; i < s->n_steps; i++)
-		if (s->steps[i].steady)
-			x->v[x->n++] = s->steps[i].us;
-}
+struct side {
+	const struct summary *const *runs;
+	uint32_t n;
+	struct gate_catalogue *cat; /* per run */
+	struct samples *x;	    /* per run: step samples on the chosen basis */
+	uint32_t n_samples;	    /* over all runs */
+	double within_var; /* variance of the side's median step from the steps inside its runs */
+	double jitter;	   /* median relative spread of a run's steps; NAN: no run has enough */
+};
 
-static void device_steps(const struct summary *s, struct samples *x)
+static void run_samples(const struct summary *s, int devices, struct samples *x)
 {
-	size_t cap = (size_t)s->n_steps * (s->n_devices ? s->n_devices : 1) + 1;
+	size_t cap = (size_t)s->n_steps * (devices && s->n_devices ? s->n_devices : 1) + 1;
 
 	x->v = pg_xcalloc(cap, sizeof(double));
 	x->n = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++) {
-		if (!s->steps[i].steady || !s->steps[i].device_us)
+		if (!s->steps[i].steady)
 			continue;
-		for (uint32_t d = 0; d < s->n_devices; d++)
+		if (!devices) {
+			x->v[x->n++] = s->steps[i].us;
+			continue;
+		}
+		for (uint32_t d = 0; s->steps[i].device_us && d < s->n_devices; d++)
 			if (s->steps[i].device_us[d] >= 0)
 				x->v[x->n++] = s->steps[i].device_us[d];
+	}
+}
+
+static void side_samples(struct side *s, int devices)
+{
+	s->n_samples = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		free(s->x[i].v);
+		run_samples(s->runs[i], devices, &s->x[i]);
+		s->n_samples += s->x[i].n;
 	}
 }
 
 /* Step samples of both sides on one basis: steps where both have enough,
  * else per-device step times when those are enough (many devices, few
  * steps), else steps (and too few). */
-static const char *choose_samples(const struct gate_result *r, uint32_t need, struct samples *b,
-				  struct samples *c)
+static const char *choose_samples(uint32_t need, struct side *b, struct side *c)
 {
-	struct samples db, dc;
+	uint32_t nb, nc;
 
-	steady_steps(r->baseline, b);
-	steady_steps(r->candidate, c);
-	if (b->n >= need && c->n >= need)
+	side_samples(b, 0);
+	side_samples(c, 0);
+	if (b->n_samples >= need && c->n_samples >= need)
 		return "steps";
-	device_steps(r->baseline, &db);
-	device_steps(r->candidate, &dc);
-	if (db.n >= need && dc.n >= need && (db.n > b->n || dc.n > c->n)) {
-		free(b->v);
-		free(c->v);
-		*b = db;
-		*c = dc;
+	nb = b->n_samples;
+	nc = c->n_samples;
+	side_samples(b, 1);
+	side_samples(c, 1);
+	if (b->n_samples >= need && c->n_samples >= need && (b->n_samples > nb || c->n_samples > nc))
 		return "device-steps";
-	}
-	free(db.v);
-	free(dc.v);
+	side_samples(b, 0);
+	side_samples(c, 0);
 	return "steps";
+}
+
+/* The spread inside runs: the variance of a run's median from its steps
+ * (1.2533 sd / sqrt(n), the median's standard error under normal steps, with
+ * a robust sd), averaged over the side's runs for the median over runs; and
+ * the median relative spread of a run's steps, the disturbance signal. */
+static void side_spread(struct side *s)
+{
+	double *rel = pg_xcalloc(s->n + 1, sizeof(double));
+	uint32_t k = 0;
+
+	s->within_var = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct samples *x = &s->x[i];
+		double sd = gate_robust_sd(x->v, x->n), med = gate_median(x->v, x->n);
+		if (x->n < 3 || !isfinite(sd))
+			continue;
+		s->within_var += 1.2533 * 1.2533 * sd * sd / x->n;
+		if (x->n >= 5 && med > 0)
+			rel[k++] = sd / med;
+	}
+	s->within_var /= (double)s->n * s->n;
+	s->jitter = k ? gate_median(rel, k) : NAN;
+	free(rel);
+}
+
+static void side_init(struct side *s, const struct gate_side *g)
+{
+	memset(s, 0, sizeof(*s));
+	s->runs = g->runs;
+	s->n = g->n_runs;
+	s->cat = pg_xcalloc(s->n, sizeof(*s->cat));
+	s->x = pg_xcalloc(s->n, sizeof(*s->x));
+	for (uint32_t i = 0; i < s->n; i++)
+		gate_catalogue_build(s->runs[i], &s->cat[i]);
+}
+
+static void side_release(struct side *s)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		gate_catalogue_release(&s->cat[i]);
+		free(s->x[i].v);
+	}
+	free(s->cat);
+	free(s->x);
+}
+
+/* A metric on one side: its value in each run that has it. */
+struct side_metric {
+	int present; /* more than half of the runs have it */
+	struct gate_metric m; /* value and step share: medians over those runs */
+	double *v;
+	uint32_t n;
+};
+
+static void side_metric(const struct side *s, const char *name, struct side_metric *out)
+{
+	double *share = pg_xcalloc(s->n + 1, sizeof(double));
+	uint32_t n_share = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->v = pg_xcalloc(s->n + 1, sizeof(double));
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct gate_metric *x = gate_catalogue_find(&s->cat[i], name);
+		if (!x)
+			continue;
+		if (out->n == 0)
+			out->m = *x;
+		out->v[out->n++] = x->value;
+		if (x->step_share >= 0)
+			share[n_share++] = x->step_share;
+	}
+	out->present = 2 * out->n > s->n;
+	if (out->present) {
+		out->m.value = gate_median(out->v, out->n);
+		out->m.step_share = n_share ? gate_median(share, n_share) : -1;
+	}
+	free(share);
 }
 
 /* ---- one metric ---- */
@@ -231,8 +320,10 @@ static const char *choose_samples(const struct gate_result *r, uint32_t need, st
 struct test_ctx {
 	const char *samples;
 	uint32_t n_b, n_c;
+	uint32_t runs_b, runs_c;
 	uint32_t need; /* step samples a fail needs on each side */
-	double p_slower, p_faster;
+	double step_us; /* the larger side's steady median step */
+	double within_var; /* both sides' within-run variance of the median step */
 	int quality_inconclusive;
 	const char *quality_code;
 };
@@ -248,12 +339,57 @@ static int reaches(const struct gate_limit *l, double worse, double worse_rel)
 	return 1;
 }
 
+/* The prior sd of one run's value: the rule's noise, its parts in quadrature. */
+static double prior_sd(const struct gate_rule *r, double ref, double step_us)
+{
+	double rel, abs, share;
+
+	if (!r)
+		return 0;
+	rel = r->noise.has_relative ? r->noise.relative * fabs(ref) : 0;
+	abs = r->noise.has_absolute ? r->noise.absolute : 0;
+	share = r->noise_step_share * step_us;
+	return sqrt(rel * rel + abs * abs + share * share);
+}
+
+/* The noise model of one metric: the sd of a run's value, from the runs of a
+ * side that has three or more (the baseline's first), never under the rule's
+ * prior; the delta's sd is that over both sides' run counts, plus, for step
+ * metrics, the spread of the steps inside the runs. */
+static void noise_model(struct gate_metric_result *m, const struct side_metric *b,
+			const struct side_metric *c, const struct test_ctx *t)
+{
+	double ref = m->has_baseline && m->baseline != 0 ? m->baseline : m->candidate;
+	double prior = prior_sd(m->rule, ref, t->step_us), est = NAN, sd, var;
+	double nb = b->n ? b->n : t->runs_b, nc = c->n ? c->n : t->runs_c;
+
+	if (b->n >= 3)
+		est = gate_robust_sd(b->v, b->n);
+	else if (c->n >= 3)
+		est = gate_robust_sd(c->v, c->n);
+	sd = isfinite(est) && est > prior ? est : prior;
+	m->noise_from = isfinite(est) && est > prior ? "runs" : "prior";
+	var = sd * sd * (1 / nb + 1 / nc);
+	if (m->kind == GATE_K_STEP)
+		var += t->within_var;
+	m->noise_sd = sqrt(var);
+}
+
+/* How many standard deviations of noise a change toward worse is. */
+static double z_of(double worse, double sd)
+{
+	if (sd > 0)
+		return worse / sd;
+	return worse > 0 ? INFINITY : worse < 0 ? -INFINITY : 0;
+}
+
 static void judge(struct gate_metric_result *m, const struct gate_thresholds *th,
 		  const struct test_ctx *t)
 {
 	const struct gate_rule *r = m->rule;
-	double worse, worse_rel, alpha;
+	double worse, worse_rel, alpha, z, p_faster;
 	uint32_t need;
+	int fail, warn;
 
 	if (!r || r->direction == GATE_INFO) {
 		m->verdict = GATE_PASS;
@@ -262,48 +398,42 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 	worse = r->direction == GATE_LOWER_IS_BETTER ? m->delta : -m->delta;
 	worse_rel = m->baseline != 0 ? worse / fabs(m->baseline) : (worse > 0 ? INFINITY : 0);
 	need = r->min_samples >= 0 ? (uint32_t)r->min_samples : th->min_samples;
-	if (!r->test) {
-		if (reaches(&r->fail, worse, worse_rel) && (t->n_b < need || t->n_c < need)) {
-			/* one or two steps show no noise level: a real difference
-			 * and run-to-run jitter look alike */
-			m->verdict = GATE_WARN;
-			m->note = pg_xasprintf("past the fail limit, but a fail needs %u steps or "
-					       "device-steps on each side (%u and %u)",
-					       need, t->n_b, t->n_c);
-		} else if (reaches(&r->fail, worse, worse_rel))
-			m->verdict = GATE_FAIL;
-		else if (reaches(&r->warn, worse, worse_rel))
-			m->verdict = GATE_WARN;
-		else if (reaches(&r->warn, -worse, -worse_rel))
-			m->verdict = GATE_IMPROVED;
-		else
-			m->verdict = GATE_PASS;
-		return;
-	}
 	alpha = r->significance >= 0 ? r->significance : th->significance;
+	z = z_of(worse, m->noise_sd);
 	m->tested = 1;
+	m->p_value = gate_norm_upper(z);
+	p_faster = gate_norm_upper(-z);
 	m->samples = t->samples;
 	m->n_baseline = t->n_b;
 	m->n_candidate = t->n_c;
-	if (t->n_b < need || t->n_c < need) {
+	if (r->test && (t->n_b < need || t->n_c < need)) {
 		m->tested = 0;
 		m->verdict = GATE_INCONCLUSIVE;
 		m->note = pg_xasprintf("too few steps: %u and %u, %u needed on each side", t->n_b,
 				       t->n_c, need);
 		return;
 	}
-	m->p_value = worse >= 0 ? t->p_slower : t->p_faster;
-	if (reaches(&r->fail, worse, worse_rel)) {
-		m->verdict = t->p_slower < alpha ? GATE_FAIL : GATE_WARN;
-		if (m->verdict == GATE_WARN)
-			m->note =
-			    pg_xasprintf("past the fail limit but not significant at %g", alpha);
-	} else if (reaches(&r->warn, worse, worse_rel)) {
+	fail = reaches(&r->fail, worse, worse_rel);
+	warn = fail || reaches(&r->warn, worse, worse_rel);
+	m->verdict = GATE_PASS;
+	if (warn && r->min_step_share >= 0 && fabs(m->delta) < r->min_step_share * t->step_us) {
+		m->note = pg_xasprintf("past the %s limit, but %.2f%% of the step, under %g%%",
+				       fail ? "fail" : "warn", 100 * fabs(m->delta) / t->step_us,
+				       100 * r->min_step_share);
+	} else if (warn && !(m->p_value < alpha)) {
+		m->note = pg_xasprintf("past the %s limit, but within noise (p = %.3g)",
+				       fail ? "fail" : "warn", m->p_value);
+	} else if (fail && !r->test && (t->n_b < need || t->n_c < need)) {
+		/* one or two steps show no noise level: a real difference
+		 * and run-to-run jitter look alike */
 		m->verdict = GATE_WARN;
-	} else if (reaches(&r->warn, -worse, -worse_rel) && t->p_faster < alpha) {
+		m->note = pg_xasprintf("past the fail limit, but a fail needs %u steps or "
+				       "device-steps on each side (%u and %u)",
+				       need, t->n_b, t->n_c);
+	} else if (warn) {
+		m->verdict = fail ? GATE_FAIL : GATE_WARN;
+	} else if (reaches(&r->warn, -worse, -worse_rel) && p_faster < alpha) {
 		m->verdict = GATE_IMPROVED;
-	} else {
-		m->verdict = GATE_PASS;
 	}
 }
 
@@ -319,10 +449,19 @@ static void apply_quality(struct gate_metric_result *m, const struct test_ctx *t
 	}
 }
 
-static void add_metric(struct gate_result *r, const struct gate_metric *mb,
-		       const struct gate_metric *mc, const char *name, const struct test_ctx *t)
+/* A family or op only the candidate has is judged as a change from 0. */
+static int judged_when_new(const struct gate_metric_result *m)
+{
+	return (m->kind == GATE_K_FAMILY || m->kind == GATE_K_OP) && m->rule &&
+	       m->rule->direction == GATE_LOWER_IS_BETTER;
+}
+
+static void add_metric(struct gate_result *r, const struct side_metric *sb,
+		       const struct side_metric *sc, const char *name, const struct test_ctx *t)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, name);
+	const struct gate_metric *mb = sb->present ? &sb->m : NULL,
+				 *mc = sc->present ? &sc->m : NULL;
 	const struct gate_metric *any = mb ? mb : mc;
 	struct gate_metric_result m;
 	double share_b = mb ? mb->step_share : -1, share_c = mc ? mc->step_share : -1;
@@ -345,12 +484,23 @@ static void add_metric(struct gate_result *r, const struct gate_metric *mb,
 	m.delta = m.candidate - m.baseline;
 	m.delta_share = mb && mc && mb->value != 0 ? m.delta / fabs(mb->value) : NAN;
 	m.p_value = NAN;
+	m.noise_sd = NAN;
 	if (mb && mc) {
+		noise_model(&m, sb, sc, t);
 		judge(&m, r->thresholds, t);
 		apply_quality(&m, t);
 	} else if (m.kind == GATE_K_STEP && rule && rule->direction != GATE_INFO) {
 		m.verdict = GATE_INCONCLUSIVE;
 		m.note = pg_xasprintf("no steady steps in the %s", mb ? "candidate" : "baseline");
+	} else if (mc && judged_when_new(&m)) {
+		noise_model(&m, sb, sc, t);
+		judge(&m, r->thresholds, t);
+		if (m.verdict != GATE_FAIL && m.verdict != GATE_WARN) {
+			m.verdict = GATE_NEW;
+			m.tested = 0;
+			free(m.note);
+			m.note = NULL;
+		}
 	} else {
 		m.verdict = mb ? GATE_GONE : GATE_NEW;
 	}
@@ -376,83 +526,140 @@ static void add_missing_step(struct gate_result *r, const char *name)
 	m.rule = rule;
 	m.delta_share = NAN;
 	m.p_value = NAN;
+	m.noise_sd = NAN;
 	m.verdict = GATE_INCONCLUSIVE;
 	m.note = pg_xstrdup("no steady steps on either side");
 	r->metrics = pg_xrealloc(r->metrics, (r->n_metrics + 1) * sizeof(*r->metrics));
 	r->metrics[r->n_metrics++] = m;
 }
 
-static void compare_metrics(struct gate_result *r, const struct test_ctx *t)
+/* Every metric name of any run of either side, sorted, each once. */
+static const char **all_names(const struct side *b, const struct side *c, uint32_t *n)
 {
-	struct gate_catalogue cb, cc;
-	uint32_t i = 0, j = 0;
+	const struct side *s[2] = {b, c};
+	size_t total = 0;
+	const char **v;
+	uint32_t k = 0, w = 0;
 
-	gate_catalogue_build(r->baseline, &cb);
-	gate_catalogue_build(r->candidate, &cc);
-	while (i < cb.n || j < cc.n) {
-		int d = i == cb.n ? 1 : j == cc.n ? -1 : strcmp(cb.m[i].name, cc.m[j].name);
-		if (d == 0) {
-			add_metric(r, &cb.m[i], &cc.m[j], cb.m[i].name, t);
-			i++;
-			j++;
-		} else if (d < 0) {
-			add_metric(r, &cb.m[i], NULL, cb.m[i].name, t);
-			i++;
-		} else {
-			add_metric(r, NULL, &cc.m[j], cc.m[j].name, t);
-			j++;
-		}
+	for (int i = 0; i < 2; i++)
+		for (uint32_t j = 0; j < s[i]->n; j++)
+			total += s[i]->cat[j].n;
+	v = pg_xcalloc(total + 1, sizeof(char *));
+	for (int i = 0; i < 2; i++)
+		for (uint32_t j = 0; j < s[i]->n; j++)
+			for (uint32_t m = 0; m < s[i]->cat[j].n; m++)
+				v[k++] = s[i]->cat[j].m[m].name;
+	if (k > 1)
+		qsort(v, k, sizeof(char *), pg_cmp_str);
+	for (uint32_t i = 0; i < k; i++)
+		if (w == 0 || strcmp(v[w - 1], v[i]) != 0)
+			v[w++] = v[i];
+	*n = w;
+	return v;
+}
+
+static void compare_metrics(struct gate_result *r, const struct side *b, const struct side *c,
+			    const struct test_ctx *t)
+{
+	uint32_t n;
+	const char **names = all_names(b, c, &n);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct side_metric sb, sc;
+		side_metric(b, names[i], &sb);
+		side_metric(c, names[i], &sc);
+		if (sb.present || sc.present)
+			add_metric(r, &sb, &sc, names[i], t);
+		free(sb.v);
+		free(sc.v);
 	}
+	free(names);
 	add_missing_step(r, "step.median_us");
 	add_missing_step(r, "step.p90_us");
-	gate_catalogue_release(&cb);
-	gate_catalogue_release(&cc);
 }
 
 /* ---- the headline and the test ---- */
 
-static void step_test(struct gate_result *r, struct test_ctx *t)
+static const struct gate_metric_result *find_result(const struct gate_result *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0)
+			return &r->metrics[i];
+	return NULL;
+}
+
+static double side_step_us(const struct side *s)
+{
+	double *v = pg_xcalloc(s->n + 1, sizeof(double)), m;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->runs[i]->steady.count > 0)
+			v[k++] = s->runs[i]->steady.median_us;
+	m = k ? gate_median(v, k) : 0;
+	free(v);
+	return m;
+}
+
+static void prepare_test(struct gate_result *r, struct side *b, struct side *c, struct test_ctx *t)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, "step.median_us");
-	uint32_t need = rule && rule->min_samples >= 0 ? (uint32_t)rule->min_samples
-						       : r->thresholds->min_samples;
-	double alpha =
-	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
-	struct samples b, c;
+	double sb, sc;
 
-	t->need = need;
-	t->samples = choose_samples(r, need, &b, &c);
-	t->n_b = b.n;
-	t->n_c = c.n;
-	t->p_slower = gate_mwu_p_greater(b.v, b.n, c.v, c.n);
-	t->p_faster = gate_mwu_p_greater(c.v, c.n, b.v, b.n);
-	r->has_step = r->baseline->steady.count > 0 && r->candidate->steady.count > 0;
-	if (r->has_step) {
-		r->step_baseline_us = r->baseline->steady.median_us;
-		r->step_candidate_us = r->candidate->steady.median_us;
-		r->step_delta_us = r->step_candidate_us - r->step_baseline_us;
-		r->step_delta_share =
-		    r->step_baseline_us > 0 ? r->step_delta_us / r->step_baseline_us : NAN;
-	}
-	r->step_samples = t->samples;
-	r->step_n_baseline = b.n;
-	r->step_n_candidate = c.n;
-	r->confidence = 1 - alpha;
-	if (r->has_step && b.n >= need && c.n >= need) {
-		r->step_tested = 1;
-		r->step_p_value = r->step_delta_us >= 0 ? t->p_slower : t->p_faster;
-		gate_bootstrap_median_ratio(b.v, b.n, c.v, c.n, r->confidence, 2000,
-					    &r->interval_lo_share, &r->interval_hi_share);
-		r->has_interval = isfinite(r->interval_lo_share) && isfinite(r->interval_hi_share);
-	}
-	free(b.v);
-	free(c.v);
+	t->need = rule && rule->min_samples >= 0 ? (uint32_t)rule->min_samples
+						  : r->thresholds->min_samples;
+	t->samples = choose_samples(t->need, b, c);
+	t->n_b = b->n_samples;
+	t->n_c = c->n_samples;
+	t->runs_b = b->n;
+	t->runs_c = c->n;
+	side_spread(b);
+	side_spread(c);
+	t->within_var = b->within_var + c->within_var;
+	sb = side_step_us(b);
+	sc = side_step_us(c);
+	t->step_us = sb > sc ? sb : sc;
+	r->jitter_baseline = b->jitter;
+	r->jitter_candidate = c->jitter;
 	for (uint32_t i = 0; i < r->n_quality; i++)
 		if (r->quality[i].action == GATE_INCONCLUSIVE) {
 			t->quality_inconclusive = 1;
 			t->quality_code = r->quality[i].code;
 			break;
 		}
+}
+
+/* The headline is the step.median_us metric: its values, and its test's
+ * p-value and interval (delta +- z sd, over the baseline). */
+static void headline(struct gate_result *r, const struct test_ctx *t)
+{
+	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	const struct gate_rule *rule = m ? m->rule : NULL;
+	double alpha =
+	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
+	double q;
+
+	r->confidence = 1 - alpha;
+	r->step_samples = t->samples;
+	r->step_n_baseline = t->n_b;
+	r->step_n_candidate = t->n_c;
+	r->has_step = m && m->has_baseline && m->has_candidate;
+	if (!r->has_step)
+		return;
+	r->step_baseline_us = m->baseline;
+	r->step_candidate_us = m->candidate;
+	r->step_delta_us = m->delta;
+	r->step_delta_share = m->baseline > 0 ? m->delta / m->baseline : NAN;
+	if (!(t->n_b >= t->need && t->n_c >= t->need) || !isfinite(m->noise_sd))
+		return;
+	r->step_tested = 1;
+	r->step_p_value = gate_norm_upper(z_of(m->delta, m->noise_sd));
+	if (m->baseline > 0) {
+		q = gate_norm_quantile_upper(alpha / 2);
+		r->interval_lo_share = (m->delta - q * m->noise_sd) / m->baseline;
+		r->interval_hi_share = (m->delta + q * m->noise_sd) / m->baseline;
+		r->has_interval = 1;
+	}
 }
 
 /* ---- attribution ---- */
@@ -471,17 +678,42 @@ static void breakdown_us(const struct summary *s, double out[4])
 	}
 }
 
+/* A part of the step change, listed when it is beyond its noise: z, the
+ * change over its sd, at least r->attribution_z either way. */
 static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char *name,
-		     double delta, char *detail, const char *family)
+		     double delta, double sd, char *detail, const char *family)
 {
-	if (delta == 0 || !isfinite(delta)) {
+	double z = z_of(delta, sd);
+
+	if (delta == 0 || !isfinite(delta) || !(fabs(z) >= r->attribution_z)) {
 		free(detail);
 		return;
 	}
 	r->attribution =
 	    pg_xrealloc(r->attribution, (r->n_attribution + 1) * sizeof(*r->attribution));
 	r->attribution[r->n_attribution++] =
-	    (struct gate_attribution){kind, pg_xstrdup(name), delta, detail, family};
+	    (struct gate_attribution){kind, pg_xstrdup(name), delta, z, detail, family};
+}
+
+/* A family's or op's change and its sd: its metric's when judged (the median
+ * over runs and its noise model), else the representatives' difference with
+ * the prior of the rule the metric name matches. */
+static void part_change(const struct gate_result *r, const struct test_ctx *t, const char *kind,
+			const char *name, double b, double c, double *delta, double *sd)
+{
+	char *metric = pg_xasprintf("%s.%s.us_per_step", kind, name);
+	const struct gate_metric_result *m = find_result(r, metric);
+
+	if (m && isfinite(m->noise_sd)) {
+		*delta = m->delta;
+		*sd = m->noise_sd;
+	} else {
+		*delta = c - b;
+		*sd = prior_sd(gate_rule_for(r->thresholds, metric), fmax(fabs(b), fabs(c)),
+			       t->step_us) *
+		      sqrt(1.0 / t->runs_b + 1.0 / t->runs_c);
+	}
+	free(metric);
 }
 
 static const struct sum_family *find_family(const struct summary *s, const char *name)
@@ -600,7 +832,8 @@ static int cmp_attr(const void *x, const void *y)
 	return strcmp(p->a.name, q->a.name);
 }
 
-/* Largest in the step's direction first, then families, ops, breakdown. */
+/* Furthest beyond noise in the step's direction first, then families, ops,
+ * breakdown. */
 static void sort_attribution(struct gate_result *r, int dir)
 {
 	struct attr_sort *s;
@@ -609,48 +842,72 @@ static void sort_attribution(struct gate_result *r, int dir)
 		return;
 	s = pg_xcalloc(r->n_attribution, sizeof(*s));
 	for (uint32_t i = 0; i < r->n_attribution; i++)
-		s[i] = (struct attr_sort){toward(dir, r->attribution[i].delta_us_per_step),
-					  r->attribution[i]};
+		s[i] = (struct attr_sort){toward(dir, r->attribution[i].z), r->attribution[i]};
 	qsort(s, r->n_attribution, sizeof(*s), cmp_attr);
 	for (uint32_t i = 0; i < r->n_attribution; i++)
 		r->attribution[i] = s[i].a;
 	free(s);
 }
 
-#define ATTR_OPS 10
 #define ATTR_MAX 20
 
-static void attribute(struct gate_result *r)
+/* The z a part needs: 2 when the step moved beyond noise (the parts explain a
+ * real change); 3 when it did not, since of some twenty parts looked at one
+ * is past z = 2 by chance about every other time. */
+static double attribution_z(const struct gate_result *r)
+{
+	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	const struct gate_rule *rule = m ? m->rule : NULL;
+	double alpha =
+	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
+	double z;
+
+	if (!r->step_tested || !m)
+		return 3;
+	z = fabs(z_of(m->delta, m->noise_sd));
+	return gate_norm_upper(z) < alpha ? 2 : 3;
+}
+
+static void attribute(struct gate_result *r, const struct test_ctx *t)
 {
 	const struct summary *b = r->baseline, *c = r->candidate;
 	int dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
+	const struct gate_metric_result *step = find_result(r, "step.median_us");
+	double step_sd = step ? step->noise_sd : NAN, delta, sd;
 	struct op_delta *d;
-	uint32_t n;
+	uint32_t n, nbf, ncf;
+	const struct sum_family *bf = summary_step_families(b, &nbf);
+	const struct sum_family *cf = summary_step_families(c, &ncf);
 
+	r->attribution_z = attribution_z(r);
 	breakdown_us(b, r->bd_baseline_us);
 	breakdown_us(c, r->bd_candidate_us);
 	d = op_deltas(b, c, dir, &n);
 	if (n > 1)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
-	uint32_t nbf, ncf;
-	const struct sum_family *bf = summary_step_families(b, &nbf);
-	const struct sum_family *cf = summary_step_families(c, &ncf);
 	for (uint32_t i = 0; i < nbf; i++) {
 		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
-		add_attr(r, GATE_ATTR_FAMILY, f->family, (x ? x->us_per_step : 0) - f->us_per_step,
+		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0,
+			    &delta, &sd);
+		add_attr(r, GATE_ATTR_FAMILY, f->family, delta, sd,
 			 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
-		if (!find_family(b, f->family))
-			add_attr(r, GATE_ATTR_FAMILY, f->family, f->us_per_step,
-				 family_detail(d, n, f->family, dir), NULL);
+		if (find_family(b, f->family))
+			continue;
+		part_change(r, t, "family", f->family, 0, f->us_per_step, &delta, &sd);
+		add_attr(r, GATE_ATTR_FAMILY, f->family, delta, sd,
+			 family_detail(d, n, f->family, dir), NULL);
 	}
-	for (uint32_t i = 0; i < n && i < ATTR_OPS; i++)
-		add_attr(r, GATE_ATTR_OP, d[i].name, d[i].delta, NULL, d[i].family);
+	for (uint32_t i = 0; i < n; i++) {
+		part_change(r, t, "op", d[i].name, 0, d[i].delta, &delta, &sd);
+		add_attr(r, GATE_ATTR_OP, d[i].name, delta, sd, NULL, d[i].family);
+	}
+	/* exposed communication, memory copies and idle move with the whole step */
 	for (int k = 1; k < 4; k++)
 		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k],
-			 r->bd_candidate_us[k] - r->bd_baseline_us[k], NULL, NULL);
+			 r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, NULL, NULL);
 	free(d);
 	sort_attribution(r, dir);
 	while (r->n_attribution > ATTR_MAX) {
@@ -658,6 +915,10 @@ static void attribute(struct gate_result *r)
 		free(a->name);
 		free(a->detail);
 	}
+	r->attribution_remainder_us = r->step_delta_us;
+	for (uint32_t i = 0; i < r->n_attribution; i++)
+		if (r->attribution[i].kind != GATE_ATTR_OP)
+			r->attribution_remainder_us -= r->attribution[i].delta_us_per_step;
 }
 
 /* ---- the whole comparison ---- */
@@ -676,6 +937,36 @@ static void summary_sha256(const struct summary *s, char hex[65])
 	pg_buf_release(&b);
 }
 
+/* A candidate whose steps spread this many times as wide as the baseline's
+ * (relative robust sd of a run's steady steps; with no baseline steps to go
+ * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
+ * burst, not the code. Measured with `make noise` (README). */
+#define GATE_DISTURBED_RATIO 3.0
+#define GATE_JITTER_QUIET    0.03
+
+static void check_disturbed(struct gate_result *r)
+{
+	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
+			 ? r->jitter_baseline
+			 : GATE_JITTER_QUIET;
+	enum gate_verdict a = GATE_INCONCLUSIVE;
+
+	if (!isfinite(r->jitter_candidate) || r->jitter_candidate < GATE_DISTURBED_RATIO * ref)
+		return;
+	r->disturbed = 1;
+	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
+		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)
+			a = r->thresholds->quality[i].action;
+	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
+	r->quality[r->n_quality++] = (struct gate_quality_hit){
+	    1, pg_xstrdup("disturbed"),
+	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times the "
+			 "baseline's %.1f%%: the machine was busy while it ran; run it again, "
+			 "or give several --candidate runs",
+			 100 * r->jitter_candidate, r->jitter_candidate / ref, 100 * ref),
+	    a};
+}
+
 static void overall(struct gate_result *r)
 {
 	enum gate_verdict v = GATE_PASS;
@@ -685,6 +976,11 @@ static void overall(struct gate_result *r)
 			v = r->metrics[i].verdict;
 	for (uint32_t i = 0; i < r->n_quality; i++) {
 		enum gate_verdict a = r->quality[i].action;
+		if (strcmp(r->quality[i].code, "disturbed") == 0 && a == GATE_INCONCLUSIVE) {
+			/* what the disturbed run says is no evidence either way */
+			v = GATE_INCONCLUSIVE;
+			break;
+		}
 		if ((a == GATE_WARN || a == GATE_FAIL) &&
 		    gate_verdict_severity(a) > gate_verdict_severity(v))
 			v = a;
@@ -692,32 +988,78 @@ static void overall(struct gate_result *r)
 	r->verdict = v;
 }
 
-void gate_compare(const struct summary *b, const struct summary *c,
-		  const struct gate_thresholds *th, const struct gate_inputs *in,
-		  struct gate_result *r)
+static int cmp_by_step(const void *x, const void *y)
+{
+	const struct summary *a = *(const struct summary *const *)x,
+			     *b = *(const struct summary *const *)y;
+	return (a->steady.median_us > b->steady.median_us) -
+	       (a->steady.median_us < b->steady.median_us);
+}
+
+/* The run whose median step is the median of the side's (the lower of the
+ * middle two). */
+static const struct summary *representative(const struct gate_side *g)
+{
+	const struct summary **v, *rep;
+
+	if (g->rep)
+		return g->rep;
+	if (g->n_runs < 3)
+		return g->runs[0];
+	v = pg_xcalloc(g->n_runs, sizeof(*v));
+	memcpy(v, g->runs, g->n_runs * sizeof(*v));
+	qsort(v, g->n_runs, sizeof(*v), cmp_by_step);
+	rep = v[(g->n_runs - 1) / 2];
+	free(v);
+	return rep;
+}
+
+void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
+		       const struct gate_thresholds *th, const struct gate_inputs *in,
+		       struct gate_result *r)
 {
 	struct test_ctx t;
+	struct side b, c;
 
 	memset(r, 0, sizeof(*r));
 	memset(&t, 0, sizeof(t));
 	r->in = *in;
-	r->baseline = b;
-	r->candidate = c;
+	r->baseline = representative(gb);
+	r->candidate = representative(gc);
+	r->baseline_runs = gb->n_runs;
+	r->candidate_runs = gc->n_runs;
 	r->thresholds = th;
 	r->step_p_value = NAN;
 	r->interval_lo_share = r->interval_hi_share = NAN;
-	summary_sha256(b, r->baseline_summary_sha256);
-	summary_sha256(c, r->candidate_summary_sha256);
+	r->jitter_baseline = r->jitter_candidate = NAN;
+	summary_sha256(r->baseline, r->baseline_summary_sha256);
+	summary_sha256(r->candidate, r->candidate_summary_sha256);
 	check_provenance(r);
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {
 		r->verdict = GATE_INCOMPARABLE;
 		return;
 	}
-	step_test(r, &t);
-	compare_metrics(r, &t);
-	attribute(r);
+	side_init(&b, gb);
+	side_init(&c, gc);
+	prepare_test(r, &b, &c, &t);
+	compare_metrics(r, &b, &c, &t);
+	headline(r, &t);
+	attribute(r, &t);
+	check_disturbed(r);
 	overall(r);
+	side_release(&b);
+	side_release(&c);
+}
+
+void gate_compare(const struct summary *b, const struct summary *c,
+		  const struct gate_thresholds *th, const struct gate_inputs *in,
+		  struct gate_result *r)
+{
+	const struct summary *rb[1] = {b}, *rc[1] = {c};
+	struct gate_side sb = {rb, 1, NULL}, sc = {rc, 1, NULL};
+
+	gate_compare_runs(&sb, &sc, th, in, r);
 }
 
 void gate_result_release(struct gate_result *r)

@@ -89,6 +89,11 @@ struct gate_rule {
 	enum gate_direction direction;
 	struct gate_limit warn, fail;
 	double floor_share; /* ignore when both sides are under this share of the step; < 0: none */
+	/* the prior between-run noise: the sd of one run's value, relative to the
+	 * value and/or absolute in its unit (the larger applies); none: 0 */
+	struct gate_limit noise;
+	double noise_step_share; /* and this share of the steady median step (added in quadrature) */
+	double min_step_share; /* a warn or fail needs a change of this share of the step; < 0: none */
 	int test;	    /* a fail needs significance on step samples */
 	double significance; /* < 0: the file's */
 	int32_t min_samples; /* < 0: the file's */
@@ -141,6 +146,11 @@ double gate_mwu_p_greater(const double *a, uint32_t n, const double *b, uint32_t
 void gate_bootstrap_median_ratio(const double *a, uint32_t n, const double *b, uint32_t m,
 				 double conf, uint32_t iters, double *lo, double *hi);
 double gate_median(const double *x, uint32_t n);
+/* 1.4826 x the median absolute deviation: a robust standard deviation. */
+double gate_robust_sd(const double *x, uint32_t n);
+/* P(Z >= z) for a standard normal Z, and its inverse (0 < p < 1). */
+double gate_norm_upper(double z);
+double gate_norm_quantile_upper(double p);
 
 /* ---- compare (compare.c) ---- */
 
@@ -167,7 +177,9 @@ struct gate_metric_result {
 	const struct gate_rule *rule; /* NULL: no rule matched (info) */
 	enum gate_verdict verdict;
 	int tested; /* p_value and the sample counts are set */
-	double p_value;
+	double p_value; /* one-sided: the chance of a change this far toward worse under noise */
+	double noise_sd; /* the standard deviation of delta under the noise model; NAN: none */
+	const char *noise_from; /* "runs" (between-run spread), "prior" (the rule's noise) */
 	uint32_t n_baseline, n_candidate;
 	const char *samples; /* "steps", "device-steps" */
 	char *note;	     /* why, in a few words; NULL for none */
@@ -179,6 +191,7 @@ struct gate_attribution {
 	enum gate_attr_kind kind;
 	char *name;
 	double delta_us_per_step;
+	double z; /* the change over its standard deviation under the noise model */
 	char *detail; /* families: the ops that moved most, separated by GATE_DETAIL_SEP; NULL for
 			 none */
 	const char *family; /* ops: their family (borrowed from a summary); NULL otherwise */
@@ -216,8 +229,14 @@ struct gate_result {
 	struct gate_metric_result *metrics; /* judged or shown, in catalogue order */
 	uint32_t n_metrics;
 	uint32_t n_below_floor;		      /* metrics left out: under the floor on both sides */
-	struct gate_attribution *attribution; /* largest first */
+	struct gate_attribution *attribution; /* beyond noise, furthest first */
 	uint32_t n_attribution;
+	double attribution_z;		  /* the z a part needs to be listed */
+	double attribution_remainder_us; /* the step change the listed families and breakdown leave */
+	uint32_t baseline_runs, candidate_runs;
+	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
+	double jitter_baseline, jitter_candidate;
+	int disturbed; /* the candidate's steps spread far beyond the baseline's */
 	struct gate_quality_hit *quality;
 	uint32_t n_quality;
 
@@ -234,6 +253,21 @@ struct gate_result {
 };
 
 extern const char *const gate_breakdown_names[4];
+
+/* One side of a comparison: runs of one capture setup (a history window: one
+ * summary per record), and the summary the report shows for the side (NULL:
+ * the run whose median step is the median). */
+struct gate_side {
+	const struct summary *const *runs;
+	uint32_t n_runs;
+	const struct summary *rep;
+};
+
+/* gate_compare for sides of several runs: every metric's value on a side is
+ * the median over its runs; the noise model takes the spread between them. */
+void gate_compare_runs(const struct gate_side *b, const struct gate_side *c,
+		       const struct gate_thresholds *th, const struct gate_inputs *in,
+		       struct gate_result *r);
 
 /*
  * Compare candidate c against baseline b under th. r is initialised here and

@@ -24,6 +24,41 @@ double gate_median(const double *x, uint32_t n)
 	return m;
 }
 
+double gate_robust_sd(const double *x, uint32_t n)
+{
+	double m, *d, sd;
+
+	if (n < 2)
+		return NAN;
+	m = gate_median(x, n);
+	d = pg_xmalloc(n * sizeof(double));
+	for (uint32_t i = 0; i < n; i++)
+		d[i] = fabs(x[i] - m);
+	sd = 1.4826 * gate_median(d, n);
+	free(d);
+	return sd;
+}
+
+double gate_norm_upper(double z)
+{
+	return 0.5 * erfc(z / sqrt(2.0));
+}
+
+/* Bisection on the tail: 100 halvings of [-40, 40] are exact to double precision. */
+double gate_norm_quantile_upper(double p)
+{
+	double lo = -40, hi = 40;
+
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+		if (gate_norm_upper(mid) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 /* The exact upper tail P(U >= u) for samples of n and m without ties: the
  * number of orderings giving each U, counted by where the largest value sits
  * (a b beats all n a's, an a beats nothing). */

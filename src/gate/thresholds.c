@@ -83,10 +83,37 @@ static int parse_limit(const struct parse *p, const cJSON *v, const char *path,
 	return 0;
 }
 
+/* "noise": {"relative": r, "absolute": a, "step_share": s}: the prior sd of
+ * one run's value, its parts added in quadrature. */
+static int parse_noise(const struct parse *p, const cJSON *v, const char *path,
+		       struct gate_rule *r)
+{
+	static const char *const keys[] = {"relative", "absolute", "step_share", NULL};
+	static const double max[] = {10, 1e18, 1};
+	double *dst[] = {&r->noise.relative, &r->noise.absolute, &r->noise_step_share};
+	char sub[256];
+	const cJSON *x;
+
+	if (!cJSON_IsObject(v))
+		return bad(p, path, "must be an object like {\"relative\": 0.03}");
+	if (known_keys(p, v, path, keys))
+		return PG_EUSAGE;
+	for (int k = 0; keys[k]; k++) {
+		if (!(x = cJSON_GetObjectItemCaseSensitive(v, keys[k])))
+			continue;
+		snprintf(sub, sizeof(sub), "%s.%s", path, keys[k]);
+		if (get_number(p, x, sub, 0, max[k], dst[k]))
+			return PG_EUSAGE;
+	}
+	r->noise.has_relative = r->noise.relative > 0;
+	r->noise.has_absolute = r->noise.absolute > 0;
+	return 0;
+}
+
 static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct gate_rule *r)
 {
 	static const char *const keys[] = {
-	    "metric",	    "direction",   "warn", "fail",    "floor_share",
+	    "metric",	    "direction",   "warn", "fail", "floor_share", "noise", "min_step_share",
 	    "significance", "min_samples", "test", "comment", NULL};
 	char path[64], sub[128];
 	const cJSON *x;
@@ -95,6 +122,7 @@ static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct 
 	snprintf(path, sizeof(path), "rules[%u]", i);
 	memset(r, 0, sizeof(*r));
 	r->floor_share = -1;
+	r->min_step_share = -1;
 	r->significance = -1;
 	r->min_samples = -1;
 	r->order = i;
@@ -135,6 +163,16 @@ static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct 
 	if ((x = cJSON_GetObjectItemCaseSensitive(v, "floor_share"))) {
 		snprintf(sub, sizeof(sub), "%s.floor_share", path);
 		if (get_number(p, x, sub, 0, 1, &r->floor_share))
+			return PG_EUSAGE;
+	}
+	if ((x = cJSON_GetObjectItemCaseSensitive(v, "noise"))) {
+		snprintf(sub, sizeof(sub), "%s.noise", path);
+		if (parse_noise(p, x, sub, r))
+			return PG_EUSAGE;
+	}
+	if ((x = cJSON_GetObjectItemCaseSensitive(v, "min_step_share"))) {
+		snprintf(sub, sizeof(sub), "%s.min_step_share", path);
+		if (get_number(p, x, sub, 0, 1, &r->min_step_share))
 			return PG_EUSAGE;
 	}
 	if ((x = cJSON_GetObjectItemCaseSensitive(v, "significance"))) {

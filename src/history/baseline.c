@@ -610,3 +610,15 @@ void history_baseline_summary(const struct history_window *w, const struct summa
 	window_warning(out, w);
 	free(m.v);
 }
+
+void history_window_runs(const struct history_window *w, const struct summary *like,
+			 struct summary *runs)
+{
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct history_window one = *w;
+		one.r = &w->r[i];
+		one.n = one.requested = 1;
+		one.cut_field = NULL;
+		history_baseline_summary(&one, like, &runs[i]);
+	}
+}

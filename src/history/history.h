@@ -271,6 +271,10 @@ void history_window_json(const struct history_window *w, const char *branch, str
  */
 void history_baseline_summary(const struct history_window *w, const struct summary *like,
 			      struct summary *out);
+/* The window's records one by one, as the gate's baseline runs: runs[i] (w->n
+ * of them, each initialised here) is the baseline summary of record i alone. */
+void history_window_runs(const struct history_window *w, const struct summary *like,
+			 struct summary *runs);
 
 /* The series a gate run of this candidate files its record under: the
  * label and the identity fields as the verdict JSON writes them. */
