@@ -23,8 +23,8 @@ static const struct cmd_opt compare_opts[] = {
      &opt_threads, 0},
     {"baseline", 'b', "B", "a baseline run, instead of BASELINE; several runs: repeat it", NULL,
      opt_baselines, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
-    {"candidate", 'c', "C", "a candidate run, instead of CANDIDATE; several runs: repeat it",
-     NULL, opt_candidates, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
+    {"candidate", 'c', "C", "a candidate run, instead of CANDIDATE; several runs: repeat it", NULL,
+     opt_candidates, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
 };
 
 static const struct cmd_spec compare_spec = {

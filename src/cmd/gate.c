@@ -136,7 +136,9 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 			}
 	if (shown > 12)
 		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
-	if (r->n_attribution > 0 && r->has_step) {
+	if (r->has_step && r->n_attribution == 0)
+		fprintf(f, "  where the time went: no part changed beyond noise\n");
+	if (r->has_step && r->n_attribution > 0) {
 		uint32_t n = 0;
 		fprintf(f, "  where the time went:");
 		for (uint32_t i = 0; i < r->n_attribution && n < 4; i++) {
@@ -145,10 +147,17 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 				continue; /* inside its family's time */
 			fprintf(f, "%s %s", n++ ? "," : "", at->delta_us_per_step >= 0 ? "+" : "-");
 			print_time(f, fabs(at->delta_us_per_step));
-			fprintf(f, " %s", pg_line(&b, at->name));
+			fprintf(f, " %s (z %.1f)", pg_line(&b, at->name), at->z);
 		}
-		fprintf(f, " (per step)\n");
+		fprintf(f, " (per step; the rest ");
+		print_time(f, r->attribution_remainder_us);
+		fprintf(f, " within noise)\n");
 	}
+	if (r->disturbed)
+		fprintf(f,
+			"  disturbed: the candidate's steps spread %.1f%%, the baseline's %.1f%%: "
+			"rerun it, or give several --candidate runs\n",
+			100 * r->jitter_candidate, 100 * r->jitter_baseline);
 out:
 	pg_buf_release(&a);
 	pg_buf_release(&b);
@@ -371,8 +380,8 @@ static const struct cmd_opt gate_opts[] = {
      "the baseline: a summary JSON, a profile file or directory, a W&B ref, or "
      "history:BRANCH[:N]; several runs of one setup: repeat it",
      NULL, opt_baselines, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
-    {"candidate", 'c', "C", "the candidate, the same kinds of input; several runs: repeat it",
-     NULL, opt_candidates, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
+    {"candidate", 'c', "C", "the candidate, the same kinds of input; several runs: repeat it", NULL,
+     opt_candidates, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
     {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
      &gate_job.thresholds, 0},
     {"report", 'r', "FILE", "write the markdown report here ('-': standard output)", NULL,
@@ -525,8 +534,9 @@ int cmd_gate(int argc, char **argv)
 	for (uint32_t i = 1; i < job->n_baselines; i++)
 		if (job->baseline_history || strncmp(job->baselines[i], "history:", 8) == 0) {
 			free(job->baseline_ref);
-			pg_error_set(PG_EUSAGE, "gate: --baseline history:... is a set of runs itself: "
-						"give it alone, not with other --baseline runs");
+			pg_error_set(PG_EUSAGE,
+				     "gate: --baseline history:... is a set of runs itself: "
+				     "give it alone, not with other --baseline runs");
 			return cmd_error(PG_EXIT_USAGE);
 		}
 	job->quiet = (job->json_out && strcmp(job->json_out, "-") == 0) ||

@@ -230,7 +230,8 @@ static const char *choose_samples(uint32_t need, struct side *b, struct side *c)
 	nc = c->n_samples;
 	side_samples(b, 1);
 	side_samples(c, 1);
-	if (b->n_samples >= need && c->n_samples >= need && (b->n_samples > nb || c->n_samples > nc))
+	if (b->n_samples >= need && c->n_samples >= need &&
+	    (b->n_samples > nb || c->n_samples > nc))
 		return "device-steps";
 	side_samples(b, 0);
 	side_samples(c, 0);
@@ -284,7 +285,7 @@ static void side_release(struct side *s)
 
 /* A metric on one side: its value in each run that has it. */
 struct side_metric {
-	int present; /* more than half of the runs have it */
+	int present;	      /* more than half of the runs have it */
 	struct gate_metric m; /* value and step share: medians over those runs */
 	double *v;
 	uint32_t n;
@@ -321,8 +322,8 @@ struct test_ctx {
 	const char *samples;
 	uint32_t n_b, n_c;
 	uint32_t runs_b, runs_c;
-	uint32_t need; /* step samples a fail needs on each side */
-	double step_us; /* the larger side's steady median step */
+	uint32_t need;	   /* step samples a fail needs on each side */
+	double step_us;	   /* the larger side's steady median step */
 	double within_var; /* both sides' within-run variance of the median step */
 	int quality_inconclusive;
 	const char *quality_code;
@@ -607,7 +608,7 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	double sb, sc;
 
 	t->need = rule && rule->min_samples >= 0 ? (uint32_t)rule->min_samples
-						  : r->thresholds->min_samples;
+						 : r->thresholds->min_samples;
 	t->samples = choose_samples(t->need, b, c);
 	t->n_b = b->n_samples;
 	t->n_c = c->n_samples;
@@ -692,7 +693,7 @@ static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char
 	r->attribution =
 	    pg_xrealloc(r->attribution, (r->n_attribution + 1) * sizeof(*r->attribution));
 	r->attribution[r->n_attribution++] =
-	    (struct gate_attribution){kind, pg_xstrdup(name), delta, z, detail, family};
+	    (struct gate_attribution){kind, pg_xstrdup(name), delta, detail, family, z};
 }
 
 /* A family's or op's change and its sd: its metric's when judged (the median

@@ -89,15 +89,17 @@ struct gate_rule {
 	enum gate_direction direction;
 	struct gate_limit warn, fail;
 	double floor_share; /* ignore when both sides are under this share of the step; < 0: none */
-	/* the prior between-run noise: the sd of one run's value, relative to the
-	 * value and/or absolute in its unit (the larger applies); none: 0 */
-	struct gate_limit noise;
-	double noise_step_share; /* and this share of the steady median step (added in quadrature) */
-	double min_step_share; /* a warn or fail needs a change of this share of the step; < 0: none */
 	int test;	    /* a fail needs significance on step samples */
 	double significance; /* < 0: the file's */
 	int32_t min_samples; /* < 0: the file's */
 	uint32_t order;	     /* position in the file, for ties */
+	/* the prior between-run noise: the sd of one run's value, relative to the
+	 * value, absolute in its unit and a share of the steady median step, the
+	 * parts added in quadrature; none: 0 */
+	struct gate_limit noise;
+	double noise_step_share;
+	double
+	    min_step_share; /* a warn or fail needs a change of this share of the step; < 0: none */
 };
 
 struct gate_quality_rule {
@@ -176,8 +178,8 @@ struct gate_metric_result {
 	double step_share;	      /* the larger side's share of the step; < 0 when not a time */
 	const struct gate_rule *rule; /* NULL: no rule matched (info) */
 	enum gate_verdict verdict;
-	int tested; /* p_value and the sample counts are set */
-	double p_value; /* one-sided: the chance of a change this far toward worse under noise */
+	int tested;	 /* p_value and the sample counts are set */
+	double p_value;	 /* one-sided: the chance of a change this far toward worse under noise */
 	double noise_sd; /* the standard deviation of delta under the noise model; NAN: none */
 	const char *noise_from; /* "runs" (between-run spread), "prior" (the rule's noise) */
 	uint32_t n_baseline, n_candidate;
@@ -191,10 +193,10 @@ struct gate_attribution {
 	enum gate_attr_kind kind;
 	char *name;
 	double delta_us_per_step;
-	double z; /* the change over its standard deviation under the noise model */
 	char *detail; /* families: the ops that moved most, separated by GATE_DETAIL_SEP; NULL for
 			 none */
 	const char *family; /* ops: their family (borrowed from a summary); NULL otherwise */
+	double z;	    /* the change over its standard deviation under the noise model */
 };
 
 /* Between op names in gate_attribution.detail: kernel names hold ", ". */
@@ -231,8 +233,9 @@ struct gate_result {
 	uint32_t n_below_floor;		      /* metrics left out: under the floor on both sides */
 	struct gate_attribution *attribution; /* beyond noise, furthest first */
 	uint32_t n_attribution;
-	double attribution_z;		  /* the z a part needs to be listed */
-	double attribution_remainder_us; /* the step change the listed families and breakdown leave */
+	double attribution_z; /* the z a part needs to be listed */
+	double
+	    attribution_remainder_us; /* the step change the listed families and breakdown leave */
 	uint32_t baseline_runs, candidate_runs;
 	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
 	double jitter_baseline, jitter_candidate;

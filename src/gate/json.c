@@ -80,7 +80,8 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 }
 
 static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
-		       const struct summary *s, const char *summary_sha, const char *history_json)
+		       const struct summary *s, const char *summary_sha, const char *history_json,
+		       uint32_t runs, double jitter)
 {
 	pg_json_key(j, key);
 	pg_json_obj_begin(j);
@@ -98,6 +99,8 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 	pg_json_kv_str(j, "device_kind", s->device_kind);
 	pg_json_kv_uint(j, "device_count", s->device_count);
 	pg_json_kv_uint(j, "steady_steps", s->steady.count);
+	pg_json_kv_uint(j, "runs", runs);
+	num(j, "step_jitter", jitter, 6);
 	pg_json_kv_str(j, "summary_sha256", summary_sha);
 	write_identity(j, s);
 	if (history_json) {
@@ -136,6 +139,19 @@ static void write_rule(struct pg_json *j, const struct gate_rule *r)
 	write_limit(j, "fail", &r->fail);
 	if (r->floor_share >= 0)
 		num(j, "floor_share", r->floor_share, 6);
+	if (r->noise.has_relative || r->noise.has_absolute || r->noise_step_share > 0) {
+		pg_json_key(j, "noise");
+		pg_json_obj_begin(j);
+		if (r->noise.has_relative)
+			num(j, "relative", r->noise.relative, 6);
+		if (r->noise.has_absolute)
+			num(j, "absolute", r->noise.absolute, 6);
+		if (r->noise_step_share > 0)
+			num(j, "step_share", r->noise_step_share, 6);
+		pg_json_obj_end(j);
+	}
+	if (r->min_step_share >= 0)
+		num(j, "min_step_share", r->min_step_share, 6);
 	pg_json_obj_end(j);
 }
 
@@ -154,6 +170,8 @@ static void write_metric(struct pg_json *j, const struct gate_metric_result *m)
 	pg_json_kv_str(j, "verdict", gate_verdict_name(m->verdict));
 	if (m->tested) {
 		num(j, "p_value", m->p_value, 6);
+		num(j, "noise_sd", m->noise_sd, dec);
+		pg_json_kv_str(j, "noise_from", m->noise_from);
 		write_samples(j, m->samples, m->n_baseline, m->n_candidate);
 	}
 	pg_json_kv_str(j, "note", m->note);
@@ -222,6 +240,7 @@ static void write_attribution(struct pg_json *j, const struct gate_result *r)
 		pg_json_kv_str(j, "kind", kinds[a->kind]);
 		pg_json_kv_str(j, "name", a->name);
 		num(j, "delta_us_per_step", a->delta_us_per_step, 3);
+		num(j, "z", a->z, 2);
 		if (a->family)
 			pg_json_kv_str(j, "family", a->family);
 		if (a->detail) {
@@ -320,9 +339,10 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	pg_json_kv_uint(&j, "min_samples", r->thresholds->min_samples);
 	pg_json_obj_end(&j);
 	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
-		   r->baseline_summary_sha256, r->in.baseline_history_json);
+		   r->baseline_summary_sha256, r->in.baseline_history_json, r->baseline_runs,
+		   r->jitter_baseline);
 	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate,
-		   r->candidate_summary_sha256, NULL);
+		   r->candidate_summary_sha256, NULL, r->candidate_runs, r->jitter_candidate);
 	write_provenance(&j, r);
 	write_step(&j, r);
 	write_counts(&j, r);
@@ -332,6 +352,10 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 		write_metric(&j, &r->metrics[i]);
 	pg_json_arr_end(&j);
 	write_attribution(&j, r);
+	if (r->verdict != GATE_INCOMPARABLE) {
+		num(&j, "attribution_z", r->attribution_z, 2);
+		num(&j, "attribution_remainder_us_per_step", r->attribution_remainder_us, 3);
+	}
 	write_breakdown(&j, r);
 	write_quality(&j, r);
 	pg_json_obj_end(&j);

@@ -85,8 +85,7 @@ static int parse_limit(const struct parse *p, const cJSON *v, const char *path,
 
 /* "noise": {"relative": r, "absolute": a, "step_share": s}: the prior sd of
  * one run's value, its parts added in quadrature. */
-static int parse_noise(const struct parse *p, const cJSON *v, const char *path,
-		       struct gate_rule *r)
+static int parse_noise(const struct parse *p, const cJSON *v, const char *path, struct gate_rule *r)
 {
 	static const char *const keys[] = {"relative", "absolute", "step_share", NULL};
 	static const double max[] = {10, 1e18, 1};
@@ -113,8 +112,8 @@ static int parse_noise(const struct parse *p, const cJSON *v, const char *path,
 static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct gate_rule *r)
 {
 	static const char *const keys[] = {
-	    "metric",	    "direction",   "warn", "fail", "floor_share", "noise", "min_step_share",
-	    "significance", "min_samples", "test", "comment", NULL};
+	    "metric",	      "direction",    "warn",	     "fail", "floor_share", "noise",
+	    "min_step_share", "significance", "min_samples", "test", "comment",	    NULL};
 	char path[64], sub[128];
 	const cJSON *x;
 	double d;

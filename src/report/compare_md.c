@@ -32,11 +32,9 @@
 #define NEW_GONE_SHOWN 15
 #define QUALITY_SHOWN  20
 #define DETAIL_OPS     3
-/* Left out, as shares of the baseline step: attribution entries under
- * ATTR_CUT, family and op moves under TOP_CUT (and under 0.05 us, which would
- * print as zero). */
-#define ATTR_CUT 0.005
-#define TOP_CUT	 0.001
+/* Left out, as shares of the baseline step: family and op moves under TOP_CUT
+ * (and under 0.05 us, which would print as zero). */
+#define TOP_CUT 0.001
 
 /* ---- formatting ---- */
 
@@ -446,13 +444,14 @@ static int family_listed(const struct gate_result *r, uint32_t upto, const char 
 	return 0;
 }
 
+/* The parts listed are those beyond their own noise (gate_result.attribution_z);
+ * the remainder is the step change they leave unexplained. */
 static void attribution(const struct gate_result *r, struct pg_buf *b)
 {
-	if (!r->has_step || !r->n_attribution)
-		return;
-	double cut = ATTR_CUT * fabs(r->step_baseline_us);
 	uint32_t shown = 0, left = 0;
 
+	if (!r->has_step)
+		return;
 	pg_buf_adds(b, "Where the time went: ");
 	signed_time(b, r->step_delta_us);
 	pg_buf_adds(b, " per step: ");
@@ -460,7 +459,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		const struct gate_attribution *a = &r->attribution[i];
 		if (a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family))
 			continue;
-		if (shown >= ATTR_SHOWN || fabs(a->delta_us_per_step) < cut) {
+		if (shown >= ATTR_SHOWN) {
 			left++;
 			continue;
 		}
@@ -472,18 +471,24 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		case GATE_ATTR_OP: report_code(b, a->name, NAME_MAX_BYTES); break;
 		case GATE_ATTR_BREAKDOWN: part_name(b, a->name); break;
 		}
+		pg_buf_addf(b, " (z %.1f", a->z);
 		if (a->detail && *a->detail) {
-			pg_buf_adds(b, " (");
+			pg_buf_adds(b, "; ");
 			detail_ops(b, a->detail);
-			pg_buf_adds(b, ")");
 		}
+		pg_buf_adds(b, ")");
 		shown++;
 	}
-	if (!shown)
-		pg_buf_adds(b, "no family, op or breakdown part moved by 0.5% of the step or more");
-	else if (left)
-		pg_buf_addf(b, "; %u smaller not shown", left);
-	pg_buf_adds(b, ".\n\n");
+	if (!shown) {
+		pg_buf_adds(b, "no part changed beyond noise.\n\n");
+		return;
+	}
+	if (left)
+		pg_buf_addf(b, "; %u more not shown", left);
+	pg_buf_adds(b, "; the rest, ");
+	signed_time(b, r->attribution_remainder_us);
+	pg_buf_addf(b, ", is not beyond noise in any part (parts listed: z of at least %g).\n\n",
+		    r->attribution_z);
 }
 
 /* ---- the metric table ---- */

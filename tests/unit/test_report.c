@@ -300,7 +300,10 @@ static struct gate_rule rule_step = {(char *)"step.median_us",
 				     1,
 				     -1,
 				     -1,
-				     0};
+				     0,
+				     {0, 0, 0, 0},
+				     0,
+				     -1};
 static struct gate_rule rule_share = {(char *)"breakdown.idle_share",
 				      GATE_LOWER_IS_BETTER,
 				      {0, 0.02, 0, 1},
@@ -309,7 +312,10 @@ static struct gate_rule rule_share = {(char *)"breakdown.idle_share",
 				      0,
 				      -1,
 				      -1,
-				      1};
+				      1,
+				      {0, 0, 0, 0},
+				      0,
+				      -1};
 static struct gate_rule rule_op = {(char *)"op.*.us_per_step",
 				   GATE_LOWER_IS_BETTER,
 				   {0.1, 0, 1, 0},
@@ -318,9 +324,22 @@ static struct gate_rule rule_op = {(char *)"op.*.us_per_step",
 				   0,
 				   -1,
 				   -1,
-				   2};
-static struct gate_rule rule_info = {
-    (char *)"breakdown.*", GATE_INFO, {0, 0, 0, 0}, {0, 0, 0, 0}, -1, 0, -1, -1, 3};
+				   2,
+				   {0, 0, 0, 0},
+				   0,
+				   -1};
+static struct gate_rule rule_info = {(char *)"breakdown.*",
+				     GATE_INFO,
+				     {0, 0, 0, 0},
+				     {0, 0, 0, 0},
+				     -1,
+				     0,
+				     -1,
+				     -1,
+				     3,
+				     {0, 0, 0, 0},
+				     0,
+				     -1};
 static char *identity_fields[] = {(char *)"device_kind", (char *)"device_count"};
 
 static struct gate_metric_result metric(const char *name, enum gate_kind kind, const char *subject,
@@ -493,10 +512,10 @@ static void test_compare_fail(void **state)
 	    {GATE_ATTR_FAMILY, (char *)"attention", 6000,
 	     (char *)"fusion.123\x1f"
 		     "fusion.7",
-	     NULL},
-	    {GATE_ATTR_BREAKDOWN, (char *)"exposed communication", 1500, NULL, NULL},
-	    {GATE_ATTR_BREAKDOWN, (char *)"idle", 600, NULL, NULL},
-	    {GATE_ATTR_OP, (char *)"tiny", 10, NULL, NULL},
+	     NULL, 9},
+	    {GATE_ATTR_BREAKDOWN, (char *)"exposed communication", 1500, NULL, NULL, 9},
+	    {GATE_ATTR_BREAKDOWN, (char *)"idle", 600, NULL, NULL, 9},
+	    {GATE_ATTR_OP, (char *)"tiny", 10, NULL, NULL, 9},
 	};
 	r.attribution = a;
 	r.n_attribution = 4;
@@ -663,7 +682,7 @@ static void test_compare_no_step(void **state)
 	m.note = (char *)"no steady steps in the candidate";
 	r.metrics = &m;
 	r.n_metrics = 1;
-	struct gate_attribution a = {GATE_ATTR_FAMILY, (char *)"attention", 6000, NULL, NULL};
+	struct gate_attribution a = {GATE_ATTR_FAMILY, (char *)"attention", 6000, NULL, NULL, 9};
 	r.attribution = &a; /* never shown without a step change to explain */
 	r.n_attribution = 1;
 
@@ -790,8 +809,8 @@ static void test_compare_hostile(void **state)
 	r.metrics = m;
 	r.n_metrics = 4;
 	struct gate_attribution a[] = {
-	    {GATE_ATTR_FAMILY, (char *)EVIL, 3000, (char *)"fusion.1\x1f" EVIL, NULL},
-	    {GATE_ATTR_OP, (char *)EVIL, 3000, NULL, NULL},
+	    {GATE_ATTR_FAMILY, (char *)EVIL, 3000, (char *)"fusion.1\x1f" EVIL, NULL, 9},
+	    {GATE_ATTR_OP, (char *)EVIL, 3000, NULL, NULL, 9},
 	};
 	r.attribution = a;
 	r.n_attribution = 2;
