@@ -15,7 +15,7 @@
 #    prints the confusion table; BUILD/noise/table.md and BUILD/noise/table.json keep it.
 #
 # Settings (environment): N_BASE (16), N_VAR (6), ACTIVE steps per run (25), THREADS (1), SEED
-# (first seed, 1000), VARIANTS ("one matmul10 matmul25 softmax copy"), NOISE_FRESH (0); the gating
+# (first seed, 1000), VARIANTS ("one step10 step25 softmax copy"), NOISE_FRESH (0); the gating
 # settings are table.py's (AA_PAIRS, VS_BASE, WINDOW, HIST_TRIALS, THRESHOLDS). TORCH_PY is the
 # interpreter with torch (/usr/bin/python3), PY the one for table.py (python3).
 # Exits non-zero when a run, a summary or a gate fails to produce its result.
@@ -32,7 +32,7 @@ N_VAR=${N_VAR:-6}
 ACTIVE=${ACTIVE:-25}
 THREADS=${THREADS:-1}
 SEED=${SEED:-1000}
-VARIANTS=${VARIANTS:-one matmul10 matmul25 softmax copy}
+VARIANTS=${VARIANTS:-one step10 step25 softmax copy}
 NOISE_FRESH=${NOISE_FRESH:-0}
 SCRIPT=$TOP/tests/host/train_cpu.py
 

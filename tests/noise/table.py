@@ -31,8 +31,8 @@ import sys
 import time
 
 VERDICTS = ("fail", "warn", "inconclusive", "improved", "pass", "incomparable")
-EXPECTED = {"one": "matmul", "matmul10": "matmul", "matmul25": "matmul", "softmax": "reduce",
-            "copy": "copy"}
+EXPECTED = {"one": "matmul", "matmul10": "matmul", "matmul25": "matmul", "step10": "matmul",
+            "step25": "matmul", "softmax": "reduce", "copy": "copy"}
 LABEL = "noise-calibration"
 
 
