@@ -216,6 +216,18 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 /* "main,nightly" into kinds (room for CMD_HISTORY_KINDS + 1; NULL-terminated,
  * pointing into text, which is cut at the commas). 0 or PG_EUSAGE. */
 #define CMD_HISTORY_KINDS 4
+/* The records of the candidate's series that give the gate its noise when
+ * neither side has GATE_NOISE_MIN_RUNS runs. */
+#define CMD_NOISE_RECORDS 10
+/*
+ * The candidate series' last CMD_NOISE_RECORDS records in the gate's history,
+ * as runs for the noise model: 1 with *runs (n_runs summaries, the caller's
+ * to release) when there are at least GATE_NOISE_MIN_RUNS, else 0 and
+ * nothing (no history yet, or unreadable: the noise falls back to the
+ * prior, and the append after the verdict reports a broken remote).
+ */
+int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thresholds *th,
+			   const struct summary *cand, struct summary **runs, uint32_t *n_runs);
 int cmd_history_kinds(char *text, const char **kinds);
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);

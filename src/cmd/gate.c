@@ -252,14 +252,15 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	uint32_t nb = job->n_baselines ? job->n_baselines : 1;
 	uint32_t nc = job->n_candidates ? job->n_candidates : 1;
 	struct summary *b = pg_xcalloc(nb + 1, sizeof(*b)), *c = pg_xcalloc(nc, sizeof(*c));
-	struct summary *hruns = NULL, window_b;
-	uint32_t n_hruns = 0;
+	struct summary *hruns = NULL, *nruns = NULL, window_b;
+	uint32_t n_hruns = 0, n_nruns = 0;
 	const struct summary **rb = NULL, **rc_runs = NULL;
 	char(*sha_b)[65] = pg_xcalloc(nb, 65), (*sha_c)[65] = pg_xcalloc(nc, 65);
 	struct gate_thresholds th;
 	struct gate_result r;
 	struct gate_inputs in;
-	struct gate_side side_b, side_c;
+	struct gate_side side_b, side_c, side_n;
+	const struct summary **rn = NULL;
 	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT, window = PG_BUF_INIT,
 		      note = PG_BUF_INIT, series = PG_BUF_INIT;
 	const char *same;
@@ -296,9 +297,18 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	for (uint32_t i = 0; i < nc; i++)
 		rc_runs[i] = &c[i];
 	side_b = (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
-				    job->baseline_history ? &window_b : NULL};
-	side_c = (struct gate_side){rc_runs, nc, NULL};
+				    job->baseline_history ? &window_b : NULL, job->baseline_history};
+	side_c = (struct gate_side){rc_runs, nc, NULL, 0};
 	memset(&in, 0, sizeof(in));
+	/* too few runs on both sides: the series' recent records give the noise */
+	if (job->history && !job->baseline_history && nb < GATE_NOISE_MIN_RUNS &&
+	    nc < GATE_NOISE_MIN_RUNS && cmd_history_noise_runs(job, &th, &c[0], &nruns, &n_nruns)) {
+		rn = pg_xcalloc(n_nruns, sizeof(*rn));
+		for (uint32_t i = 0; i < n_nruns; i++)
+			rn[i] = &nruns[i];
+		side_n = (struct gate_side){rn, n_nruns, NULL, 1};
+		in.noise = &side_n;
+	}
 	in.baseline_path = job->baseline;
 	in.candidate_path = job->candidate;
 	in.baseline_history_json = job->baseline_history ? window.ptr : NULL;
@@ -361,6 +371,8 @@ out:
 	release_side(b, nb);
 	release_side(c, nc);
 	release_side(hruns, n_hruns);
+	release_side(nruns, n_nruns);
+	free(rn);
 	summary_release(&window_b);
 	free(rb);
 	free(rc_runs);

@@ -124,6 +124,53 @@ static int read_window(const char *what, const char *remote, const char *branch,
 
 /* ---- gate --baseline history:... ---- */
 
+/* The window options and filter for ref's last n records of the
+ * candidate's series (ref "*": any); series holds the name they point to. */
+static void series_opts(const struct cmd_gate_job *job, const struct gate_thresholds *th,
+			const struct summary *cand, const char *ref, uint32_t n,
+			struct pg_buf *series, struct history_window_opts *wo,
+			struct history_filter *f)
+{
+	history_series_of_summary(job->label, cand, series);
+	memset(wo, 0, sizeof(*wo));
+	wo->series = series->ptr;
+	wo->ref = ref;
+	wo->n = n;
+	wo->identity = th->identity;
+	wo->n_identity = th->n_identity;
+	memset(f, 0, sizeof(*f));
+	f->series = series->ptr;
+}
+
+int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thresholds *th,
+			   const struct summary *cand, struct summary **runs, uint32_t *n_runs)
+{
+	struct pg_buf series = PG_BUF_INIT;
+	struct history_store_opts o;
+	struct history_list l = {0};
+	struct history_window w;
+	struct history_window_opts wo;
+	struct history_filter f;
+	int exists;
+
+	*runs = NULL;
+	*n_runs = 0;
+	memset(&w, 0, sizeof(w));
+	series_opts(job, th, cand, "*", CMD_NOISE_RECORDS, &series, &wo, &f);
+	cmd_history_store_opts(&o, job->history, job->history_branch);
+	/* quietly: no history is no noise estimate, and the append reports a bad remote */
+	if (history_read(&o, &f, &l, &exists) == 0 && history_window_select(&l, &wo, &w) == 0 &&
+	    w.n >= GATE_NOISE_MIN_RUNS) {
+		*runs = pg_xcalloc(w.n, sizeof(**runs));
+		*n_runs = w.n;
+		history_window_runs(&w, cand, *runs);
+	}
+	history_window_release(&w);
+	history_list_release(&l);
+	pg_buf_release(&series);
+	return *n_runs > 0;
+}
+
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 				const struct summary *cand, struct summary *b,
 				struct pg_buf *window_json, struct pg_buf *note,
@@ -139,15 +186,7 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	summary_init(b);
 	*runs = NULL;
 	*n_runs = 0;
-	history_series_of_summary(job->label, cand, &series);
-	memset(&wo, 0, sizeof(wo));
-	wo.series = series.ptr;
-	wo.ref = job->baseline_ref;
-	wo.n = job->baseline_n;
-	wo.identity = th->identity;
-	wo.n_identity = th->n_identity;
-	memset(&f, 0, sizeof(f));
-	f.series = series.ptr;
+	series_opts(job, th, cand, job->baseline_ref, job->baseline_n, &series, &wo, &f);
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
 	rc = read_window(what.ptr, job->history, job->history_branch, &f, &wo, &l, &w);
 	if (rc == PG_EXIT_OK) {

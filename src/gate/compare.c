@@ -182,6 +182,7 @@ struct side {
 	struct gate_catalogue *cat; /* per run */
 	struct samples *x;	    /* per run: step samples on the chosen basis */
 	uint32_t n_samples;	    /* over all runs */
+	int history;	   /* the runs are history records */
 	double within_var; /* variance of the side's median step from the steps inside its runs */
 	double jitter;	   /* median relative spread of a run's steps; NAN: no run has enough */
 };
@@ -267,6 +268,7 @@ static void side_init(struct side *s, const struct gate_side *g)
 	memset(s, 0, sizeof(*s));
 	s->runs = g->runs;
 	s->n = g->n_runs;
+	s->history = g->history;
 	s->cat = pg_xcalloc(s->n, sizeof(*s->cat));
 	s->x = pg_xcalloc(s->n, sizeof(*s->x));
 	for (uint32_t i = 0; i < s->n; i++)
@@ -325,63 +327,48 @@ struct test_ctx {
 	uint32_t need;	   /* step samples a fail needs on each side */
 	double step_us;	   /* the larger side's steady median step */
 	double within_var; /* both sides' within-run variance of the median step */
+	int baseline_history; /* the baseline's runs are history records */
+	const struct side *noise; /* recent records of the series; NULL: none */
+	uint32_t m_parts;	  /* families, ops and collectives judged: they share alpha */
+	int disturbed;		  /* the candidate run's steps spread far beyond the baseline's */
+	double jitter_c;	  /* the candidate's relative step spread */
 	int quality_inconclusive;
 	const char *quality_code;
 };
 
-static int reaches(const struct gate_limit *l, double worse, double worse_rel)
+static int is_part(enum gate_kind k)
 {
-	if (!l->has_relative && !l->has_absolute)
-		return 0;
-	if (l->has_relative && !(worse_rel >= l->relative - 1e-12))
-		return 0;
-	if (l->has_absolute && !(worse >= l->absolute - 1e-12))
-		return 0;
-	return 1;
+	return k == GATE_K_FAMILY || k == GATE_K_OP || k == GATE_K_COLLECTIVE;
 }
 
-/* The prior sd of one run's value: the rule's noise, its parts in quadrature. */
-static double prior_sd(const struct gate_rule *r, double ref, double step_us)
-{
-	double rel, abs, share;
-
-	if (!r)
-		return 0;
-	rel = r->noise.has_relative ? r->noise.relative * fabs(ref) : 0;
-	abs = r->noise.has_absolute ? r->noise.absolute : 0;
-	share = r->noise_step_share * step_us;
-	return sqrt(rel * rel + abs * abs + share * share);
-}
-
-/* The noise model of one metric: the sd of a run's value, from the runs of a
- * side that has three or more (the baseline's first), never under the rule's
- * prior; the delta's sd is that over both sides' run counts, plus, for step
- * metrics, the spread of the steps inside the runs. */
+/* The noise model of one metric (noise.c): the sd of one run's value from the
+ * runs of both sides, else from the series' recent records, never under the
+ * rule's prior; the delta's sd is that over each side's run count, plus, for
+ * step metrics, the spread of the steps inside the runs. A disturbed
+ * candidate's times (step and parts) are known only to within its own step
+ * spread: a burst slows every part of the runs it hits. */
 static void noise_model(struct gate_metric_result *m, const struct side_metric *b,
-			const struct side_metric *c, const struct test_ctx *t)
+			const struct side_metric *c, const struct side_metric *h,
+			const struct test_ctx *t)
 {
 	double ref = m->has_baseline && m->baseline != 0 ? m->baseline : m->candidate;
-	double prior = prior_sd(m->rule, ref, t->step_us), est = NAN, sd, var;
+	const double *g[2] = {b->v, c->v};
+	uint32_t n[2] = {b->n, c->n};
 	double nb = b->n ? b->n : t->runs_b, nc = c->n ? c->n : t->runs_c;
+	double est = gate_noise_pooled_sd(g, n, 2), sd, var_c, wide;
+	const char *from = t->baseline_history && c->n < GATE_NOISE_MIN_RUNS ? "history" : "runs";
 
-	if (b->n >= 3)
-		est = gate_robust_sd(b->v, b->n);
-	else if (c->n >= 3)
-		est = gate_robust_sd(c->v, c->n);
-	sd = isfinite(est) && est > prior ? est : prior;
-	m->noise_from = isfinite(est) && est > prior ? "runs" : "prior";
-	var = sd * sd * (1 / nb + 1 / nc);
-	if (m->kind == GATE_K_STEP)
-		var += t->within_var;
-	m->noise_sd = sqrt(var);
-}
-
-/* How many standard deviations of noise a change toward worse is. */
-static double z_of(double worse, double sd)
-{
-	if (sd > 0)
-		return worse / sd;
-	return worse > 0 ? INFINITY : worse < 0 ? -INFINITY : 0;
+	if (!isfinite(est) && h && h->n >= GATE_NOISE_MIN_RUNS) {
+		const double *hv[1] = {h->v};
+		est = gate_noise_pooled_sd(hv, &h->n, 1);
+		from = "history";
+	}
+	sd = gate_noise_run_sd(m->rule, est, ref, t->step_us, from, &m->noise_from);
+	var_c = sd * sd;
+	wide = t->jitter_c * fabs(m->candidate);
+	if (t->disturbed && (m->kind == GATE_K_STEP || is_part(m->kind)) && wide > sd)
+		var_c = wide * wide;
+	m->noise_sd = sqrt(sd * sd / nb + var_c / nc + (m->kind == GATE_K_STEP ? t->within_var : 0));
 }
 
 static void judge(struct gate_metric_result *m, const struct gate_thresholds *th,
@@ -399,8 +386,9 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 	worse = r->direction == GATE_LOWER_IS_BETTER ? m->delta : -m->delta;
 	worse_rel = m->baseline != 0 ? worse / fabs(m->baseline) : (worse > 0 ? INFINITY : 0);
 	need = r->min_samples >= 0 ? (uint32_t)r->min_samples : th->min_samples;
-	alpha = r->significance >= 0 ? r->significance : th->significance;
-	z = z_of(worse, m->noise_sd);
+	alpha = gate_level(th, r, m->name, t->m_parts);
+	m->alpha = alpha;
+	z = gate_z(worse, m->noise_sd);
 	m->tested = 1;
 	m->p_value = gate_norm_upper(z);
 	p_faster = gate_norm_upper(-z);
@@ -414,8 +402,8 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 				       t->n_c, need);
 		return;
 	}
-	fail = reaches(&r->fail, worse, worse_rel);
-	warn = fail || reaches(&r->warn, worse, worse_rel);
+	fail = gate_limit_reaches(&r->fail, worse, worse_rel);
+	warn = fail || gate_limit_reaches(&r->warn, worse, worse_rel);
 	m->verdict = GATE_PASS;
 	if (warn && r->min_step_share >= 0 && fabs(m->delta) < r->min_step_share * t->step_us) {
 		m->note = pg_xasprintf("past the %s limit, but %.2f%% of the step, under %g%%",
@@ -433,7 +421,7 @@ static void judge(struct gate_metric_result *m, const struct gate_thresholds *th
 				       need, t->n_b, t->n_c);
 	} else if (warn) {
 		m->verdict = fail ? GATE_FAIL : GATE_WARN;
-	} else if (reaches(&r->warn, -worse, -worse_rel) && p_faster < alpha) {
+	} else if (gate_limit_reaches(&r->warn, -worse, -worse_rel) && p_faster < alpha) {
 		m->verdict = GATE_IMPROVED;
 	}
 }
@@ -457,8 +445,11 @@ static int judged_when_new(const struct gate_metric_result *m)
 	       m->rule->direction == GATE_LOWER_IS_BETTER;
 }
 
+/* A metric's row, with its noise model; one judged later (when every part is
+ * known, for their shared level) is left GATE_IGNORE. */
 static void add_metric(struct gate_result *r, const struct side_metric *sb,
-		       const struct side_metric *sc, const char *name, const struct test_ctx *t)
+		       const struct side_metric *sc, const struct side_metric *sh,
+		       const char *name, const struct test_ctx *t)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, name);
 	const struct gate_metric *mb = sb->present ? &sb->m : NULL,
@@ -486,22 +477,12 @@ static void add_metric(struct gate_result *r, const struct side_metric *sb,
 	m.delta_share = mb && mc && mb->value != 0 ? m.delta / fabs(mb->value) : NAN;
 	m.p_value = NAN;
 	m.noise_sd = NAN;
-	if (mb && mc) {
-		noise_model(&m, sb, sc, t);
-		judge(&m, r->thresholds, t);
-		apply_quality(&m, t);
+	if ((mb && mc) || (mc && judged_when_new(&m))) {
+		noise_model(&m, sb, sc, sh, t);
+		m.verdict = GATE_IGNORE;
 	} else if (m.kind == GATE_K_STEP && rule && rule->direction != GATE_INFO) {
 		m.verdict = GATE_INCONCLUSIVE;
 		m.note = pg_xasprintf("no steady steps in the %s", mb ? "candidate" : "baseline");
-	} else if (mc && judged_when_new(&m)) {
-		noise_model(&m, sb, sc, t);
-		judge(&m, r->thresholds, t);
-		if (m.verdict != GATE_FAIL && m.verdict != GATE_WARN) {
-			m.verdict = GATE_NEW;
-			m.tested = 0;
-			free(m.note);
-			m.note = NULL;
-		}
 	} else {
 		m.verdict = mb ? GATE_GONE : GATE_NEW;
 	}
@@ -559,22 +540,51 @@ static const char **all_names(const struct side *b, const struct side *c, uint32
 	return v;
 }
 
+/* Judge a row add_metric left pending. A family or op only the candidate
+ * has is judged as a change from 0: past the limits it warns or fails like
+ * any regression, else it is shown as new. */
+static void judge_pending(struct gate_metric_result *m, const struct gate_thresholds *th,
+			  const struct test_ctx *t)
+{
+	judge(m, th, t);
+	if (m->has_baseline) {
+		apply_quality(m, t);
+		return;
+	}
+	if (m->verdict != GATE_FAIL && m->verdict != GATE_WARN) {
+		m->verdict = GATE_NEW;
+		m->tested = 0;
+		free(m->note);
+		m->note = NULL;
+	}
+}
+
 static void compare_metrics(struct gate_result *r, const struct side *b, const struct side *c,
-			    const struct test_ctx *t)
+			    struct test_ctx *t)
 {
 	uint32_t n;
 	const char **names = all_names(b, c, &n);
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct side_metric sb, sc;
+		struct side_metric sb, sc, sh = {0};
 		side_metric(b, names[i], &sb);
 		side_metric(c, names[i], &sc);
+		if (t->noise)
+			side_metric(t->noise, names[i], &sh);
 		if (sb.present || sc.present)
-			add_metric(r, &sb, &sc, names[i], t);
+			add_metric(r, &sb, &sc, &sh, names[i], t);
 		free(sb.v);
 		free(sc.v);
+		free(sh.v);
 	}
 	free(names);
+	t->m_parts = 0;
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		t->m_parts += r->metrics[i].verdict == GATE_IGNORE && is_part(r->metrics[i].kind) &&
+			      r->metrics[i].rule && r->metrics[i].rule->direction != GATE_INFO;
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (r->metrics[i].verdict == GATE_IGNORE)
+			judge_pending(&r->metrics[i], r->thresholds, t);
 	add_missing_step(r, "step.median_us");
 	add_missing_step(r, "step.p90_us");
 }
@@ -602,6 +612,42 @@ static double side_step_us(const struct side *s)
 	return m;
 }
 
+/* A candidate whose steps spread this many times as wide as the baseline's
+ * (relative robust sd of a run's steady steps; with no baseline steps to go
+ * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
+ * burst, not the code (docs/noise.md: in `make noise`, undisturbed runs
+ * spread 0.6-2.5 %, runs hit by a burst 3.5-27 %, and a real regression
+ * does not widen the spread). Its step metrics are then known only to within
+ * that spread (noise_model), so a regression larger than the disturbance
+ * still fails, and the quality action "disturbed" (default: inconclusive)
+ * says so instead of passing. */
+#define GATE_DISTURBED_RATIO 2.0
+#define GATE_JITTER_QUIET    0.015
+
+static void check_disturbed(struct gate_result *r, struct test_ctx *t)
+{
+	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
+			 ? r->jitter_baseline
+			 : GATE_JITTER_QUIET;
+	enum gate_verdict a = GATE_INCONCLUSIVE;
+
+	if (!isfinite(r->jitter_candidate) || r->jitter_candidate < GATE_DISTURBED_RATIO * ref)
+		return;
+	r->disturbed = t->disturbed = 1;
+	t->jitter_c = r->jitter_candidate;
+	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
+		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)
+			a = r->thresholds->quality[i].action;
+	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
+	r->quality[r->n_quality++] = (struct gate_quality_hit){
+	    1, pg_xstrdup("disturbed"),
+	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times the "
+			 "baseline's %.1f%%: the machine was busy while it ran; run it again, "
+			 "or give several --candidate runs",
+			 100 * r->jitter_candidate, r->jitter_candidate / ref, 100 * ref),
+	    a};
+}
+
 static void prepare_test(struct gate_result *r, struct side *b, struct side *c, struct test_ctx *t)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, "step.median_us");
@@ -622,6 +668,8 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	t->step_us = sb > sc ? sb : sc;
 	r->jitter_baseline = b->jitter;
 	r->jitter_candidate = c->jitter;
+	t->baseline_history = b->history;
+	check_disturbed(r, t);
 	for (uint32_t i = 0; i < r->n_quality; i++)
 		if (r->quality[i].action == GATE_INCONCLUSIVE) {
 			t->quality_inconclusive = 1;
@@ -631,7 +679,9 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 }
 
 /* The headline is the step.median_us metric: its values, and its test's
- * p-value and interval (delta +- z sd, over the baseline). */
+ * p-value (one-sided, toward slower) and interval: delta +- z sd over the
+ * baseline at confidence 1 - 2 alpha, so its lower end is above 0 exactly
+ * when the one-sided test at alpha says slower. */
 static void headline(struct gate_result *r, const struct test_ctx *t)
 {
 	const struct gate_metric_result *m = find_result(r, "step.median_us");
@@ -640,7 +690,7 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
 	double q;
 
-	r->confidence = 1 - alpha;
+	r->confidence = 1 - 2 * alpha;
 	r->step_samples = t->samples;
 	r->step_n_baseline = t->n_b;
 	r->step_n_candidate = t->n_c;
@@ -654,9 +704,9 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 	if (!(t->n_b >= t->need && t->n_c >= t->need) || !isfinite(m->noise_sd))
 		return;
 	r->step_tested = 1;
-	r->step_p_value = gate_norm_upper(z_of(m->delta, m->noise_sd));
+	r->step_p_value = gate_norm_upper(gate_z(m->delta, m->noise_sd));
 	if (m->baseline > 0) {
-		q = gate_norm_quantile_upper(alpha / 2);
+		q = gate_norm_quantile_upper(alpha);
 		r->interval_lo_share = (m->delta - q * m->noise_sd) / m->baseline;
 		r->interval_hi_share = (m->delta + q * m->noise_sd) / m->baseline;
 		r->has_interval = 1;
@@ -682,11 +732,12 @@ static void breakdown_us(const struct summary *s, double out[4])
 /* A part of the step change, listed when it is beyond its noise: z, the
  * change over its sd, at least r->attribution_z either way. */
 static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char *name,
-		     double delta, double sd, char *detail, const char *family)
+		     const double change[3], char *detail, const char *family)
 {
-	double z = z_of(delta, sd);
+	double delta = change[0], z = gate_z(delta, change[1]);
 
-	if (delta == 0 || !isfinite(delta) || !(fabs(z) >= r->attribution_z)) {
+	if (delta == 0 || !isfinite(delta) || !(fabs(z) >= r->attribution_z) ||
+	    fabs(delta) < change[2]) {
 		free(detail);
 		return;
 	}
@@ -696,24 +747,26 @@ static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char
 	    (struct gate_attribution){kind, pg_xstrdup(name), delta, detail, family, z};
 }
 
-/* A family's or op's change and its sd: its metric's when judged (the median
- * over runs and its noise model), else the representatives' difference with
- * the prior of the rule the metric name matches. */
+/* A family's or op's change: out[0] the change, out[1] its sd, out[2] the
+ * least change its rule counts (min_step_share of the step). The change and
+ * sd are its metric's when judged (the median over runs and its noise
+ * model), else the representatives' difference with the rule's prior. */
 static void part_change(const struct gate_result *r, const struct test_ctx *t, const char *kind,
-			const char *name, double b, double c, double *delta, double *sd)
+			const char *name, double b, double c, double out[3])
 {
 	char *metric = pg_xasprintf("%s.%s.us_per_step", kind, name);
 	const struct gate_metric_result *m = find_result(r, metric);
+	const struct gate_rule *rule = gate_rule_for(r->thresholds, metric);
 
 	if (m && isfinite(m->noise_sd)) {
-		*delta = m->delta;
-		*sd = m->noise_sd;
+		out[0] = m->delta;
+		out[1] = m->noise_sd;
 	} else {
-		*delta = c - b;
-		*sd = prior_sd(gate_rule_for(r->thresholds, metric), fmax(fabs(b), fabs(c)),
-			       t->step_us) *
-		      sqrt(1.0 / t->runs_b + 1.0 / t->runs_c);
+		out[0] = c - b;
+		out[1] = gate_noise_prior_sd(rule, fmax(fabs(b), fabs(c)), t->step_us) *
+			 sqrt(1.0 / t->runs_b + 1.0 / t->runs_c);
 	}
+	out[2] = rule && rule->min_step_share > 0 ? rule->min_step_share * t->step_us : 0;
 	free(metric);
 }
 
@@ -853,9 +906,10 @@ static void sort_attribution(struct gate_result *r, int dir)
 #define ATTR_MAX 20
 
 /* The z a part needs: 2 when the step moved beyond noise (the parts explain a
- * real change); 3 when it did not, since of some twenty parts looked at one
+ * real change); when it did not, the two-sided Bonferroni bound over the parts
+ * judged at the file's level, at least 3: of some twenty parts looked at, one
  * is past z = 2 by chance about every other time. */
-static double attribution_z(const struct gate_result *r)
+static double attribution_z(const struct gate_result *r, const struct test_ctx *t)
 {
 	const struct gate_metric_result *m = find_result(r, "step.median_us");
 	const struct gate_rule *rule = m ? m->rule : NULL;
@@ -863,10 +917,15 @@ static double attribution_z(const struct gate_result *r)
 	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
 	double z;
 
+	double q = gate_norm_quantile_upper(r->thresholds->significance / 2 /
+					    (t->m_parts > 1 ? t->m_parts : 1));
+
+	if (q < 3)
+		q = 3;
 	if (!r->step_tested || !m)
-		return 3;
-	z = fabs(z_of(m->delta, m->noise_sd));
-	return gate_norm_upper(z) < alpha ? 2 : 3;
+		return q;
+	z = fabs(gate_z(m->delta, m->noise_sd));
+	return gate_norm_upper(z) < alpha ? 2 : q;
 }
 
 static void attribute(struct gate_result *r, const struct test_ctx *t)
@@ -874,13 +933,13 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 	const struct summary *b = r->baseline, *c = r->candidate;
 	int dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
 	const struct gate_metric_result *step = find_result(r, "step.median_us");
-	double step_sd = step ? step->noise_sd : NAN, delta, sd;
+	double step_sd = step ? step->noise_sd : NAN, ch[3];
 	struct op_delta *d;
 	uint32_t n, nbf, ncf;
 	const struct sum_family *bf = summary_step_families(b, &nbf);
 	const struct sum_family *cf = summary_step_families(c, &ncf);
 
-	r->attribution_z = attribution_z(r);
+	r->attribution_z = attribution_z(r, t);
 	breakdown_us(b, r->bd_baseline_us);
 	breakdown_us(c, r->bd_candidate_us);
 	d = op_deltas(b, c, dir, &n);
@@ -889,26 +948,27 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 	for (uint32_t i = 0; i < nbf; i++) {
 		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
 		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0,
-			    &delta, &sd);
-		add_attr(r, GATE_ATTR_FAMILY, f->family, delta, sd,
-			 family_detail(d, n, f->family, dir), NULL);
+			    ch);
+		add_attr(r, GATE_ATTR_FAMILY, f->family, ch, family_detail(d, n, f->family, dir),
+			 NULL);
 	}
 	for (uint32_t i = 0; i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
 		if (find_family(b, f->family))
 			continue;
-		part_change(r, t, "family", f->family, 0, f->us_per_step, &delta, &sd);
-		add_attr(r, GATE_ATTR_FAMILY, f->family, delta, sd,
-			 family_detail(d, n, f->family, dir), NULL);
+		part_change(r, t, "family", f->family, 0, f->us_per_step, ch);
+		add_attr(r, GATE_ATTR_FAMILY, f->family, ch, family_detail(d, n, f->family, dir),
+			 NULL);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		part_change(r, t, "op", d[i].name, 0, d[i].delta, &delta, &sd);
-		add_attr(r, GATE_ATTR_OP, d[i].name, delta, sd, NULL, d[i].family);
+		part_change(r, t, "op", d[i].name, 0, d[i].delta, ch);
+		add_attr(r, GATE_ATTR_OP, d[i].name, ch, NULL, d[i].family);
 	}
 	/* exposed communication, memory copies and idle move with the whole step */
-	for (int k = 1; k < 4; k++)
-		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k],
-			 r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, NULL, NULL);
+	for (int k = 1; k < 4; k++) {
+		double bd[3] = {r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, 0};
+		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k], bd, NULL, NULL);
+	}
 	free(d);
 	sort_attribution(r, dir);
 	while (r->n_attribution > ATTR_MAX) {
@@ -938,50 +998,22 @@ static void summary_sha256(const struct summary *s, char hex[65])
 	pg_buf_release(&b);
 }
 
-/* A candidate whose steps spread this many times as wide as the baseline's
- * (relative robust sd of a run's steady steps; with no baseline steps to go
- * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
- * burst, not the code. Measured with `make noise` (README). */
-#define GATE_DISTURBED_RATIO 3.0
-#define GATE_JITTER_QUIET    0.03
-
-static void check_disturbed(struct gate_result *r)
-{
-	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
-			 ? r->jitter_baseline
-			 : GATE_JITTER_QUIET;
-	enum gate_verdict a = GATE_INCONCLUSIVE;
-
-	if (!isfinite(r->jitter_candidate) || r->jitter_candidate < GATE_DISTURBED_RATIO * ref)
-		return;
-	r->disturbed = 1;
-	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
-		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)
-			a = r->thresholds->quality[i].action;
-	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
-	r->quality[r->n_quality++] = (struct gate_quality_hit){
-	    1, pg_xstrdup("disturbed"),
-	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times the "
-			 "baseline's %.1f%%: the machine was busy while it ran; run it again, "
-			 "or give several --candidate runs",
-			 100 * r->jitter_candidate, r->jitter_candidate / ref, 100 * ref),
-	    a};
-}
-
+/* The most severe verdict of any metric or quality action; "improved" only
+ * from the steady median step (a family that got faster beside a step that
+ * did not is no improvement of the run). */
 static void overall(struct gate_result *r)
 {
 	enum gate_verdict v = GATE_PASS;
 
-	for (uint32_t i = 0; i < r->n_metrics; i++)
-		if (gate_verdict_severity(r->metrics[i].verdict) > gate_verdict_severity(v))
-			v = r->metrics[i].verdict;
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		enum gate_verdict x = r->metrics[i].verdict;
+		if (x == GATE_IMPROVED && strcmp(r->metrics[i].name, "step.median_us") != 0)
+			continue;
+		if (gate_verdict_severity(x) > gate_verdict_severity(v))
+			v = x;
+	}
 	for (uint32_t i = 0; i < r->n_quality; i++) {
 		enum gate_verdict a = r->quality[i].action;
-		if (strcmp(r->quality[i].code, "disturbed") == 0 && a == GATE_INCONCLUSIVE) {
-			/* what the disturbed run says is no evidence either way */
-			v = GATE_INCONCLUSIVE;
-			break;
-		}
 		if ((a == GATE_WARN || a == GATE_FAIL) &&
 		    gate_verdict_severity(a) > gate_verdict_severity(v))
 			v = a;
@@ -1020,7 +1052,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 		       struct gate_result *r)
 {
 	struct test_ctx t;
-	struct side b, c;
+	struct side b, c, h;
 
 	memset(r, 0, sizeof(*r));
 	memset(&t, 0, sizeof(t));
@@ -1043,14 +1075,16 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	}
 	side_init(&b, gb);
 	side_init(&c, gc);
+	side_init(&h, in->noise ? in->noise : &(struct gate_side){NULL, 0, NULL, 1});
+	t.noise = h.n ? &h : NULL;
 	prepare_test(r, &b, &c, &t);
 	compare_metrics(r, &b, &c, &t);
 	headline(r, &t);
 	attribute(r, &t);
-	check_disturbed(r);
 	overall(r);
 	side_release(&b);
 	side_release(&c);
+	side_release(&h);
 }
 
 void gate_compare(const struct summary *b, const struct summary *c,
@@ -1058,7 +1092,7 @@ void gate_compare(const struct summary *b, const struct summary *c,
 		  struct gate_result *r)
 {
 	const struct summary *rb[1] = {b}, *rc[1] = {c};
-	struct gate_side sb = {rb, 1, NULL}, sc = {rc, 1, NULL};
+	struct gate_side sb = {rb, 1, NULL, 0}, sc = {rc, 1, NULL, 0};
 
 	gate_compare_runs(&sb, &sc, th, in, r);
 }

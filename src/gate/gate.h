@@ -154,6 +154,35 @@ double gate_robust_sd(const double *x, uint32_t n);
 double gate_norm_upper(double z);
 double gate_norm_quantile_upper(double p);
 
+/* ---- the noise between runs (noise.c) ---- */
+
+/* A side needs this many runs for its spread to be estimated from them. */
+#define GATE_NOISE_MIN_RUNS 3
+
+/* The rule's prior sd of one run's value (its "noise": relative to ref,
+ * absolute, and a share of the steady median step step_us, in quadrature);
+ * 0 when the rule gives none. */
+double gate_noise_prior_sd(const struct gate_rule *r, double ref, double step_us);
+/* The robust sd (1.4826 x MAD) of the runs' deviations from their own
+ * group's median, pooled over the k groups with at least GATE_NOISE_MIN_RUNS
+ * values; NAN when none has. */
+double gate_noise_pooled_sd(const double *const *groups, const uint32_t *n, uint32_t k);
+/* The sd of one run's value: est (NAN: none) where it is above the rule's
+ * prior, else the prior; *from says which ("prior", or est_from). */
+double gate_noise_run_sd(const struct gate_rule *r, double est, double ref, double step_us,
+			 const char *est_from, const char **from);
+/* Whether a change toward worse (absolute, relative) reaches every limit l
+ * gives; a limit that gives none is never reached. */
+int gate_limit_reaches(const struct gate_limit *l, double worse, double worse_rel);
+/* worse / sd, the infinities for sd 0. */
+double gate_z(double worse, double sd);
+/* A family, op or collective: the parts of a step. */
+int gate_metric_is_part(const char *metric);
+/* The one-sided level metric is tested at: its rule's significance, else the
+ * file's; a part's divided by the m_parts parts judged beside it. */
+double gate_level(const struct gate_thresholds *th, const struct gate_rule *r, const char *metric,
+		  uint32_t m_parts);
+
 /* ---- compare (compare.c) ---- */
 
 struct gate_inputs {
@@ -165,6 +194,9 @@ struct gate_inputs {
 	/* a baseline made from a history window: the window as compact JSON
 	 * (written as the baseline's "history"); NULL for a file */
 	const char *baseline_history_json;
+	/* recent runs of the candidate's series (history records), for the
+	 * noise model alone when neither side has GATE_NOISE_MIN_RUNS; NULL: none */
+	const struct gate_side *noise;
 };
 
 struct gate_metric_result {
@@ -181,7 +213,8 @@ struct gate_metric_result {
 	int tested;	 /* p_value and the sample counts are set */
 	double p_value;	 /* one-sided: the chance of a change this far toward worse under noise */
 	double noise_sd; /* the standard deviation of delta under the noise model; NAN: none */
-	const char *noise_from; /* "runs" (between-run spread), "prior" (the rule's noise) */
+	const char *noise_from; /* "runs", "history" (between-run spread), "prior" (the rule's) */
+	double alpha;		/* the level it was tested at: parts share the file's */
 	uint32_t n_baseline, n_candidate;
 	const char *samples; /* "steps", "device-steps" */
 	char *note;	     /* why, in a few words; NULL for none */
@@ -264,6 +297,7 @@ struct gate_side {
 	const struct summary *const *runs;
 	uint32_t n_runs;
 	const struct summary *rep;
+	int history; /* the runs are history records: their spread is "history" noise */
 };
 
 /* gate_compare for sides of several runs: every metric's value on a side is

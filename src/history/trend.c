@@ -409,32 +409,53 @@ static const char **metric_names(const struct history_trend_series *s, const cha
 
 /* ---- the nightly rule ---- */
 
-static int reaches(const struct gate_limit *l, double worse, double worse_rel)
-{
-	if (!l->has_relative && !l->has_absolute)
-		return 0;
-	if (l->has_relative && !(worse_rel >= l->relative - 1e-12))
-		return 0;
-	return !l->has_absolute || worse >= l->absolute - 1e-12;
-}
-
 static int judged(const struct gate_rule *r)
 {
 	return r && r->direction != GATE_INFO;
 }
 
-/* How far v is past base in the rule's worse direction: 0 none, 1 past the
- * warn limit (or the fail limit when the rule has no warn), 2 past fail. */
-static int violation(const struct gate_rule *r, double v, double base)
+/* The noise a nightly value is judged against: the gate's model (noise.c)
+ * for one run against the median of a window of runs. */
+struct nightly_noise {
+	double sd; /* of the value's difference from the window's median */
+	double z;  /* the z a violation needs: the gate's level for the metric */
+};
+
+/* How far v is past base in the rule's worse direction, beyond the noise:
+ * 0 none, 1 past the warn limit (or the fail limit when the rule has no
+ * warn), 2 past fail. */
+static int violation(const struct gate_rule *r, double v, double base,
+		     const struct nightly_noise *nz)
 {
 	double worse = r->direction == GATE_LOWER_IS_BETTER ? v - base : base - v;
 	double rel = base != 0 ? worse / fabs(base) : (worse > 0 ? INFINITY : 0);
 	const struct gate_limit *warn =
 	    r->warn.has_relative || r->warn.has_absolute ? &r->warn : &r->fail;
 
-	if (reaches(&r->fail, worse, rel))
+	if (!(gate_z(worse, nz->sd) >= nz->z))
+		return 0;
+	if (gate_limit_reaches(&r->fail, worse, rel))
 		return 2;
-	return reaches(warn, worse, rel);
+	return gate_limit_reaches(warn, worse, rel);
+}
+
+/* The noise of record i's value against the window pool[from, to): the
+ * window's spread between runs, never under the rule's prior, over one run
+ * and the window's median (the gate's noise model for a history window). */
+static void nightly_noise(const struct history_trend_series *s,
+			  const struct history_trend_metric *m, const double *pool, uint32_t from,
+			  uint32_t to, uint32_t i, double alpha, struct nightly_noise *nz)
+{
+	const double *g[1] = {pool + from};
+	uint32_t n = to - from;
+	double base = median_range(pool, from, to);
+	double est = gate_noise_pooled_sd(g, &n, 1), step = value_of(s->r[i], "step.median_us");
+	const char *from_what;
+	double sd = gate_noise_run_sd(m->rule, est, base, isfinite(step) ? step : 0, "history",
+				      &from_what);
+
+	nz->sd = sd * sqrt(1 + 1.0 / n);
+	nz->z = gate_norm_quantile_upper(alpha);
 }
 
 static void add_run(struct history_trend_metric *m, const struct history_trend_run *run, uint32_t k)
@@ -448,7 +469,7 @@ static void add_run(struct history_trend_metric *m, const struct history_trend_r
 /* Judge each nightly value against the median of up to `window` earlier
  * main/nightly values that did not violate; collect runs of K or more. */
 static void nightly_rule(const struct history_trend_series *s, struct history_trend_metric *m,
-			 uint32_t window, uint32_t k)
+			 uint32_t window, uint32_t k, double alpha)
 {
 	double *pool = pg_xcalloc(s->n + 1, sizeof(double));
 	struct history_trend_run run = {0, 0, 0, 0, 0};
@@ -459,7 +480,9 @@ static void nightly_rule(const struct history_trend_series *s, struct history_tr
 		int nightly = strcmp(kind, "nightly") == 0, v = 0;
 		if (!isnan(m->value[i]) && n_pool > 0) {
 			uint32_t from = n_pool > window ? n_pool - window : 0;
-			v = violation(m->rule, m->value[i], median_range(pool, from, n_pool));
+			struct nightly_noise nz;
+			nightly_noise(s, m, pool, from, n_pool, i, alpha, &nz);
+			v = violation(m->rule, m->value[i], median_range(pool, from, n_pool), &nz);
 			if (nightly) {
 				m->n_judged++;
 				if (!v) {
@@ -497,7 +520,7 @@ static int big_enough(const struct gate_rule *r, const struct history_cp *c)
 	if (!judged(r))
 		return rel >= INFO_MIN_CHANGE - 1e-12;
 	l = r->warn.has_relative || r->warn.has_absolute ? &r->warn : &r->fail;
-	return reaches(l, d, rel);
+	return gate_limit_reaches(l, d, rel);
 }
 
 /* One metric's values without gaps, and its best split. */
@@ -585,7 +608,7 @@ static void series_cps(struct history_trend_series *s, const struct history_tren
 }
 
 static void build_metric(const struct history_trend_series *s, const struct history_trend *t,
-			 struct history_trend_metric *m, const char *name)
+			 struct history_trend_metric *m, const char *name, uint32_t m_parts)
 {
 	memset(m, 0, sizeof(*m));
 	m->name = pg_xstrdup(name);
@@ -602,17 +625,25 @@ static void build_metric(const struct history_trend_series *s, const struct hist
 	}
 	m->tested = m->n_values >= 2 * t->o.min_segment;
 	if (judged(m->rule))
-		nightly_rule(s, m, t->o.window, t->consecutive);
+		nightly_rule(s, m, t->o.window, t->consecutive,
+			     gate_level(t->o.th, m->rule, name, m_parts));
 }
 
 static void build_series(struct history_trend_series *s, const struct history_trend *t)
 {
 	uint32_t n_names;
 	const char **names = metric_names(s, t->o.metric, &n_names);
+	uint32_t m_parts = 0, n_all;
+	const char **all = metric_names(s, NULL, &n_all);
 
+	/* the parts judged beside each other share the level, as in the gate
+	 * (all of the series', whatever --metric shows) */
+	for (uint32_t i = 0; t->o.th && i < n_all; i++)
+		m_parts += gate_metric_is_part(all[i]) && judged(gate_rule_for(t->o.th, all[i]));
+	free(all);
 	s->m = pg_xcalloc(n_names + 1, sizeof(*s->m));
 	for (uint32_t i = 0; i < n_names; i++) {
-		build_metric(s, t, &s->m[i], names[i]);
+		build_metric(s, t, &s->m[i], names[i], m_parts);
 		s->n_tested += s->m[i].tested;
 		s->n_flagged += s->m[i].flagged;
 	}

@@ -36,6 +36,9 @@ against base; run-to-run noise is a few per cent):
 The widening lives in the data, generated once before the run, so the
 matmul variants add no op per step: only the addmm/mm times grow. --threads
 sets torch.set_num_threads (1 keeps runs stable on a shared machine).
+It prints "witness_us B A": a fixed matmul's time just before and just after
+the profiled steps, the machine's speed by a clock outside the trace
+(tests/noise/run.sh uses it to tell runs a co-tenant slowed down).
 """
 import argparse
 import gzip
@@ -43,6 +46,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 import torch
 import torch.profiler as prof
@@ -64,6 +68,19 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
+
+
+def witness_us():
+    """The machine's speed right now: the median of 9 timings of one fixed
+    256x256 matmul. The same for every variant, so a run whose witness is far
+    above the others' ran on a busy machine, whatever its variant does."""
+    m = torch.ones(256, 256)
+    times = []
+    for _ in range(9):
+        t0 = time.perf_counter()
+        torch.mm(m, m)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[4] * 1e6
 
 
 def main(argv):
@@ -94,6 +111,7 @@ def main(argv):
         fd, tmp = tempfile.mkstemp(suffix=".pt.trace.json")
         os.close(fd)
         out = tmp
+    before = witness_us()
     sched = prof.schedule(wait=a.wait, warmup=a.warmup, active=a.active)
     with prof.profile(activities=[prof.ProfilerActivity.CPU], schedule=sched,
                       on_trace_ready=lambda p: p.export_chrome_trace(out)) as p:
@@ -108,6 +126,8 @@ def main(argv):
                 if stage is not None:
                     shadow.copy_(stage)
             p.step()
+    # on stdout for tests/noise/run.sh: the speed just before and after
+    print("witness_us %.1f %.1f" % (before, witness_us()))
     if tmp:
         with open(tmp, "rb") as src, open(a.out, "wb") as raw:
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:

@@ -14,7 +14,15 @@ whatever the gate does when it runs:
               outside the window.
   multi-run   the same windows given as WINDOW `--baseline` runs, when this build combines
               several --baseline (detected by behaviour: a usage error, or a verdict whose
-              baseline is one of the runs given alone, means not supported).
+              baseline is one of the runs given alone, means not supported); with one
+              candidate run (multi-run:5) and with CAND_RUNS candidate runs (multi-run:5x3).
+
+Disturbed runs. train_cpu.py times a fixed matmul just before and just after its profiled
+steps (the witness, a clock outside the trace). A run whose slower witness is more than
+DISTURBED_WITNESS (1.10) times the median witness of all runs ran on a busy machine: a
+co-tenant burst, which slows every part alike and which no gate can tell from a regression of
+the code by the step alone. The table's rows count pairs whose runs on both sides are
+undisturbed; the pairs with a disturbed run on either side get rows of their own.
 
 A/B pairs also record whether attribution[0] names the family the variant changes (the family
 itself, or an op of it); A/A pairs whether the verdict attributes nothing. Any gate that does not
@@ -72,8 +80,9 @@ class Gate:
         out = os.path.join(self.work, "verdict.json")
         if os.path.exists(out):
             os.unlink(out)
-        cmd = [self.profgate, "gate", "--candidate", candidate, "--json", out, "--label", LABEL,
-               "--threads", "1"]
+        cmd = [self.profgate, "gate", "--json", out, "--label", LABEL, "--threads", "1"]
+        for c in candidate if isinstance(candidate, list) else [candidate]:
+            cmd += ["--candidate", c]
         for b in baselines:
             cmd += ["--baseline", b]
         if thresholds:
@@ -121,15 +130,55 @@ def step_median(path):
 
 
 def run_list(runs_dir):
-    """runs.txt from run.sh: name, variant, seed, start time, seconds, load average at start."""
+    """runs.txt from run.sh: name, variant, seed, start time, seconds, load average at start,
+    witness before and after; each run marked disturbed or not."""
     out = []
     with open(os.path.join(runs_dir, "runs.txt")) as f:
         for line in f:
-            name, variant, seed, start, secs, load = line.split()
+            name, variant, seed, start, secs, load, w0, w1 = line.split()
             med, _ = step_median(os.path.join(runs_dir, name + ".json"))
             out.append({"name": name, "variant": variant, "seed": int(seed),
                         "start": float(start), "seconds": float(secs), "load": float(load),
-                        "median_step_us": med})
+                        "median_step_us": med, "witness_us": max(float(w0), float(w1))})
+    ref = statistics.median(r["witness_us"] for r in out)
+    limit = float(os.environ.get("DISTURBED_WITNESS", "1.10"))
+    for r in out:
+        r["disturbed"] = r["witness_us"] > limit * ref
+    return out
+
+
+def undisturbed(runs, listed):
+    """runs without the disturbed ones (listed: run_list's)."""
+    bad = {r["name"] for r in listed if r["disturbed"]}
+    return {v: [p for p in paths if os.path.basename(p)[:-5] not in bad]
+            for v, paths in runs.items()}
+
+
+def measured_noise(paths):
+    """The spread between runs of the base variant, per judged metric: the robust sd (1.4826 MAD)
+    of each run's value, as a share of the metric and of the step. The priors of the thresholds
+    files come from this table."""
+    vals = {}
+    steps = []
+    for p in paths:
+        with open(p) as f:
+            s = json.load(f)
+        st = s["steps"]["steady"]
+        steps.append(st["median_us"])
+        vals.setdefault("step.median_us", []).append(st["median_us"])
+        vals.setdefault("step.p90_us", []).append(st["p90_us"])
+        fams = s.get("families") or (s.get("host") or {}).get("families") or []
+        for x in fams:
+            vals.setdefault("family.%s.us_per_step" % x["family"], []).append(x["us_per_step"])
+    step = statistics.median(steps)
+    out = []
+    for name, v in sorted(vals.items()):
+        if len(v) < len(paths) or statistics.median(v) < 0.01 * step:
+            continue
+        med = statistics.median(v)
+        sd = 1.4826 * statistics.median(abs(x - med) for x in v)
+        out.append({"metric": name, "median": med, "robust_sd": sd, "relative": sd / med,
+                    "step_share": sd / step})
     return out
 
 
@@ -168,12 +217,14 @@ def names_family(v, family):
     return first.get("family") == family
 
 
-def record(v, mode, thresholds, variant, baseline, candidate):
+def record(v, mode, thresholds, variant, baseline, candidate, disturbed):
     a = v.get("attribution") or []
     step = v.get("step") or {}
     ok = not a if variant == "A/A" else names_family(v, EXPECTED.get(variant))
+    cands = candidate if isinstance(candidate, list) else [candidate]
     return {"mode": mode, "thresholds": thresholds, "variant": variant,
-            "baseline": baseline, "candidate": os.path.basename(candidate),
+            "baseline": baseline, "candidate": " ".join(os.path.basename(c) for c in cands),
+            "disturbed": disturbed,
             "verdict": v["verdict"], "attribution_ok": ok,
             "attribution0": ({k: a[0].get(k) for k in ("kind", "name", "family")} if a else None),
             "step_change": step.get("delta_share"), "p_value": step.get("p_value"),
@@ -188,19 +239,26 @@ def pick_pairs(items, cap):
     return [pairs[k * len(pairs) // cap] for k in range(cap)]
 
 
-def single_run(gate, runs, variants, th_name, th_path, aa_cap, vs_base):
+def single_run(gate, runs, variants, th_name, th_path, aa_cap, vs_base, bad):
     base = runs["base"]
     out = []
     for b, c in pick_pairs(base, aa_cap):
         v = gate.verdict([b], c, th_path)
-        out.append(record(v, "single-run", th_name, "A/A", os.path.basename(b), c))
+        out.append(record(v, "single-run", th_name, "A/A", os.path.basename(b), c,
+                          b in bad or c in bad))
     fixed = [base[k * len(base) // vs_base] for k in range(min(vs_base, len(base)))]
     for var in variants:
         for c in runs[var]:
             for b in fixed:
                 v = gate.verdict([b], c, th_path)
-                out.append(record(v, "single-run", th_name, var, os.path.basename(b), c))
+                out.append(record(v, "single-run", th_name, var, os.path.basename(b), c,
+                                  b in bad or c in bad))
     return out
+
+
+def groups(items, k):
+    """Consecutive groups of k (the last partial group dropped)."""
+    return [items[i:i + k] for i in range(0, len(items) - k + 1, k)]
 
 
 def windows(base, window, trials):
@@ -219,9 +277,10 @@ def history_repo(gate, repo, window):
                      ["--history", repo, "--kind", "nightly", "--history-required"], env)
 
 
-def windowed(gate, runs, variants, th_list, wins, mode, work):
+def windowed(gate, runs, variants, th_list, wins, mode, work, bad, n_cand=1):
     base = runs["base"]
     out = []
+    label = "%s:%d" % (mode, len(wins[0])) + ("x%d" % n_cand if n_cand > 1 else "")
     for t, win in enumerate(wins):
         spec = "%s:%s" % (mode, ",".join(os.path.basename(w)[:-5] for w in win))
         if mode == "history":
@@ -233,17 +292,18 @@ def windowed(gate, runs, variants, th_list, wins, mode, work):
             env = {"PROFGATE_TIME": "2024-01-02T00:00:00Z"}
         else:
             baselines, extra, env = win, [], None
-        cands = [("A/A", c) for c in base if c not in win]
-        cands += [(var, c) for var in variants for c in runs[var]]
+        cands = [("A/A", c) for c in groups([c for c in base if c not in win], n_cand)]
+        cands += [(var, c) for var in variants for c in groups(runs[var], n_cand)]
         for th_name, th_path in th_list:
             for var, c in cands:
-                v = gate.verdict(baselines, c, th_path, extra, env)
+                v = gate.verdict(baselines, c if n_cand > 1 else c[0], th_path, extra, env)
                 if mode == "history":
                     got = len(((v.get("baseline") or {}).get("history") or {}).get("records") or [])
                     if got != len(win):
                         raise HarnessError("%s: the window holds %d records, not %d"
                                            % (spec, got, len(win)))
-                out.append(record(v, "%s:%d" % (mode, len(win)), th_name, var, spec, c))
+                out.append(record(v, label, th_name, var, spec, c,
+                                  any(x in bad for x in c + win)))
         if mode == "history":
             subprocess.run(["rm", "-rf", repo], check=True)
     return out
@@ -272,9 +332,15 @@ def summarize_rows(pairs, th_names, modes, variants):
     rows = []
     for th in th_names:
         for mode in modes:
-            for var in ["A/A"] + variants:
+            for var in ["A/A"] + variants + ["A/A disturbed", "A/B disturbed"]:
+                if var == "A/A disturbed":
+                    keep = lambda p: p["variant"] == "A/A" and p["disturbed"]
+                elif var == "A/B disturbed":
+                    keep = lambda p: p["variant"] != "A/A" and p["disturbed"]
+                else:
+                    keep = lambda p, var=var: p["variant"] == var and not p["disturbed"]
                 sel = [p for p in pairs if p["thresholds"] == th and p["mode"] == mode
-                       and p["variant"] == var]
+                       and keep(p)]
                 if not sel:
                     continue
                 counts = {k: sum(p["verdict"] == k for p in sel) for k in VERDICTS}
@@ -289,7 +355,7 @@ def summarize_rows(pairs, th_names, modes, variants):
     return rows
 
 
-def markdown(meta, eff, rows, variants, th_names, modes, multi):
+def markdown(meta, eff, rows, variants, th_names, modes, multi, noise):
     L = []
     m = meta["machine"]
     runs = meta["runs"]
@@ -297,9 +363,11 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi):
     t1 = max(r["start"] + r["seconds"] for r in runs)
     when = "%s .. %s UTC" % (utc(t0, "%Y-%m-%d %H:%M"), utc(t1, "%H:%M"))
     L.append("Noise calibration: %d runs made %s on %s (%d cores), load average %.1f .. %.1f "
-             "during the runs; %s. Gated %s by %s: %d gate calls in %d s."
+             "during the runs, %d of them disturbed (witness over %s times the median); %s. "
+             "Gated %s by %s: %d gate calls in %d s."
              % (len(runs), when, m["cpu"], m["nproc"], min(r["load"] for r in runs),
-                max(r["load"] for r in runs), meta["settings"], meta["date"],
+                max(r["load"] for r in runs), sum(r["disturbed"] for r in runs),
+                os.environ.get("DISTURBED_WITNESS", "1.10"), meta["settings"], meta["date"],
                 meta["profgate_version"], meta["gate_calls"], meta["seconds_gate"]))
     L.append("")
     b = eff["base"]
@@ -318,6 +386,15 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi):
         L.append("| %s | %d | %.2f ms (runs %.2f .. %.2f) | %+.1f%% | %s |"
                  % (v, e["runs"], e["median_step_us"] / 1e3, e["min_us"] / 1e3, e["max_us"] / 1e3,
                     100 * e["step_change"], fam))
+    L.append("")
+    L.append("Between-run noise of the undisturbed base runs (robust sd of a run's value):")
+    L.append("")
+    L.append("| metric | median | robust sd | of the value | of the step |")
+    L.append("|---|---|---|---|---|")
+    for x in noise:
+        L.append("| %s | %.0f us | %.0f us | %.1f%% | %.2f%% |"
+                 % (x["metric"], x["median"], x["robust_sd"], 100 * x["relative"],
+                    100 * x["step_share"]))
     for th in th_names:
         L.append("")
         L.append("Thresholds `%s`:" % th)
@@ -333,9 +410,13 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi):
                 L.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.0f | %s |"
                          % (mode, r["variant"], r["pairs"],
                             *("%.0f" % s[k] for k in VERDICTS), r["attribution_ok"],
-                            "—" if of is None or r["variant"] == "A/A" else "%.0f" % of))
+                            "—" if of is None or r["variant"].startswith("A/A") else "%.0f" % of))
         if not multi["supported"]:
             L.append("| multi-run | — | multi-run: not supported by this build | | | | | | | | |")
+    L.append("")
+    L.append("Rows name the pairs whose runs, baseline and candidate, were all undisturbed; "
+             "\"A/A disturbed\" and \"A/B disturbed\" are the pairs with a disturbed run on "
+             "either side (a window holding one, as a real history may).")
     L.append("")
     L.append("attribution ok: for A/A, the verdict attributes nothing; for a variant, "
              "attribution[0] names the family it changes (%s; the family or one of its ops); "
@@ -363,7 +444,8 @@ def main(argv):
     a = parse_args(argv)
     t0 = time.time()
     variants = a.variants.split()
-    aa_cap = env_int("AA_PAIRS", 120)
+    aa_cap = env_int("AA_PAIRS", 240)
+    n_cand = env_int("CAND_RUNS", 3)
     vs_base = env_int("VS_BASE", 4)
     window = env_int("WINDOW", 5)
     th_names = os.environ.get("THRESHOLDS", "default nightly").split()
@@ -371,6 +453,8 @@ def main(argv):
     os.makedirs(work, exist_ok=True)
     gate = Gate(a.profgate, work)
     runs = load_runs(a.runs, variants)
+    listed = run_list(a.runs)
+    bad = {os.path.join(a.runs, r["name"] + ".json") for r in listed if r["disturbed"]}
     base = runs["base"]
     trials = env_int("HIST_TRIALS", len(base))
     if len(base) < window + 2:
@@ -387,14 +471,19 @@ def main(argv):
     wins = windows(base, window, trials)
     pairs = []
     for th_name, th_path in th_list:
-        pairs += single_run(gate, runs, variants, th_name, th_path, aa_cap, vs_base)
-    pairs += windowed(gate, runs, variants, th_list, wins, "history", work)
+        pairs += single_run(gate, runs, variants, th_name, th_path, aa_cap, vs_base, bad)
+    pairs += windowed(gate, runs, variants, th_list, wins, "history", work, bad)
     modes = ["single-run", "history:%d" % window]
     if supported:
-        pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work)
+        pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad)
         modes.append("multi-run:%d" % window)
+        if n_cand > 1:
+            pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad, n_cand)
+            modes.append("multi-run:%dx%d" % (window, n_cand))
 
-    eff = effects(runs, variants)
+    quiet = undisturbed(runs, listed)
+    eff = effects(quiet, variants)
+    noise = measured_noise(quiet["base"])
     rows = summarize_rows(pairs, th_names, modes, variants)
     meta = {
         "schema": "profgate.noise/1",
@@ -413,9 +502,9 @@ def main(argv):
         "seconds_generate": a.gen_seconds,
         "seconds_gate": round(time.time() - t0),
     }
-    meta["runs"] = run_list(a.runs)
-    table = dict(meta, multi_run=multi, effects=eff, rows=rows)
-    md = markdown(meta, eff, rows, variants, th_names, modes, multi)
+    meta["runs"] = listed
+    table = dict(meta, multi_run=multi, effects=eff, rows=rows, noise=noise)
+    md = markdown(meta, eff, rows, variants, th_names, modes, multi, noise)
     with open(os.path.join(a.out, "table.json"), "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")

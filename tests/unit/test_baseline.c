@@ -317,7 +317,7 @@ static void test_baseline_round_trip_and_gate(void **state)
 	struct gate_catalogue a, b;
 	struct gate_thresholds th;
 	struct gate_inputs in = {"history:main", "c.json",   NULL, NULL,
-				 NULL,		 "built-in", "0",  "{\"series\": \"s-1\"}"};
+				 NULL,		 "built-in", "0",  "{\"series\": \"s-1\"}", NULL};
 	struct gate_result r;
 	struct pg_buf json = PG_BUF_INIT, v = PG_BUF_INIT;
 	char path[] = "/tmp/pg-baseline-XXXXXX";
@@ -408,7 +408,7 @@ static void test_series_of_summary(void **state)
 	struct summary b, c;
 	struct gate_thresholds th;
 	struct gate_inputs in = {"b.json",	  "c.json",   "1", "2",
-				 "matmul: bench", "built-in", "0", NULL};
+				 "matmul: bench", "built-in", "0", NULL, NULL};
 	struct gate_result r;
 	struct history_record rec;
 	struct history_env env;
@@ -447,7 +447,7 @@ static void test_record_from_result(void **state)
 	struct summary b, c;
 	struct gate_thresholds th;
 	struct gate_inputs in = {"b.json",     "c.json",   "1", NULL,
-				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}"};
+				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}", NULL};
 	struct gate_result r;
 	struct history_env env;
 	(void)state;
