@@ -1,10 +1,11 @@
 /*
  * profgate action: the entrypoint of the Docker container action. Masks every
  * secret before anything else is printed, reads the inputs as the runner
- * passes them (INPUT_<NAME>: upper-cased, hyphens kept), and runs the whole
- * job: summaries, gate, history, PR comment, check run, job summary,
- * annotations and outputs. Exits per fail_on; errors and failed deliveries
- * always fail the step.
+ * passes them (INPUT_<NAME>: upper-cased, hyphens kept; baseline and candidate
+ * hold one run a line, as gate's repeated --baseline and --candidate), and
+ * runs the whole job: summaries, gate, history, PR comment, check run, job
+ * summary, annotations and outputs. Exits per fail_on; errors and failed
+ * deliveries always fail the step.
  *
  * Fork pull requests get a read-only token and no secrets: no comment, check
  * run or history push is tried; the job summary, annotations and the exit
@@ -39,8 +40,10 @@ struct input_def {
 
 /* The inputs, as action.yml declares them (a test compares the two). */
 static const struct input_def input_defs[] = {
-    {"baseline", NULL, "the baseline: a summary JSON, a profile file or a profile directory"},
-    {"candidate", NULL, "the candidate: the same kinds of input"},
+    {"baseline", NULL,
+     "the baseline: a summary JSON, a profile file or a profile directory; several runs: one a "
+     "line"},
+    {"candidate", NULL, "the candidate: the same kinds of input; several runs: one a line"},
     {"thresholds", "default", "default, strict or nightly (the shipped sets), or a file"},
     {"label", "", "a name for this comparison; with the runs' identity it names the series"},
     {"output_dir", "profgate", "where the summaries, verdict JSON and report are written"},
@@ -68,8 +71,16 @@ static const struct input_def output_defs[] = {
     {"comment_url", NULL, "the PR comment, when one was posted or updated"},
 };
 
+/* The inputs that hold runs, one a line, and their index in input_defs. */
+enum { ACTION_BASELINE, ACTION_CANDIDATE, ACTION_RUN_INPUTS };
+
 struct action {
 	const char *in[PG_ARRAY_LEN(input_defs)];
+	/* the runs of baseline and candidate: lines of a copy of the input,
+	 * cut in place; NULL-terminated as gate's repeated options are */
+	char *run_text[ACTION_RUN_INPUTS];
+	const char *runs[ACTION_RUN_INPUTS][CMD_OPT_COLLECT_MAX + 1];
+	uint32_t n_runs[ACTION_RUN_INPUTS];
 	enum github_comment_mode mode;
 	int check_run, history_required;
 	char *thresholds;		/* a path, or NULL for the built-in default */
@@ -164,6 +175,40 @@ static int misspelt_inputs(void)
 	return 0;
 }
 
+/* A run input holds one run a line, as a YAML block gives them: each line
+ * trimmed, blank lines and '#' comments skipped. */
+static int split_runs(struct action *a, int i)
+{
+	const char *name = input_defs[i].name;
+	char *line = a->run_text[i] = pg_xstrdup(a->in[i]);
+
+	while (line) {
+		char *next = strchr(line, '\n'), *end;
+
+		if (next)
+			*next++ = 0;
+		while (isspace((unsigned char)*line))
+			line++;
+		end = line + strlen(line);
+		while (end > line && isspace((unsigned char)end[-1]))
+			*--end = 0;
+		if (*line && *line != '#') {
+			if (a->n_runs[i] == CMD_OPT_COLLECT_MAX)
+				return pg_error_set(PG_EUSAGE,
+						    "action: input '%s': at most %d runs (lines)",
+						    name, CMD_OPT_COLLECT_MAX);
+			a->runs[i][a->n_runs[i]++] = line;
+		}
+		line = next;
+	}
+	if (a->n_runs[i] == 0)
+		return pg_error_set(PG_EUSAGE,
+				    "action: input '%s' names no run: give one a line (blank "
+				    "lines and # comments are skipped)",
+				    name);
+	return 0;
+}
+
 /* "strict" and "nightly" name the shipped sets beside the binary (installed:
  * ../share/profgate/thresholds; a build tree: ../thresholds). */
 static int resolve_thresholds(struct action *a, const char *v)
@@ -204,10 +249,13 @@ static int validate(struct action *a)
 {
 	const char *fail_on = in(a, "fail_on"), *kind = in(a, "kind");
 
-	for (size_t i = 0; i < 2; i++)
+	for (int i = 0; i < ACTION_RUN_INPUTS; i++)
 		if (!a->in[i])
 			return pg_error_set(PG_EUSAGE, "action: input '%s' is required",
 					    input_defs[i].name);
+	for (int i = 0; i < ACTION_RUN_INPUTS; i++)
+		if (split_runs(a, i))
+			return PG_EUSAGE;
 	if (misspelt_inputs() || github_comment_mode_parse(in(a, "comment"), &a->mode) ||
 	    parse_bool("check_run", in(a, "check_run"), &a->check_run) ||
 	    parse_bool("history_required", in(a, "history_required"), &a->history_required))
@@ -364,8 +412,12 @@ static int run_gate(struct action *a)
 	record_env(a, &env);
 	memset(&job, 0, sizeof(job));
 	job.cmd = "gate";
-	job.baseline = in(a, "baseline");
-	job.candidate = in(a, "candidate");
+	job.baselines = a->runs[ACTION_BASELINE];
+	job.n_baselines = a->n_runs[ACTION_BASELINE];
+	job.baseline = job.baselines[0];
+	job.candidates = a->runs[ACTION_CANDIDATE];
+	job.n_candidates = a->n_runs[ACTION_CANDIDATE];
+	job.candidate = job.candidates[0];
 	job.thresholds = a->thresholds;
 	job.label = in(a, "label");
 	job.baseline_summary_out = a->paths[0];
@@ -386,17 +438,15 @@ static int run_gate(struct action *a)
 	}
 	/* baseline: history:BRANCH[:N] reads the window from the history input,
 	 * also from a fork (reading needs no write access; nothing is appended) */
-	rc = cmd_history_spec(job.baseline, &job.baseline_ref, &job.baseline_n);
-	if (rc < 0)
+	if (cmd_gate_baseline_runs(&job, "action: input 'baseline':"))
 		return cmd_error(PG_EXIT_USAGE);
-	if (rc == 1 && !in(a, "history")) {
+	if (job.baseline_history && !in(a, "history")) {
 		free(job.baseline_ref);
 		pg_error_set(PG_EUSAGE,
 			     "action: baseline '%s' reads the history: set the history input",
 			     job.baseline);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	job.baseline_history = rc == 1;
 	if (job.baseline_history && !job.history) {
 		job.history = in(a, "history");
 		job.history_branch = in(a, "history_branch");
@@ -593,6 +643,8 @@ static void action_release(struct action *a)
 	actions_event_release(&a->saved);
 	for (size_t i = 0; i < PG_ARRAY_LEN(a->paths); i++)
 		free(a->paths[i]);
+	for (size_t i = 0; i < PG_ARRAY_LEN(a->run_text); i++)
+		free(a->run_text[i]);
 	free(a->thresholds);
 	free(a->comment_url);
 	pg_buf_release(&a->json);

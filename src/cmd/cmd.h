@@ -199,6 +199,12 @@ int cmd_load_thresholds(const char *path, struct gate_thresholds *th);
  * ("refs/heads/<branch>", to free; NULL for "*") and *n set; 0 when it is
  * not; PG_EUSAGE (negative) with the message set when it is malformed. */
 int cmd_history_spec(const char *spec, char **ref, uint32_t *n);
+/* The baseline runs of job (baselines, else baseline alone): sets
+ * baseline_history, and baseline_ref and baseline_n from cmd_history_spec. A
+ * history window is a set of runs itself, so it must be the only baseline.
+ * what names the baseline in messages ("gate: --baseline"). 0, or PG_EUSAGE
+ * (negative) with the message set and nothing to free. */
+int cmd_gate_baseline_runs(struct cmd_gate_job *job, const char *what);
 /*
  * The window baseline of gate --baseline history:...: reads the history of
  * job, picks the window of the candidate's series (label and identity of

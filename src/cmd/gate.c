@@ -531,10 +531,9 @@ int cmd_gate(int argc, char **argv)
 		pg_error_set(PG_EUSAGE, "gate: --pr '%s' is not a pull request number", opt_pr);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	rc = cmd_history_spec(job->baseline, &job->baseline_ref, &job->baseline_n);
-	if (rc < 0)
+	if (cmd_gate_baseline_runs(job, "gate: --baseline"))
 		return cmd_error(PG_EXIT_USAGE);
-	if (rc == 1 && !job->history) {
+	if (job->baseline_history && !job->history) {
 		free(job->baseline_ref);
 		pg_error_set(PG_EUSAGE,
 			     "gate: --baseline %s reads the history: give --history "
@@ -542,15 +541,6 @@ int cmd_gate(int argc, char **argv)
 			     job->baseline);
 		return cmd_error(PG_EXIT_USAGE);
 	}
-	job->baseline_history = rc == 1;
-	for (uint32_t i = 1; i < job->n_baselines; i++)
-		if (job->baseline_history || strncmp(job->baselines[i], "history:", 8) == 0) {
-			free(job->baseline_ref);
-			pg_error_set(PG_EUSAGE,
-				     "gate: --baseline history:... is a set of runs itself: "
-				     "give it alone, not with other --baseline runs");
-			return cmd_error(PG_EXIT_USAGE);
-		}
 	job->quiet = (job->json_out && strcmp(job->json_out, "-") == 0) ||
 		     (job->report_out && strcmp(job->report_out, "-") == 0);
 	if (opt_comment)

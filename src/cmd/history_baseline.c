@@ -63,6 +63,27 @@ int cmd_history_spec(const char *spec, char **ref, uint32_t *n)
 	return 1;
 }
 
+int cmd_gate_baseline_runs(struct cmd_gate_job *job, const char *what)
+{
+	const char *const *runs = job->n_baselines ? job->baselines : &job->baseline;
+	uint32_t n = job->n_baselines ? job->n_baselines : 1;
+	int rc = cmd_history_spec(runs[0], &job->baseline_ref, &job->baseline_n);
+
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; n > 1 && i < n; i++)
+		if (strncmp(runs[i], "history:", 8) == 0) {
+			free(job->baseline_ref);
+			job->baseline_ref = NULL;
+			return pg_error_set(PG_EUSAGE,
+					    "%s %s is a set of runs itself: give it alone, not "
+					    "with other runs",
+					    what, runs[i]);
+		}
+	job->baseline_history = rc == 1;
+	return 0;
+}
+
 int cmd_history_kinds(char *text, const char **kinds)
 {
 	uint32_t n = 0;

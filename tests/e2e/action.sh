@@ -323,4 +323,43 @@ ocheck "... verdict fail, the report names a host profile and matmul first" \
 	"json.load(open(os.path.join(ws, o['verdict_path'])))['attribution'][0]['name'] in ('matmul', 'aten::mm', 'aten::addmm')" \
 	"json.load(open(os.path.join(ws, o['summary_path'])))['identity']['basis'] == 'profgate.host/1'"
 
+# ---- several runs a side: one a line (the three base runs of tests/data/host) ----
+cp "$TOP/tests/data/host/legacy/base-2.pt.trace.json.gz" "$TOP/tests/data/host/legacy/base-3.pt.trace.json.gz" "$WS/cpu/"
+B1=cpu/base-1.pt.trace.json.gz B2=cpu/base-2.pt.trace.json.gz B3=cpu/base-3.pt.trace.json.gz
+M1=cpu/matmul25-1.pt.trace.json.gz
+VJ="json.load(open(os.path.join(ws, o['verdict_path'])))"
+exit_is_output() { [ "$rc" -eq "$(sed -n 's/^exit_code=//p' "$T/files/output")" ]; }
+act "{\"baseline\": \"$B1\\n$B2\\n$B3\", \"candidate\": \"$M1\", \"label\": \"cpu bench\", \"comment\": \"never\"}"
+ocheck "a baseline of three lines: three baseline runs, one candidate run, a verdict" \
+	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
+	"$VJ['baseline']['runs'] == 3 and $VJ['candidate']['runs'] == 1" \
+	"$VJ['baseline']['path'] == '$B1' and $VJ['candidate']['path'] == '$M1'"
+check "... the step exits as its exit_code output says" exit_is_output
+act "{\"baseline\": \"$B1\", \"candidate\": \"$B2\\n$B3\", \"label\": \"cpu bench\", \"comment\": \"never\"}"
+ocheck "a candidate of two lines: one baseline run, two candidate runs" \
+	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
+	"$VJ['baseline']['runs'] == 1 and $VJ['candidate']['runs'] == 2 and $VJ['candidate']['path'] == '$B2'"
+check "... the step exits as its exit_code output says" exit_is_output
+# a YAML block as a workflow writes it: indentation, a comment, a blank line, CRLF, the final new
+# line; the commented-out file does not exist, so reading it would exit 3
+act "{\"baseline\": \"# the base runs\\n  $B1  \\n\\n\\t$B2\\r\\n  # cpu/missing.json\\n$B3\\n\", \"candidate\": \"  $M1\\n\", \"label\": \"cpu bench\", \"comment\": \"never\"}"
+ocheck "blank lines, comment lines and the spaces around a line are skipped" \
+	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
+	"$VJ['baseline']['runs'] == 3 and $VJ['baseline']['path'] == '$B1' and $VJ['candidate']['path'] == '$M1'"
+check "... the step exits as its exit_code output says" exit_is_output
+for hb in "history:*\\n$B1" "$B1\\nhistory:main"; do
+	case $hb in history*) where=first ;; *) where=second ;; esac
+	act "{\"baseline\": \"$hb\", \"candidate\": \"$M1\", \"history\": \"$T/hist2.git\", \"comment\": \"never\"}"
+	check "a baseline of history: ($where line) and a file: exit 2, one line naming the input" \
+		eval '[ "$rc" -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: action: input .baseline.: history:[*a-z]* is a set of runs itself: give it alone" "$T/err"'
+done
+act "{\"baseline\": \"  \\n\\t\\n\", \"candidate\": \"$M1\"}"
+check "a baseline of only white space: exit 2, one line naming the input" \
+	eval '[ "$rc" -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: action: input .baseline. names no run" "$T/err"'
+act "{\"baseline\": \"$B1\", \"candidate\": \"# $M1\\n\"}"
+ocheck "a candidate of only a comment: exit 2, an ::error naming the input, no outputs" \
+	"any(l.startswith('::error title=profgate::action: input %27candidate%27 names no run') or l.startswith(\"::error title=profgate::action: input 'candidate' names no run\") for l in out)" \
+	"o == {}"
+check "... exit 2" [ "$rc" -eq 2 ]
+
 done_testing

@@ -162,6 +162,10 @@ pg gate -b history: -c "$T/c12.json" --history "$T/r.git"
 one_line "history: without a branch" 2 "give the branch whose runs make the baseline"
 pg gate -b history:main -c "$T/c12.json"
 one_line "history:main without --history" 2 "give --history URL_OR_PATH"
+pg gate -b history:main -b "$T/c12.json" -c "$T/c12.json" --history "$T/r.git"
+one_line "history:main and a file as --baseline" 2 "gate: --baseline history:main is a set of runs itself: give it alone"
+pg gate -b "$T/c12.json" -b 'history:*' -c "$T/c12.json"
+one_line "a file and history:* as --baseline, no --history" 2 "gate: --baseline history:* is a set of runs itself: give it alone"
 pg history baseline --repo "$T/r.git" --series nope-00000000
 one_line "history baseline of an unknown series" 3 "no main or nightly records of series 'nope-00000000'"
 pg history baseline --repo "$T/r.git" --label bench -n 101
