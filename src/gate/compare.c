@@ -184,6 +184,7 @@ struct side {
 	uint32_t n_samples;	    /* over all runs */
 	int history;	   /* the runs are history records */
 	double within_var; /* variance of the side's median step from the steps inside its runs */
+	double within_var_p90; /* the same for its p90 step (a bootstrap inside each run) */
 	double jitter;	   /* median relative spread of a run's steps; NAN: no run has enough */
 };
 
@@ -239,26 +240,33 @@ static const char *choose_samples(uint32_t need, struct side *b, struct side *c)
 	return "steps";
 }
 
+/* Resamples of one run's steps for the spread of its p90 step. */
+#define P90_RESAMPLES 200
+
 /* The spread inside runs: the variance of a run's median from its steps
  * (1.2533 sd / sqrt(n), the median's standard error under normal steps, with
- * a robust sd), averaged over the side's runs for the median over runs; and
+ * a robust sd) and of its p90 (bootstrap: a few slow steps, common on a busy
+ * machine, make it far less certain than a normal model says), averaged over
+ * the side's runs for the median over runs; and
  * the median relative spread of a run's steps, the disturbance signal. */
 static void side_spread(struct side *s)
 {
 	double *rel = pg_xcalloc(s->n + 1, sizeof(double));
 	uint32_t k = 0;
 
-	s->within_var = 0;
+	s->within_var = s->within_var_p90 = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct samples *x = &s->x[i];
 		double sd = gate_robust_sd(x->v, x->n), med = gate_median(x->v, x->n);
 		if (x->n < 3 || !isfinite(sd))
 			continue;
 		s->within_var += 1.2533 * 1.2533 * sd * sd / x->n;
+		s->within_var_p90 += gate_bootstrap_quantile_var(x->v, x->n, 0.9, P90_RESAMPLES);
 		if (x->n >= 5 && med > 0)
 			rel[k++] = sd / med;
 	}
 	s->within_var /= (double)s->n * s->n;
+	s->within_var_p90 /= (double)s->n * s->n;
 	s->jitter = k ? gate_median(rel, k) : NAN;
 	free(rel);
 }
@@ -326,7 +334,8 @@ struct test_ctx {
 	uint32_t runs_b, runs_c;
 	uint32_t need;	   /* step samples a fail needs on each side */
 	double step_us;	   /* the larger side's steady median step */
-	double within_var; /* both sides' within-run variance of the median step */
+	double within_var;     /* both sides' within-run variance of the median step */
+	double within_var_p90; /* ... and of the p90 step */
 	int baseline_history; /* the baseline's runs are history records */
 	const struct side *noise; /* recent records of the series; NULL: none */
 	uint32_t m_parts;	  /* families, ops and collectives judged: they share alpha */
@@ -339,6 +348,16 @@ struct test_ctx {
 static int is_part(enum gate_kind k)
 {
 	return k == GATE_K_FAMILY || k == GATE_K_OP || k == GATE_K_COLLECTIVE;
+}
+
+/* The spread inside the runs of a step metric's value. */
+static double within_var(const char *name, const struct test_ctx *t)
+{
+	if (strcmp(name, "step.median_us") == 0)
+		return t->within_var;
+	if (strcmp(name, "step.p90_us") == 0)
+		return t->within_var_p90;
+	return 0;
 }
 
 /* The noise model of one metric (noise.c): the sd of one run's value from the
@@ -368,7 +387,7 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	wide = t->jitter_c * fabs(m->candidate);
 	if (t->disturbed && (m->kind == GATE_K_STEP || is_part(m->kind)) && wide > sd)
 		var_c = wide * wide;
-	m->noise_sd = sqrt(sd * sd / nb + var_c / nc + (m->kind == GATE_K_STEP ? t->within_var : 0));
+	m->noise_sd = sqrt(sd * sd / nb + var_c / nc + within_var(m->name, t));
 }
 
 static void judge(struct gate_metric_result *m, const struct gate_thresholds *th,
@@ -615,14 +634,14 @@ static double side_step_us(const struct side *s)
 /* A candidate whose steps spread this many times as wide as the baseline's
  * (relative robust sd of a run's steady steps; with no baseline steps to go
  * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
- * burst, not the code (docs/noise.md: in `make noise`, undisturbed runs
- * spread 0.6-2.5 %, runs hit by a burst 3.5-27 %, and a real regression
- * does not widen the spread). Its step metrics are then known only to within
+ * burst, not the code (docs/noise.md: in `make noise`, the steps of
+ * undisturbed runs spread 0.5-4 %, of runs hit by a burst 5-27 %, and a
+ * real regression does not widen the spread). Its step metrics are then known only to within
  * that spread (noise_model), so a regression larger than the disturbance
  * still fails, and the quality action "disturbed" (default: inconclusive)
  * says so instead of passing. */
 #define GATE_DISTURBED_RATIO 2.0
-#define GATE_JITTER_QUIET    0.015
+#define GATE_JITTER_QUIET    0.02
 
 static void check_disturbed(struct gate_result *r, struct test_ctx *t)
 {
@@ -663,6 +682,7 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	side_spread(b);
 	side_spread(c);
 	t->within_var = b->within_var + c->within_var;
+	t->within_var_p90 = b->within_var_p90 + c->within_var_p90;
 	sb = side_step_us(b);
 	sc = side_step_us(c);
 	t->step_us = sb > sc ? sb : sc;

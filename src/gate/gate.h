@@ -138,16 +138,10 @@ int gate_glob_match(const char *glob, const char *s);
 
 /* ---- statistics (stats.c) ---- */
 
-/* One-sided Mann-Whitney U: the probability of samples at least this much
- * larger in b than in a if both came from one distribution. Exact for small
- * samples without ties, else the normal approximation with tie and continuity
- * corrections. */
-double gate_mwu_p_greater(const double *a, uint32_t n, const double *b, uint32_t m);
-/* Percentile bootstrap interval of median(b) / median(a) - 1 at confidence
- * conf, with a fixed seed so the same samples give the same interval. */
-void gate_bootstrap_median_ratio(const double *a, uint32_t n, const double *b, uint32_t m,
-				 double conf, uint32_t iters, double *lo, double *hi);
 double gate_median(const double *x, uint32_t n);
+/* The variance of the q-quantile of x (as the summary computes it) over iters
+ * fixed-seed bootstrap resamples: how well one run's steps pin its p90. */
+double gate_bootstrap_quantile_var(const double *x, uint32_t n, double q, uint32_t iters);
 /* 1.4826 x the median absolute deviation: a robust standard deviation. */
 double gate_robust_sd(const double *x, uint32_t n);
 /* P(Z >= z) for a standard normal Z, and its inverse (0 < p < 1). */

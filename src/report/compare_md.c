@@ -485,9 +485,9 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 	}
 	if (left)
 		pg_buf_addf(b, "; %u more not shown", left);
-	pg_buf_adds(b, "; the rest, ");
+	pg_buf_adds(b, "; the other parts: ");
 	signed_time(b, r->attribution_remainder_us);
-	pg_buf_addf(b, ", is not beyond noise in any part (parts listed: z of at least %g).\n\n",
+	pg_buf_addf(b, " together, none beyond its noise (listed: |z| of at least %g).\n\n",
 		    r->attribution_z);
 }
 

@@ -307,8 +307,40 @@ static void test_baseline_short_and_bare(void **state)
 	history_list_release(&l);
 }
 
+/* The gate against a history window, as `gate --baseline history:...` runs it: the window's
+ * records are the baseline's runs, the synthesized summary the one the report shows. */
+static void gate_compare_window(const struct history_window *w, const struct summary *rep,
+				const struct summary *c, const struct gate_thresholds *th,
+				const struct gate_inputs *in, struct gate_result *r)
+{
+	struct summary *runs = pg_xcalloc(w->n, sizeof(*runs));
+	const struct summary **rb = pg_xcalloc(w->n, sizeof(*rb));
+	const struct summary *rc[1] = {c};
+
+	history_window_runs(w, c, runs);
+	for (uint32_t i = 0; i < w->n; i++)
+		rb[i] = &runs[i];
+	gate_compare_runs(&(struct gate_side){rb, w->n, rep, 1}, &(struct gate_side){rc, 1, NULL, 0},
+			  th, in, r);
+	/* the result borrows rep and c only: the runs can go */
+	for (uint32_t i = 0; i < w->n; i++)
+		summary_release(&runs[i]);
+	free(runs);
+	free(rb);
+}
+
+static const struct gate_metric_result *metric_named(const struct gate_result *r,
+						     const char *name)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0)
+			return &r->metrics[i];
+	fail_msg("no metric %s", name);
+	return NULL;
+}
+
 /* Written and read back, the baseline gives the same catalogue; the gate compares a candidate
- * against it with the records as step samples. */
+ * against it with the records as runs. */
 static void test_baseline_round_trip_and_gate(void **state)
 {
 	struct history_list l = {0};
@@ -343,26 +375,29 @@ static void test_baseline_round_trip_and_gate(void **state)
 	assert_non_null(gate_catalogue_find(&a, "step.skew_us") ? &a : NULL);
 	assert_non_null(gate_catalogue_find(&a, "breakdown.exposed_comm_share"));
 
-	/* a candidate 20% slower than the window's median, but not slower than its one slow run:
-	 * past the fail limit, not significant against the spread between runs: a warn */
+	/* the window's records as the baseline's runs, as the gate takes them: their spread
+	 * (1.4826 x MAD 20 us, the one slow run of 1500 us does not inflate it) is the noise;
+	 * a candidate 3 % slower than the median is within it, 20 % slower fails */
 	gate_thresholds_default(&th);
 	history_baseline_summary(&w, NULL, &c);
 	for (uint32_t i = 0; i < c.n_steps; i++)
-		c.steps[i].us = 1212 + i;
-	c.steady.median_us = 1214;
+		c.steps[i].us = 1039 + i;
+	c.steady.median_us = 1041;
 	free(c.files[0].sha256);
 	c.files[0].sha256 = pg_xstrdup("other");
-	gate_compare(&s, &c, &th, &in, &r);
+	gate_compare_window(&w, &s, &c, &th, &in, &r);
 	assert_string_equal(r.provenance, "comparable");
-	assert_int_equal(r.step_n_baseline, 5);
+	assert_int_equal(r.baseline_runs, 5);
 	assert_true(r.step_tested);
-	assert_int_equal(r.verdict, GATE_WARN);
+	assert_string_equal(metric_named(&r, "step.median_us")->noise_from, "history");
+	assert_true(fabs(metric_named(&r, "step.median_us")->noise_sd / 1.4826 / 20 -
+			 sqrt(1 + 1.0 / 5)) < 0.01);
+	assert_int_equal(metric_named(&r, "step.median_us")->verdict, GATE_PASS);
 	gate_result_release(&r);
-	/* slower than every run of the window: a fail, 5 vs 5 samples */
 	for (uint32_t i = 0; i < c.n_steps; i++)
-		c.steps[i].us = 1600 + i;
-	c.steady.median_us = 1602;
-	gate_compare(&s, &c, &th, &in, &r);
+		c.steps[i].us = 1212 + i;
+	c.steady.median_us = 1214;
+	gate_compare_window(&w, &s, &c, &th, &in, &r);
 	assert_int_equal(r.verdict, GATE_FAIL);
 	assert_true(r.step_p_value < 0.01);
 	gate_result_write_json(&r, &v);

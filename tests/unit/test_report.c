@@ -519,6 +519,8 @@ static void test_compare_fail(void **state)
 	};
 	r.attribution = a;
 	r.n_attribution = 4;
+	r.attribution_z = 2;
+	r.attribution_remainder_us = 3400 - 6000 - 1500 - 600;
 	struct gate_quality_hit q = {
 	    1, (char *)"event-cap", (char *)"the trace stops at 1000000 events", GATE_INCONCLUSIVE};
 	r.quality = &q;
@@ -533,8 +535,10 @@ static void test_compare_fail(void **state)
 	assert_non_null(strstr(s, "Steady median step: 41.20 ms → 44.60 ms (+3.40 ms, +8.3%, 95% "
 				  "interval +6.9% to +9.4%, p = 0.004, 12 vs 12 steps).\n"));
 	assert_non_null(strstr(s, "Where the time went: +3.40 ms per step: +6.00 ms attention "
-				  "(`fusion.123`, `fusion.7`), +1.50 ms exposed communication, "
-				  "+600.0 us idle; 1 smaller not shown.\n"));
+				  "(z 9.0; `fusion.123`, `fusion.7`), +1.50 ms exposed "
+				  "communication (z 9.0), +600.0 us idle (z 9.0), +10.0 us `tiny` "
+				  "(z 9.0); the other parts: -4.70 ms together, none beyond its "
+				  "noise (listed: |z| of at least 2).\n"));
 	assert_non_null(strstr(s, "Verdicts: 2 fail, 2 warn, 1 improved, 1 new, 1 gone, 3 pass; 7 "
 				  "under the floor on both sides, not judged.\n"));
 	assert_non_null(
