@@ -86,6 +86,15 @@ static void print_metric(FILE *f, const struct gate_metric_result *m, struct pg_
 	fprintf(f, "\n");
 }
 
+/* Where the step's noise came from: "runs", "history" or "prior"; NULL untested. */
+static const char *step_noise(const struct gate_result *r)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, "step.median_us") == 0)
+			return r->metrics[i].tested ? r->metrics[i].noise_from : NULL;
+	return NULL;
+}
+
 static void print_verdict(const struct gate_result *r, const struct cmd_gate_job *job)
 {
 	static const enum gate_verdict order[] = {GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE,
@@ -120,8 +129,12 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 				100 * r->interval_lo_share, 100 * r->interval_hi_share);
 		if (r->step_tested)
 			fprintf(f, ", p = %.3g", r->step_p_value);
-		fprintf(f, "; %u vs %u %s)\n", r->step_n_baseline, r->step_n_candidate,
+		fprintf(f, "; %u vs %u run%s, %u vs %u %s", r->baseline_runs, r->candidate_runs,
+			r->candidate_runs == 1 ? "" : "s", r->step_n_baseline, r->step_n_candidate,
 			r->step_samples);
+		if (step_noise(r))
+			fprintf(f, "; noise: %s", step_noise(r));
+		fprintf(f, ")\n");
 	}
 	/* the worst first, step metrics ahead of the rest within a verdict */
 	for (size_t v = 0; v < PG_ARRAY_LEN(order); v++)
@@ -149,15 +162,16 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 			print_time(f, fabs(at->delta_us_per_step));
 			fprintf(f, " %s (z %.1f)", pg_line(&b, at->name), at->z);
 		}
-		fprintf(f, " (per step; the rest ");
-		print_time(f, r->attribution_remainder_us);
-		fprintf(f, " within noise)\n");
+		fprintf(f, "; the rest %s", r->attribution_remainder_us >= 0 ? "+" : "-");
+		print_time(f, fabs(r->attribution_remainder_us));
+		fprintf(f, " within noise (per step)\n");
 	}
 	if (r->disturbed)
-		fprintf(f,
-			"  disturbed: the candidate's steps spread %.1f%%, the baseline's %.1f%%: "
-			"rerun it, or give several --candidate runs\n",
-			100 * r->jitter_candidate, 100 * r->jitter_baseline);
+		fprintf(
+		    f,
+		    "  disturbed: the candidate's steps spread %.1f%%, far beyond the baseline's: "
+		    "rerun it, or give several --candidate runs\n",
+		    100 * r->jitter_candidate);
 out:
 	pg_buf_release(&a);
 	pg_buf_release(&b);
@@ -296,8 +310,9 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rb[i] = &hruns[i];
 	for (uint32_t i = 0; i < nc; i++)
 		rc_runs[i] = &c[i];
-	side_b = (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
-				    job->baseline_history ? &window_b : NULL, job->baseline_history};
+	side_b =
+	    (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
+			       job->baseline_history ? &window_b : NULL, job->baseline_history};
 	side_c = (struct gate_side){rc_runs, nc, NULL, 0};
 	memset(&in, 0, sizeof(in));
 	/* too few runs on both sides: the series' recent records give the noise */

@@ -182,10 +182,10 @@ struct side {
 	struct gate_catalogue *cat; /* per run */
 	struct samples *x;	    /* per run: step samples on the chosen basis */
 	uint32_t n_samples;	    /* over all runs */
-	int history;	   /* the runs are history records */
+	int history;		    /* the runs are history records */
 	double within_var; /* variance of the side's median step from the steps inside its runs */
 	double within_var_p90; /* the same for its p90 step (a bootstrap inside each run) */
-	double jitter;	   /* median relative spread of a run's steps; NAN: no run has enough */
+	double jitter;	       /* median relative spread of a run's steps; NAN: no run has enough */
 };
 
 static void run_samples(const struct summary *s, int devices, struct samples *x)
@@ -332,11 +332,11 @@ struct test_ctx {
 	const char *samples;
 	uint32_t n_b, n_c;
 	uint32_t runs_b, runs_c;
-	uint32_t need;	   /* step samples a fail needs on each side */
-	double step_us;	   /* the larger side's steady median step */
-	double within_var;     /* both sides' within-run variance of the median step */
-	double within_var_p90; /* ... and of the p90 step */
-	int baseline_history; /* the baseline's runs are history records */
+	uint32_t need;		  /* step samples a fail needs on each side */
+	double step_us;		  /* the larger side's steady median step */
+	double within_var;	  /* both sides' within-run variance of the median step */
+	double within_var_p90;	  /* ... and of the p90 step */
+	int baseline_history;	  /* the baseline's runs are history records */
 	const struct side *noise; /* recent records of the series; NULL: none */
 	uint32_t m_parts;	  /* families, ops and collectives judged: they share alpha */
 	int disturbed;		  /* the candidate run's steps spread far beyond the baseline's */
@@ -467,8 +467,8 @@ static int judged_when_new(const struct gate_metric_result *m)
 /* A metric's row, with its noise model; one judged later (when every part is
  * known, for their shared level) is left GATE_IGNORE. */
 static void add_metric(struct gate_result *r, const struct side_metric *sb,
-		       const struct side_metric *sc, const struct side_metric *sh,
-		       const char *name, const struct test_ctx *t)
+		       const struct side_metric *sc, const struct side_metric *sh, const char *name,
+		       const struct test_ctx *t)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, name);
 	const struct gate_metric *mb = sb->present ? &sb->m : NULL,
@@ -967,8 +967,7 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
 	for (uint32_t i = 0; i < nbf; i++) {
 		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
-		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0,
-			    ch);
+		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0, ch);
 		add_attr(r, GATE_ATTR_FAMILY, f->family, ch, family_detail(d, n, f->family, dir),
 			 NULL);
 	}

@@ -8,11 +8,12 @@
  * values (record.c), not its summary, so the baseline is synthesized: every
  * metric is the median over the window's records (robust: one slow or fast
  * run does not move it), and the steady steps are the records' steady
- * medians, one per record, so the gate's rank test compares the candidate's
- * steps against the spread between runs, which is the noise a regression must
- * stand out from (a single baseline run shows only the jitter inside a run).
- * With fewer records than the thresholds' min_samples the step test is
- * inconclusive, never a silent pass. The identity is the records': a window
+ * medians, one per record. The gate takes the records one by one as its
+ * baseline runs (history_window_runs), so the spread between runs is the
+ * noise a regression must stand out from (a single baseline run shows only
+ * the jitter inside a run); the synthesized summary is the one its report
+ * shows. With fewer records than the thresholds' min_samples the step test
+ * is inconclusive, never a silent pass. The identity is the records': a window
  * never mixes identities (walking back from the newest record, it ends at the
  * first record that differs in a field the thresholds check), so a framework
  * upgrade under strict thresholds starts a new, short window instead of

@@ -451,8 +451,8 @@ static void nightly_noise(const struct history_trend_series *s,
 	double base = median_range(pool, from, to);
 	double est = gate_noise_pooled_sd(g, &n, 1), step = value_of(s->r[i], "step.median_us");
 	const char *from_what;
-	double sd = gate_noise_run_sd(m->rule, est, base, isfinite(step) ? step : 0, "history",
-				      &from_what);
+	double sd =
+	    gate_noise_run_sd(m->rule, est, base, isfinite(step) ? step : 0, "history", &from_what);
 
 	nz->sd = sd * sqrt(1 + 1.0 / n);
 	nz->z = gate_norm_quantile_upper(alpha);

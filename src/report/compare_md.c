@@ -312,18 +312,27 @@ static void step_change(struct pg_buf *b, double baseline_us, double candidate_u
 	pg_buf_adds(b, " (");
 }
 
-/* What the step's test said: ", p = …" when it ran, ", N vs M steps" when
- * there were samples. */
-static void step_test(struct pg_buf *b, int tested, double p, uint32_t n_baseline,
-		      uint32_t n_candidate, const char *samples)
+/* What the step's test said: ", p = …" when it ran, the runs, ", N vs M
+ * steps" when there were samples, and where its noise came from. */
+static void step_test(const struct gate_result *r, struct pg_buf *b)
 {
-	if (tested) {
+	const struct gate_metric_result *m = step_metric(r);
+
+	if (r->step_tested) {
 		pg_buf_adds(b, ", ");
-		pvalue(b, p);
+		pvalue(b, r->step_p_value);
 	}
-	if (n_baseline || n_candidate)
-		pg_buf_addf(b, ", %u vs %u %s", n_baseline, n_candidate,
-			    samples ? samples : "steps");
+	if (r->baseline_runs || r->candidate_runs)
+		pg_buf_addf(b, ", %u vs %u run%s", r->baseline_runs, r->candidate_runs,
+			    r->candidate_runs == 1 ? "" : "s");
+	if (r->step_n_baseline || r->step_n_candidate)
+		pg_buf_addf(b, ", %u vs %u %s", r->step_n_baseline, r->step_n_candidate,
+			    r->step_samples ? r->step_samples : "steps");
+	if (r->step_tested && m && m->noise_from)
+		pg_buf_addf(b, "; noise from %s",
+			    strcmp(m->noise_from, "prior") == 0	    ? "the thresholds' prior"
+			    : strcmp(m->noise_from, "history") == 0 ? "the history records"
+								    : "the spread between runs");
 }
 
 static void step_line(const struct gate_result *r, struct pg_buf *b)
@@ -341,8 +350,7 @@ static void step_line(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, " to ");
 		signed_fixed(b, 100 * r->interval_hi_share, 1, "%");
 	}
-	step_test(b, r->step_tested, r->step_p_value, r->step_n_baseline, r->step_n_candidate,
-		  r->step_samples);
+	step_test(r, b);
 	pg_buf_adds(b, ").");
 	/* the gate's reason when it did not judge the step as the numbers suggest */
 	const struct gate_metric_result *m = step_metric(r);
@@ -368,8 +376,9 @@ static void no_step_line(const struct gate_result *r, struct pg_buf *b)
 	} else {
 		pg_buf_adds(b, "the gate gave no reason");
 	}
-	if (m)
-		step_test(b, m->tested, m->p_value, m->n_baseline, m->n_candidate, m->samples);
+	if (m && (m->n_baseline || m->n_candidate))
+		pg_buf_addf(b, ", %u vs %u %s", m->n_baseline, m->n_candidate,
+			    m->samples ? m->samples : "steps");
 	pg_buf_adds(b, ".");
 	if (m && m->has_baseline && m->has_candidate) {
 		pg_buf_addc(b, ' ');

@@ -125,7 +125,7 @@ ocheck "the masks come first: both secrets, before any other line" \
 	"out[0] == '::add-mask::$TOKEN' and out[1] == '::add-mask::$WANDB'" \
 	"not any(l.startswith('::add-mask::') for l in out[2:])"
 ocheck "outputs, read back by the runner's rules" \
-	"o['verdict'] == 'fail' and o['exit_code'] == '1' and o['regressions'] == '10'" \
+	"o['verdict'] == 'fail' and o['exit_code'] == '1' and o['regressions'] == '1'" \
 	"o['report_path'] == 'profgate/report.md' and open(os.path.join(ws, o['report_path'])).read().startswith('## profgate: FAIL')" \
 	"json.load(open(os.path.join(ws, o['summary_path'])))['schema'] == 'profgate.summary/1'" \
 	"json.load(open(os.path.join(ws, o['verdict_path'])))['verdict'] == 'fail'" \
@@ -136,10 +136,12 @@ check "both summaries written, the baseline's too" \
 pycheck "the job summary: the report, under 1 MiB" 'm = open(sys.argv[1]).read()' "$T/files/summary" \
 	"m.startswith('## profgate: FAIL') and len(m.encode()) < 1048576" \
 	"'profgate:v1 series=matmul-bench-' in m"
-ocheck "annotations: 8 errors (the step median first), 2 warnings, titles escaped" \
-	"len([l for l in out if l.startswith('::error title=profgate fail%3A ')]) == 8" \
-	"len([l for l in out if l.startswith('::warning title=profgate warn%3A ')]) == 2" \
-	"[l for l in out if l.startswith('::error ')][0].startswith('::error title=profgate fail%3A step.median_us::step.median_us: 95.66 ms -> 101.54 ms (+6.1%25); fail limit +5.0%25')"
+# one run a side: the matmul family (+25%) fails; the step's +6.1% and each kernel's +25% are
+# within the noise the default priors allow one run
+ocheck "annotations: 1 error (the matmul family), no warning, titles escaped" \
+	"len([l for l in out if l.startswith('::error title=profgate fail%3A ')]) == 1" \
+	"len([l for l in out if l.startswith('::warning title=profgate warn%3A ')]) == 0" \
+	"[l for l in out if l.startswith('::error ')][0].startswith('::error title=profgate fail%3A family.matmul.us_per_step::family.matmul.us_per_step: 23.46 ms -> 29.32 ms (+25.0%25); fail limit +25.0%25')"
 ocheck "groups around the stages, balanced; the last line says the verdict and the exit" \
 	"[l for l in cmds if l.startswith('::group::')] == ['::group::profgate: summarize and gate, append to the history', '::group::profgate: PR comment']" \
 	"len([l for l in cmds if l == '::endgroup::']) == 2" \
@@ -214,7 +216,7 @@ check "a fork's PR: exit 1 by the verdict; not one request to GitHub, no push" \
 	eval '[ "$rc" -eq 1 ] && [ ! -s "$T/r2" ] && [ "$(git -C "$T/history.git" rev-parse profgate-history)" = "$before" ]'
 ocheck "... notices say why; annotations, outputs and summary still there" \
 	"len([l for l in out if l.startswith('::notice title=profgate::a pull request from a fork')]) == 2" \
-	"len([l for l in out if l.startswith('::error title=profgate fail')]) == 8" \
+	"len([l for l in out if l.startswith('::error title=profgate fail')]) == 1" \
 	"o['verdict'] == 'fail' and o['comment_url'] == ''"
 check "... the job summary opens with the fork note, then the report" \
 	eval 'head -n 1 "$T/files/summary" | grep -q "^> This pull request comes from a fork, whose token is read-only" && grep -q "^## profgate: FAIL" "$T/files/summary"'
@@ -277,11 +279,18 @@ ocheck "an unreadable input: exit 3, verdict error in the outputs" \
 	"o['verdict'] == 'error' and o['exit_code'] == '3' and o['report_path'] == ''"
 
 # ---- hostile op names: annotations escaped ----
+# the candidate's renamed kernel is made three times slower, so that it fails and is annotated
 python3 - "$WS/profgate" <<'EOF'
 import json, sys
 for side in ("baseline", "candidate"):
     p = "%s/%s.summary.json" % (sys.argv[1], side)
     text = open(p).read().replace("volta_sgemm_64x64_nt", "evil,kern:el%%\\n::error::pwned")
+    if side == "candidate":
+        s = json.loads(text)
+        for o in s["ops"]:
+            if o["name"].startswith("evil,"):
+                o["self_us_per_step"] *= 3
+        text = json.dumps(s, indent=1)
     open(p.replace(".summary", ".evil"), "w").write(text)
 EOF
 act '{"baseline": "profgate/baseline.evil.json", "candidate": "profgate/candidate.evil.json", "comment": "never", "output_dir": "evil-out"}'

@@ -25,8 +25,10 @@ pg summarize "$CAND" -o "$T/cand.json"
 check "summarize the bundled candidate" [ "$rc" -eq 0 ]
 pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --json "$T/v1.json" --report "$T/r1.md"
 check "gate on the bundled pair exits 1 (fail)" [ "$rc" -eq 1 ]
-check "its verdict JSON says fail with the step median failing" \
-	[ "$(field "$T/v1.json" '[d["verdict"]] + [m["verdict"] for m in d["metrics"] if m["name"] == "step.median_us"]')" = "['fail', 'fail']" ]
+# one run a side: the step's +6.1% is within the default prior (2% a run, p 0.015 > 0.01), the
+# matmul family's +25% is far beyond its noise
+check "its verdict JSON says fail, the matmul family failing" \
+	[ "$(field "$T/v1.json" '[d["verdict"]] + [m["verdict"] for m in d["metrics"] if m["name"] == "family.matmul.us_per_step"]')" = "['fail', 'fail']" ]
 check "the attribution names matmul first" \
 	[ "$(field "$T/v1.json" 'd["attribution"][0]["kind"] + " " + d["attribution"][0]["name"]')" = "family matmul" ]
 check "the step change is significant with an interval that holds +6%" \
@@ -67,10 +69,12 @@ if [ -x "$SF" ]; then
 	done
 	check "matmul 25% slower: fail, exit 1, matmul first" \
 		[ "$rc25" -eq 1 ] && [ "$(field "$T/s25.json" 'd["verdict"] + " " + d["attribution"][0]["name"]')" = "fail matmul" ]
-	check "matmul 10% slower: at least warn, exit 0, matmul first" \
-		sh -c "[ $rc10 -eq 0 ] && [ \"\$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d[\"verdict\"], d[\"attribution\"][0][\"name\"])' '$T/s10.json')\" = 'warn matmul' ]"
-	check "matmul 10% slower: the family metric warns" \
-		[ "$(field "$T/s10.json" '[m["verdict"] for m in d["metrics"] if m["name"] == "family.matmul.us_per_step"]')" = "['warn']" ]
+	# +10% of a family worth a quarter of the step, one run a side: within the noise the
+	# default priors allow a run (z 1.7), so it passes and says so; several runs would tell
+	check "matmul 10% slower, one run a side: pass, exit 0, nothing attributed" \
+		[ "$rc10" -eq 0 ] && [ "$(field "$T/s10.json" 'd["verdict"] + " " + str(len(d["attribution"]))')" = "pass 0" ]
+	check "matmul 10% slower: the family metric is past its warn limit, within noise" \
+		[ "$(field "$T/s10.json" '[m["note"].split(" (")[0] for m in d["metrics"] if m["name"] == "family.matmul.us_per_step"]')" = "['past the warn limit, but within noise']" ]
 	check "matmul 1% slower: pass, exit 0" \
 		[ "$rc1" -eq 0 ] && [ "$(field "$T/s1.json" 'd["verdict"]')" = pass ]
 

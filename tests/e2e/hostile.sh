@@ -30,7 +30,7 @@ ts, corr = 1000, 1
 for step in range(1, 8):
     start = ts
     for n in names:
-        d = 100 + (30 if slower and  n[:1] in "@<[elrt" else 0)
+        d = 100 + (300 if slower and n[:1] in "@<[elrt" else 0)
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0,
                    "tid": 1, "ts": ts + 1, "dur": 2, "args": {"correlation": corr}})
         ev.append({"ph": "X", "cat": "kernel", "name": n, "pid": 1, "tid": 7, "ts": ts + 5,

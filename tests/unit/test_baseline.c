@@ -320,8 +320,8 @@ static void gate_compare_window(const struct history_window *w, const struct sum
 	history_window_runs(w, c, runs);
 	for (uint32_t i = 0; i < w->n; i++)
 		rb[i] = &runs[i];
-	gate_compare_runs(&(struct gate_side){rb, w->n, rep, 1}, &(struct gate_side){rc, 1, NULL, 0},
-			  th, in, r);
+	gate_compare_runs(&(struct gate_side){rb, w->n, rep, 1},
+			  &(struct gate_side){rc, 1, NULL, 0}, th, in, r);
 	/* the result borrows rep and c only: the runs can go */
 	for (uint32_t i = 0; i < w->n; i++)
 		summary_release(&runs[i]);
@@ -329,8 +329,7 @@ static void gate_compare_window(const struct history_window *w, const struct sum
 	free(rb);
 }
 
-static const struct gate_metric_result *metric_named(const struct gate_result *r,
-						     const char *name)
+static const struct gate_metric_result *metric_named(const struct gate_result *r, const char *name)
 {
 	for (uint32_t i = 0; i < r->n_metrics; i++)
 		if (strcmp(r->metrics[i].name, name) == 0)
@@ -348,8 +347,9 @@ static void test_baseline_round_trip_and_gate(void **state)
 	struct summary s, back, c;
 	struct gate_catalogue a, b;
 	struct gate_thresholds th;
-	struct gate_inputs in = {"history:main", "c.json",   NULL, NULL,
-				 NULL,		 "built-in", "0",  "{\"series\": \"s-1\"}", NULL};
+	struct gate_inputs in = {
+	    "history:main",	     "c.json", NULL, NULL, NULL, "built-in", "0",
+	    "{\"series\": \"s-1\"}", NULL};
 	struct gate_result r;
 	struct pg_buf json = PG_BUF_INIT, v = PG_BUF_INIT;
 	char path[] = "/tmp/pg-baseline-XXXXXX";
@@ -442,8 +442,8 @@ static void test_series_of_summary(void **state)
 	struct history_window w;
 	struct summary b, c;
 	struct gate_thresholds th;
-	struct gate_inputs in = {"b.json",	  "c.json",   "1", "2",
-				 "matmul: bench", "built-in", "0", NULL, NULL};
+	struct gate_inputs in = {"b.json",   "c.json", "1",  "2", "matmul: bench",
+				 "built-in", "0",      NULL, NULL};
 	struct gate_result r;
 	struct history_record rec;
 	struct history_env env;
@@ -482,7 +482,8 @@ static void test_record_from_result(void **state)
 	struct summary b, c;
 	struct gate_thresholds th;
 	struct gate_inputs in = {"b.json",     "c.json",   "1", NULL,
-				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}", NULL};
+				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}",
+				 NULL};
 	struct gate_result r;
 	struct history_env env;
 	(void)state;

@@ -478,6 +478,8 @@ static void test_compare_fail(void **state)
 	r.step_p_value = 0.004;
 	r.step_n_baseline = r.step_n_candidate = 12;
 	r.step_samples = "steps";
+	r.baseline_runs = 3;
+	r.candidate_runs = 1;
 
 	struct gate_metric_result m[10];
 	m[0] = metric("breakdown.compute_share", GATE_K_BREAKDOWN, "compute", 0.8, 0.76, &rule_info,
@@ -503,6 +505,7 @@ static void test_compare_fail(void **state)
 	m[8] = metric("step.median_us", GATE_K_STEP, NULL, 41200, 44600, &rule_step, GATE_FAIL);
 	m[8].tested = 1;
 	m[8].p_value = 0.004;
+	m[8].noise_from = "runs";
 	m[9] = metric("step.p90_us", GATE_K_STEP, NULL, 43000, 43500, &rule_step, GATE_PASS);
 	r.metrics = m;
 	r.n_metrics = 10;
@@ -533,7 +536,8 @@ static void test_compare_fail(void **state)
 	const char *s = md.ptr;
 	assert_true(strncmp(s, "## profgate: FAIL — resnet50 nightly\n\n", 38) == 0);
 	assert_non_null(strstr(s, "Steady median step: 41.20 ms → 44.60 ms (+3.40 ms, +8.3%, 95% "
-				  "interval +6.9% to +9.4%, p = 0.004, 12 vs 12 steps).\n"));
+				  "interval +6.9% to +9.4%, p = 0.004, 3 vs 1 run, 12 vs 12 steps; "
+				  "noise from the spread between runs).\n"));
 	assert_non_null(strstr(s, "Where the time went: +3.40 ms per step: +6.00 ms attention "
 				  "(z 9.0; `fusion.123`, `fusion.7`), +1.50 ms exposed "
 				  "communication (z 9.0), +600.0 us idle (z 9.0), +10.0 us `tiny` "
