@@ -1,16 +1,23 @@
 /*
- * Compare a candidate summary against a baseline: provenance first (unlike
- * runs and identical inputs are refused), then every catalogue metric against
- * its rule, step metrics with a significance test on step samples, then the
+ * Compare a candidate against a baseline, each a set of runs: provenance
+ * first (unlike runs and identical inputs are refused), then every catalogue
+ * metric against its rule under the noise model of noise.c, then the
  * attribution of the step-time change and the overall verdict.
  *
- * Decisions (README "Thresholds files"): a change must reach every limit a
- * level gives (relative and absolute); a tested metric past its fail limit
- * without significance is a warn; too few samples on either side make tested
- * metrics inconclusive, and cap every other metric at warn (one step shows no
- * noise level, so a difference between runs cannot be told from jitter); a
- * quality action "inconclusive" turns passing step
- * metrics inconclusive but never hides a warn or fail.
+ * How it works. A side's value of a metric is the median over its runs. Each
+ * metric's change gets a standard deviation from the spread between runs
+ * (both sides' runs, else the series' recent history records, never under the
+ * rule's prior) plus, for the step metrics, the spread of the steps inside
+ * the runs; the test is one-sided toward worse. Decisions (docs/noise.md,
+ * README "Compare and gate"): a warn or fail needs every limit its level
+ * gives, significance (families, ops and collectives share the file's level,
+ * Bonferroni over the parts judged) and, where the rule says, a change of
+ * min_step_share of the step; past a limit but within noise is a pass with a
+ * note. Too few step samples make tested metrics inconclusive and cap every
+ * other metric at warn; a quality action "inconclusive" (the gate's own
+ * "disturbed" among them) turns passing step metrics inconclusive but never
+ * hides a warn or fail. Metrics are judged once all are known, since the
+ * parts' shared level depends on how many there are.
  */
 #include "gate.h"
 
@@ -332,15 +339,15 @@ struct test_ctx {
 	const char *samples;
 	uint32_t n_b, n_c;
 	uint32_t runs_b, runs_c;
-	uint32_t need;		  /* step samples a fail needs on each side */
-	double step_us;		  /* the larger side's steady median step */
-	double within_var;	  /* both sides' within-run variance of the median step */
-	double within_var_p90;	  /* ... and of the p90 step */
-	int baseline_history;	  /* the baseline's runs are history records */
-	const struct side *noise; /* recent records of the series; NULL: none */
-	uint32_t m_parts;	  /* families, ops and collectives judged: they share alpha */
-	int disturbed;		  /* the candidate run's steps spread far beyond the baseline's */
-	double jitter_c;	  /* the candidate's relative step spread */
+	uint32_t need;		   /* step samples a fail needs on each side */
+	double step_us;		   /* the larger side's steady median step */
+	double within_var;	   /* both sides' within-run variance of the median step */
+	double within_var_p90;	   /* ... and of the p90 step */
+	int baseline_history;	   /* the baseline's runs are history records */
+	const struct side *noise;  /* recent records of the series; NULL: none */
+	uint32_t m_parts;	   /* families, ops and collectives judged: they share alpha */
+	int disturbed;		   /* the candidate run's steps spread far beyond the baseline's */
+	double jitter_b, jitter_c; /* each side's relative step spread; NAN: unknown */
 	int quality_inconclusive;
 	const char *quality_code;
 };
@@ -360,12 +367,24 @@ static double within_var(const char *name, const struct test_ctx *t)
 	return 0;
 }
 
+/* The larger of v and (share x value)^2; v when share is unknown. */
+static double at_least(double v, double share, double value)
+{
+	double w = share * fabs(value);
+
+	return isfinite(w) && w * w > v ? w * w : v;
+}
+
 /* The noise model of one metric (noise.c): the sd of one run's value from the
  * runs of both sides, else from the series' recent records, never under the
  * rule's prior; the delta's sd is that over each side's run count, plus, for
- * step metrics, the spread of the steps inside the runs. A disturbed
- * candidate's times (step and parts) are known only to within its own step
- * spread: a burst slows every part of the runs it hits. */
+ * step metrics, the spread of the steps inside the runs. A side of fewer than
+ * GATE_NOISE_MIN_RUNS runs shows no spread between runs, but its own steps
+ * bound it: a run whose steps spread 4 % is known no better than to 4 % (in
+ * `make noise`, the runs 4-7 % slower than their neighbours had steps spread
+ * 3-4 %, the quiet ones 1-2 %), so its step metrics' sd is at least its step
+ * spread. A disturbed candidate's parts are widened alike: a burst slows
+ * every part of the run it hits. */
 static void noise_model(struct gate_metric_result *m, const struct side_metric *b,
 			const struct side_metric *c, const struct side_metric *h,
 			const struct test_ctx *t)
@@ -374,7 +393,7 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	const double *g[2] = {b->v, c->v};
 	uint32_t n[2] = {b->n, c->n};
 	double nb = b->n ? b->n : t->runs_b, nc = c->n ? c->n : t->runs_c;
-	double est = gate_noise_pooled_sd(g, n, 2), sd, var_c, wide;
+	double est = gate_noise_pooled_sd(g, n, 2), sd, var_b, var_c;
 	const char *from = t->baseline_history && c->n < GATE_NOISE_MIN_RUNS ? "history" : "runs";
 
 	if (!isfinite(est) && h && h->n >= GATE_NOISE_MIN_RUNS) {
@@ -383,11 +402,13 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 		from = "history";
 	}
 	sd = gate_noise_run_sd(m->rule, est, ref, t->step_us, from, &m->noise_from);
-	var_c = sd * sd;
-	wide = t->jitter_c * fabs(m->candidate);
-	if (t->disturbed && (m->kind == GATE_K_STEP || is_part(m->kind)) && wide > sd)
-		var_c = wide * wide;
-	m->noise_sd = sqrt(sd * sd / nb + var_c / nc + within_var(m->name, t));
+	var_b = var_c = sd * sd;
+	if (m->kind == GATE_K_STEP && b->n < GATE_NOISE_MIN_RUNS)
+		var_b = at_least(var_b, t->jitter_b, m->baseline);
+	if ((m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS) ||
+	    (t->disturbed && is_part(m->kind)))
+		var_c = at_least(var_c, t->jitter_c, m->candidate);
+	m->noise_sd = sqrt(var_b / nb + var_c / nc + within_var(m->name, t));
 }
 
 static void judge(struct gate_metric_result *m, const struct gate_thresholds *th,
@@ -635,12 +656,12 @@ static double side_step_us(const struct side *s)
  * (relative robust sd of a run's steady steps; with no baseline steps to go
  * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
  * burst, not the code (docs/noise.md: in `make noise`, the steps of
- * undisturbed runs spread 0.5-4 %, of runs hit by a burst 5-27 %, and a
- * real regression does not widen the spread). Its step metrics are then known only to within
- * that spread (noise_model), so a regression larger than the disturbance
- * still fails, and the quality action "disturbed" (default: inconclusive)
- * says so instead of passing. */
-#define GATE_DISTURBED_RATIO 2.0
+ * undisturbed runs spread 0.5-4 %, of runs hit by a burst 5-27 %, and a real
+ * regression does not widen the spread). Its parts are then known only to
+ * within that spread too (noise_model), so a regression larger than the
+ * disturbance still fails, and the quality action "disturbed" (shipped:
+ * inconclusive) says so instead of passing. */
+#define GATE_DISTURBED_RATIO 3.0
 #define GATE_JITTER_QUIET    0.02
 
 static void check_disturbed(struct gate_result *r, struct test_ctx *t)
@@ -653,7 +674,6 @@ static void check_disturbed(struct gate_result *r, struct test_ctx *t)
 	if (!isfinite(r->jitter_candidate) || r->jitter_candidate < GATE_DISTURBED_RATIO * ref)
 		return;
 	r->disturbed = t->disturbed = 1;
-	t->jitter_c = r->jitter_candidate;
 	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
 		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)
 			a = r->thresholds->quality[i].action;
@@ -686,8 +706,8 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	sb = side_step_us(b);
 	sc = side_step_us(c);
 	t->step_us = sb > sc ? sb : sc;
-	r->jitter_baseline = b->jitter;
-	r->jitter_candidate = c->jitter;
+	r->jitter_baseline = t->jitter_b = b->jitter;
+	r->jitter_candidate = t->jitter_c = c->jitter;
 	t->baseline_history = b->history;
 	check_disturbed(r, t);
 	for (uint32_t i = 0; i < r->n_quality; i++)

@@ -1,9 +1,10 @@
 /*
- * gate: decide pass, warn or fail on a candidate summary against a baseline.
- * It reads a flat catalogue of named metrics taken from each summary, refuses
- * unlike runs (provenance), applies the rules of a thresholds file with
- * statistics on step samples, and explains a step-time change by the family,
- * op and breakdown deltas that make it up. It renders and sends nothing.
+ * gate: decide pass, warn or fail on a candidate against a baseline, each one
+ * or more runs. It reads a flat catalogue of named metrics taken from each
+ * summary, refuses unlike runs (provenance), applies the rules of a
+ * thresholds file under a noise model of the spread between runs (noise.c),
+ * and explains a step-time change by the family, op and breakdown changes
+ * beyond their noise. It renders and sends nothing.
  */
 #ifndef PG_GATE_H
 #define PG_GATE_H
@@ -89,7 +90,7 @@ struct gate_rule {
 	enum gate_direction direction;
 	struct gate_limit warn, fail;
 	double floor_share; /* ignore when both sides are under this share of the step; < 0: none */
-	int test;	    /* a fail needs significance on step samples */
+	int test;	    /* needs min_samples step samples: inconclusive with fewer */
 	double significance; /* < 0: the file's */
 	int32_t min_samples; /* < 0: the file's */
 	uint32_t order;	     /* position in the file, for ties */
