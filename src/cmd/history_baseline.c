@@ -146,7 +146,7 @@ static int read_window(const char *what, const char *remote, const char *branch,
 /* ---- gate --baseline history:... ---- */
 
 /* The window options and filter for ref's last n records of the
- * candidate's series (ref "*": any); series holds the name they point to. */
+ * candidate's series (ref NULL: any); series holds the name they point to. */
 static void series_opts(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 			const struct summary *cand, const char *ref, uint32_t n,
 			struct pg_buf *series, struct history_window_opts *wo,
@@ -177,7 +177,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	*runs = NULL;
 	*n_runs = 0;
 	memset(&w, 0, sizeof(w));
-	series_opts(job, th, cand, "*", CMD_NOISE_RECORDS, &series, &wo, &f);
+	series_opts(job, th, cand, NULL, CMD_NOISE_RECORDS, &series, &wo, &f);
 	cmd_history_store_opts(&o, job->history, job->history_branch);
 	/* quietly: no history is no noise estimate, and the append reports a bad remote */
 	if (history_read(&o, &f, &l, &exists) == 0 && history_window_select(&l, &wo, &w) == 0 &&

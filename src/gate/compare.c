@@ -776,7 +776,8 @@ static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char
 {
 	double delta = change[0], z = gate_z(delta, change[1]);
 
-	if (delta == 0 || !isfinite(delta) || !(fabs(z) >= r->attribution_z) ||
+	/* a part without a noise model (no rule judges it) cannot be beyond it */
+	if (delta == 0 || !isfinite(delta) || !(change[1] > 0) || !(fabs(z) >= r->attribution_z) ||
 	    fabs(delta) < change[2]) {
 		free(detail);
 		return;

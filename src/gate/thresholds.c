@@ -326,6 +326,37 @@ static int parse_top(const struct parse *p, const cJSON *root)
 	return 0;
 }
 
+#define BUILTIN_ORIGIN "built-in thresholds/default.json"
+
+static int has_noise(const struct gate_rule *r)
+{
+	return r->noise.has_relative || r->noise.has_absolute || r->noise_step_share > 0;
+}
+
+/* A judged rule that gives no "noise" (a file written before it existed, or
+ * one that leaves it to the tool) takes the built-in default's prior for its
+ * metric: with none, the gate would take any change as beyond noise. */
+static void inherit_noise(struct gate_thresholds *th)
+{
+	static struct gate_thresholds builtin;
+	static int loaded;
+
+	for (uint32_t i = 0; i < th->n_rules; i++) {
+		struct gate_rule *r = &th->rules[i];
+		const struct gate_rule *d;
+		if (r->direction == GATE_INFO || has_noise(r))
+			continue;
+		if (!loaded) {
+			gate_thresholds_default(&builtin);
+			loaded = 1;
+		}
+		if ((d = gate_rule_for(&builtin, r->metric))) {
+			r->noise = d->noise;
+			r->noise_step_share = d->noise_step_share;
+		}
+	}
+}
+
 int gate_thresholds_parse(const char *text, size_t len, const char *origin,
 			  struct gate_thresholds *th)
 {
@@ -345,6 +376,8 @@ int gate_thresholds_parse(const char *text, size_t len, const char *origin,
 	}
 	rc = parse_top(&p, root);
 	cJSON_Delete(root);
+	if (rc == 0 && strcmp(origin, BUILTIN_ORIGIN) != 0)
+		inherit_noise(th);
 	return rc;
 }
 
@@ -352,7 +385,7 @@ void gate_thresholds_default(struct gate_thresholds *th)
 {
 	/* The file is compiled in and tested; failing here is a build defect. */
 	if (gate_thresholds_parse(gate_default_thresholds, gate_default_thresholds_len,
-				  "built-in thresholds/default.json", th)) {
+				  BUILTIN_ORIGIN, th)) {
 		fprintf(stderr, "profgate: %s\n", pg_error_last());
 		abort();
 	}

@@ -180,6 +180,46 @@ echo '{"schema": "profgate.thresholds/1", "rules": [' >"$T/trunc.json"
 pg gate -b "$T/base.json" -c "$T/cand.json" --thresholds "$T/trunc.json"
 check "a truncated thresholds file: exit 2" [ "$rc" -eq 2 ] && grep -q 'not valid JSON' "$T/err"
 
+# ---- runs are the unit: several --baseline runs, and the history's records as noise ----
+HL=$TOP/tests/data/host/legacy
+for f in base-1 base-2 base-3 matmul25-1; do
+	pg summarize "$HL/$f.pt.trace.json.gz" -o "$T/h-$f.json"
+done
+pg gate -b "$T/h-base-1.json" -b "$T/h-base-2.json" -b "$T/h-base-3.json" -c "$T/h-matmul25-1.json" \
+	--json "$T/mr.json"
+check "three baseline runs against a 25% wider matmul: fail, the noise from the runs, matmul first" \
+	[ "$rc" -eq 1 ] && [ "$(field "$T/mr.json" 'd["baseline"]["runs"], d["candidate"]["runs"], [m["noise_from"] for m in d["metrics"] if m["name"] == "step.median_us"], d["attribution"][0]["name"]')" = "(3, 1, ['runs'], 'matmul')" ]
+check "... the terminal says how many runs and where the noise came from" \
+	grep -q '; 3 vs 1 run, 75 vs 25 steps; noise: runs)' "$T/out"
+pg gate -b "$T/h-base-1.json" -b "$T/h-base-2.json" -c "$T/h-base-3.json" --json "$T/mraa.json"
+check "A/A with two baseline runs: not a fail, nothing attributed" \
+	[ "$rc" -eq 0 ] && [ "$(field "$T/mraa.json" 'd["verdict"] != "fail" and d["attribution"] == []')" = True ]
+# a thresholds file whose step prior is tiny, so the records' own spread shows
+python3 - "$T/tiny.json" <<'PY'
+import json, sys
+th = {"schema": "profgate.thresholds/1", "name": "tiny-prior", "significance": 0.01,
+      "rules": [{"metric": "step.median_us", "direction": "lower", "test": True,
+                 "warn": {"relative": 0.02}, "fail": {"relative": 0.05},
+                 "noise": {"relative": 0.0001}}]}
+json.dump(th, open(sys.argv[1], "w"))
+PY
+git init -q --bare "$T/noise.git"
+for f in base-1 base-2 base-3; do
+	PROFGATE_TIME=2024-01-0${f#base-}T00:00:00Z pg gate -b "$T/h-matmul25-1.json" -c "$T/h-$f.json" \
+		--label noise --history "$T/noise.git" --kind nightly --history-required
+done
+check "three nightly records appended" [ "$rc" -ne 5 ] && [ "$(git -C "$T/noise.git" rev-list --count profgate-history)" -eq 3 ]
+pg gate -b "$T/h-base-1.json" -c "$T/h-base-2.json" --thresholds "$T/tiny.json" --label noise \
+	--history "$T/noise.git" --kind pr --json "$T/hn.json"
+check "one run a side with --history: the series' records give the step its noise" \
+	[ "$(field "$T/hn.json" '[m["noise_from"] for m in d["metrics"] if m["name"] == "step.median_us"]')" = "['history']" ]
+pg gate -b "$T/h-base-1.json" -c "$T/h-base-2.json" --thresholds "$T/tiny.json" --label noise \
+	--json "$T/hn2.json"
+check "... and without a history, the prior" \
+	[ "$(field "$T/hn2.json" '[m["noise_from"] for m in d["metrics"] if m["name"] == "step.median_us"]')" = "['prior']" ]
+pg gate -b "history:*" -b "$T/h-base-1.json" -c "$T/h-base-2.json" --history "$T/noise.git"
+check "history:... beside another --baseline: exit 2" [ "$rc" -eq 2 ]
+
 # ---- usage and input errors ----
 pg gate -b "$T/base.json"
 check "gate without --candidate: exit 2" [ "$rc" -eq 2 ]

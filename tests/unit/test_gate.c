@@ -523,6 +523,26 @@ static void test_noise_model(void **state)
 	assert_false(gate_metric_is_part("step.p90_us"));
 	assert_false(gate_metric_is_part("breakdown.idle_share"));
 
+	/* a judged rule without "noise" takes the built-in default's prior for
+	 * its metric; one that gives its own keeps it; info rules get none */
+	{
+		static const char text[] =
+		    "{\"schema\": \"profgate.thresholds/1\", \"rules\": ["
+		    "{\"metric\": \"family.matmul.us_per_step\", \"direction\": \"lower\", "
+		    "\"fail\": {\"relative\": 0.2}},"
+		    "{\"metric\": \"step.median_us\", \"direction\": \"lower\", "
+		    "\"fail\": {\"relative\": 0.05}, \"noise\": {\"relative\": 0.001}},"
+		    "{\"metric\": \"region.*\", \"direction\": \"info\"}]}";
+		struct gate_thresholds old;
+		assert_int_equal(gate_thresholds_parse(text, sizeof(text) - 1, "old.json", &old),
+				 0);
+		assert_close(old.rules[0].noise.relative, 0.03, 1e-12);
+		assert_close(old.rules[0].noise_step_share, 0.007, 1e-12);
+		assert_close(old.rules[1].noise.relative, 0.001, 1e-12);
+		assert_false(old.rules[2].noise.has_relative);
+		gate_thresholds_release(&old);
+	}
+
 	assert_close(gate_z(2, 4), 0.5, 0);
 	assert_true(isinf(gate_z(1, 0)) && gate_z(1, 0) > 0);
 	assert_close(gate_z(0, 0), 0, 0);
@@ -1277,6 +1297,48 @@ static void test_compare_significance_improved_new_gone(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
+/* docs/noise.md: a run is known no better than its own steps spread, and a
+ * candidate whose steps spread far beyond the baseline's was disturbed: a
+ * step that would pass is inconclusive and says so, a regression larger
+ * than the disturbance still fails. */
+static void test_compare_disturbed(void **state)
+{
+	/* robust spread 0.22 % in the baseline; about 7.6 % in the candidates */
+	static const double wide[] = {930, 960, 990, 1030, 1050, 1070, 1110, 1140};
+	static const double wide_slow[] = {1302, 1344, 1386, 1442, 1470, 1498, 1554, 1596};
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	make_side(&c, "NVIDIA H100", wide, 8, "cand.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_true(r.disturbed);
+	assert_true(r.jitter_candidate > 3 * 0.02);
+	assert_int_equal(r.n_quality, 1);
+	assert_string_equal(r.quality[0].code, "disturbed");
+	assert_int_equal(r.quality[0].action, GATE_INCONCLUSIVE);
+	m = metric(&r, "step.median_us");
+	/* its own spread is the candidate's noise: far more than the 2 % prior */
+	assert_true(m->noise_sd >= r.jitter_candidate * m->candidate);
+	assert_int_equal(m->verdict, GATE_INCONCLUSIVE);
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
+	release_all(&r, &b, &c, &th);
+
+	/* +40 %, beyond even that spread: a fail */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	make_side(&c, "NVIDIA H100", wide_slow, 8, "cand.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_true(r.disturbed);
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	assert_int_equal(r.verdict, GATE_FAIL);
+	release_all(&r, &b, &c, &th);
+}
+
 /* README "Attribution": largest first in the direction the step moved,
  * families before ops on ties. */
 static void test_compare_attribution_order(void **state)
@@ -1537,6 +1599,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_floor),
 	    cmocka_unit_test(test_compare_quality),
 	    cmocka_unit_test(test_compare_significance_improved_new_gone),
+	    cmocka_unit_test(test_compare_disturbed),
 	    cmocka_unit_test(test_compare_attribution_order),
 	    cmocka_unit_test(test_verdict_json),
 	    cmocka_unit_test(test_compare_nothing_moved), /* last: UBSan stops the binary */
