@@ -37,13 +37,18 @@ The widening lives in the data, generated once before the run, so the
 matmul variants add no op per step: only the addmm/mm times grow. --threads
 sets torch.set_num_threads (1 keeps runs stable on a shared machine).
 It prints "witness_us B A": a fixed matmul's time just before and just after
-the profiled steps, the machine's speed by a clock outside the trace
-(tests/noise/run.sh uses it to tell runs a co-tenant slowed down).
+the profiled steps, and "sampler_us P50 P90": how long a fixed unit of work
+took in a second process on the other core while the steps ran (the median
+and the 90th percentile), the machine's speed by clocks outside the trace
+(tests/noise/run.sh uses them to tell runs a co-tenant slowed down). The
+training runs on the first core, the sampler on the second.
 """
 import argparse
 import gzip
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -83,6 +88,45 @@ def witness_us():
     return sorted(times)[4] * 1e6
 
 
+# The sampling witness, a process of its own on the other core for the whole run: it times one
+# fixed unit of pure-Python work after another and writes every time (us) to argv[1] when told
+# to stop. A co-tenant that takes the machine during the profiled steps shows as slow units.
+SAMPLER = r"""
+import signal, sys, time
+times, stop = [], []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+while not stop:
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(20000):
+        s += i
+    times.append(time.perf_counter() - t0)
+open(sys.argv[1], "w").write(" ".join("%.1f" % (t * 1e6) for t in times))
+"""
+
+
+def start_sampler(path):
+    """The sampler on the last core, this process on the others (when there are two)."""
+    cores = sorted(os.sched_getaffinity(0))
+    pin = (lambda: os.sched_setaffinity(0, {cores[-1]})) if len(cores) > 1 else None
+    proc = subprocess.Popen([sys.executable, "-c", SAMPLER, path], preexec_fn=pin)
+    if len(cores) > 1:
+        os.sched_setaffinity(0, set(cores[:-1]))
+    return proc
+
+
+def stop_sampler(proc, path):
+    """The sampler's unit times: their median and 90th percentile (us)."""
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    with open(path) as f:
+        t = sorted(float(x) for x in f.read().split())
+    os.unlink(path)
+    if not t:
+        return 0.0, 0.0
+    return t[len(t) // 2], t[min(len(t) - 1, int(0.9 * len(t)))]
+
+
 def main(argv):
     a = parse_args(argv)
     torch.set_num_threads(a.threads)
@@ -112,6 +156,9 @@ def main(argv):
         os.close(fd)
         out = tmp
     before = witness_us()
+    fd, samples = tempfile.mkstemp(suffix=".sampler")
+    os.close(fd)
+    sampler = start_sampler(samples)
     sched = prof.schedule(wait=a.wait, warmup=a.warmup, active=a.active)
     with prof.profile(activities=[prof.ProfilerActivity.CPU], schedule=sched,
                       on_trace_ready=lambda p: p.export_chrome_trace(out)) as p:
@@ -126,8 +173,10 @@ def main(argv):
                 if stage is not None:
                     shadow.copy_(stage)
             p.step()
-    # on stdout for tests/noise/run.sh: the speed just before and after
+    p50, p90 = stop_sampler(sampler, samples)
+    # on stdout for tests/noise/run.sh: the speed just before and after, and during
     print("witness_us %.1f %.1f" % (before, witness_us()))
+    print("sampler_us %.1f %.1f" % (p50, p90))
     if tmp:
         with open(tmp, "rb") as src, open(a.out, "wb") as raw:
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:

@@ -80,8 +80,9 @@ run() {
 	"$PROFGATE" summarize "$RUNS/$1.pt.trace.json.gz" --threads 1 --output "$RUNS/$1.tmp.json" ||
 		die "profgate summarize of $1 failed"
 	mv "$RUNS/$1.tmp.json" "$RUNS/$1.json"
-	witness=$(awk '$1 == "witness_us" { print $2, $3 }' "$RUNS/$1.log")
-	[ -n "$witness" ] || die "train_cpu.py --variant $2 --seed $3 printed no witness_us line"
+	witness=$(awk '$1 == "witness_us" { w = $2 " " $3 } $1 == "sampler_us" { s = $2 " " $3 }
+		END { if (w != "" && s != "") print w, s }' "$RUNS/$1.log")
+	[ -n "$witness" ] || die "train_cpu.py --variant $2 --seed $3 printed no witness_us and sampler_us lines"
 	echo "$1 $2 $3 $t0 $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") $load $witness" >"$RUNS/$1.run"
 	NEW=$((NEW + 1))
 }
