@@ -159,10 +159,14 @@ def run_list(runs_dir):
 
 
 def undisturbed(runs, listed):
-    """runs without the disturbed ones (listed: run_list's)."""
+    """runs without the disturbed ones (listed: run_list's); a variant whose runs were all
+    disturbed keeps them all, so its effect is still shown (the table's header counts them)."""
     bad = {r["name"] for r in listed if r["disturbed"]}
-    return {v: [p for p in paths if os.path.basename(p)[:-5] not in bad]
-            for v, paths in runs.items()}
+    out = {}
+    for v, paths in runs.items():
+        quiet = [p for p in paths if os.path.basename(p)[:-5] not in bad]
+        out[v] = quiet or paths
+    return out
 
 
 def measured_noise(paths):
