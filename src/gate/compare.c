@@ -352,11 +352,6 @@ struct test_ctx {
 	const char *quality_code;
 };
 
-static int is_part(enum gate_kind k)
-{
-	return k == GATE_K_FAMILY || k == GATE_K_OP || k == GATE_K_COLLECTIVE;
-}
-
 /* The spread inside the runs of a step metric's value. */
 static double within_var(const char *name, const struct test_ctx *t)
 {
@@ -406,7 +401,7 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	if (m->kind == GATE_K_STEP && b->n < GATE_NOISE_MIN_RUNS)
 		var_b = at_least(var_b, t->jitter_b, m->baseline);
 	if ((m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS) ||
-	    (t->disturbed && is_part(m->kind)))
+	    (t->disturbed && gate_metric_is_part(m->name)))
 		var_c = at_least(var_c, t->jitter_c, m->candidate);
 	m->noise_sd = sqrt(var_b / nb + var_c / nc + within_var(m->name, t));
 }
@@ -620,8 +615,9 @@ static void compare_metrics(struct gate_result *r, const struct side *b, const s
 	free(names);
 	t->m_parts = 0;
 	for (uint32_t i = 0; i < r->n_metrics; i++)
-		t->m_parts += r->metrics[i].verdict == GATE_IGNORE && is_part(r->metrics[i].kind) &&
-			      r->metrics[i].rule && r->metrics[i].rule->direction != GATE_INFO;
+		t->m_parts += r->metrics[i].verdict == GATE_IGNORE &&
+			      gate_metric_is_part(r->metrics[i].name) && r->metrics[i].rule &&
+			      r->metrics[i].rule->direction != GATE_INFO;
 	for (uint32_t i = 0; i < r->n_metrics; i++)
 		if (r->metrics[i].verdict == GATE_IGNORE)
 			judge_pending(&r->metrics[i], r->thresholds, t);

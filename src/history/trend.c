@@ -439,23 +439,21 @@ static int violation(const struct gate_rule *r, double v, double base,
 	return gate_limit_reaches(warn, worse, rel);
 }
 
-/* The noise of record i's value against the window pool[from, to): the
- * window's spread between runs, never under the rule's prior, over one run
- * and the window's median (the gate's noise model for a history window). */
-static void nightly_noise(const struct history_trend_series *s,
-			  const struct history_trend_metric *m, const double *pool, uint32_t from,
-			  uint32_t to, uint32_t i, double alpha, struct nightly_noise *nz)
+/* The sd of a value's difference from the window pool[from, to): the
+ * window's spread between runs, never under the rule's prior (step_us: the
+ * record's steady median step, for the prior's share of the step), over one
+ * run and the window's median (the gate's noise model for a history window). */
+static double nightly_sd(const struct history_trend_metric *m, const double *pool, uint32_t from,
+			 uint32_t to, double step_us)
 {
 	const double *g[1] = {pool + from};
 	uint32_t n = to - from;
-	double base = median_range(pool, from, to);
-	double est = gate_noise_pooled_sd(g, &n, 1), step = value_of(s->r[i], "step.median_us");
+	double est = gate_noise_pooled_sd(g, &n, 1);
 	const char *from_what;
-	double sd =
-	    gate_noise_run_sd(m->rule, est, base, isfinite(step) ? step : 0, "history", &from_what);
+	double sd = gate_noise_run_sd(m->rule, est, median_range(pool, from, to),
+				      isfinite(step_us) ? step_us : 0, "history", &from_what);
 
-	nz->sd = sd * sqrt(1 + 1.0 / n);
-	nz->z = gate_norm_quantile_upper(alpha);
+	return sd * sqrt(1 + 1.0 / n);
 }
 
 static void add_run(struct history_trend_metric *m, const struct history_trend_run *run, uint32_t k)
@@ -467,10 +465,12 @@ static void add_run(struct history_trend_metric *m, const struct history_trend_r
 }
 
 /* Judge each nightly value against the median of up to `window` earlier
- * main/nightly values that did not violate; collect runs of K or more. */
+ * main/nightly values that did not violate, beyond noise at level alpha
+ * (step: each record's steady median step); collect runs of K or more. */
 static void nightly_rule(const struct history_trend_series *s, struct history_trend_metric *m,
-			 uint32_t window, uint32_t k, double alpha)
+			 uint32_t window, uint32_t k, double alpha, const double *step)
 {
+	double z = gate_norm_quantile_upper(alpha);
 	double *pool = pg_xcalloc(s->n + 1, sizeof(double));
 	struct history_trend_run run = {0, 0, 0, 0, 0};
 	uint32_t n_pool = 0;
@@ -480,8 +480,7 @@ static void nightly_rule(const struct history_trend_series *s, struct history_tr
 		int nightly = strcmp(kind, "nightly") == 0, v = 0;
 		if (!isnan(m->value[i]) && n_pool > 0) {
 			uint32_t from = n_pool > window ? n_pool - window : 0;
-			struct nightly_noise nz;
-			nightly_noise(s, m, pool, from, n_pool, i, alpha, &nz);
+			struct nightly_noise nz = {nightly_sd(m, pool, from, n_pool, step[i]), z};
 			v = violation(m->rule, m->value[i], median_range(pool, from, n_pool), &nz);
 			if (nightly) {
 				m->n_judged++;
@@ -608,7 +607,8 @@ static void series_cps(struct history_trend_series *s, const struct history_tren
 }
 
 static void build_metric(const struct history_trend_series *s, const struct history_trend *t,
-			 struct history_trend_metric *m, const char *name, uint32_t m_parts)
+			 struct history_trend_metric *m, const char *name, uint32_t m_parts,
+			 const double *step)
 {
 	memset(m, 0, sizeof(*m));
 	m->name = pg_xstrdup(name);
@@ -626,7 +626,7 @@ static void build_metric(const struct history_trend_series *s, const struct hist
 	m->tested = m->n_values >= 2 * t->o.min_segment;
 	if (judged(m->rule))
 		nightly_rule(s, m, t->o.window, t->consecutive,
-			     gate_level(t->o.th, m->rule, name, m_parts));
+			     gate_level(t->o.th, m->rule, name, m_parts), step);
 }
 
 static void build_series(struct history_trend_series *s, const struct history_trend *t)
@@ -635,21 +635,26 @@ static void build_series(struct history_trend_series *s, const struct history_tr
 	const char **names = metric_names(s, t->o.metric, &n_names);
 	uint32_t m_parts = 0, n_all;
 	const char **all = metric_names(s, NULL, &n_all);
+	double *step = pg_xcalloc(s->n + 1, sizeof(double));
 
 	/* the parts judged beside each other share the level, as in the gate
 	 * (all of the series', whatever --metric shows) */
 	for (uint32_t i = 0; t->o.th && i < n_all; i++)
 		m_parts += gate_metric_is_part(all[i]) && judged(gate_rule_for(t->o.th, all[i]));
 	free(all);
+	/* each record's step once, for every metric's prior share of the step */
+	for (uint32_t i = 0; i < s->n; i++)
+		step[i] = value_of(s->r[i], "step.median_us");
 	s->m = pg_xcalloc(n_names + 1, sizeof(*s->m));
 	for (uint32_t i = 0; i < n_names; i++) {
-		build_metric(s, t, &s->m[i], names[i], m_parts);
+		build_metric(s, t, &s->m[i], names[i], m_parts, step);
 		s->n_tested += s->m[i].tested;
 		s->n_flagged += s->m[i].flagged;
 	}
 	s->n_m = n_names;
 	series_cps(s, &t->o);
 	free(names);
+	free(step);
 }
 
 static void defaults(struct history_trend *t, const struct history_trend_opts *o)
