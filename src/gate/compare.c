@@ -9,7 +9,7 @@
  * (both sides' runs, else the series' recent history records, never under the
  * rule's prior) plus, for the step metrics, the spread of the steps inside
  * the runs; the test is one-sided toward worse. Decisions (docs/noise.md,
- * README "Compare and gate"): a warn or fail needs every limit its level
+ * docs/gate.md): a warn or fail needs every limit its level
  * gives, significance (families, ops and collectives share the file's level,
  * Bonferroni over the parts judged) and, where the rule says, a change of
  * min_step_share of the step; past a limit but within noise is a pass with a

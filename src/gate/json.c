@@ -1,7 +1,7 @@
 /*
  * The verdict JSON (profgate.verdict/1): what the gate decided and why, for
  * machines — the Action's outputs, history records, other tools. Field by
- * field in README "The verdict JSON". Deterministic bytes.
+ * field in docs/gate.md "The verdict JSON". Deterministic bytes.
  */
 #include "gate.h"
 

@@ -20,7 +20,7 @@
 #define EVENT_MAX_BYTES (16u << 20)
 
 static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
-/* The overall verdicts a gate gives (README "The verdict JSON"). */
+/* The overall verdicts a gate gives (docs/gate.md "The verdict JSON"). */
 static const char *const verdicts[] = {"pass", "improved",     "warn",
 				       "fail", "inconclusive", "incomparable"};
 

@@ -1,10 +1,11 @@
 /*
- * The gate module against README "Compare and gate": thresholds files (the
- * shipped sets, the built-in copy, every kind of refusal naming file and key),
- * rule matching by glob, the statistics (exact and approximate Mann-Whitney U,
- * the bootstrap interval, the median), and gate_compare on summaries built
- * here whose right verdicts follow from the README's rules, plus the verdict
- * JSON (valid, schema, deterministic bytes).
+ * The gate module against docs/gate.md and docs/noise.md: thresholds files
+ * (the shipped sets, the built-in copy, every kind of refusal naming file and
+ * key, priors inherited), rule matching by glob, the statistics and the noise
+ * model (medians, robust sd, the normal tail, the p90 bootstrap, pooled
+ * spread, the prior floor, the parts' shared level), and gate_compare on
+ * summaries built here whose right verdicts follow from those rules, plus the
+ * verdict JSON (valid, schema, deterministic bytes).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,7 +120,7 @@ static int has_identity(const struct gate_thresholds *th, const char *field)
 
 /* ---- 1. thresholds files ---- */
 
-/* README "Shipped sets": the numbers of the table, file by file. */
+/* docs/gate.md "Shipped sets": the numbers of the table, file by file. */
 static void check_shipped(const struct gate_thresholds *th, double step_warn, double step_fail,
 			  double p90_fail, double fam_warn, double fam_fail, double floor,
 			  double share_warn, double share_fail, double significance,
@@ -282,7 +283,7 @@ static void test_thresholds_minimal_and_labels(void **state)
 	const struct gate_rule *r;
 	(void)state;
 
-	/* defaults of the README table: significance 0.05, min_samples 5, no identity */
+	/* defaults of the docs/gate.md table: significance 0.05, min_samples 5, no identity */
 	parse_str("{" SCHEMA ", \"rules\": []}", &th);
 	assert_true(fabs(th.significance - 0.05) < 1e-12);
 	assert_int_equal(th.min_samples, 5);
@@ -326,7 +327,7 @@ static void test_thresholds_refused(void **state)
 	int rc;
 	(void)state;
 
-	/* README's own example, word for word */
+	/* docs/gate.md's own example, word for word */
 	rc = gate_thresholds_parse(readme_example, strlen(readme_example), "thresholds.json", &th);
 	assert_int_equal(rc, PG_EUSAGE);
 	assert_string_equal(pg_error_last(), "thresholds.json: rules[1].warn.relativ: unknown key");
@@ -365,7 +366,7 @@ static void test_thresholds_refused(void **state)
 	expect_refused("[1, 2]", "");
 }
 
-/* README: errors name "the key's path"; a rule's comment is rules[N].comment. */
+/* docs/gate.md: errors name "the key's path"; a rule's comment is rules[N].comment. */
 static void test_thresholds_rule_comment_path(void **state)
 {
 	(void)state;
@@ -872,7 +873,7 @@ static void test_compare_two_steps(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
-/* README: "Any other metric past its fail limit is capped at warn when either
+/* docs/gate.md: "Any other metric past its fail limit is capped at warn when either
  * side has fewer than min_samples steps" — steps, not device-steps: "two ranks
  * of one job differ as much as a regression does". Two steps on four devices
  * give device-step samples for the step test, but the family stays capped. */
@@ -916,7 +917,7 @@ static void test_compare_device_steps_cap(void **state)
 	gate_thresholds_default(&th);
 	gate_compare(&b, &c, &th, &inputs, &r);
 
-	/* the step test runs on device-steps (README "Step samples") */
+	/* the step test runs on device-steps (docs/gate.md) */
 	assert_string_equal(r.step_samples, "device-steps");
 	assert_int_equal(r.step_n_baseline, 8);
 	assert_int_equal(r.step_n_candidate, 8);
@@ -924,7 +925,7 @@ static void test_compare_device_steps_cap(void **state)
 	assert_true(m->tested);
 	assert_int_equal(m->verdict, GATE_PASS);
 	/* and eight device-steps a side are enough samples for the family's +30%
-	 * to fail (README: step samples are steps, or device-steps where chosen;
+	 * to fail (docs/gate.md: step samples are steps, or device-steps where chosen;
 	 * checked after the release, so a failure here does not also leak) */
 	fam = metric(&r, "family.matmul.us_per_step")->verdict;
 	overall = r.verdict;
@@ -935,7 +936,7 @@ static void test_compare_device_steps_cap(void **state)
 			 gate_verdict_name(fam), gate_verdict_name(overall));
 }
 
-/* README: a rule's "min_samples" overrides the file's "for this rule"; the
+/* docs/gate.md: a rule's "min_samples" overrides the file's "for this rule"; the
  * warn cap of an untested metric follows the metric's own rule. Eight steps
  * meet the file's 5 but not the family rule's 10. */
 static void test_compare_rule_min_samples(void **state)
@@ -1214,7 +1215,7 @@ static void test_compare_quality(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
-/* README: past the fail limit without p < significance is a warn; improved
+/* docs/gate.md: past the fail limit without significance is a pass that says so; improved
  * needs significance; a part only one side has is new or gone, and a new one
  * is judged as a change from 0. */
 static void test_compare_significance_improved_new_gone(void **state)
@@ -1339,7 +1340,7 @@ static void test_compare_disturbed(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
-/* README "Attribution": largest first in the direction the step moved,
+/* docs/gate.md "Attribution": furthest beyond noise in the direction the step moved,
  * families before ops on ties. */
 static void test_compare_attribution_order(void **state)
 {
@@ -1379,7 +1380,7 @@ static void test_compare_attribution_order(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
-/* README: "op.<name>.us_per_step": ops of one name summed. */
+/* docs/gate.md: "op.<name>.us_per_step": ops of one name summed. */
 static void test_catalogue(void **state)
 {
 	struct summary s;
@@ -1443,7 +1444,7 @@ static void test_compare_nothing_moved(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
-/* (i) the verdict JSON: valid, the schema, the README's keys, same bytes twice. */
+/* (i) the verdict JSON: valid, the schema, docs/gate.md's keys, same bytes twice. */
 static char *verdict_json(size_t *len)
 {
 	struct summary b, c;
