@@ -287,8 +287,9 @@ struct regsum {
 	struct pg_u64map idx;
 	struct pg_buf path;
 	struct chains ch;
-	uint32_t *by_args; /* the chain per argument set: one lookup per record */
-	uint32_t *by_ann;  /* the chain per annotation of the current device */
+	uint32_t *by_args;	  /* the chain per argument set: one lookup per record */
+	uint32_t *by_ann;	  /* the chain per annotation of the current device */
+	struct pg_u64map by_name; /* the chain (or none) per name of a record with no scope */
 };
 
 /* ---- the stages, by file ---- */

@@ -365,6 +365,143 @@ static void test_annotation_regions(void **state)
 	trace_release(&g.t);
 }
 
+static const struct sum_region *region(const struct summary *s, const char *path)
+{
+	for (uint32_t i = 0; i < s->n_regions; i++)
+		if (strcmp(s->regions[i].path, path) == 0)
+			return &s->regions[i];
+	return NULL;
+}
+
+/* An op with a scope: tf_op and the name stat, each left out when NULL. */
+static void ev_scope(struct gen *g, uint32_t tr, const char *name, int64_t ts_us, int64_t dur_us,
+		     const char *tf_op, const char *name_stat)
+{
+	struct trace_arg a[2];
+	uint32_t n = 0;
+	if (name_stat)
+		a[n++] = (struct trace_arg){trace_intern_cstr(&g->t, "name"),
+					    trace_intern_cstr(&g->t, name_stat)};
+	if (tf_op)
+		a[n++] = (struct trace_arg){trace_intern_cstr(&g->t, "tf_op"),
+					    trace_intern_cstr(&g->t, tf_op)};
+	ev(g, tr, name, "", ts_us, dur_us, -1);
+	trace_event_at(&g->t, g->t.n_events - 1)->args = trace_argset_intern(&g->t, a, n);
+}
+
+/* Every region's exclusive time is its ops' not under a child region: the
+ * exclusive times add up to the top-level regions' inclusive times. */
+static void assert_exclusive_partitions(const struct summary *s)
+{
+	double excl = 0, top = 0;
+	for (uint32_t i = 0; i < s->n_regions; i++) {
+		excl += s->regions[i].exclusive_us_total;
+		if (s->regions[i].depth == 1)
+			top += s->regions[i].inclusive_us_total;
+	}
+	assert_true(fabs(excl - top) < 1e-9);
+}
+
+/*
+ * marin's hierarchy test (marin-community/marin tests/profiling/
+ * test_profile_summary.py, test_hierarchy_blacklist_prefers_semantic_parts):
+ * one 100 us op on a TPU op line under tf_op
+ * "jit(_train_step)/shard_map/apply_rotary_embedding/pallas_call". shard_map
+ * and pallas_call are plumbing, so the regions are "_train_step" (inclusive
+ * 100, exclusive 0) and "_train_step/apply_rotary_embedding" (inclusive and
+ * exclusive 100: the innermost region left holds the op, although the scope's
+ * last segment was dropped).
+ */
+static void test_regions_dropped_leaf(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	ev_scope(&g, ops, "custom_kernel.1", 0, 100,
+		 "jit(_train_step)/shard_map/apply_rotary_embedding/pallas_call", NULL);
+	summarize(&g, 0, &s);
+	assert_int_equal(s.n_regions, 2);
+	const struct sum_region *top = region(&s, "_train_step");
+	const struct sum_region *leaf = region(&s, "_train_step/apply_rotary_embedding");
+	assert_non_null(top);
+	assert_non_null(leaf);
+	assert_int_equal(leaf->depth, 2);
+	assert_true(fabs(top->inclusive_us_total - 100) < 1e-9);
+	assert_true(fabs(top->exclusive_us_total - 0) < 1e-9);
+	assert_true(fabs(leaf->inclusive_us_total - 100) < 1e-9);
+	assert_true(fabs(leaf->exclusive_us_total - 100) < 1e-9);
+	for (uint32_t i = 0; i < s.n_regions; i++) {
+		assert_null(strstr(s.regions[i].path, "shard_map"));
+		assert_null(strstr(s.regions[i].path, "pallas_call"));
+	}
+	assert_exclusive_partitions(&s);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * The scopes marin's other hierarchy test gives (test_gap_before_specific_op_
+ * and_hierarchical_regions): op names that are paths joined with "=>"
+ * ("train_step=>forward=>matmul", 50 us; "train_step=>backward=>all-reduce.1",
+ * 10 us) split like '/', and a tf_op path (20 us). Beside them, XLA GPU
+ * kernels: tf_op "XlaModule:..." takes the name stat as the scope (30 us
+ * under "f/dot_general"), while a name stat without tf_op is no scope, so an
+ * op carrying name "fabricated" (40 us) is in no region.
+ */
+static void test_regions_sources(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	ev(&g, ops, "train_step=>forward=>matmul", "", 0, 50, -1);
+	ev_scope(
+	    &g, ops, "_linear_softmax_cross_entropy_loss_bwd_pallas_mosaic_tpu_combined.1", 100, 20,
+	    "jit(_train_step)/apply_rotary_embedding/linear_softmax_cross_entropy_loss_bwd", NULL);
+	ev(&g, ops, "train_step=>backward=>all-reduce.1", "", 140, 10, -1);
+	ev_scope(&g, ops, "cutlass_gemm", 200, 30, "XlaModule:#hlo_module=jit_f,program_id=3#",
+		 "jit(f)/dot_general");
+	ev_scope(&g, ops, "fusion.7", 300, 40, NULL, "fabricated");
+	summarize(&g, 0, &s);
+
+	const struct sum_region *r = region(&s, "train_step");
+	assert_non_null(r);
+	assert_true(fabs(r->inclusive_us_total - 60) < 1e-9);
+	assert_true(fabs(r->exclusive_us_total - 0) < 1e-9);
+	r = region(&s, "train_step/forward/matmul");
+	assert_non_null(r);
+	assert_int_equal(r->depth, 3);
+	assert_true(fabs(r->exclusive_us_total - 50) < 1e-9);
+	assert_non_null(region(&s, "train_step/backward/all-reduce.1"));
+	r = region(&s, "_train_step/apply_rotary_embedding/linear_softmax_cross_entropy_loss_bwd");
+	assert_non_null(r);
+	assert_true(fabs(r->exclusive_us_total - 20) < 1e-9);
+	r = region(&s, "f/dot_general");
+	assert_non_null(r);
+	assert_true(fabs(r->exclusive_us_total - 30) < 1e-9);
+	for (uint32_t i = 0; i < s.n_regions; i++) {
+		assert_null(strstr(s.regions[i].path, "fabricated"));
+		assert_null(strstr(s.regions[i].path, "XlaModule"));
+		assert_null(strstr(s.regions[i].path, "=>"));
+	}
+	/* 50 + 20 + 10 + 30; the 40 us op is in none */
+	double top = 0;
+	for (uint32_t i = 0; i < s.n_regions; i++)
+		if (s.regions[i].depth == 1)
+			top += s.regions[i].inclusive_us_total;
+	assert_true(fabs(top - 110) < 1e-9);
+	assert_exclusive_partitions(&s);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
 /* An XLA event with an argument set (long_name carries the HLO text). */
 static void ev_hlo(struct gen *g, uint32_t tr, const char *name, int64_t ts_us, int64_t dur_us,
 		   const char *hlo)
@@ -626,6 +763,8 @@ int main(void)
 	    cmocka_unit_test(test_gaps_marker),
 	    cmocka_unit_test(test_deterministic_json),
 	    cmocka_unit_test(test_annotation_regions),
+	    cmocka_unit_test(test_regions_dropped_leaf),
+	    cmocka_unit_test(test_regions_sources),
 	    cmocka_unit_test(test_hlo_collective_sizes),
 	    cmocka_unit_test(test_event_order),
 	    cmocka_unit_test(test_corpus_host_markers_only),

@@ -9,13 +9,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../../src/analyze/analyze.h"
 #include "../../src/read/read.h"
+#include "../../src/summary/summary.h"
 #include "../../src/trace/trace.h"
 #include "xplane.pb-c.h"
 
@@ -684,6 +687,74 @@ static void test_long_lines_split(void **state)
 	}
 }
 
+/*
+ * Scopes as the XLA GPU runtime records them: a kernel's tf_op is the module's
+ * annotation ("XlaModule:#...#", shared through ref_value) and its scope is
+ * the name stat. One 100 us kernel under "jit(loss)/shard_map/attn/
+ * pallas_call", one 30 us kernel whose tf_op is the scope itself, and one
+ * 40 us kernel with a name stat and no tf_op, which is no scope.
+ */
+static void build_scoped_kernels(const char *path)
+{
+	struct builder b;
+	builder_init(&b);
+	XPlane *gpu = plane_new(&b, 1, "/device:GPU:0");
+	plane_stat_meta(gpu, 1, "tf_op");
+	plane_stat_meta(gpu, 2, "name");
+	plane_stat_meta(gpu, 3, "XlaModule:#hlo_module=jit_loss,program_id=1#");
+	plane_ev_meta(gpu, 10, "pallas_attn_kernel", NULL);
+	plane_ev_meta(gpu, 11, "gemm_kernel", NULL);
+	plane_ev_meta(gpu, 12, "loop_fusion", NULL);
+	XLine *st = line_new(gpu, 7, "Stream #7(Kernel)", 0);
+	XEvent *e = event_new(st, 10, 0, 100000000);
+	event_add_stat(e, stat_ref(1, 3));
+	event_add_stat(e, stat_s(2, "jit(loss)/shard_map/attn/pallas_call"));
+	e = event_new(st, 11, 200000000, 30000000);
+	event_add_stat(e, stat_s(1, "jit(loss)/mlp/dot_general"));
+	e = event_new(st, 12, 300000000, 40000000);
+	event_add_stat(e, stat_s(2, "fabricated"));
+	builder_write(&b, path);
+}
+
+static const struct sum_region *find_region(const struct summary *s, const char *path)
+{
+	for (uint32_t i = 0; i < s->n_regions; i++)
+		if (strcmp(s->regions[i].path, path) == 0)
+			return &s->regions[i];
+	return NULL;
+}
+
+static void test_regions_from_stats(void **state)
+{
+	char path[512];
+	struct trace t;
+	struct summary s;
+	struct analyze_options o;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/scoped.xplane.pb", tmpdir);
+	build_scoped_kernels(path);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	analyze_options_init(&o);
+	o.version = "test";
+	summary_init(&s);
+	assert_int_equal(analyze_summarize(&t, &o, &s), 0);
+	const struct sum_region *loss = find_region(&s, "loss");
+	const struct sum_region *attn = find_region(&s, "loss/attn");
+	const struct sum_region *mlp = find_region(&s, "loss/mlp/dot_general");
+	assert_non_null(loss);
+	assert_non_null(attn);
+	assert_non_null(mlp);
+	assert_int_equal(s.n_regions, 4); /* loss, loss/attn, loss/mlp, loss/mlp/dot_general */
+	assert_true(fabs(loss->inclusive_us_total - 130) < 1e-9);
+	assert_true(fabs(loss->exclusive_us_total - 0) < 1e-9);
+	assert_true(fabs(attn->exclusive_us_total - 100) < 1e-9);
+	assert_true(fabs(mlp->exclusive_us_total - 30) < 1e-9);
+	summary_release(&s);
+	trace_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +764,7 @@ int main(void)
 	    cmocka_unit_test(test_corpus_tpu),
 	    cmocka_unit_test(test_long_lines_split),
 	    cmocka_unit_test(test_host_markers_only),
+	    cmocka_unit_test(test_regions_from_stats),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
