@@ -879,8 +879,12 @@ static int parse_event(struct cj *c)
 						      : skip_value(c, NULL);
 			else if (memcmp(k, "args", 4) == 0)
 				r = skip_ws(c) == '{' ? parse_args(c) : skip_value(c, NULL);
-			else
+			else {
+				c->table_keys |= memcmp(k, "cols", 4) == 0   ? 1
+						 : memcmp(k, "rows", 4) == 0 ? 2
+									     : 0;
 				r = skip_value(c, NULL);
+			}
 			break;
 		default: r = skip_value(c, NULL);
 		}
@@ -890,6 +894,19 @@ static int parse_event(struct cj *c)
 		if (more <= 0)
 			return more ? more : finish_event(c);
 	}
+}
+
+/* A table xprof's tools made of an .xplane.pb (a DataTable of "cols" and
+ * "rows", or a file named as one): aggregates, no events to summarize. */
+static int fail_tool_table(struct cj *c)
+{
+	const char *tool = read_xprof_tool(c->path);
+
+	return pg_error_set(
+	    PG_EUNSUPP,
+	    "cannot read '%s': an xprof tool table (%s): aggregates xprof "
+	    "computes from an .xplane.pb, not a trace; summarize the .xplane.pb it came from",
+	    c->path, tool ? tool : "a DataTable of cols and rows");
 }
 
 static int parse_event_array(struct cj *c)
@@ -906,6 +923,8 @@ static int parse_event_array(struct cj *c)
 	for (;;) {
 		if (parse_event(c))
 			return PG_EFORMAT;
+		if (c->index == 0 && c->top_is_array && c->table_keys == 3)
+			return fail_tool_table(c);
 		c->index++;
 		int more = next_item(c, ']', "',' or ']' after an event");
 		if (more < 0)
@@ -940,6 +959,10 @@ static int parse_top_object(struct cj *c)
 		nkeys++;
 		const char *k = c->key.ptr;
 		int r;
+		if (strcmp(k, "cols") == 0)
+			c->table_keys |= 1;
+		else if (strcmp(k, "rows") == 0)
+			c->table_keys |= 2;
 		if (strcmp(k, "traceEvents") == 0) {
 			ch = skip_ws(c);
 			if (ch != '[') {
@@ -1003,6 +1026,10 @@ static int parse_top_object(struct cj *c)
 			break;
 	}
 done:
+	if (!c->saw_trace_events && (c->table_keys == 3 || read_xprof_tool(c->path))) {
+		fail_tool_table(c);
+		goto out;
+	}
 	if (!c->saw_trace_events) {
 		cj_fail(
 		    c,

@@ -79,6 +79,7 @@ struct cj {
 	/* header facts */
 	struct pg_buf dev_props, dist_info;
 	int saw_trace_events, top_is_array;
+	int table_keys; /* an object had "cols" (1) and "rows" (2): an xprof tool table */
 	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
 	uint64_t unmatched_end, unclosed_begin;
 };

@@ -96,6 +96,30 @@ const char *read_kept_arg_name(int i)
 	return i >= 0 && (size_t)i < PG_ARRAY_LEN(kept) ? kept[i] : "";
 }
 
+/* The tables xprof's tools make of an .xplane.pb, by the names marin saves
+ * them under (<tool>.json, its XPROF_TABLE_TOOLS) and TensorBoard's profile
+ * plugin caches them under: per-step and per-kernel aggregates, not events. */
+static const char *const xprof_tools[] = {
+    "overview_page", "kernel_stats",   "framework_op_stats",	      "op_profile",
+    "hlo_stats",     "memory_profile", "input_pipeline_analyzer",     "input_pipeline",
+    "memory_viewer", "pod_viewer",     "tf_data_bottleneck_analysis",
+};
+
+const char *read_xprof_tool(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strcspn(base, ".");
+	if (strcmp(base + n, ".json") != 0 && strcmp(base + n, ".json.gz") != 0)
+		return NULL;
+	for (size_t i = 0; i < PG_ARRAY_LEN(xprof_tools); i++)
+		if (strlen(xprof_tools[i]) == n && memcmp(base, xprof_tools[i], n) == 0)
+			return xprof_tools[i];
+	return NULL;
+}
+
 int read_parse_index(const char *s, const char *prefix, int trailing, int32_t *out)
 {
 	size_t n = strlen(prefix);

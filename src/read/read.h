@@ -74,6 +74,9 @@ enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
 int read_kept_arg(const char *k, size_t n);
 #define READ_KEPT_ARGS 30 /* entries of the kept list (names.c) */
 const char *read_kept_arg_name(int i);
+/* The xprof tool a file is named as the table of ("kernel_stats" for
+ * .../kernel_stats.json[.gz]), or NULL. */
+const char *read_xprof_tool(const char *path);
 /* s is prefix, then a device index (decimal, 0 to 1000000), then the end of
  * s, or anything when `trailing` allows it: 1 with *out set, else 0. */
 int read_parse_index(const char *s, const char *prefix, int trailing, int32_t *out);

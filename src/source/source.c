@@ -17,9 +17,13 @@
  *  - within a capture XPlane wins over JSON of the same capture, a
  *    <host>.trace.json.gz over perfetto_trace.json.gz (same events), and
  *    other *.json files count only when nothing else is there;
+ *  - xprof tool tables (<tool>.json) and .xplane.riegeli files are skipped
+ *    with a note; a capture of nothing else is refused, naming them;
  *  - byte-identical files (same size and sha256) are read once and reported.
  */
 #include "source.h"
+
+#include "../read/read.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,8 +55,8 @@ struct cands {
 
 const char *source_kind_name(enum source_kind k)
 {
-	static const char *names[] = {"xplane", "jax-trace-json", "perfetto-json", "kineto-json",
-				      "json",	"xplane-riegeli", "file"};
+	static const char *names[] = {"xplane", "jax-trace-json", "perfetto-json",    "kineto-json",
+				      "json",	"xplane-riegeli", "xprof-tool-table", "file"};
 	return (unsigned)k < PG_ARRAY_LEN(names) ? names[k] : "file";
 }
 
@@ -75,6 +79,8 @@ static int classify(const char *base, enum source_kind *out)
 		*out = SOURCE_KINETO;
 	else if (ends_with(base, ".trace.json.gz") || ends_with(base, ".trace.json"))
 		*out = SOURCE_JAX_JSON;
+	else if (read_xprof_tool(base))
+		*out = SOURCE_XPROF_TOOL;
 	else if (ends_with(base, ".json") || ends_with(base, ".json.gz"))
 		*out = SOURCE_JSON;
 	else
@@ -433,6 +439,10 @@ static void choose_files(struct source_set *s, const struct cands *cs, const str
 		case SOURCE_RIEGELI:
 			why = ".xplane.riegeli is not supported (export .xplane.pb)";
 			break;
+		case SOURCE_XPROF_TOOL:
+			why = "an xprof tool table (aggregates xprof computes from an .xplane.pb), "
+			      "not a trace";
+			break;
 		default: break;
 		}
 		if (why) {
@@ -541,10 +551,13 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 	if (g.n > 1)
 		note(s, "%s: %u captures; chose '%s' (%s)", root, g.n, g.v[best].name,
 		     capture ? "named by --capture" : "the newest; --capture NAME picks another");
-	uint32_t first = s->n_files;
+	uint32_t first = s->n_files, first_note = s->n_notes;
 	choose_files(s, &cs, &g.v[best]);
 	if (s->n_files > first)
 		qsort(s->files + first, s->n_files - first, sizeof(*s->files), cmp_path);
+	else if (s->n_notes > first_note) /* every file skipped: say why, do not read nothing */
+		rc = pg_error_set(PG_EUNSUPP, "no profile profgate reads in '%s': %s (%u skipped)",
+				  root, s->notes[first_note], s->n_notes - first_note);
 out:
 	free(root);
 	free_groups(&g);

@@ -13,12 +13,13 @@
 
 enum source_kind {
 	SOURCE_XPLANE,
-	SOURCE_JAX_JSON, /* <host>.trace.json.gz */
-	SOURCE_PERFETTO, /* perfetto_trace.json.gz */
-	SOURCE_KINETO,	 /* *.pt.trace.json[.gz] */
-	SOURCE_JSON,	 /* any other *.json[.gz] */
-	SOURCE_RIEGELI,	 /* *.xplane.riegeli: found, not readable */
-	SOURCE_GIVEN,	 /* a file named on the command line */
+	SOURCE_JAX_JSON,   /* <host>.trace.json.gz */
+	SOURCE_PERFETTO,   /* perfetto_trace.json.gz */
+	SOURCE_KINETO,	   /* *.pt.trace.json[.gz] */
+	SOURCE_JSON,	   /* any other *.json[.gz] */
+	SOURCE_RIEGELI,	   /* *.xplane.riegeli: found, not readable */
+	SOURCE_XPROF_TOOL, /* <tool>.json: a table xprof made of an .xplane.pb, not a trace */
+	SOURCE_GIVEN,	   /* a file named on the command line */
 };
 
 struct source_file {
