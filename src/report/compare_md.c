@@ -918,10 +918,12 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 {
 	static const enum gate_verdict sides[] = {GATE_NEW, GATE_GONE};
 	struct row *rows = pg_xmalloc((r->n_metrics + 1) * sizeof(*rows));
-	int header = 0;
+	uint32_t n = 0, start[PG_ARRAY_LEN(sides) + 1], total[PG_ARRAY_LEN(sides)];
 
+	/* the rows shown of each side, then their names cut together: a kernel
+	 * gone and the one that replaced it often differ only deep inside */
 	for (size_t k = 0; k < PG_ARRAY_LEN(sides); k++) {
-		uint32_t n = 0;
+		start[k] = n;
 		for (uint32_t i = 0; i < r->n_metrics; i++) {
 			const struct gate_metric_result *m = &r->metrics[i];
 			if (m->verdict != sides[k])
@@ -929,17 +931,21 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			double v = m->has_candidate ? m->candidate : m->baseline;
 			rows[n++] = (struct row){m, i, unit_of(m->name) == U_TIME ? fabs(v) : -1};
 		}
-		qsort(rows, n, sizeof(*rows), by_key);
-		uint32_t shown = n < NEW_GONE_SHOWN ? n : NEW_GONE_SHOWN;
-		struct report_cut *cuts = subject_cuts(rows, shown);
-		for (uint32_t i = 0; i < shown; i++) {
+		qsort(rows + start[k], n - start[k], sizeof(*rows), by_key);
+		total[k] = n - start[k];
+		n = start[k] + (total[k] < NEW_GONE_SHOWN ? total[k] : NEW_GONE_SHOWN);
+	}
+	start[PG_ARRAY_LEN(sides)] = n;
+	if (!n) {
+		free(rows);
+		return;
+	}
+	struct report_cut *cuts = subject_cuts(rows, n);
+	pg_buf_adds(b, "### New and gone\n\n| | kind | name | per step | share of step |\n"
+		       "|---|---|---|---:|---:|\n");
+	for (size_t k = 0; k < PG_ARRAY_LEN(sides); k++) {
+		for (uint32_t i = start[k]; i < start[k + 1]; i++) {
 			const struct gate_metric_result *m = rows[i].m;
-			if (!header) {
-				pg_buf_adds(
-				    b, "### New and gone\n\n| | kind | name | per step | share "
-				       "of step |\n|---|---|---|---:|---:|\n");
-				header = 1;
-			}
 			pg_buf_addf(b, "| %s | %s | ", verdict_name(m->verdict),
 				    kind_name(m->kind));
 			subject(b, m, &cuts[i]);
@@ -954,13 +960,12 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			else
 				pg_buf_adds(b, " | — |\n");
 		}
-		if (n > NEW_GONE_SHOWN)
+		if (total[k] > NEW_GONE_SHOWN)
 			pg_buf_addf(b, "| %s | | %u more | | |\n", verdict_name(sides[k]),
-				    n - NEW_GONE_SHOWN);
-		free(cuts);
+				    total[k] - NEW_GONE_SHOWN);
 	}
-	if (header)
-		pg_buf_adds(b, "\n");
+	pg_buf_adds(b, "\n");
+	free(cuts);
 	free(rows);
 }
 

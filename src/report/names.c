@@ -11,8 +11,10 @@
  * shown whole. A name whose plain cut shows that byte and a few after it is
  * cut plainly. Any other shows its head (about two fifths of the width, ended
  * after a separator when one is near), an ellipsis, and a window of the rest
- * of the width that opens at the start of the word holding the byte, or
- * earlier when the name ends sooner, with an ellipsis when the name goes on.
+ * of the width that opens at the start of the word holding the byte (or of
+ * the argument list it ends, for context), or earlier when the name ends
+ * sooner, with an ellipsis when the name goes on. Windows open at word starts
+ * where one is near, so they read as names, not as pieces of them.
  * A last pass looks for rows that still read the same and places those
  * windows at the byte where the two differ. Every cut falls on a UTF-8
  * boundary, so no multi-byte character is split; escaping is the renderers'
@@ -64,6 +66,19 @@ static int word_byte(unsigned char c)
 	       c == '_' || c == ':' || c >= 0x80;
 }
 
+/* From k inside a word, the start of the next word when one starts before
+ * limit; else k. */
+static size_t next_word(const char *s, size_t k, size_t limit)
+{
+	size_t j = k;
+
+	while (j < limit && word_byte((unsigned char)s[j]))
+		j++;
+	while (j < limit && !word_byte((unsigned char)s[j]))
+		j++;
+	return j < limit ? j : k;
+}
+
 /* Where a window showing byte d opens: the start of d's word; when that word
  * starts within 8 bytes of d, the argument list it ends ("float, 1, 1, int"
  * from just after its '<' or '('), or, when the bracket is right before the
@@ -92,9 +107,10 @@ static size_t window_start(const char *s, size_t d, size_t floor, size_t back)
 		j--;
 	while (j > lo && word_byte((unsigned char)s[j - 1]))
 		j--;
-	if (j == lo || !word_byte((unsigned char)s[j - 1]))
-		k = j; /* the whole word before, not a piece of it */
-	return seq_start(s, k, floor);
+	/* the whole word before, not a piece of it: from the cap, the next word */
+	if (j > floor && word_byte((unsigned char)s[j - 1]))
+		j = next_word(s, j, k + 1);
+	return seq_start(s, j, floor);
 }
 
 /* The head of a windowed name: two fifths of max, ended just after a
@@ -122,8 +138,12 @@ static void place(const char *s, size_t n, size_t d, size_t max, struct report_c
 	size_t head = head_of(s, max), width = max - head;
 	size_t back = BACK_MAX < width / 2 ? BACK_MAX : width / 2;
 	size_t from = window_start(s, d < n ? d : n, head, back);
-	if (from + width > n)
+	if (from + width > n) {
+		/* the window ends with the name: from a word's start when one is near */
 		from = seq_start(s, n - width, head);
+		if (from > 0 && word_byte((unsigned char)s[from - 1]))
+			from = next_word(s, from, d < from + 12 ? d : from + 12);
+	}
 	if (from <= head)
 		return; /* the window would follow the head: a plain cut shows it */
 	*c = (struct report_cut){head, from, fit(s + from, n - from, width)};

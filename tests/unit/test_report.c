@@ -1076,6 +1076,71 @@ static void test_compare_cap(void **state)
 	pg_buf_release(&md);
 }
 
+/* Kernels alike for their first 120 bytes, in every place a comparison names
+ * ops: the metric table, the movers, new and gone (a gone kernel and its
+ * replacement cut together), the attribution line and a family's detail. */
+static void test_compare_names_alike(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf md = PG_BUF_INIT;
+	(void)state;
+
+#define K(t) EIGEN_HEAD t EIGEN_TAIL
+	result_init(&r, &b, &c, &th);
+	r.verdict = GATE_FAIL;
+	r.has_step = 1;
+	r.step_baseline_us = 41200;
+	r.step_candidate_us = 44600;
+	r.step_delta_us = 3400;
+	r.step_delta_share = 3400.0 / 41200;
+	struct gate_metric_result m[5];
+	m[0] = metric("op." K("float") ".us_per_step", GATE_K_OP, K("float"), 8000, 11000, &rule_op,
+		      GATE_FAIL);
+	m[1] = metric("op." K("bool") ".us_per_step", GATE_K_OP, K("bool"), 8000, 10000, &rule_op,
+		      GATE_FAIL);
+	m[2] = metric("op." K("int8") ".us_per_step", GATE_K_OP, K("int8"), 0, 900, &rule_op,
+		      GATE_NEW);
+	m[2].has_baseline = 0;
+	m[3] = metric("op." K("int16") ".us_per_step", GATE_K_OP, K("int16"), 700, 0, &rule_op,
+		      GATE_GONE);
+	m[3].has_candidate = 0;
+	m[4] = metric("step.median_us", GATE_K_STEP, NULL, 41200, 44600, &rule_step, GATE_FAIL);
+	r.metrics = m;
+	r.n_metrics = 5;
+	struct gate_attribution a[] = {
+	    {GATE_ATTR_FAMILY, (char *)"elementwise", 2000, (char *)K("half") "\x1f" K("double"),
+	     NULL, 9},
+	    {GATE_ATTR_OP, (char *)K("float"), 3000, NULL, NULL, 9},
+	    {GATE_ATTR_OP, (char *)K("bool"), 2000, NULL, NULL, 8},
+	};
+	r.attribution = a;
+	r.n_attribution = 3;
+
+	report_compare_md(&r, &md);
+	const char *s = md.ptr;
+	const char *line_end = strchr(after(s, "Where the time went"), '\n');
+	static const char *const where[][2] = {
+	    {"Where the time went", "Tensor<float, 1"}, {"Where the time went", "Tensor<bool, 1"},
+	    {"Where the time went", "Tensor<half, 1"},	{"Where the time went", "Tensor<double, 1"},
+	    {"| metric |", "Tensor<float, 1"},		{"| metric |", "Tensor<bool, 1"},
+	    {"| metric |", "Tensor<int8, 1"},		{"| metric |", "Tensor<int16, 1"},
+	    {"### Top regressed", "Tensor<float, 1"},	{"### Top regressed", "Tensor<bool, 1"},
+	    {"### New and gone", "Tensor<int8, 1"},	{"### New and gone", "Tensor<int16, 1"},
+	};
+	for (size_t i = 0; i < PG_ARRAY_LEN(where); i++) {
+		const char *p = strstr(after(s, where[i][0]), where[i][1]);
+		assert_non_null(p);
+		if (i < 4)
+			assert_true(p < line_end); /* on the attribution line itself */
+	}
+	assert_tables_intact(s);
+#undef K
+	summaries_release(&b, &c);
+	pg_buf_release(&md);
+}
+
 /* A hostile op name lands in the table, the attribution, a family's detail,
  * the movers, new and gone, provenance and quality: always escaped. */
 static void test_compare_hostile(void **state)
@@ -1164,6 +1229,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_no_step),
 	    cmocka_unit_test(test_compare_cap),
 	    cmocka_unit_test(test_compare_hostile),
+	    cmocka_unit_test(test_compare_names_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
