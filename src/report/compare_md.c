@@ -503,10 +503,8 @@ static int family_listed(const struct gate_result *r, uint32_t upto, const char 
 	return 0;
 }
 
-/* The parts listed are those beyond their own noise (gate_result.attribution_z);
- * the remainder is the step change they leave unexplained. */
-/* Whether attribution entry i is on the line: an op whose family is listed
- * is not, and neither is anything past the first ATTR_SHOWN. */
+/* Whether attribution entry i may be on the line: an op whose family the line
+ * names is not. */
 static int attr_listed(const struct gate_result *r, uint32_t i)
 {
 	const struct gate_attribution *a = &r->attribution[i];
@@ -533,6 +531,8 @@ static void line_names_of(const struct gate_result *r, struct line_names *ln)
 	ln->detail_cuts = cuts_of((const char *const *)ln->detail, ln->n_detail, 60);
 }
 
+/* The parts listed are those beyond their own noise (gate_result.attribution_z);
+ * the remainder is the step change they leave unexplained. */
 static void attribution(const struct gate_result *r, struct pg_buf *b)
 {
 	uint32_t shown = 0, left = 0, next_op = 0, next_detail = 0;
