@@ -192,16 +192,32 @@ static void part_name(struct pg_buf *b, const char *name)
 	report_text(b, name ? name : "", NAME_MAX_BYTES);
 }
 
-/* A metric's subject as people read it: families as text, anything else as code. */
-static void subject(struct pg_buf *b, const struct gate_metric_result *m)
+/* A metric's subject: the family or op it is about, else its name. */
+static const char *subject_name(const struct gate_metric_result *m)
 {
-	const char *s = m->subject && *m->subject ? m->subject : m->name;
+	if ((m->kind == GATE_K_FAMILY || m->kind == GATE_K_OP) && m->subject && *m->subject)
+		return m->subject;
+	return m->name;
+}
+
+/* A metric's subject as people read it, cut as c says: families as text,
+ * anything else as code. */
+static void subject(struct pg_buf *b, const struct gate_metric_result *m,
+		    const struct report_cut *c)
+{
 	if (m->kind == GATE_K_FAMILY)
-		report_text(b, s, NAME_MAX_BYTES);
-	else if (m->kind == GATE_K_OP)
-		report_code(b, s, NAME_MAX_BYTES);
+		report_text_cut(b, subject_name(m), c);
 	else
-		report_code(b, m->name, NAME_MAX_BYTES);
+		report_code_cut(b, subject_name(m), c);
+}
+
+/* The cuts of n names, cut together so that they read apart
+ * (report_cut_names). The caller frees the result. */
+static struct report_cut *cuts_of(const char *const *names, uint32_t n, size_t max)
+{
+	struct report_cut *cuts = pg_xmalloc((n + 1) * sizeof(*cuts));
+	report_cut_names(names, n, max, cuts);
+	return cuts;
 }
 
 /* The most severe first, for reading order only. */
@@ -413,21 +429,34 @@ static void counts(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, ".\n\n");
 }
 
-/* gate_attribution.detail: op names separated by GATE_DETAIL_SEP, each shown as code. */
-static void detail_ops(struct pg_buf *b, const char *detail)
+/* The names an attribution line shows: the ops listed, and the first
+ * DETAIL_OPS ops of each family's detail (gate_attribution.detail, names
+ * separated by GATE_DETAIL_SEP), each a string of its own. */
+struct line_names {
+	char **detail; /* every detail name shown, in line order */
+	uint32_t n_detail, cap_detail;
+	const char **ops; /* the ops listed, in line order */
+	uint32_t n_ops;
+	struct report_cut *detail_cuts, *op_cuts;
+};
+
+/* Split one detail into its names (ln NULL: only count them); returns how
+ * many it holds in all. */
+static uint32_t detail_split(struct line_names *ln, const char *detail)
 {
-	struct pg_buf one = PG_BUF_INIT;
 	uint32_t n = 0;
 
 	for (const char *p = detail; p && *p;) {
 		const char *e = strchr(p, GATE_DETAIL_SEP);
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		if (len) {
-			if (n < DETAIL_OPS) {
-				pg_buf_reset(&one);
-				pg_buf_add(&one, p, len);
-				pg_buf_adds(b, n ? ", " : "");
-				report_code(b, one.ptr, 60);
+			if (ln && n < DETAIL_OPS) {
+				if (ln->n_detail == ln->cap_detail) {
+					ln->cap_detail = ln->cap_detail ? 2 * ln->cap_detail : 8;
+					ln->detail = pg_xrealloc(
+					    ln->detail, ln->cap_detail * sizeof(*ln->detail));
+				}
+				ln->detail[ln->n_detail++] = pg_xstrndup(p, len);
 			}
 			n++;
 		}
@@ -435,9 +464,30 @@ static void detail_ops(struct pg_buf *b, const char *detail)
 			break;
 		p = e + 1;
 	}
-	if (n > DETAIL_OPS)
-		pg_buf_addf(b, ", %u more", n - DETAIL_OPS);
-	pg_buf_release(&one);
+	return n;
+}
+
+static void line_names_release(struct line_names *ln)
+{
+	for (uint32_t i = 0; i < ln->n_detail; i++)
+		free(ln->detail[i]);
+	free(ln->detail);
+	free(ln->ops);
+	free(ln->detail_cuts);
+	free(ln->op_cuts);
+}
+
+/* A family's detail ops from *next on, each as code; their count in all. */
+static void detail_ops(struct pg_buf *b, struct line_names *ln, uint32_t *next, uint32_t total)
+{
+	uint32_t shown = total < DETAIL_OPS ? total : DETAIL_OPS;
+
+	for (uint32_t k = 0; k < shown; k++, (*next)++) {
+		pg_buf_adds(b, k ? ", " : "");
+		report_code_cut(b, ln->detail[*next], &ln->detail_cuts[*next]);
+	}
+	if (total > DETAIL_OPS)
+		pg_buf_addf(b, ", %u more", total - DETAIL_OPS);
 }
 
 /* An op whose family the line already names is inside that family's time:
@@ -453,20 +503,50 @@ static int family_listed(const struct gate_result *r, uint32_t upto, const char 
 	return 0;
 }
 
+/* Whether attribution entry i may be on the line: an op whose family the line
+ * names is not. */
+static int attr_listed(const struct gate_result *r, uint32_t i)
+{
+	const struct gate_attribution *a = &r->attribution[i];
+	return !(a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family));
+}
+
+/* The op names the line shows, gathered first so that they are cut together. */
+static void line_names_of(const struct gate_result *r, struct line_names *ln)
+{
+	uint32_t shown = 0;
+
+	memset(ln, 0, sizeof(*ln));
+	ln->ops = pg_xmalloc((r->n_attribution + 1) * sizeof(*ln->ops));
+	for (uint32_t i = 0; i < r->n_attribution && shown < ATTR_SHOWN; i++) {
+		const struct gate_attribution *a = &r->attribution[i];
+		if (!attr_listed(r, i))
+			continue;
+		if (a->kind == GATE_ATTR_OP)
+			ln->ops[ln->n_ops++] = a->name;
+		detail_split(ln, a->detail);
+		shown++;
+	}
+	ln->op_cuts = cuts_of(ln->ops, ln->n_ops, NAME_MAX_BYTES);
+	ln->detail_cuts = cuts_of((const char *const *)ln->detail, ln->n_detail, 60);
+}
+
 /* The parts listed are those beyond their own noise (gate_result.attribution_z);
  * the remainder is the step change they leave unexplained. */
 static void attribution(const struct gate_result *r, struct pg_buf *b)
 {
-	uint32_t shown = 0, left = 0;
+	uint32_t shown = 0, left = 0, next_op = 0, next_detail = 0;
+	struct line_names ln;
 
 	if (!r->has_step)
 		return;
+	line_names_of(r, &ln);
 	pg_buf_adds(b, "Where the time went: ");
 	signed_time(b, r->step_delta_us);
 	pg_buf_adds(b, " per step: ");
 	for (uint32_t i = 0; i < r->n_attribution; i++) {
 		const struct gate_attribution *a = &r->attribution[i];
-		if (a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family))
+		if (!attr_listed(r, i))
 			continue;
 		if (shown >= ATTR_SHOWN) {
 			left++;
@@ -477,17 +557,22 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, " ");
 		switch (a->kind) {
 		case GATE_ATTR_FAMILY: report_text(b, a->name, NAME_MAX_BYTES); break;
-		case GATE_ATTR_OP: report_code(b, a->name, NAME_MAX_BYTES); break;
+		case GATE_ATTR_OP:
+			report_code_cut(b, a->name, &ln.op_cuts[next_op]);
+			next_op++;
+			break;
 		case GATE_ATTR_BREAKDOWN: part_name(b, a->name); break;
 		}
 		pg_buf_addf(b, " (z %.1f", a->z);
-		if (a->detail && *a->detail) {
+		uint32_t total = detail_split(NULL, a->detail);
+		if (total) {
 			pg_buf_adds(b, "; ");
-			detail_ops(b, a->detail);
+			detail_ops(b, &ln, &next_detail, total);
 		}
 		pg_buf_adds(b, ")");
 		shown++;
 	}
+	line_names_release(&ln);
 	if (!shown) {
 		pg_buf_adds(b, "no part changed beyond noise.\n\n");
 		return;
@@ -579,12 +664,13 @@ static void verdict_cell(struct pg_buf *b, const struct gate_metric_result *m)
 	pg_buf_adds(b, ")");
 }
 
-static void metric_row(struct pg_buf *b, const struct gate_metric_result *m)
+static void metric_row(struct pg_buf *b, const struct gate_metric_result *m,
+		       const struct report_cut *c)
 {
 	enum unit u = unit_of(m->name);
 
 	pg_buf_adds(b, "| ");
-	report_code(b, m->name, NAME_MAX_BYTES + 30);
+	report_code_cut(b, m->name, c);
 	pg_buf_adds(b, " | ");
 	if (m->has_baseline)
 		value(b, u, m->baseline);
@@ -693,10 +779,19 @@ static void metrics(const struct gate_result *r, struct pg_buf *b)
 	}
 	pg_buf_adds(b, "| metric | baseline | candidate | change | limit | verdict |\n"
 		       "|---|---:|---:|---:|---|---|\n");
+	const char **names = pg_xmalloc((keep + 1) * sizeof(*names));
+	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (rows[i].m)
-			metric_row(b, rows[i].m);
+			names[k++] = rows[i].m->name;
+	struct report_cut *cuts = cuts_of(names, k, NAME_MAX_BYTES + 30);
+	k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (rows[i].m)
+			metric_row(b, rows[i].m, &cuts[k++]);
 	pg_buf_adds(b, "\n");
+	free(names);
+	free(cuts);
 	if (n_cut) {
 		pg_buf_addf(b, "%u more not shown (", n_cut);
 		int any = 0;
@@ -752,10 +847,11 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, " | |\n\n");
 }
 
-static void mover_row(struct pg_buf *b, const struct gate_metric_result *m)
+static void mover_row(struct pg_buf *b, const struct gate_metric_result *m,
+		      const struct report_cut *c)
 {
 	pg_buf_addf(b, "| %s | ", kind_name(m->kind));
-	subject(b, m);
+	subject(b, m, c);
 	pg_buf_adds(b, " | ");
 	report_time(b, m->baseline);
 	pg_buf_adds(b, " | ");
@@ -765,6 +861,18 @@ static void mover_row(struct pg_buf *b, const struct gate_metric_result *m)
 	pg_buf_adds(b, " | ");
 	verdict_cell(b, m);
 	pg_buf_adds(b, " |\n");
+}
+
+/* The cuts of the subjects of rows[0, n), cut together. The caller frees the
+ * result. */
+static struct report_cut *subject_cuts(const struct row *rows, uint32_t n)
+{
+	const char **names = pg_xmalloc((n + 1) * sizeof(*names));
+	for (uint32_t i = 0; i < n; i++)
+		names[i] = subject_name(rows[i].m);
+	struct report_cut *cuts = cuts_of(names, n, NAME_MAX_BYTES);
+	free(names);
+	return cuts;
 }
 
 /* Families, then ops, that moved most in one direction (sign +1: grew). */
@@ -786,7 +894,9 @@ static void top(const struct gate_result *r, struct pg_buf *b, int sign, const c
 			rows[n++] = (struct row){m, i, sign * m->delta};
 		}
 		qsort(rows, n, sizeof(*rows), by_key);
-		for (uint32_t i = 0; i < n && i < TOP_SHOWN; i++) {
+		n = n < TOP_SHOWN ? n : TOP_SHOWN;
+		struct report_cut *cuts = subject_cuts(rows, n);
+		for (uint32_t i = 0; i < n; i++) {
 			if (!header) {
 				pg_buf_addf(
 				    b,
@@ -795,8 +905,9 @@ static void top(const struct gate_result *r, struct pg_buf *b, int sign, const c
 				    heading);
 				header = 1;
 			}
-			mover_row(b, rows[i].m);
+			mover_row(b, rows[i].m, &cuts[i]);
 		}
+		free(cuts);
 	}
 	if (header)
 		pg_buf_adds(b, "\n");
@@ -807,10 +918,12 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 {
 	static const enum gate_verdict sides[] = {GATE_NEW, GATE_GONE};
 	struct row *rows = pg_xmalloc((r->n_metrics + 1) * sizeof(*rows));
-	int header = 0;
+	uint32_t n = 0, start[PG_ARRAY_LEN(sides) + 1], total[PG_ARRAY_LEN(sides)];
 
+	/* the rows shown of each side, then their names cut together: a kernel
+	 * gone and the one that replaced it often differ only deep inside */
 	for (size_t k = 0; k < PG_ARRAY_LEN(sides); k++) {
-		uint32_t n = 0;
+		start[k] = n;
 		for (uint32_t i = 0; i < r->n_metrics; i++) {
 			const struct gate_metric_result *m = &r->metrics[i];
 			if (m->verdict != sides[k])
@@ -818,18 +931,24 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			double v = m->has_candidate ? m->candidate : m->baseline;
 			rows[n++] = (struct row){m, i, unit_of(m->name) == U_TIME ? fabs(v) : -1};
 		}
-		qsort(rows, n, sizeof(*rows), by_key);
-		for (uint32_t i = 0; i < n && i < NEW_GONE_SHOWN; i++) {
+		qsort(rows + start[k], n - start[k], sizeof(*rows), by_key);
+		total[k] = n - start[k];
+		n = start[k] + (total[k] < NEW_GONE_SHOWN ? total[k] : NEW_GONE_SHOWN);
+	}
+	start[PG_ARRAY_LEN(sides)] = n;
+	if (!n) {
+		free(rows);
+		return;
+	}
+	struct report_cut *cuts = subject_cuts(rows, n);
+	pg_buf_adds(b, "### New and gone\n\n| | kind | name | per step | share of step |\n"
+		       "|---|---|---|---:|---:|\n");
+	for (size_t k = 0; k < PG_ARRAY_LEN(sides); k++) {
+		for (uint32_t i = start[k]; i < start[k + 1]; i++) {
 			const struct gate_metric_result *m = rows[i].m;
-			if (!header) {
-				pg_buf_adds(
-				    b, "### New and gone\n\n| | kind | name | per step | share "
-				       "of step |\n|---|---|---|---:|---:|\n");
-				header = 1;
-			}
 			pg_buf_addf(b, "| %s | %s | ", verdict_name(m->verdict),
 				    kind_name(m->kind));
-			subject(b, m);
+			subject(b, m, &cuts[i]);
 			pg_buf_adds(b, " | ");
 			if (m->has_candidate || m->has_baseline)
 				value(b, unit_of(m->name),
@@ -841,12 +960,12 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			else
 				pg_buf_adds(b, " | — |\n");
 		}
-		if (n > NEW_GONE_SHOWN)
+		if (total[k] > NEW_GONE_SHOWN)
 			pg_buf_addf(b, "| %s | | %u more | | |\n", verdict_name(sides[k]),
-				    n - NEW_GONE_SHOWN);
+				    total[k] - NEW_GONE_SHOWN);
 	}
-	if (header)
-		pg_buf_adds(b, "\n");
+	pg_buf_adds(b, "\n");
+	free(cuts);
 	free(rows);
 }
 

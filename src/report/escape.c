@@ -3,22 +3,12 @@
  * names, scope paths, labels), and must not ping people, inject HTML, or break
  * the tables it sits in. Bytes that are not UTF-8 and the bidirectional
  * controls (which make text read in another order than it runs) become U+FFFD.
+ * Where a name is cut is names.c's: these write the pieces a cut keeps, each
+ * escaped the same way, with an ellipsis where bytes were left out.
  */
 #include "report.h"
 
 #include <string.h>
-
-/* Bytes of s to keep so that at most max bytes are used without splitting a
- * UTF-8 sequence. */
-static size_t cut(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	size_t k = max;
-	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
-		k--;
-	return k;
-}
 
 /* Copy the non-ASCII sequence at s[0..n) to b (U+FFFD for bytes that are not
  * UTF-8 and for bidirectional controls); returns the bytes consumed. */
@@ -42,12 +32,10 @@ static size_t put_utf8(struct pg_buf *b, const char *s, size_t n)
 	return k;
 }
 
-void report_code(struct pg_buf *b, const char *s, size_t max)
+/* One piece of a name, s[from, to), as code-span text. */
+static void code_range(struct pg_buf *b, const char *s, size_t from, size_t to)
 {
-	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
-
-	pg_buf_addc(b, '`');
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = from; i < to; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '`')
 			pg_buf_addc(b, '\'');
@@ -56,20 +44,16 @@ void report_code(struct pg_buf *b, const char *s, size_t max)
 		else if (c < 0x20 || c == 0x7f)
 			pg_buf_addc(b, ' ');
 		else if (c >= 0x80)
-			i += put_utf8(b, s + i, k - i) - 1;
+			i += put_utf8(b, s + i, to - i) - 1;
 		else
 			pg_buf_addc(b, (char)c);
 	}
-	if (k < n)
-		pg_buf_adds(b, "…");
-	pg_buf_addc(b, '`');
 }
 
-void report_text(struct pg_buf *b, const char *s, size_t max)
+/* One piece of a name, s[from, to), as markdown text. */
+static void text_range(struct pg_buf *b, const char *s, size_t from, size_t to)
 {
-	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
-
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = from; i < to; i++) {
 		unsigned char c = (unsigned char)s[i];
 		switch (c) {
 		case '<': pg_buf_adds(b, "&lt;"); break;
@@ -94,28 +78,79 @@ void report_text(struct pg_buf *b, const char *s, size_t max)
 			break;
 		default:
 			if (c >= 0x80)
-				i += put_utf8(b, s + i, k - i) - 1;
+				i += put_utf8(b, s + i, to - i) - 1;
 			else
 				pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
 		}
 	}
-	if (k < n)
-		pg_buf_adds(b, "…");
 }
 
-void report_mermaid(struct pg_buf *b, const char *s, size_t max)
+/* One piece of a name, s[from, to), inside a Mermaid label. */
+static void mermaid_range(struct pg_buf *b, const char *s, size_t from, size_t to)
 {
 	static const char keep[] = " ._-+:/()=,'";
-	size_t n = s ? strlen(s) : 0, k = cut(s ? s : "", n, max);
 
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = from; i < to; i++) {
 		unsigned char c = (unsigned char)s[i];
 		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			 (c >= '0' && c <= '9') || c >= 0x80 || (c && strchr(keep, c));
 		pg_buf_addc(b, ok ? (char)c : '_');
 	}
-	if (k < n)
-		pg_buf_adds(b, "...");
+}
+
+typedef void (*range_fn)(struct pg_buf *b, const char *s, size_t from, size_t to);
+
+/* What cut c shows of s, each piece through put, the cuts marked with gap. */
+static void put_cut(struct pg_buf *b, const char *s, const struct report_cut *c, range_fn put,
+		    const char *gap)
+{
+	size_t n = s ? strlen(s) : 0, end = c->len ? c->from + c->len : c->head;
+
+	put(b, s ? s : "", 0, c->head < n ? c->head : n);
+	if (c->len && end <= n) {
+		pg_buf_adds(b, gap);
+		put(b, s, c->from, end);
+	}
+	if (end < n)
+		pg_buf_adds(b, gap);
+}
+
+/* The plain cut of one name: no list to tell it apart from. */
+static struct report_cut one(const char *s, size_t max)
+{
+	struct report_cut c;
+	report_cut_names(&s, 1, max, &c);
+	return c;
+}
+
+void report_code_cut(struct pg_buf *b, const char *s, const struct report_cut *c)
+{
+	pg_buf_addc(b, '`');
+	put_cut(b, s, c, code_range, "…");
+	pg_buf_addc(b, '`');
+}
+
+void report_text_cut(struct pg_buf *b, const char *s, const struct report_cut *c)
+{
+	put_cut(b, s, c, text_range, "…");
+}
+
+void report_code(struct pg_buf *b, const char *s, size_t max)
+{
+	struct report_cut c = one(s, max);
+	report_code_cut(b, s, &c);
+}
+
+void report_text(struct pg_buf *b, const char *s, size_t max)
+{
+	struct report_cut c = one(s, max);
+	report_text_cut(b, s, &c);
+}
+
+void report_mermaid(struct pg_buf *b, const char *s, size_t max)
+{
+	struct report_cut c = one(s, max);
+	put_cut(b, s, &c, mermaid_range, "...");
 }
 
 void report_time(struct pg_buf *b, double us)

@@ -21,9 +21,26 @@ void report_compare_md(const struct gate_result *r, struct pg_buf *out);
  * points or a nightly flag, and Mermaid xychart-beta charts. */
 void report_trend_md(const struct history_trend *t, struct pg_buf *out);
 
+/* How one name of a list is shown within a cell's bytes (names.c): its first
+ * head bytes; when len > 0, an ellipsis and the len bytes from from; an
+ * ellipsis after whatever part does not reach the name's end. */
+struct report_cut {
+	size_t head;
+	size_t from, len;
+};
+/* The cuts of the n names of one table or line, at most max bytes of each
+ * name shown: a name that fits is whole; a name that reads like another when
+ * cut plainly keeps its head and the part where it differs (names.c explains
+ * how). Every cut falls on a UTF-8 boundary; cuts[] is the caller's, n long. */
+void report_cut_names(const char *const *names, uint32_t n, size_t max, struct report_cut *cuts);
+/* A name as report_code() and report_text() write it, cut as c says. */
+void report_code_cut(struct pg_buf *b, const char *s, const struct report_cut *c);
+void report_text_cut(struct pg_buf *b, const char *s, const struct report_cut *c);
+
 /* A profile string as an inline code span, safe in a table cell: backticks
  * become ', pipes are escaped, control characters become spaces, and the text
- * is cut to max bytes (on a UTF-8 boundary) with an ellipsis. */
+ * is cut to max bytes (on a UTF-8 boundary) with an ellipsis: the cut of a
+ * one-name list. */
 void report_code(struct pg_buf *b, const char *s, size_t max);
 /* A profile string as plain markdown text, safe anywhere: markdown and HTML
  * characters escaped, '@' and '#' followed by a zero-width joiner so they

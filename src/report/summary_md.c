@@ -6,6 +6,8 @@
  */
 #include "report.h"
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_BYTES 100
@@ -30,13 +32,6 @@ int report_host_profile(const struct summary *s)
 
 /* Table cells: each writes "| ", its value and a space, so a row is its cells
  * and then "|\n". */
-static void cell_code(struct pg_buf *b, const char *s, size_t max)
-{
-	pg_buf_adds(b, "| ");
-	report_code(b, s, max);
-	pg_buf_addc(b, ' ');
-}
-
 static void cell_text(struct pg_buf *b, const char *s, size_t max)
 {
 	pg_buf_adds(b, "| ");
@@ -55,6 +50,32 @@ static void cell_pct(struct pg_buf *b, double share)
 {
 	pg_buf_adds(b, "| ");
 	pct(b, share);
+	pg_buf_addc(b, ' ');
+}
+
+/* The cuts of one column of names: the string at offset in each of n rows of
+ * stride bytes, cut together so that they read apart (report_cut_names). The
+ * caller frees the result. */
+static struct report_cut *column_cuts(const void *rows, size_t stride, size_t offset, uint32_t n,
+				      size_t max)
+{
+	const char **names = pg_xmalloc((n + 1) * sizeof(*names));
+	struct report_cut *cuts = pg_xmalloc((n + 1) * sizeof(*cuts));
+
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(&names[i], (const char *)rows + i * stride + offset, sizeof(*names));
+	report_cut_names(names, n, max, cuts);
+	free(names);
+	return cuts;
+}
+
+#define COLUMN_CUTS(rows, field, n, max)                                                           \
+	column_cuts((rows), sizeof(*(rows)), offsetof(__typeof__(*(rows)), field), (n), (max))
+
+static void cell_code_cut(struct pg_buf *b, const char *s, const struct report_cut *c)
+{
+	pg_buf_adds(b, "| ");
+	report_code_cut(b, s, c);
 	pg_buf_addc(b, ' ');
 }
 
@@ -179,47 +200,186 @@ static void steps(const struct summary *s, struct pg_buf *b)
 	}
 }
 
+/* Up to this many devices the split has a row per device; past it, the
+ * spread over devices and the devices that waited most. */
+#define DEVICE_ROWS 16
+#define WORST_SHOWN 8
+
+static const char device_columns[] =
+    " | wall | compute | exposed comm | exposed memcpy | idle | comm overlapped |\n"
+    "|---|---:|---:|---:|---:|---:|---:|\n";
+
+#define SPLIT_COLUMNS 6
+
+/* Column k of the split table for one device: 0 wall (us), 1-4 the shares of
+ * compute, exposed comm, exposed memcpy and idle, 5 comm overlapped; < 0 when
+ * the device has no such value (no communication for 5). */
+static double split_value(const struct sum_split *x, int k)
+{
+	double w = x->wall_us > 0 ? x->wall_us : 1;
+
+	switch (k) {
+	case 0: return x->wall_us;
+	case 1: return x->compute_us / w;
+	case 2: return x->exposed_comm_us / w;
+	case 3: return x->exposed_memcpy_us / w;
+	case 4: return x->idle_us / w;
+	default: return x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : -1;
+	}
+}
+
+/* The cell of column k holding y: a time, a share, or "–" when y < 0. */
+static void split_cell(struct pg_buf *b, int k, double y)
+{
+	if (y < 0)
+		pg_buf_adds(b, "| – ");
+	else if (k == 0)
+		cell_time(b, y);
+	else
+		cell_pct(b, y);
+}
+
+/* A device's split as the table's cells after the first. */
+static void split_cells(struct pg_buf *b, const struct sum_split *x)
+{
+	for (int k = 0; k < SPLIT_COLUMNS; k++)
+		split_cell(b, k, split_value(x, k));
+	pg_buf_adds(b, "|\n");
+}
+
+static void device_row(const struct summary *s, struct pg_buf *b, const struct sum_device *d)
+{
+	static const char *const marks[] = {" ", " (worst) ", " (slowest) ", " (worst, slowest) "};
+	int worst = s->n_devices > 1 && s->worst_device && strcmp(s->worst_device, d->id) == 0;
+	/* a row per device keeps its marks; past DEVICE_ROWS the slowest is
+	 * marked too, as the worst list may be the only place it shows */
+	int slowest = s->n_devices > DEVICE_ROWS && s->slowest_device &&
+		      strcmp(s->slowest_device, d->id) == 0;
+
+	pg_buf_adds(b, "| ");
+	report_code(b, d->id, 60);
+	pg_buf_adds(b, marks[worst + 2 * slowest]);
+	split_cells(b, &d->steady);
+}
+
+/* The spread of each column over the devices with work in the steady steps:
+ * min, median, p90 and max, each column sorted on its own. */
+static void device_spread(const struct summary *s, struct pg_buf *b)
+{
+	static const char *const rows[] = {"min", "median", "p90", "max"};
+	static const double q[] = {0, 0.5, 0.9, 1};
+	double *v[SPLIT_COLUMNS];
+	uint32_t n[SPLIT_COLUMNS] = {0};
+
+	for (int k = 0; k < SPLIT_COLUMNS; k++) {
+		v[k] = pg_xmalloc((s->n_devices + 1) * sizeof(double));
+		for (uint32_t i = 0; i < s->n_devices; i++) {
+			const struct sum_split *x = &s->devices[i].steady;
+			double y = split_value(x, k);
+			if (x->wall_us > 0 && y >= 0)
+				v[k][n[k]++] = y;
+		}
+		qsort(v[k], n[k], sizeof(double), pg_cmp_double);
+	}
+	pg_buf_adds(b, "| over devices");
+	pg_buf_adds(b, device_columns);
+	for (size_t r = 0; r < PG_ARRAY_LEN(rows); r++) {
+		pg_buf_addf(b, "| %s ", rows[r]);
+		for (int k = 0; k < SPLIT_COLUMNS; k++)
+			split_cell(b, k, n[k] ? summary_quantile(v[k], n[k], q[r]) : -1);
+		pg_buf_adds(b, "|\n");
+	}
+	pg_buf_adds(b, "\n");
+	for (int k = 0; k < SPLIT_COLUMNS; k++)
+		free(v[k]);
+}
+
+struct waited {
+	uint32_t index;
+	double share;
+};
+
+/* The largest wait share first, then summary order: the first is the
+ * summary's worst device. */
+static int by_wait(const void *pa, const void *pb)
+{
+	const struct waited *a = pa, *b = pb;
+	if (a->share != b->share)
+		return a->share > b->share ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The devices that waited most, and the slowest device when it is not one
+ * of them. */
+static void device_worst(const struct summary *s, struct pg_buf *b)
+{
+	struct waited *w = pg_xmalloc((s->n_devices + 1) * sizeof(*w));
+	uint32_t n = 0, shown;
+	int slowest_shown = 0;
+
+	for (uint32_t i = 0; i < s->n_devices; i++)
+		if (s->devices[i].steady.wall_us > 0)
+			w[n++] = (struct waited){i, summary_wait_share(&s->devices[i].steady)};
+	qsort(w, n, sizeof(*w), by_wait);
+	shown = n < WORST_SHOWN ? n : WORST_SHOWN;
+	pg_buf_addf(b,
+		    "The %u device%s that waited most (idle, exposed communication and exposed "
+		    "copies, as a share of the wall)",
+		    shown, shown == 1 ? "" : "s");
+	if (s->slowest_device)
+		pg_buf_adds(b, ", and the slowest device");
+	pg_buf_adds(b, ":\n\n| device");
+	pg_buf_adds(b, device_columns);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct sum_device *d = &s->devices[w[i].index];
+		slowest_shown |= s->slowest_device && strcmp(s->slowest_device, d->id) == 0;
+		device_row(s, b, d);
+	}
+	for (uint32_t i = 0; i < s->n_devices && s->slowest_device && !slowest_shown; i++)
+		if (strcmp(s->slowest_device, s->devices[i].id) == 0) {
+			device_row(s, b, &s->devices[i]);
+			break;
+		}
+	pg_buf_adds(b, "\n");
+	free(w);
+}
+
 static void devices(const struct summary *s, struct pg_buf *b)
 {
 	if (!s->n_devices)
 		return;
-	pg_buf_adds(
-	    b,
-	    "## Where the time goes, per device (steady steps)\n\n"
-	    "| device | wall | compute | exposed comm | exposed memcpy | idle | comm overlapped |\n"
-	    "|---|---:|---:|---:|---:|---:|---:|\n");
-	uint32_t shown = 0;
-	for (uint32_t i = 0; i < s->n_devices; i++) {
-		const struct sum_split *x = &s->devices[i].steady;
-		int worst = s->worst_device && strcmp(s->worst_device, s->devices[i].id) == 0;
-		if (shown >= 16 && !worst)
-			continue;
-		shown++;
-		double w = x->wall_us > 0 ? x->wall_us : 1;
-		pg_buf_adds(b, "| ");
-		report_code(b, s->devices[i].id, 60);
-		pg_buf_adds(b, worst && s->n_devices > 1 ? " (worst) " : " ");
-		cell_time(b, x->wall_us);
-		cell_pct(b, x->compute_us / w);
-		cell_pct(b, x->exposed_comm_us / w);
-		cell_pct(b, x->exposed_memcpy_us / w);
-		cell_pct(b, x->idle_us / w);
-		if (x->comm_us > 0)
-			cell_pct(b, (x->comm_us - x->exposed_comm_us) / x->comm_us);
-		else
-			pg_buf_adds(b, "| – ");
-		pg_buf_adds(b, "|\n");
+	pg_buf_adds(b, "## Where the time goes, per device (steady steps)\n\n");
+	if (s->n_devices <= DEVICE_ROWS) {
+		pg_buf_adds(b, "| device");
+		pg_buf_adds(b, device_columns);
+		for (uint32_t i = 0; i < s->n_devices; i++)
+			device_row(s, b, &s->devices[i]);
+		pg_buf_adds(b, "\n");
+		return;
 	}
-	if (shown < s->n_devices)
-		pg_buf_addf(b, "| … %u more devices | | | | | | |\n", s->n_devices - shown);
-	pg_buf_adds(b, "\n");
+	uint32_t idle = 0;
+	for (uint32_t i = 0; i < s->n_devices; i++)
+		idle += !(s->devices[i].steady.wall_us > 0);
+	if (idle == s->n_devices) {
+		pg_buf_addf(b, "%u devices, none with work in the steady steps.\n\n", idle);
+		return;
+	}
+	pg_buf_addf(b,
+		    "%u devices: the spread over the %u with work in the steady steps (each "
+		    "column on its own, so a row is not one device)",
+		    s->n_devices, s->n_devices - idle);
+	if (idle)
+		pg_buf_addf(b, "; %u device%s had no work in them", idle, idle == 1 ? "" : "s");
+	pg_buf_adds(b, ".\n\n");
+	device_spread(s, b);
+	device_worst(s, b);
 }
 
-/* An op row's first cells: name, family, self time per step. */
-static void op_cells(struct pg_buf *b, const struct sum_op *o)
+/* An op row's first cells: name (cut as c says), family, self time per step. */
+static void op_cells(struct pg_buf *b, const struct sum_op *o, const struct report_cut *c)
 {
 	pg_buf_adds(b, "| ");
-	report_code(b, o->name, NAME_MAX_BYTES);
+	report_code_cut(b, o->name, c);
 	pg_buf_adds(b, " | ");
 	report_text(b, o->family, 60);
 	pg_buf_adds(b, " | ");
@@ -250,15 +410,17 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			    "step | count per step |\n"
 			    "|---|---|---:|---:|---:|\n",
 			    n, s->n_ops);
+		struct report_cut *cuts = COLUMN_CUTS(s->ops, name, n, NAME_MAX_BYTES);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &s->ops[i];
-			cell_code(b, o->name, NAME_MAX_BYTES);
+			cell_code_cut(b, o->name, &cuts[i]);
 			cell_text(b, o->family, 60);
 			cell_time(b, o->self_us_per_step);
 			cell_time(b, o->total_us_per_step);
 			pg_buf_addf(b, "| %.1f |\n", o->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
+		free(cuts);
 	}
 }
 
@@ -293,31 +455,37 @@ static void gaps_regions(const struct summary *s, struct pg_buf *b)
 		pg_buf_adds(b, "## Idle before ops\n\n| before op | after marker | idle per step | "
 			       "largest | count per step |\n"
 			       "|---|---|---:|---:|---:|\n");
+		struct report_cut *ops = COLUMN_CUTS(s->gaps, op, n, NAME_MAX_BYTES);
+		struct report_cut *markers = COLUMN_CUTS(s->gaps, marker, n, 60);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_gap *g = &s->gaps[i];
-			cell_code(b, g->op, NAME_MAX_BYTES);
+			cell_code_cut(b, g->op, &ops[i]);
 			pg_buf_adds(b, "| ");
 			if (g->marker && strcmp(g->marker, g->op) != 0)
-				report_code(b, g->marker, 60);
+				report_code_cut(b, g->marker, &markers[i]);
 			pg_buf_addc(b, ' ');
 			cell_time(b, g->us_per_step);
 			cell_time(b, g->max_us);
 			pg_buf_addf(b, "| %.1f |\n", g->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
+		free(ops);
+		free(markers);
 	}
 	if (s->n_regions) {
 		uint32_t n = s->n_regions < 10 ? s->n_regions : 10;
 		pg_buf_adds(b, "## Regions\n\n| region | inclusive per step | exclusive per step "
 			       "|\n|---|---:|---:|\n");
+		struct report_cut *cuts = COLUMN_CUTS(s->regions, path, n, 140);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_region *r = &s->regions[i];
-			cell_code(b, r->path, 140);
+			cell_code_cut(b, r->path, &cuts[i]);
 			cell_time(b, r->inclusive_us_per_step);
 			cell_time(b, r->exclusive_us_per_step);
 			pg_buf_adds(b, "|\n");
 		}
 		pg_buf_adds(b, "\n");
+		free(cuts);
 	}
 }
 
@@ -411,13 +579,15 @@ static void host_families_ops(const struct summary *s, struct pg_buf *b)
 			    "| host op (%u of %u) | family | self per step |%s count per step |\n"
 			    "|---|---|---:|%s---:|\n",
 			    n, h->n_ops, share, align);
+		struct report_cut *cuts = COLUMN_CUTS(h->ops, name, n, NAME_MAX_BYTES);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct sum_op *o = &h->ops[i];
-			op_cells(b, o);
+			op_cells(b, o, &cuts[i]);
 			wall_share(b, h, o->self_us_per_step);
 			pg_buf_addf(b, "%.1f |\n", o->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
+		free(cuts);
 	}
 	if (walled && (h->n_families || h->n_ops))
 		pg_buf_adds(b,
@@ -472,10 +642,11 @@ static void host_threads(const struct summary *s, struct pg_buf *b)
 	uint32_t n = h->n_threads < 8 ? h->n_threads : 8;
 	pg_buf_adds(b,
 		    "| thread | role | busy per step | events per step |\n|---|---|---:|---:|\n");
+	struct report_cut *cuts = COLUMN_CUTS(h->threads, name, n, NAME_MAX_BYTES);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sum_thread *t = &h->threads[i];
 		pg_buf_adds(b, "| ");
-		report_code(b, t->name, NAME_MAX_BYTES);
+		report_code_cut(b, t->name, &cuts[i]);
 		pg_buf_adds(b, " | ");
 		report_text(b, t->role ? t->role : "other", 40);
 		pg_buf_adds(b, " | ");
@@ -485,6 +656,7 @@ static void host_threads(const struct summary *s, struct pg_buf *b)
 	if (n < h->n_threads)
 		pg_buf_addf(b, "| … %u more threads | | | |\n", h->n_threads - n);
 	pg_buf_adds(b, "\n");
+	free(cuts);
 }
 
 /* host.*: what the host threads did in the steady steps. */

@@ -77,6 +77,11 @@ static double quantile(const double *v, uint32_t n, double q)
 	return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
 }
 
+double summary_quantile(const double *sorted, uint32_t n, double q)
+{
+	return quantile(sorted, n, q);
+}
+
 static void stats_of(const double *vals, uint32_t n, struct sum_stats *st)
 {
 	double *v = pg_xmalloc((n + 1) * sizeof(double)), sum = 0;
@@ -308,6 +313,12 @@ static void view_of(const struct sum_split *x, double steps, struct sum_breakdow
 	    (x->kernel_sum_us - x->wall_us) / (steps > 0 ? steps : 1);
 }
 
+double summary_wait_share(const struct sum_split *x)
+{
+	double w = x->wall_us > 0 ? x->wall_us : 1;
+	return x->idle_us / w + x->exposed_comm_us / w + x->exposed_memcpy_us / w;
+}
+
 static void breakdown_part(struct summary *s)
 {
 	double worst = -1, n = s->n_devices ? s->n_devices : 1;
@@ -327,7 +338,7 @@ static void breakdown_part(struct summary *s)
 		s->mean.kernel_sum_minus_wall_us_per_step +=
 		    v.kernel_sum_minus_wall_us_per_step / n;
 		/* the worst device: the largest idle plus exposed waits */
-		double bad = v.idle_share + v.exposed_comm_share + v.exposed_memcpy_share;
+		double bad = summary_wait_share(&s->devices[d].steady);
 		if (bad > worst) {
 			worst = bad;
 			s->worst = v;

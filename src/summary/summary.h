@@ -409,6 +409,12 @@ void summary_choose_warmup(struct summary *s, int32_t requested);
  * summarize and merge, so equal raw parts give equal bytes.
  */
 void summary_finalize(struct summary *s);
+/* The quantile q of sorted v (n values) as the summary's statistics take it:
+ * linear between ranks, at position (n - 1) q; 0 when n is 0. */
+double summary_quantile(const double *sorted, uint32_t n, double q);
+/* The share of a device's wall it waited: idle, exposed communication and
+ * exposed copies. The largest names breakdown.worst_device. */
+double summary_wait_share(const struct sum_split *x);
 /* 1 when the summary's steps are the host's (identity.basis profgate.host/1). */
 int summary_host_basis(const struct summary *s);
 /* The parts a step is made of, which the gate attributes a change to: the

@@ -70,6 +70,197 @@ static void test_text(void **state)
 	pg_buf_release(&b);
 }
 
+static int outside_code(const char *md, const char *needle);
+static const char *after(const char *md, const char *needle);
+static void assert_tables_intact(const char *md);
+
+/* Kernel names that share their first hundred bytes, as TensorFlow's Eigen
+ * kernels do: the type that tells them apart comes after the cut. */
+#define EIGEN_HEAD                                                                                 \
+	"void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<"      \
+	"Eigen::TensorMap<Eigen::Tensor<"
+#define EIGEN_TAIL                                                                                 \
+	", 1, 1, long>, 16, Eigen::MakePointer> const> const, Eigen::GpuDevice>, long>("           \
+	"Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half," \
+	" "                                                                                        \
+	"1, 1, long>, 16> const> const, Eigen::GpuDevice>, long)"
+
+/* The code spans of names cut together, one string per name. */
+static void cut_spans(const char *const *names, uint32_t n, size_t max, char **out)
+{
+	struct report_cut cuts[16];
+	struct pg_buf b = PG_BUF_INIT;
+
+	assert_true(n <= 16);
+	report_cut_names(names, n, max, cuts);
+	for (uint32_t i = 0; i < n; i++) {
+		/* never more than max bytes of the name, on the name's own bytes */
+		size_t len = strlen(names[i]);
+		assert_true(cuts[i].head + cuts[i].len <= max || len <= max);
+		assert_true(cuts[i].head <= len && cuts[i].from + cuts[i].len <= len);
+		assert_true(cuts[i].len == 0 || cuts[i].from > cuts[i].head);
+		pg_buf_reset(&b);
+		report_code_cut(&b, names[i], &cuts[i]);
+		out[i] = pg_xstrdup(b.ptr);
+	}
+	pg_buf_release(&b);
+}
+
+static void free_spans(char **spans, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(spans[i]);
+}
+
+/* Names that read the same when cut plainly show their head and the part
+ * that tells them apart; names that differ early or fit are as before. */
+static void test_cut_names(void **state)
+{
+	const char *eigen[] = {EIGEN_HEAD "float" EIGEN_TAIL, EIGEN_HEAD "bool" EIGEN_TAIL,
+			       EIGEN_HEAD "bool const" EIGEN_TAIL,
+			       EIGEN_HEAD "Eigen::half" EIGEN_TAIL, "MemcpyH2D"};
+	const char *types[] = {"Tensor<float, 1", "Tensor<bool, 1", "Tensor<bool const, 1",
+			       "Tensor<Eigen::half, 1"};
+	char *a[5], *again[5];
+	struct pg_buf b = PG_BUF_INIT;
+	(void)state;
+
+	/* today's plain cut reads the same on every Eigen row */
+	report_code(&b, eigen[0], 100);
+	assert_non_null(strstr(b.ptr, "…`"));
+	assert_null(strstr(b.ptr, "float"));
+
+	cut_spans(eigen, 5, 100, a);
+	for (int i = 0; i < 4; i++) {
+		/* the head, an ellipsis, then the type that tells the row apart */
+		assert_int_equal(strncmp(a[i], "`void Eigen::internal::EigenMetaKernel<…", 41), 0);
+		assert_non_null(strstr(a[i], types[i]));
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(a[i], a[j]);
+	}
+	assert_string_equal(a[4], "`MemcpyH2D`"); /* a name that fits is whole */
+	/* deterministic */
+	cut_spans(eigen, 5, 100, again);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(a[i], again[i]);
+	free_spans(again, 5);
+	/* alone, a name is cut plainly, as report_code() does */
+	cut_spans(eigen, 1, 100, again);
+	pg_buf_reset(&b);
+	report_code(&b, eigen[0], 100);
+	assert_string_equal(again[0], b.ptr);
+	free_spans(again, 1);
+	free_spans(a, 5);
+
+	/* names that differ within the cut keep the plain cut; equal names are
+	 * not told apart (nothing can) and are cut plainly too */
+	const char *early[] = {"aten::mm_" EIGEN_HEAD, "aten::bmm_" EIGEN_HEAD,
+			       "aten::bmm_" EIGEN_HEAD};
+	cut_spans(early, 3, 60, a);
+	for (int i = 0; i < 3; i++) {
+		pg_buf_reset(&b);
+		report_code(&b, early[i], 60);
+		assert_string_equal(a[i], b.ptr);
+	}
+	free_spans(a, 3);
+
+	/* a name that is the start of another: the longer shows where it goes on,
+	 * the shorter ends without an ellipsis */
+	const char *prefix[] = {EIGEN_HEAD "float" EIGEN_TAIL, EIGEN_HEAD "float"};
+	cut_spans(prefix, 2, 100, a);
+	assert_string_not_equal(a[0], a[1]);
+	assert_string_equal(a[1] + strlen(a[1]) - 7, "<float`");
+	assert_string_equal(a[0] + strlen(a[0]) - 4, "…`");
+	free_spans(a, 2);
+
+	/* names that differ only at their very end (a long common run of one
+	 * word, as AMD's Cijk_ kernel names): the window shows the end */
+	const char *tail[] = {"Cijk_" EIGEN_HEAD EIGEN_HEAD "_GRPM0p26_X",
+			      "Cijk_" EIGEN_HEAD EIGEN_HEAD "_GRPM0p24_X"};
+	cut_spans(tail, 2, 80, a);
+	assert_non_null(strstr(a[0], "0p26_X`"));
+	assert_non_null(strstr(a[1], "0p24_X`"));
+	free_spans(a, 2);
+	pg_buf_release(&b);
+}
+
+/* Whether s is valid UTF-8 throughout. */
+static int utf8_valid(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t k = pg_utf8_seq((const unsigned char *)s + i, n - i);
+		if (k == 0)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/* No cut splits a multi-byte character, whatever the width and wherever the
+ * difference: the output has no U+FFFD (the input has none) and is UTF-8. */
+static void test_cut_names_utf8(void **state)
+{
+	static const char *const chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+	(void)state;
+
+	for (size_t c = 0; c < PG_ARRAY_LEN(chars); c++) {
+		struct pg_buf x = PG_BUF_INIT, y = PG_BUF_INIT, z = PG_BUF_INIT;
+		for (int i = 0; i < 70; i++) {
+			pg_buf_adds(&x, chars[c]);
+			pg_buf_adds(&y, chars[c]);
+			pg_buf_adds(&z, chars[c]);
+			if (i == 45) {
+				pg_buf_adds(&x, "x");
+				pg_buf_adds(&y, "y");
+				pg_buf_adds(&z, chars[(c + 1) % PG_ARRAY_LEN(chars)]);
+			}
+		}
+		const char *names[] = {x.ptr, y.ptr, z.ptr};
+		for (size_t max = 20; max <= 130; max += 7) {
+			char *a[3];
+			cut_spans(names, 3, max, a);
+			for (int i = 0; i < 3; i++) {
+				assert_true(utf8_valid(a[i]));
+				assert_null(strstr(a[i], PG_UTF8_REPLACEMENT));
+			}
+			/* once the window fits the differing character, the rows read apart */
+			if (max >= 40) {
+				assert_string_not_equal(a[0], a[1]);
+				assert_string_not_equal(a[0], a[2]);
+				assert_string_not_equal(a[1], a[2]);
+			}
+			free_spans(a, 3);
+		}
+		pg_buf_release(&x);
+		pg_buf_release(&y);
+		pg_buf_release(&z);
+	}
+}
+
+/* The part shown after the ellipsis is escaped like the head: pipes,
+ * backticks, mentions and HTML stay harmless in code and in text. */
+static void test_cut_names_escaped(void **state)
+{
+	const char *names[] = {EIGEN_HEAD "@team|x`<b>" EIGEN_TAIL,
+			       EIGEN_HEAD "@team|y`<b>" EIGEN_TAIL};
+	struct report_cut cuts[2];
+	struct pg_buf b = PG_BUF_INIT;
+	(void)state;
+
+	report_cut_names(names, 2, 100, cuts);
+	assert_true(cuts[0].len > 0 && cuts[1].len > 0);
+	report_code_cut(&b, names[0], &cuts[0]);
+	assert_non_null(strstr(b.ptr, "…@team\\|x'<b>"));
+	assert_int_equal(outside_code(b.ptr, "@team"), 0);
+	assert_int_equal(b.ptr[strlen(b.ptr) - 1], '`');
+	pg_buf_reset(&b);
+	report_text_cut(&b, names[1], &cuts[1]);
+	assert_non_null(strstr(b.ptr, "…@\xe2\x80\x8dteam\\|y\\`&lt;b&gt;"));
+	assert_null(strstr(b.ptr, "<b>"));
+	pg_buf_release(&b);
+}
+
 static void test_time(void **state)
 {
 	struct pg_buf b = PG_BUF_INIT;
@@ -162,6 +353,107 @@ static void test_round_trip_and_report(void **state)
 	pg_buf_release(&b2);
 	pg_buf_release(&md);
 	trace_release(&t);
+}
+
+/* A summary of n devices made by hand: device i ("gpu<i>") has a 20 ms wall
+ * and idles 1000 + i us of it, so the later devices wait longer; the first
+ * four have no work in the steady steps; device 10 spends 304 us of its wait
+ * in exposed communication (1000 us of communication). */
+static void devices_summary(struct summary *s, uint32_t n)
+{
+	char id[32];
+
+	summary_init(s);
+	s->profgate_version = pg_xstrdup("test");
+	s->basis = pg_xstrdup(SUMMARY_BASIS_TIMELINE);
+	s->device_count = n;
+	s->n_devices = n;
+	s->devices = pg_xcalloc(n, sizeof(*s->devices));
+	for (uint32_t i = 0; i < n; i++) {
+		struct sum_split *x = &s->devices[i].steady;
+		snprintf(id, sizeof(id), "gpu%u", i);
+		s->devices[i].id = pg_xstrdup(id);
+		if (i < 4)
+			continue;
+		x->wall_us = 20000;
+		x->idle_us = 1000 + i;
+		if (i == 10) {
+			x->comm_us = 1000;
+			x->exposed_comm_us = 304;
+			x->idle_us -= 304;
+		}
+		x->compute_us = x->wall_us - x->idle_us - x->exposed_comm_us;
+	}
+	snprintf(id, sizeof(id), "gpu%u", n - 1);
+	s->worst_device = pg_xstrdup(id);
+	s->slowest_device = pg_xstrdup("gpu5");
+}
+
+static int count_lines(const char *md, const char *prefix)
+{
+	int n = 0;
+	size_t k = strlen(prefix);
+	for (const char *p = md; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		n += strncmp(p, prefix, k) == 0;
+	}
+	return n;
+}
+
+/* 1,024 devices: the spread of each column (min, median, p90, max over the
+ * devices with work) and the eight that waited most, the summary's worst
+ * first, then the slowest; no row per device. Up to 16 devices, a row each. */
+static void test_devices_at_scale(void **state)
+{
+	struct summary s;
+	struct pg_buf md = PG_BUF_INIT;
+	(void)state;
+
+	devices_summary(&s, 1024);
+	report_summary_md(&s, &md);
+	const char *p = after(md.ptr, "## Where the time goes, per device");
+	assert_non_null(strstr(p, "1024 devices: the spread over the 1020 with work in the steady "
+				  "steps (each column on its own, so a row is not one device); 4 "
+				  "devices had no work in them.\n\n"));
+	/* idle shares run from (1000 + 4 - 304 + 6) / 20000 on device 10 to 2023 / 20000 on
+	 * device 1023; median and p90 interpolate between ranks as the step statistics do */
+	assert_non_null(strstr(p, "| min | 20.00 ms | 89.9% | 0.0% | 0.0% | 3.5% | 69.6% |\n"
+				  "| median | 20.00 ms | 92.4% | 0.0% | 0.0% | 7.6% | 69.6% |\n"
+				  "| p90 | 20.00 ms | 94.5% | 0.0% | 0.0% | 9.6% | 69.6% |\n"
+				  "| max | 20.00 ms | 95.0% | 1.5% | 0.0% | 10.1% | 69.6% |\n"));
+	assert_non_null(strstr(p, "The 8 devices that waited most"));
+	const char *w = after(p, "| device |");
+	assert_non_null(
+	    strstr(w, "|---|---:|---:|---:|---:|---:|---:|\n"
+		      "| `gpu1023` (worst) | 20.00 ms | 89.9% | 0.0% | 0.0% | 10.1% | – |\n"
+		      "| `gpu1022` | 20.00 ms | 89.9% |"));
+	assert_non_null(strstr(w, "| `gpu1016` | "));
+	assert_null(strstr(w, "`gpu1015`"));
+	assert_non_null(strstr(w, "| `gpu5` (slowest) | 20.00 ms | 95.0% |"));
+	/* nine device rows in all, however many devices */
+	assert_int_equal(count_lines(md.ptr, "| `gpu"), 9);
+	assert_true(md.len < 4000);
+	assert_tables_intact(md.ptr);
+	summary_release(&s);
+
+	/* 16 devices: a row each, as before, the worst marked */
+	pg_buf_reset(&md);
+	devices_summary(&s, 16);
+	report_summary_md(&s, &md);
+	assert_int_equal(count_lines(md.ptr, "| `gpu"), 16);
+	assert_non_null(strstr(md.ptr, "| `gpu15` (worst) |"));
+	assert_null(strstr(md.ptr, "(slowest)"));
+	assert_null(strstr(md.ptr, "| median |"));
+	summary_release(&s);
+
+	/* 17: the spread */
+	pg_buf_reset(&md);
+	devices_summary(&s, 17);
+	report_summary_md(&s, &md);
+	assert_int_equal(count_lines(md.ptr, "| `gpu"), 9);
+	assert_non_null(strstr(md.ptr, "| median |"));
+	summary_release(&s);
+	pg_buf_release(&md);
 }
 
 /* A host profile made by hand: one step thread, a data-loader thread with a
@@ -784,6 +1076,71 @@ static void test_compare_cap(void **state)
 	pg_buf_release(&md);
 }
 
+/* Kernels alike for their first 120 bytes, in every place a comparison names
+ * ops: the metric table, the movers, new and gone (a gone kernel and its
+ * replacement cut together), the attribution line and a family's detail. */
+static void test_compare_names_alike(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf md = PG_BUF_INIT;
+	(void)state;
+
+#define K(t) EIGEN_HEAD t EIGEN_TAIL
+	result_init(&r, &b, &c, &th);
+	r.verdict = GATE_FAIL;
+	r.has_step = 1;
+	r.step_baseline_us = 41200;
+	r.step_candidate_us = 44600;
+	r.step_delta_us = 3400;
+	r.step_delta_share = 3400.0 / 41200;
+	struct gate_metric_result m[5];
+	m[0] = metric("op." K("float") ".us_per_step", GATE_K_OP, K("float"), 8000, 11000, &rule_op,
+		      GATE_FAIL);
+	m[1] = metric("op." K("bool") ".us_per_step", GATE_K_OP, K("bool"), 8000, 10000, &rule_op,
+		      GATE_FAIL);
+	m[2] = metric("op." K("int8") ".us_per_step", GATE_K_OP, K("int8"), 0, 900, &rule_op,
+		      GATE_NEW);
+	m[2].has_baseline = 0;
+	m[3] = metric("op." K("int16") ".us_per_step", GATE_K_OP, K("int16"), 700, 0, &rule_op,
+		      GATE_GONE);
+	m[3].has_candidate = 0;
+	m[4] = metric("step.median_us", GATE_K_STEP, NULL, 41200, 44600, &rule_step, GATE_FAIL);
+	r.metrics = m;
+	r.n_metrics = 5;
+	struct gate_attribution a[] = {
+	    {GATE_ATTR_FAMILY, (char *)"elementwise", 2000, (char *)K("half") "\x1f" K("double"),
+	     NULL, 9},
+	    {GATE_ATTR_OP, (char *)K("float"), 3000, NULL, NULL, 9},
+	    {GATE_ATTR_OP, (char *)K("bool"), 2000, NULL, NULL, 8},
+	};
+	r.attribution = a;
+	r.n_attribution = 3;
+
+	report_compare_md(&r, &md);
+	const char *s = md.ptr;
+	const char *line_end = strchr(after(s, "Where the time went"), '\n');
+	static const char *const where[][2] = {
+	    {"Where the time went", "Tensor<float, 1"}, {"Where the time went", "Tensor<bool, 1"},
+	    {"Where the time went", "Tensor<half, 1"},	{"Where the time went", "Tensor<double, 1"},
+	    {"| metric |", "Tensor<float, 1"},		{"| metric |", "Tensor<bool, 1"},
+	    {"| metric |", "Tensor<int8, 1"},		{"| metric |", "Tensor<int16, 1"},
+	    {"### Top regressed", "Tensor<float, 1"},	{"### Top regressed", "Tensor<bool, 1"},
+	    {"### New and gone", "Tensor<int8, 1"},	{"### New and gone", "Tensor<int16, 1"},
+	};
+	for (size_t i = 0; i < PG_ARRAY_LEN(where); i++) {
+		const char *p = strstr(after(s, where[i][0]), where[i][1]);
+		assert_non_null(p);
+		if (i < 4)
+			assert_true(p < line_end); /* on the attribution line itself */
+	}
+	assert_tables_intact(s);
+#undef K
+	summaries_release(&b, &c);
+	pg_buf_release(&md);
+}
+
 /* A hostile op name lands in the table, the attribution, a family's detail,
  * the movers, new and gone, provenance and quality: always escaped. */
 static void test_compare_hostile(void **state)
@@ -861,13 +1218,18 @@ int main(void)
 	    cmocka_unit_test(test_code_span),
 	    cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_time),
+	    cmocka_unit_test(test_cut_names),
+	    cmocka_unit_test(test_cut_names_utf8),
+	    cmocka_unit_test(test_cut_names_escaped),
 	    cmocka_unit_test(test_round_trip_and_report),
 	    cmocka_unit_test(test_host_section),
+	    cmocka_unit_test(test_devices_at_scale),
 	    cmocka_unit_test(test_compare_fail),
 	    cmocka_unit_test(test_compare_incomparable),
 	    cmocka_unit_test(test_compare_no_step),
 	    cmocka_unit_test(test_compare_cap),
 	    cmocka_unit_test(test_compare_hostile),
+	    cmocka_unit_test(test_compare_names_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
