@@ -212,8 +212,11 @@ static void test_nesting(void **state)
 }
 
 /*
- * Twelve steps on a Steps line: step 0 is compilation (1000 us), the rest 100
- * us except every 4th (steps 4, 8) at 300 us. Auto warm-up drops step 0 only.
+ * Sixteen steps on a Steps line: step 0 is compilation (1000 us), the rest 100
+ * us except every 4th (steps 4, 8, 12, 16) at 300 us, each with an op over its
+ * first half. Auto warm-up drops step 0 only. The last step's time ends where
+ * the device's activity does (150 us into it): the steps never add up to more
+ * than the capture. Its span is still its Steps event.
  */
 static void test_warmup_and_classes(void **state)
 {
@@ -226,7 +229,7 @@ static void test_warmup_and_classes(void **state)
 	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
 	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
 	int64_t t0 = 0;
-	for (int i = 0; i < 13; i++) {
+	for (int i = 0; i < 17; i++) {
 		int64_t d = i == 0 ? 1000 : (i % 4 == 0 ? 300 : 100);
 		char nm[16];
 		snprintf(nm, sizeof(nm), "%d", i);
@@ -238,9 +241,11 @@ static void test_warmup_and_classes(void **state)
 	assert_int_equal(s.warmup, 1);
 	assert_false(s.steps[0].steady);
 	assert_true(s.steps[1].steady);
-	assert_int_equal(s.steady.count, 12);
+	assert_int_equal(s.steady.count, 16);
 	assert_true(fabs(s.steady.median_us - 100) < 1e-9);
 	assert_true(fabs(s.steady.max_us - 300) < 1e-9);
+	assert_true(fabs(s.steps[16].us - 150) < 1e-9);
+	assert_true(fabs(s.steps[16].span_us - 300) < 1e-9);
 	assert_int_equal(s.n_classes, 2);
 	assert_string_equal(s.classes[1].name, "heavy");
 	assert_int_equal(s.classes[1].count, 3);
@@ -250,7 +255,7 @@ static void test_warmup_and_classes(void **state)
 	/* --warmup 3 by position */
 	summarize(&g, 3, &s);
 	assert_int_equal(s.warmup, 3);
-	assert_int_equal(s.steady.count, 10);
+	assert_int_equal(s.steady.count, 14);
 	summary_release(&s);
 	trace_release(&g.t);
 }
