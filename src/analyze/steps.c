@@ -1,6 +1,7 @@
 /*
- * Steps: each device's step windows from the best source the profile has,
- * the step table, and the steady windows that bound every per-step number.
+ * Steps: where each step's work is on each device (its span) from the best
+ * source the profile has, the step table with each device's step time, and
+ * the steady windows that bound every per-step number.
  *
  * Sources, in order: Steps lines (TPU, TensorFlow GPU); host step markers
  * (JAX StepTraceAnnotation, then Kineto ProfilerStep#N), which reach device
@@ -12,6 +13,11 @@
  * (struct corrmap). Step ids are merged from sorted runs, and each span finds
  * its step by a search that tries the last answer first: thousands of steps
  * on many devices must not cost steps x spans.
+ *
+ * A step's time on a device is not its span: the steps tile the device's
+ * timeline, each from its first work to the next step's (tile_device), so
+ * pipelined steps, whose spans overlap, never add up to more than the
+ * capture. Those tiles are also the steady windows.
  */
 #include "internal.h"
 
