@@ -67,7 +67,9 @@ struct dev {
 	int64_t lo, hi; /* earliest start and latest end of its activity */
 	struct ann *ann;
 	uint32_t n_ann;
-	struct spans steps;	/* this device's step windows */
+	struct spans steps;	/* this device's step work, as the source found it */
+	struct spans tiles;	/* per step with work: .step its index in the step table,
+				 * [s, e) its first work to the next step's; by start */
 	int64_t *win_s, *win_e; /* steady windows, sorted */
 	uint32_t n_win;
 	struct gapnote *gaps; /* by first appearance */
@@ -322,6 +324,7 @@ const struct ann *az_annotation_at(const struct dev *d, int64_t t);
 void az_host_prepare(const struct az *z, int kind, struct hoststeps *h);
 void az_host_release(struct hoststeps *h);
 void az_steps(struct az *z);
+void az_step_table(struct az *z);
 /* Index of step in the summary's step table, or UINT32_MAX. */
 uint32_t az_step_index(const struct az *z, int64_t step);
 /* The host view (host.c): host.* from the host threads' events, in three

@@ -1,6 +1,7 @@
 /*
- * Steps: each device's step windows from the best source the profile has,
- * the step table, and the steady windows that bound every per-step number.
+ * Steps: where each step's work is on each device (its span) from the best
+ * source the profile has, the step table with each device's step time, and
+ * the steady windows that bound every per-step number.
  *
  * Sources, in order: Steps lines (TPU, TensorFlow GPU); host step markers
  * (JAX StepTraceAnnotation, then Kineto ProfilerStep#N), which reach device
@@ -12,6 +13,11 @@
  * (struct corrmap). Step ids are merged from sorted runs, and each span finds
  * its step by a search that tries the last answer first: thousands of steps
  * on many devices must not cost steps x spans.
+ *
+ * A step's time on a device is not its span: the steps tile the device's
+ * timeline, each from its first work to the next step's (tile_device), so
+ * pipelined steps, whose spans overlap, never add up to more than the
+ * capture. Those tiles are also the steady windows.
  */
 #include "internal.h"
 
@@ -270,17 +276,14 @@ static int steps_from_modules(struct az *z)
 			spans_add(&z->devs[d].steps, 0, e->ts_ns, e->ts_ns + e->dur_ns);
 			any = 1;
 		}
-		/* a step is the period from one execution to the next, so work of other
-		 * modules in between (an all-reduce module, say) belongs to it; the last
-		 * execution ends its own step */
+		/* the executions number the steps in order; the step time runs on to
+		 * the next execution as every source's does (tile_device), so the work
+		 * of other modules in between (an all-reduce module, say) belongs to it */
 		for (uint32_t d = 0; d < z->n_devs; d++) {
 			struct spans *sp = &z->devs[d].steps;
 			sort_spans(sp->v, sp->n);
-			for (uint32_t k = 0; k < sp->n; k++) {
+			for (uint32_t k = 0; k < sp->n; k++)
 				sp->v[k].step = k;
-				if (k + 1 < sp->n && sp->v[k + 1].s > sp->v[k].e)
-					sp->v[k].e = sp->v[k + 1].s;
-			}
 		}
 	}
 	pg_u64map_release(&total);
@@ -329,6 +332,82 @@ static uint32_t step_index_near(const int64_t *ids, uint32_t n, int64_t step, ui
 #define I64_BEFORE(ctx, x, y) ((void)(ctx), (x) < (y))
 PG_SORT_RUNS(sort_i64, int64_t, const void *, I64_BEFORE)
 
+/* x within [lo, hi]; lo when hi < lo. */
+static int64_t clamp_ns(int64_t x, int64_t lo, int64_t hi)
+{
+	return x < lo ? lo : x > hi ? (hi > lo ? hi : lo) : x;
+}
+
+static int cmp_span_step(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/*
+ * A device's step times, so that its steps tile its timeline: a step runs from
+ * its first device work to the next step's first work, and the last step to
+ * the end of the steps' work. With pipelined steps (a step's kernels start
+ * before the previous step's have all ended) the spans overlap and sum to more
+ * than the capture; the tiles never do. A step the device has no work for
+ * leaves a hole: the step before it then ends at its own last work, or at the
+ * next step's start when that comes first, rather than taking in the missing
+ * step's time. Fills dv->tiles (step = table index) and, per step, the
+ * device's time in device_us[d] and the largest span in span_ns[i].
+ */
+static void tile_device(struct az *z, uint32_t d, int64_t *span_ns)
+{
+	struct dev *dv = &z->devs[d];
+	struct sum_step *st = z->s->steps;
+	struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
+	uint32_t n = 0, at = 0;
+
+	for (uint32_t k = 0; k < dv->steps.n; k++) {
+		uint32_t i = step_index_near(z->step_ids, z->n_step_ids, dv->steps.v[k].step, &at);
+		if (i != UINT32_MAX)
+			w[n++] = (struct span){i, dv->steps.v[k].s, dv->steps.v[k].e};
+	}
+	/* one window per step: a step can have several spans (one per marker) */
+	for (uint32_t k = 1; k < n; k++)
+		if (cmp_span_step(&w[k - 1], &w[k]) > 0) {
+			qsort(w, n, sizeof(*w), cmp_span_step);
+			break;
+		}
+	uint32_t m = 0;
+	int64_t last_e = INT64_MIN;
+	for (uint32_t k = 0; k < n; k++) {
+		if (m && w[m - 1].step == w[k].step) {
+			if (w[k].e > w[m - 1].e)
+				w[m - 1].e = w[k].e;
+		} else {
+			w[m++] = w[k];
+		}
+		if (w[k].e > last_e)
+			last_e = w[k].e;
+	}
+	sort_spans(w, m);
+	/* a source's own step events (Steps, XLA Modules) can reach past the
+	 * device's first and last activity, which bound its capture */
+	int64_t lo = dv->n ? dv->lo : INT64_MIN, hi = dv->n ? dv->hi : INT64_MAX;
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = (uint32_t)w[k].step;
+		int64_t end = last_e;
+		if (k + 1 < m) {
+			end = w[k + 1].s;
+			if (w[k + 1].step != w[k].step + 1 && w[k].e < end)
+				end = w[k].e;
+		}
+		if (w[k].e - w[k].s > span_ns[i])
+			span_ns[i] = w[k].e - w[k].s;
+		w[k].s = clamp_ns(w[k].s, lo, hi);
+		w[k].e = clamp_ns(end, w[k].s, hi);
+		st[i].device_us[d] = (double)(w[k].e - w[k].s) / 1000.0;
+	}
+	dv->tiles = (struct spans){w, m, n + 1};
+}
+
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
 {
 	struct summary *s = z->s;
@@ -340,8 +419,9 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 			ids = grow(ids, n, &cap, sizeof(int64_t));
 			ids[n++] = z->devs[d].steps.v[k].step;
 		}
-	/* host steps: the markers are the steps */
-	for (uint32_t k = 0; z->host_basis && k < n_hm; k++) {
+	/* every host marker is a step, with device work or not: a step the
+	 * profiler stopped in is listed (without a time), not dropped */
+	for (uint32_t k = 0; k < n_hm; k++) {
 		ids = grow(ids, n, &cap, sizeof(int64_t));
 		ids[n++] = hm[k].step;
 	}
@@ -354,37 +434,38 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 	z->n_step_ids = u;
 	s->steps = pg_xcalloc(u + 1, sizeof(*s->steps));
 	s->n_steps = u;
+	int64_t *span_ns = pg_xmalloc((u + 1) * sizeof(int64_t));
 	for (uint32_t i = 0; i < u; i++) {
 		s->steps[i].step = ids[i];
+		s->steps[i].us = -1;
+		s->steps[i].span_us = -1;
 		s->steps[i].host_us = -1;
 		s->steps[i].device_us = pg_xmalloc((z->n_devs + 1) * sizeof(double));
 		for (uint32_t d = 0; d < z->n_devs; d++)
 			s->steps[i].device_us[d] = -1;
+		span_ns[i] = -1;
 	}
 	/* each span and host marker finds its step by a search: thousands of
 	 * steps on many devices must not cost steps x spans */
-	for (uint32_t d = 0; d < z->n_devs; d++) {
-		const struct spans *sp = &z->devs[d].steps;
-		uint32_t at = 0;
-		for (uint32_t k = 0; k < sp->n; k++) {
-			uint32_t i = step_index_near(ids, u, sp->v[k].step, &at);
-			double us = (double)(sp->v[k].e - sp->v[k].s) / 1000.0;
-			if (i != UINT32_MAX && us > s->steps[i].device_us[d])
-				s->steps[i].device_us[d] = us;
-		}
-	}
-	for (uint32_t i = 0; i < u; i++)
+	for (uint32_t d = 0; d < z->n_devs; d++)
+		tile_device(z, d, span_ns);
+	for (uint32_t i = 0; i < u; i++) {
 		for (uint32_t d = 0; d < z->n_devs; d++)
 			if (s->steps[i].device_us[d] > s->steps[i].us)
 				s->steps[i].us = s->steps[i].device_us[d];
+		if (span_ns[i] >= 0)
+			s->steps[i].span_us = (double)span_ns[i] / 1000.0;
+	}
+	free(span_ns);
 	for (uint32_t k = 0; k < n_hm; k++) {
 		uint32_t i = step_index(ids, u, hm[k].step);
 		double us = (double)(hm[k].e - hm[k].s) / 1000.0;
 		if (i != UINT32_MAX && us > s->steps[i].host_us)
 			s->steps[i].host_us = us;
 	}
+	/* host steps: the marker is the step, its span its time */
 	for (uint32_t i = 0; z->host_basis && i < u; i++)
-		s->steps[i].us = s->steps[i].host_us;
+		s->steps[i].us = s->steps[i].span_us = s->steps[i].host_us;
 }
 
 /*
@@ -455,12 +536,18 @@ void az_steps(struct az *z)
 		unusable_markers(z);
 	s->steps_source = pg_xstrdup(src);
 	s->step_source = pg_xstrdup(src);
-	build_step_table(z, hm, n_hm);
-	/* the host view reads the markers again (host.c) */
+	/* the step table reads the markers, and the host view again (host.c) */
 	z->hm = hm;
 	z->n_hm = n_hm;
-	summary_choose_warmup(s, z->o->warmup);
 	z->steps_done = 1;
+}
+
+/* The step table and the warm-up, once the steps are found and the devices
+ * built (their step times are clipped to their activity). */
+void az_step_table(struct az *z)
+{
+	build_step_table(z, z->hm, z->n_hm);
+	summary_choose_warmup(z->s, z->o->warmup);
 }
 
 /* How many of the sorted v[0..n) are <= x. */
@@ -478,33 +565,30 @@ uint32_t az_count_le(const int64_t *v, uint32_t n, int64_t x)
 	return lo;
 }
 
-/* Steady windows of a device: its spans of the steady steps, sorted, merged. */
+/* Steady windows of a device: its step tiles of the steady steps, merged
+ * where they touch. The tiles come by start and do not overlap. */
 void az_steady_device(struct az *z, uint32_t d, struct scratch *sc)
 {
 	const struct summary *s = z->s;
 	struct dev *dv = &z->devs[d];
-	struct span *w = pg_xmalloc((dv->steps.n + 1) * sizeof(*w));
-	uint32_t n = 0, at = 0;
+	const struct spans *tl = &dv->tiles;
+	(void)sc;
 
-	for (uint32_t k = 0; k < dv->steps.n; k++) {
-		uint32_t i = step_index_near(z->step_ids, z->n_step_ids, dv->steps.v[k].step, &at);
-		if (i != UINT32_MAX && s->steps[i].steady)
-			w[n++] = dv->steps.v[k];
-	}
-	sort_spans(w, n);
-	dv->win_s = pg_xmalloc((n + 1) * sizeof(int64_t));
-	dv->win_e = pg_xmalloc((n + 1) * sizeof(int64_t));
+	dv->win_s = pg_xmalloc((tl->n + 1) * sizeof(int64_t));
+	dv->win_e = pg_xmalloc((tl->n + 1) * sizeof(int64_t));
 	dv->n_win = 0;
-	for (uint32_t k = 0; k < n; k++) {
-		if (dv->n_win && w[k].s <= dv->win_e[dv->n_win - 1]) {
-			if (w[k].e > dv->win_e[dv->n_win - 1])
-				dv->win_e[dv->n_win - 1] = w[k].e;
+	for (uint32_t k = 0; k < tl->n; k++) {
+		const struct span *w = &tl->v[k];
+		if (!s->steps[w->step].steady || w->e <= w->s)
+			continue;
+		if (dv->n_win && w->s <= dv->win_e[dv->n_win - 1]) {
+			if (w->e > dv->win_e[dv->n_win - 1])
+				dv->win_e[dv->n_win - 1] = w->e;
 			continue;
 		}
-		dv->win_s[dv->n_win] = w[k].s;
-		dv->win_e[dv->n_win++] = w[k].e;
+		dv->win_s[dv->n_win] = w->s;
+		dv->win_e[dv->n_win++] = w->e;
 	}
-	free(w);
 	/* without steps, the whole capture is the window */
 	if (!z->has_steps && dv->n) {
 		dv->win_s[0] = dv->lo;

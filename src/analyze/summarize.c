@@ -175,6 +175,7 @@ static void release(struct az *z)
 		free(dv->a);
 		free(dv->leaves);
 		free(dv->steps.v);
+		free(dv->tiles.v);
 		free(dv->win_s);
 		free(dv->win_e);
 		free(dv->gaps);
@@ -231,6 +232,7 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	identity_and_files(&z);
 	if (!z.steps_done)
 		az_steps(&z);
+	az_step_table(&z);
 	uint32_t steady = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)
 		steady += s->steps[i].steady;

@@ -61,6 +61,23 @@ static int collect_labels(int argc, char **argv)
 	return 0;
 }
 
+/* A --warmup that leaves no steady step would give a summary of zeros: the
+ * input (the capture is shorter than asked for) is refused instead. */
+static int check_warmup(const struct analyze_options *ao, const struct summary *s)
+{
+	uint32_t timed = 0;
+
+	if (ao->warmup < 0 || s->n_steps == 0 || s->steady.count > 0)
+		return PG_EXIT_OK;
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		timed += s->steps[i].us >= 0;
+	pg_error_set(PG_EFORMAT, "summarize: --warmup %d leaves no steady step: %s %s %u step%s%s",
+		     ao->warmup, s->n_files == 1 ? s->files[0].path : "the inputs",
+		     s->n_files == 1 ? "has" : "have", s->n_steps, s->n_steps == 1 ? "" : "s",
+		     timed < s->n_steps ? " (some without device work)" : "");
+	return cmd_error(PG_EXIT_INPUT);
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
@@ -103,6 +120,8 @@ int cmd_summarize(int argc, char **argv)
 		ao.n_labels = (uint32_t)n_labels;
 		summary_init(&s);
 		rc = cmd_summarize_trace(&t, &ao, &s);
+		if (rc == PG_EXIT_OK)
+			rc = check_warmup(&ao, &s);
 		if (rc == PG_EXIT_OK) {
 			cmd_apply_origins(&src, &s);
 			summary_write_json(&s, &out);

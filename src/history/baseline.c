@@ -419,7 +419,8 @@ static void steps_from(struct summary *s, const struct history_window *w, const 
 				v[n++] = w->r[i]->metrics[k].value;
 	s->steps = pg_xcalloc(n + 1, sizeof(*s->steps));
 	for (uint32_t i = 0; i < n; i++)
-		s->steps[i] = (struct sum_step){(int64_t)i, v[i], -1, NULL, 1};
+		s->steps[i] = (struct sum_step){
+		    .step = (int64_t)i, .us = v[i], .host_us = -1, .steady = 1, .span_us = -1};
 	s->n_steps = n;
 	qsort(v, n, sizeof(double), pg_cmp_double);
 	s->steady.count = n;

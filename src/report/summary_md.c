@@ -142,8 +142,13 @@ static void identity(const struct summary *s, struct pg_buf *b)
 	pg_buf_addf(b, " |\n| hosts | %u |\n", s->host_count);
 	if (s->world_size >= 0)
 		pg_buf_addf(b, "| world size | %d |\n", s->world_size);
-	pg_buf_addf(b, "| steps | %u captured, %u warm-up excluded (", s->steps_captured,
-		    s->warmup);
+	uint32_t untimed = 0;
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		untimed += s->steps[i].us < 0;
+	pg_buf_addf(b, "| steps | %u captured, ", s->steps_captured);
+	if (untimed)
+		pg_buf_addf(b, "%u without device work (`steps-cut`), ", untimed);
+	pg_buf_addf(b, "%u warm-up excluded (", s->warmup);
 	report_text(b, s->warmup_reason ? s->warmup_reason : "", 160);
 	pg_buf_adds(b, ") |\n");
 	for (uint32_t i = 0; i < s->n_labels; i++) {

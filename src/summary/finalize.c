@@ -108,24 +108,40 @@ static void stats_of(const double *vals, uint32_t n, struct sum_stats *st)
 	free(v);
 }
 
+/*
+ * Steps without a time (no device work: the profiler stopped in them) are
+ * never steady and take no part in the rule; --warmup N still counts them by
+ * position.
+ */
 void summary_choose_warmup(struct summary *s, int32_t requested)
 {
-	uint32_t n = s->n_steps, w = 0;
+	uint32_t n = s->n_steps, w = 0, timed = 0;
 	char reason[256];
 
+	for (uint32_t i = 0; i < n; i++)
+		timed += s->steps[i].us >= 0;
 	s->warmup_requested = requested;
 	if (requested >= 0) {
 		w = (uint32_t)requested < n ? (uint32_t)requested : n;
 		snprintf(reason, sizeof(reason), "--warmup %d", requested);
-	} else if (n >= 3) {
+	} else if (timed >= 3) {
 		double *v = pg_xmalloc(n * sizeof(double));
 		struct sum_stats st;
+		uint32_t m = 0, left = timed;
 		for (uint32_t i = 0; i < n; i++)
-			v[i] = s->steps[i].us;
-		stats_of(v, n, &st);
+			if (s->steps[i].us >= 0)
+				v[m++] = s->steps[i].us;
+		stats_of(v, m, &st);
 		double limit = st.median_us + fmax(0.5 * st.median_us, 5 * st.mad_us);
-		while (w + 2 < n && s->steps[w].us > limit)
-			w++;
+		/* leading outliers go, while two timed steps stay */
+		for (uint32_t i = 0; i < n && left > 2; i++) {
+			if (s->steps[i].us < 0)
+				continue;
+			if (s->steps[i].us <= limit)
+				break;
+			w = i + 1;
+			left--;
+		}
 		free(v);
 		if (w)
 			snprintf(
@@ -141,7 +157,7 @@ void summary_choose_warmup(struct summary *s, int32_t requested)
 	free(s->warmup_reason);
 	s->warmup_reason = pg_xstrdup(reason);
 	for (uint32_t i = 0; i < n; i++)
-		s->steps[i].steady = i >= w;
+		s->steps[i].steady = i >= w && s->steps[i].us >= 0;
 }
 
 /* Two-means on log step time; light/heavy only when clearly apart. */
@@ -518,6 +534,35 @@ static int has_warning(const struct summary *s, const char *code)
 	return 0;
 }
 
+/* Steps listed without a time: a host marker no device work was launched in
+ * (the profiler stopped before its kernels ran, when it is the last). */
+static void cut_steps_warning(struct summary *s)
+{
+	struct pg_buf ids = PG_BUF_INIT;
+	uint32_t n = 0, last = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++) {
+		if (s->steps[i].us >= 0)
+			continue;
+		if (n < 5)
+			pg_buf_addf(&ids, "%s%lld", n ? ", " : "", (long long)s->steps[i].step);
+		n++;
+		last = i + 1 == s->n_steps;
+	}
+	if (n)
+		summary_add_warning(s, "steps-cut",
+				    "%u step%s (%s%s) ha%s no device work%s: listed without a time "
+				    "and not steady",
+				    n, n == 1 ? "" : "s", ids.ptr, n > 5 ? ", ..." : "",
+				    n == 1 ? "s" : "ve",
+				    last && n == 1 ? " (the last: the profiler stopped before its "
+						     "kernels ran)"
+				    : last	   ? " (the last of them ends the capture: the "
+						     "profiler stopped)"
+						   : "");
+	pg_buf_release(&ids);
+}
+
 static void derived_warnings(struct summary *s)
 {
 	if (s->n_devices == 0 && summary_host_basis(s))
@@ -537,7 +582,7 @@ static void derived_warnings(struct summary *s)
 		    "device");
 	uint32_t missing = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)
-		for (uint32_t d = 0; d < s->n_devices; d++)
+		for (uint32_t d = 0; s->steps[i].us >= 0 && d < s->n_devices; d++)
 			if (s->steps[i].device_us[d] < 0) {
 				missing++;
 				break;
@@ -546,6 +591,7 @@ static void derived_warnings(struct summary *s)
 		summary_add_warning(s, "steps-missing",
 				    "%u of %u steps are missing on at least one device", missing,
 				    s->n_steps);
+	cut_steps_warning(s);
 	if (s->world_size > 0) {
 		uint32_t ranks = 0;
 		for (uint32_t i = 0; i < s->n_files; i++) {

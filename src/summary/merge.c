@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const derived_codes[] = {"no-device-activity", "no-steps", "steps-missing",
-					    "ranks-missing", "warmup-differs"};
+static const char *const derived_codes[] = {"no-device-activity", "no-steps",
+					    "steps-missing",	  "steps-cut",
+					    "ranks-missing",	  "warmup-differs"};
 
 static int is_derived(const char *code)
 {
@@ -47,7 +48,7 @@ static void merge_steps(struct summary *out, const struct summary *in, uint32_t 
 	for (uint32_t k = 0; k < u; k++) {
 		struct sum_step *st = &out->steps[k];
 		st->step = ids[k];
-		st->host_us = -1;
+		st->us = st->span_us = st->host_us = -1;
 		st->device_us = pg_xmalloc((out->n_devices + 1) * sizeof(double));
 		uint32_t d0 = 0;
 		for (uint32_t i = 0; i < n; i++) {
@@ -63,11 +64,13 @@ static void merge_steps(struct summary *out, const struct summary *in, uint32_t 
 			}
 			if (src && src->host_us > st->host_us)
 				st->host_us = src->host_us;
+			if (src && src->span_us > st->span_us)
+				st->span_us = src->span_us;
 			d0 += in[i].n_devices;
 		}
 		/* host steps: the step is its longest marker, as summarize makes it */
 		if (summary_host_basis(&in[0]))
-			st->us = st->host_us;
+			st->us = st->span_us = st->host_us;
 	}
 	free(ids);
 }

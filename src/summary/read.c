@@ -119,7 +119,8 @@ static void read_step_rows(struct rd *r, const cJSON *st, struct summary *s)
 	cJSON_ArrayForEach (it, all) {
 		struct sum_step *x = &s->steps[i++];
 		x->step = I64(r, it, "step", 0);
-		x->us = num(r, it, "us", 0);
+		x->us = num(r, it, "us", -1);
+		x->span_us = num(r, it, "span_us", -1);
 		x->host_us = num(r, it, "host_us", -1);
 		const cJSON *sd = cJSON_GetObjectItemCaseSensitive(it, "steady");
 		x->steady = cJSON_IsTrue(sd);

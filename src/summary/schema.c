@@ -174,7 +174,8 @@ static const struct sum_shape quality_shape = SHAPE("quality", quality_fields);
  * the table names them for the docs. */
 static const struct sum_field step_fields[] = {
     I64(struct sum_step, step, "step"),
-    F64(struct sum_step, us, "us", SUM_W_US, SUM_U_US, SUM_M_DERIVED),
+    F64(struct sum_step, us, "us", SUM_W_US_OPT, SUM_U_US, SUM_M_DERIVED, .def = -1),
+    F64(struct sum_step, span_us, "span_us", SUM_W_US_OPT, SUM_U_US, SUM_M_DERIVED, .def = -1),
     F64(struct sum_step, host_us, "host_us", SUM_W_US_OPT, SUM_U_US, SUM_M_DERIVED, .def = -1),
     {.key = "steady", .type = SUM_CUSTOM, .custom = SUM_C_STEP_ROWS},
     {.key = "device_us", .type = SUM_CUSTOM, .custom = SUM_C_STEP_ROWS, .unit = SUM_U_US},

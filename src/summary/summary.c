@@ -199,14 +199,6 @@ static void kv_str(struct pg_json *j, const char *k, const char *v)
 	pg_json_str(j, v);
 }
 
-static void kv_us(struct pg_json *j, const char *k, double v)
-{
-	pg_json_key(j, k);
-	if (v < 0 && v > -0.5e-3)
-		v = 0;
-	num_us(j, v);
-}
-
 static void kv_us_opt(struct pg_json *j, const char *k, double v)
 {
 	pg_json_key(j, k);
@@ -226,7 +218,8 @@ static void write_step(struct pg_json *j, const struct sum_step *st, uint32_t n_
 {
 	pg_json_obj_begin(j);
 	kv_int(j, "step", st->step);
-	kv_us(j, "us", st->us);
+	kv_us_opt(j, "us", st->us);
+	kv_us_opt(j, "span_us", st->span_us);
 	kv_us_opt(j, "host_us", st->host_us);
 	pg_json_key(j, "steady");
 	pg_json_bool(j, st->steady);
@@ -257,6 +250,18 @@ static char *put_str(char *p, const char *s)
 	return p + n;
 }
 
+/* A line "key": value, (null when negative), as kv_us_opt() writes it. */
+static char *put_opt_us(char *p, int depth, const char *key, double v)
+{
+	p = put_str(put_indent(p, depth), key);
+	if (v < 0)
+		p = put_str(p, "null");
+	else
+		p += us_text(p, v);
+	*p++ = ',';
+	return p;
+}
+
 /*
  * A step after the first, written as write_step() writes it in pretty output,
  * straight into the buffer: the first step went through pg_json, and every
@@ -267,9 +272,8 @@ static void write_step_raw(struct pg_buf *b, int depth, const struct sum_step *s
 			   uint32_t n_devices)
 {
 	size_t line = 2 + 2 * (size_t)(depth + 2) + NUM_TEXT;
-	double us = st->us < 0 && st->us > -0.5e-3 ? 0 : st->us;
 
-	pg_buf_grow(b, (8 + (size_t)n_devices) * line);
+	pg_buf_grow(b, (9 + (size_t)n_devices) * line);
 	char *p = b->ptr + b->len;
 	*p++ = ',';
 	p = put_indent(p, depth);
@@ -277,15 +281,9 @@ static void write_step_raw(struct pg_buf *b, int depth, const struct sum_step *s
 	p = put_str(put_indent(p, depth + 1), "\"step\": ");
 	p += int_text(p, st->step);
 	*p++ = ',';
-	p = put_str(put_indent(p, depth + 1), "\"us\": ");
-	p += us_text(p, us);
-	*p++ = ',';
-	p = put_str(put_indent(p, depth + 1), "\"host_us\": ");
-	if (st->host_us < 0)
-		p = put_str(p, "null");
-	else
-		p += us_text(p, st->host_us);
-	*p++ = ',';
+	p = put_opt_us(p, depth + 1, "\"us\": ", st->us);
+	p = put_opt_us(p, depth + 1, "\"span_us\": ", st->span_us);
+	p = put_opt_us(p, depth + 1, "\"host_us\": ", st->host_us);
 	p = put_str(put_indent(p, depth + 1),
 		    st->steady ? "\"steady\": true" : "\"steady\": false");
 	*p++ = ',';

@@ -45,12 +45,16 @@ struct sum_device {
 	struct sum_split all, steady;
 };
 
+/* A step's times (docs/summary.md "steps"). A device's step time tiles its
+ * timeline: from the step's first device work to the next step's; its span is
+ * from that first work to the step's last. */
 struct sum_step {
 	int64_t step;
-	double us;	   /* the slowest device's span */
+	double us;	   /* the slowest device's step time; < 0 when no device has work */
 	double host_us;	   /* host annotation span; < 0 when none */
 	double *device_us; /* per device, summary order; < 0 when the device has none */
-	int steady;
+	int steady;	   /* never for a step with us < 0 */
+	double span_us;	   /* the slowest device's span; < 0 when no device has work */
 };
 
 struct sum_stats {

@@ -212,8 +212,11 @@ static void test_nesting(void **state)
 }
 
 /*
- * Twelve steps on a Steps line: step 0 is compilation (1000 us), the rest 100
- * us except every 4th (steps 4, 8) at 300 us. Auto warm-up drops step 0 only.
+ * Sixteen steps on a Steps line: step 0 is compilation (1000 us), the rest 100
+ * us except every 4th (steps 4, 8, 12, 16) at 300 us, each with an op over its
+ * first half. Auto warm-up drops step 0 only. The last step's time ends where
+ * the device's activity does (150 us into it): the steps never add up to more
+ * than the capture. Its span is still its Steps event.
  */
 static void test_warmup_and_classes(void **state)
 {
@@ -226,7 +229,7 @@ static void test_warmup_and_classes(void **state)
 	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
 	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
 	int64_t t0 = 0;
-	for (int i = 0; i < 13; i++) {
+	for (int i = 0; i < 17; i++) {
 		int64_t d = i == 0 ? 1000 : (i % 4 == 0 ? 300 : 100);
 		char nm[16];
 		snprintf(nm, sizeof(nm), "%d", i);
@@ -238,9 +241,11 @@ static void test_warmup_and_classes(void **state)
 	assert_int_equal(s.warmup, 1);
 	assert_false(s.steps[0].steady);
 	assert_true(s.steps[1].steady);
-	assert_int_equal(s.steady.count, 12);
+	assert_int_equal(s.steady.count, 16);
 	assert_true(fabs(s.steady.median_us - 100) < 1e-9);
 	assert_true(fabs(s.steady.max_us - 300) < 1e-9);
+	assert_true(fabs(s.steps[16].us - 150) < 1e-9);
+	assert_true(fabs(s.steps[16].span_us - 300) < 1e-9);
 	assert_int_equal(s.n_classes, 2);
 	assert_string_equal(s.classes[1].name, "heavy");
 	assert_int_equal(s.classes[1].count, 3);
@@ -250,7 +255,7 @@ static void test_warmup_and_classes(void **state)
 	/* --warmup 3 by position */
 	summarize(&g, 3, &s);
 	assert_int_equal(s.warmup, 3);
-	assert_int_equal(s.steady.count, 10);
+	assert_int_equal(s.steady.count, 14);
 	summary_release(&s);
 	trace_release(&g.t);
 }
@@ -589,6 +594,145 @@ static void test_deterministic_json(void **state)
  * the same kernels in time order, in overlapping runs across two streams, and
  * reversed (past the budget of the run merge) give the same bytes.
  */
+static int has_warning(const struct summary *s, const char *code, const char *needle)
+{
+	for (uint32_t i = 0; i < s->n_warnings; i++)
+		if (strcmp(s->warnings[i].code, code) == 0 &&
+		    (!needle || strstr(s->warnings[i].message, needle)))
+			return 1;
+	return 0;
+}
+
+/* The summary's JSON, read back and written again, gives the same bytes;
+ * merging the summary alone gives them too. */
+static void assert_round_trip(const struct summary *s)
+{
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
+	struct summary r, m;
+
+	summary_write_json(s, &a);
+	assert_int_equal(summary_parse_json(a.ptr, a.len, "test", &r), 0);
+	summary_write_json(&r, &b);
+	assert_int_equal(b.len, a.len);
+	assert_memory_equal(b.ptr, a.ptr, a.len);
+	assert_int_equal(summary_merge(&m, &r, 1), 0);
+	summary_write_json(&m, &c);
+	assert_int_equal(c.len, a.len);
+	assert_memory_equal(c.ptr, a.ptr, a.len);
+	summary_release(&r);
+	summary_release(&m);
+	pg_buf_release(&a);
+	pg_buf_release(&b);
+	pg_buf_release(&c);
+}
+
+/*
+ * Pipelined steps (HTA's rank0.json.gz in small): ProfilerStep#1..#3 of 100 us
+ * each launch a compute kernel (stream 7, 5..60 us into the step) and a
+ * collective that runs on past the next step's start (stream 9, 50..140 us
+ * in). Each step's span is 135 us, and the spans add up to 405 us on a device
+ * whose capture is 5..340 = 335 us. The step times tile it: steps 1 and 2 run
+ * to the next step's first kernel (100 us each), step 3 to the end of the
+ * work (340 - 205 = 135 us). ProfilerStep#4 launches nothing (the profiler
+ * stopped): listed without a time, not steady, warned about.
+ */
+static void test_pipelined_steps(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t s9 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 9");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	char name[32];
+	for (int k = 1; k <= 4; k++) {
+		int64_t b = 100 * (k - 1);
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k);
+		ev(&g, host, name, "user_annotation", b, 100, -1);
+		if (k == 4)
+			break;
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", b + 1, 1, 10 * k + 1);
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", b + 2, 1, 10 * k + 2);
+		ev(&g, s7, "ampere_sgemm_128x64", "kernel", b + 5, 55, 10 * k + 1);
+		ev(&g, s9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", b + 50, 90,
+		   10 * k + 2);
+	}
+	summarize(&g, -1, &s);
+	assert_int_equal(s.n_steps, 4);
+	assert_int_equal(s.steps_captured, 4);
+	const double us[] = {100, 100, 135};
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(s.steps[k].step, k + 1);
+		assert_true(fabs(s.steps[k].us - us[k]) < 1e-9);
+		assert_true(fabs(s.steps[k].device_us[0] - us[k]) < 1e-9);
+		assert_true(fabs(s.steps[k].span_us - 135) < 1e-9);
+		assert_true(fabs(s.steps[k].host_us - 100) < 1e-9);
+		assert_true(s.steps[k].steady);
+	}
+	assert_true(s.steps[3].us < 0 && s.steps[3].span_us < 0 && s.steps[3].device_us[0] < 0);
+	assert_true(fabs(s.steps[3].host_us - 100) < 1e-9);
+	assert_false(s.steps[3].steady);
+	assert_true(has_warning(&s, "steps-cut", "(4)"));
+	assert_true(has_warning(&s, "steps-cut", "the last"));
+	assert_false(has_warning(&s, "steps-missing", NULL));
+	/* the steady steps tile the device's capture */
+	assert_true(fabs(s.devices[0].all.wall_us - 335) < 1e-9);
+	assert_true(fabs(s.devices[0].steady.wall_us - 335) < 1e-9);
+	assert_int_equal(s.steady.count, 3);
+	assert_true(fabs(s.steady.median_us - 100) < 1e-9);
+	assert_true(fabs(s.steady.max_us - 135) < 1e-9);
+	/* per step: the sgemm's 3 x 55 us over 3 steps, a share of the 100 us step */
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 55) < 1e-9);
+	assert_true(fabs(family(&s, "matmul")->share - 0.55) < 1e-9);
+	assert_round_trip(&s);
+	summary_release(&s);
+
+	/* --warmup 3 leaves only the cut step: nothing is steady */
+	summarize(&g, 3, &s);
+	assert_int_equal(s.steady.count, 0);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * A step in the middle with no device work: ProfilerStep#2 launches nothing.
+ * Step 1 (kernel 5..60) does not run on to step 3's kernel (205..260): it
+ * ends with its own work, so the missing step's 145 us are nobody's.
+ */
+static void test_step_hole(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", 0, 100, -1);
+	ev(&g, host, "ProfilerStep#2", "user_annotation", 100, 100, -1);
+	ev(&g, host, "ProfilerStep#3", "user_annotation", 200, 100, -1);
+	ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 1, 1, 1);
+	ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 201, 1, 3);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 5, 55, 1);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 205, 55, 3);
+	summarize(&g, -1, &s);
+	assert_int_equal(s.n_steps, 3);
+	assert_true(fabs(s.steps[0].us - 55) < 1e-9);
+	assert_true(s.steps[1].us < 0);
+	assert_true(fabs(s.steps[2].us - 55) < 1e-9);
+	assert_int_equal(s.steady.count, 2);
+	assert_true(fabs(s.devices[0].steady.wall_us - 110) < 1e-9);
+	assert_true(has_warning(&s, "steps-cut", "(2)"));
+	assert_false(has_warning(&s, "steps-cut", "the last"));
+	assert_round_trip(&s);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
 struct kern {
 	int stream;
 	const char *name;
@@ -767,6 +911,8 @@ int main(void)
 	    cmocka_unit_test(test_regions_sources),
 	    cmocka_unit_test(test_hlo_collective_sizes),
 	    cmocka_unit_test(test_event_order),
+	    cmocka_unit_test(test_pipelined_steps),
+	    cmocka_unit_test(test_step_hole),
 	    cmocka_unit_test(test_corpus_host_markers_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
