@@ -69,7 +69,7 @@ check "every corpus capture: a device's step times add up to at most its capture
 # to its last's end, its time runs to the next step's first kernel, the last step's to the
 # end of the steps' work.
 pg summarize "$HTA/rank0.json.gz" -o "$T/rank0.json"
-check "rank0.json.gz: step times and spans match an independent computation; tiles fill the steps' capture, spans overlap" \
+check "rank0.json.gz: step times and spans match an independent computation; tiles fill the steps' capture, spans overlap; the last step (the drain) is not steady and the steady median is the host's step within 2 %" \
 	python3 - "$HTA/rank0.json.gz" "$T/rank0.json" <<'PY'
 import gzip, json, re, sys
 from decimal import Decimal
@@ -108,11 +108,19 @@ for k in span:
 wall = d["devices"][0]["wall_us"]
 assert sum(s["us"] for s in got.values()) <= wall
 assert sum(s["span_us"] for s in got.values()) > 1.5 * wall
-assert abs(d["steps"]["steady"]["median_us"] - 216331.0) < 0.001, d["steps"]["steady"]
+# the last step holds the drain of the four before it: listed, not steady
+last = max(span)
+assert not got[last]["steady"] and all(got[k]["steady"] for k in span if k != last), got
+assert "pipelined" in d["steps"]["warmup_reason"], d["steps"]["warmup_reason"]
+period = sorted(tile[k] for k in span if k != last)
+med = (period[1] + period[2]) / 2
+assert abs(d["steps"]["steady"]["median_us"] * 1000 - med) < 1.5, (d["steps"]["steady"], med)
+host = sorted(b - a for k, a, b in marks)[len(marks) // 2]
+assert abs(med - host) < 0.02 * host, (med, host)
 PY
 pg report "$T/rank0.json"
-check "rank0.json.gz: the report's headline is the step period (216.33 ms), not the span (375.13 ms)" \
-	sh -c "[ $rc -eq 0 ] && grep -q '^\*\*Step time 216.33 ms\*\*' '$T/out'"
+check "rank0.json.gz: the report's headline is the step period (215.85 ms), not the span (375.13 ms)" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^\*\*Step time 215.85 ms\*\*' '$T/out'"
 
 pg summarize "$HTA/trace_diff_test.json.gz" -o "$T/diff.json"
 pycheck "trace_diff_test.json.gz: spans overlap (more than 1.2 x the capture), step times do not" \
