@@ -639,10 +639,14 @@ static void make_side(struct summary *s, const char *kind, const double *steps, 
 	s->devices[0].rank = -1;
 	s->devices[0].steady.compute_us = 800.0 * n;
 	s->devices[0].steady.exposed_comm_us = 50.0 * n;
+	s->devices[0].steady.comm_us = 50.0 * n;
 	s->devices[0].steady.idle_us = 100.0 * n;
+	s->devices[0].steady.wall_us = 950.0 * n; /* the parts' sum: a steady window */
 	s->mean.compute_share = 0.8;
 	s->mean.exposed_comm_share = 0.05;
+	s->mean.exposed_memcpy_share = 0;
 	s->mean.idle_share = 0.1;
+	s->mean.comm_overlap_share = 0;
 	s->basis_devices = 1;
 	s->basis_steady_steps = n;
 	s->files = pg_xcalloc(1, sizeof(*s->files));
