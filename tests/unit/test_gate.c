@@ -1117,6 +1117,49 @@ static void test_compare_no_steps(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
+/* A null share (not defined) is no metric: a candidate without communication
+ * has no comm overlap, one whose devices have no steady window no breakdown
+ * at all. Under rules that would fail a drop to 0, they are gone, not judged. */
+static void test_compare_null_shares(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	parse_str("{" SCHEMA ", \"rules\": [" RULE0 ", "
+		  "{\"metric\": \"breakdown.comm_overlap_share\", \"direction\": \"higher\", "
+		  "\"fail\": {\"absolute\": 0.05}}, "
+		  "{\"metric\": \"breakdown.idle_share\", \"direction\": \"lower\", "
+		  "\"fail\": {\"absolute\": 0.05}}]}",
+		  &th);
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	b.mean.comm_overlap_share = 0.6;
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	c.mean.comm_overlap_share = -1;
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_verdict(&r, "breakdown.comm_overlap_share", GATE_GONE);
+	assert_false(metric(&r, "breakdown.comm_overlap_share")->has_candidate);
+	assert_verdict(&r, "breakdown.idle_share", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_release(&r);
+
+	/* both sides null: no row at all */
+	b.mean.comm_overlap_share = -1;
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_null(find_metric(&r, "breakdown.comm_overlap_share"));
+	gate_result_release(&r);
+
+	/* no device with a steady window in the candidate: every share is null */
+	summary_view_undefined(&c.mean);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_verdict(&r, "breakdown.idle_share", GATE_GONE);
+	assert_verdict(&r, "breakdown.compute_share", GATE_GONE);
+	assert_int_equal(r.verdict, GATE_PASS);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
+	release_all(&r, &b, &c, &th);
+}
+
 /* (g) an op at 0.49% of the step doubling stays out under default (floor 1%)
  * and counts; strict's 0.5% floor lets it in, where its change, 0.49% of the
  * step, is under min_step_share: a small op's jitter never fails a gate. */
@@ -1601,6 +1644,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_incomparable),
 	    cmocka_unit_test(test_compare_identical_inputs),
 	    cmocka_unit_test(test_compare_no_steps),
+	    cmocka_unit_test(test_compare_null_shares),
 	    cmocka_unit_test(test_compare_floor),
 	    cmocka_unit_test(test_compare_quality),
 	    cmocka_unit_test(test_compare_significance_improved_new_gone),
