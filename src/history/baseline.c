@@ -538,7 +538,7 @@ static void derive_lists(struct summary *s)
 
 	for (uint32_t i = 0; i < s->n_families; i++) {
 		struct sum_family *f = &s->families[i];
-		f->share = s->steady.median_us > 0 ? f->us_per_step / s->steady.median_us : 0;
+		f->share = s->steady.median_us > 0 ? f->us_per_step / s->steady.median_us : -1;
 		f->us_total = f->us_per_step * steps;
 	}
 	for (uint32_t i = 0; i < s->n_ops; i++) {
