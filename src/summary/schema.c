@@ -279,7 +279,8 @@ static const struct sum_shape view_shape = SHAPE("view", view_fields);
 static const struct sum_field breakdown_fields[] = {
     {.key = "basis",
      .type = SUM_CONST,
-     .text = "steady steps, per device; mean over devices and the worst device"},
+     .text = "steady steps, per device; mean over the devices with a steady window, and the "
+	     "worst device"},
     OBJ(offsetof(S, mean), "mean", view_shape, .flags = SUM_JUDGED),
     OBJ(offsetof(S, worst), "worst", view_shape),
     STR(S, worst_device, "worst_device"),
