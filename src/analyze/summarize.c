@@ -247,7 +247,6 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 		s->basis = pg_xstrdup(SUMMARY_BASIS_HOST);
 	}
 	quality(&z);
-	s->basis_devices = z.n_devs;
 	s->basis_steady_steps = steady;
 	summary_finalize(s);
 

@@ -87,10 +87,12 @@ static void headline(struct headline *h, const struct summary *s)
 		num(h, "step_mean_us", s->steady.mean_us);
 	}
 	num(h, "steady_steps", s->steady.count);
-	num(h, "compute_share", s->mean.compute_share);
-	num(h, "exposed_comm_share", s->mean.exposed_comm_share);
-	num(h, "exposed_memcpy_share", s->mean.exposed_memcpy_share);
-	num(h, "idle_share", s->mean.idle_share);
+	if (s->mean.compute_share >= 0) { /* null: no device with a steady window */
+		num(h, "compute_share", s->mean.compute_share);
+		num(h, "exposed_comm_share", s->mean.exposed_comm_share);
+		num(h, "exposed_memcpy_share", s->mean.exposed_memcpy_share);
+		num(h, "idle_share", s->mean.idle_share);
+	}
 	if (s->has_flops)
 		num(h, "tflops_per_device", s->tflops_per_device);
 	text(h, "device_kind", s->device_kind);

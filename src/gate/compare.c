@@ -751,18 +751,26 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 
 /* ---- attribution ---- */
 
+/* The split per step, the mean over the devices with a steady window (as
+ * breakdown.mean): a device without one has no step to split. */
 static void breakdown_us(const struct summary *s, double out[4])
 {
 	double steps = s->basis_steady_steps ? s->basis_steady_steps : 1;
+	uint32_t n = 0;
 
 	memset(out, 0, 4 * sizeof(double));
 	for (uint32_t d = 0; d < s->n_devices; d++) {
 		const struct sum_split *x = &s->devices[d].steady;
-		out[0] += x->compute_us / steps / s->n_devices;
-		out[1] += x->exposed_comm_us / steps / s->n_devices;
-		out[2] += x->exposed_memcpy_us / steps / s->n_devices;
-		out[3] += x->idle_us / steps / s->n_devices;
+		if (!summary_device_steady(&s->devices[d]))
+			continue;
+		n++;
+		out[0] += x->compute_us / steps;
+		out[1] += x->exposed_comm_us / steps;
+		out[2] += x->exposed_memcpy_us / steps;
+		out[3] += x->idle_us / steps;
 	}
+	for (int k = 0; n && k < 4; k++)
+		out[k] /= n;
 }
 
 /* A part of the step change, listed when it is beyond its noise: z, the

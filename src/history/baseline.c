@@ -454,7 +454,8 @@ static void devices_from(struct summary *s, const struct medians *m)
 	for (size_t i = 0; i < 4; i++)
 		if (!isfinite(sh[i]))
 			return; /* no breakdown: no breakdown metrics, rather than zeros */
-	s->mean = (struct sum_breakdown_view){sh[0], sh[1], sh[2], sh[3], or_else(sh[4], 0), 0};
+	/* no communication in the window: the overlap stays undefined */
+	s->mean = (struct sum_breakdown_view){sh[0], sh[1], sh[2], sh[3], or_else(sh[4], -1), 0};
 	s->worst = s->mean;
 	memset(&x, 0, sizeof(x));
 	x.wall_us = s->steady.median_us * steps;
@@ -538,7 +539,7 @@ static void derive_lists(struct summary *s)
 
 	for (uint32_t i = 0; i < s->n_families; i++) {
 		struct sum_family *f = &s->families[i];
-		f->share = s->steady.median_us > 0 ? f->us_per_step / s->steady.median_us : 0;
+		f->share = s->steady.median_us > 0 ? f->us_per_step / s->steady.median_us : -1;
 		f->us_total = f->us_per_step * steps;
 	}
 	for (uint32_t i = 0; i < s->n_ops; i++) {

@@ -6,6 +6,7 @@
  */
 #include "report.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,46 @@ static void cell_code_cut(struct pg_buf *b, const char *s, const struct report_c
 	pg_buf_addc(b, ' ');
 }
 
+/* Devices with and without a steady window. */
+static uint32_t steady_device_count(const struct summary *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < s->n_devices; d++)
+		n += summary_device_steady(&s->devices[d]) != 0;
+	return n;
+}
+
+/* breakdown.mean in a sentence: its four parts sum to 100 %, over the devices
+ * with a steady window (said when some have none). */
+static void breakdown_line(const struct summary *s, struct pg_buf *b)
+{
+	uint32_t n = steady_device_count(s);
+
+	if (!s->n_devices)
+		return;
+	if (s->mean.compute_share < 0) {
+		pg_buf_adds(
+		    b, "No device has work in the steady steps, so there is no time split.\n\n");
+		return;
+	}
+	if (n == s->n_devices)
+		pg_buf_adds(b, "Where the time goes (mean over devices, steady steps): compute ");
+	else
+		pg_buf_addf(b,
+			    "Where the time goes (mean over the %u of %u devices with work in the "
+			    "steady steps): compute ",
+			    n, s->n_devices);
+	pct(b, s->mean.compute_share);
+	pg_buf_adds(b, ", exposed communication ");
+	pct(b, s->mean.exposed_comm_share);
+	pg_buf_adds(b, ", exposed memory copies ");
+	pct(b, s->mean.exposed_memcpy_share);
+	pg_buf_adds(b, ", idle ");
+	pct(b, s->mean.idle_share);
+	pg_buf_adds(b, ".\n\n");
+}
+
 static void headline(const struct summary *s, struct pg_buf *b)
 {
 	pg_buf_adds(b, "# profgate report\n\n");
@@ -108,17 +149,7 @@ static void headline(const struct summary *s, struct pg_buf *b)
 		pg_buf_adds(b, ")");
 	}
 	pg_buf_adds(b, ".\n\n");
-	if (s->n_devices) {
-		pg_buf_adds(b, "Where the time goes (mean over devices, steady steps): compute ");
-		pct(b, s->mean.compute_share);
-		pg_buf_adds(b, ", exposed communication ");
-		pct(b, s->mean.exposed_comm_share);
-		pg_buf_adds(b, ", exposed memory copies ");
-		pct(b, s->mean.exposed_memcpy_share);
-		pg_buf_adds(b, ", idle ");
-		pct(b, s->mean.idle_share);
-		pg_buf_adds(b, ".\n\n");
-	}
+	breakdown_line(s, b);
 }
 
 static void identity(const struct summary *s, struct pg_buf *b)
@@ -264,6 +295,10 @@ static void device_row(const struct summary *s, struct pg_buf *b, const struct s
 	pg_buf_adds(b, "| ");
 	report_code(b, d->id, 60);
 	pg_buf_adds(b, marks[worst + 2 * slowest]);
+	if (!summary_device_steady(d)) {
+		pg_buf_adds(b, "| no work in the steady steps | – | – | – | – | – |\n");
+		return;
+	}
 	split_cells(b, &d->steady);
 }
 
@@ -392,6 +427,30 @@ static void op_cells(struct pg_buf *b, const struct sum_op *o, const struct repo
 	pg_buf_adds(b, " | ");
 }
 
+/* Family shares are of the step time and need not add up to 100 %: say what
+ * they add up to and why, whenever that is not 100 % (to the table's 0.1 %). */
+static void family_sum(const struct summary *s, struct pg_buf *b)
+{
+	double sum = 0;
+
+	if (s->n_families && s->families[0].share < 0) {
+		pg_buf_adds(b, "No steady steps, so no step time: the families have no share.\n\n");
+		return;
+	}
+	for (uint32_t i = 0; i < s->n_families; i++)
+		sum += s->families[i].share;
+	if (fabs(sum - 1) < 0.0005)
+		return;
+	pg_buf_adds(b, "The families add up to ");
+	pct(b, sum);
+	pg_buf_adds(b, " of the step, not 100%: a share is the family's time per device per "
+		       "step (self time, summed over the device's streams) over the step time "
+		       "(the median steady step, the slowest device's). Streams that run at "
+		       "once (communication beside compute) each count their time, which adds; "
+		       "time a device is idle or waits for the slowest device is no family's, "
+		       "which takes away.\n\n");
+}
+
 static void families_ops(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_families) {
@@ -403,10 +462,14 @@ static void families_ops(const struct summary *s, struct pg_buf *b)
 			cell_text(b, f->family, 60);
 			cell_text(b, f->category, 60);
 			cell_time(b, f->us_per_step);
-			cell_pct(b, f->share);
+			if (f->share >= 0)
+				cell_pct(b, f->share);
+			else
+				pg_buf_adds(b, "| – ");
 			pg_buf_addf(b, "| %.1f |\n", f->count_per_step);
 		}
 		pg_buf_adds(b, "\n");
+		family_sum(s, b);
 	}
 	if (s->n_ops) {
 		uint32_t n = s->n_ops < 15 ? s->n_ops : 15;

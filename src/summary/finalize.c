@@ -355,15 +355,18 @@ static void steady_part(struct summary *s)
 	free(slow);
 }
 
+/* One device's split as shares of its steady wall; the device has a steady
+ * window (wall > 0). The overlap is undefined (< 0) without communication. */
 static void view_of(const struct sum_split *x, double steps, struct sum_breakdown_view *v)
 {
-	double w = x->wall_us > 0 ? x->wall_us : 1;
+	double w = x->wall_us;
 
 	v->compute_share = x->compute_us / w;
 	v->exposed_comm_share = x->exposed_comm_us / w;
 	v->exposed_memcpy_share = x->exposed_memcpy_us / w;
 	v->idle_share = x->idle_us / w;
-	v->comm_overlap_share = x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : 0;
+	v->comm_overlap_share =
+	    x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : -1;
 	v->kernel_sum_minus_wall_us_per_step =
 	    (x->kernel_sum_us - x->wall_us) / (steps > 0 ? steps : 1);
 }
@@ -374,25 +377,39 @@ double summary_wait_share(const struct sum_split *x)
 	return x->idle_us / w + x->exposed_comm_us / w + x->exposed_memcpy_us / w;
 }
 
+/*
+ * breakdown.mean: the mean over the devices with a steady window of their
+ * shares, so the four parts sum to 1 as each device's do; a device without
+ * one (no work in any steady step) has no split to average. The overlap is
+ * the mean over those of them with communication. breakdown.worst: the device
+ * with the largest idle plus exposed waits. Undefined (null) where nothing
+ * is averaged.
+ */
 static void breakdown_part(struct summary *s)
 {
-	double worst = -1, n = s->n_devices ? s->n_devices : 1;
+	struct sum_breakdown_view sum = {0, 0, 0, 0, 0, 0};
+	uint32_t n = 0, n_comm = 0;
+	double worst = -1;
 
-	memset(&s->mean, 0, sizeof(s->mean));
-	memset(&s->worst, 0, sizeof(s->worst));
+	summary_view_undefined(&s->mean);
+	summary_view_undefined(&s->worst);
 	free(s->worst_device);
 	s->worst_device = NULL;
 	for (uint32_t d = 0; d < s->n_devices; d++) {
 		struct sum_breakdown_view v;
+		if (!summary_device_steady(&s->devices[d]))
+			continue;
 		view_of(&s->devices[d].steady, s->basis_steady_steps, &v);
-		s->mean.compute_share += v.compute_share / n;
-		s->mean.exposed_comm_share += v.exposed_comm_share / n;
-		s->mean.exposed_memcpy_share += v.exposed_memcpy_share / n;
-		s->mean.idle_share += v.idle_share / n;
-		s->mean.comm_overlap_share += v.comm_overlap_share / n;
-		s->mean.kernel_sum_minus_wall_us_per_step +=
-		    v.kernel_sum_minus_wall_us_per_step / n;
-		/* the worst device: the largest idle plus exposed waits */
+		n++;
+		sum.compute_share += v.compute_share;
+		sum.exposed_comm_share += v.exposed_comm_share;
+		sum.exposed_memcpy_share += v.exposed_memcpy_share;
+		sum.idle_share += v.idle_share;
+		sum.kernel_sum_minus_wall_us_per_step += v.kernel_sum_minus_wall_us_per_step;
+		if (v.comm_overlap_share >= 0) {
+			sum.comm_overlap_share += v.comm_overlap_share;
+			n_comm++;
+		}
 		double bad = summary_wait_share(&s->devices[d].steady);
 		if (bad > worst) {
 			worst = bad;
@@ -401,6 +418,15 @@ static void breakdown_part(struct summary *s)
 			s->worst_device = pg_xstrdup(s->devices[d].id);
 		}
 	}
+	if (!n)
+		return;
+	s->mean.compute_share = sum.compute_share / n;
+	s->mean.exposed_comm_share = sum.exposed_comm_share / n;
+	s->mean.exposed_memcpy_share = sum.exposed_memcpy_share / n;
+	s->mean.idle_share = sum.idle_share / n;
+	s->mean.kernel_sum_minus_wall_us_per_step = sum.kernel_sum_minus_wall_us_per_step / n;
+	if (n_comm)
+		s->mean.comm_overlap_share = sum.comm_overlap_share / n_comm;
 }
 
 static int cmp_op(const void *a, const void *b)
@@ -503,11 +529,12 @@ static void per_step_part(struct summary *s)
 		struct sum_family *f = &s->families[i];
 		f->count_per_step = f->count_total / norm;
 		f->us_per_step = per(f->us_total, norm);
-		f->share = step_us > 0 ? f->us_per_step / step_us : 0;
+		f->share = step_us > 0 ? f->us_per_step / step_us : -1;
 	}
 	if (s->n_collectives)
 		qsort(s->collectives, s->n_collectives, sizeof(*s->collectives), cmp_collective);
-	double devs = s->basis_devices ? s->basis_devices : 1;
+	/* over the capture every device with activity counts, steady or not */
+	double devs = s->n_devices ? s->n_devices : 1;
 	for (uint32_t i = 0; i < s->n_collectives; i++) {
 		struct sum_collective *c = &s->collectives[i];
 		c->count_per_step = c->count_total / norm;
@@ -664,16 +691,17 @@ static void add_candidate(struct summary *s, const char *id, const char *title, 
 	    (struct sum_candidate){pg_xstrdup(id), pg_xstrdup(title), ev};
 }
 
-/* Mean over devices of their busy time per steady step; 0 without devices. */
+/* Mean over the devices with a steady window of their busy time per steady
+ * step; 0 without any. */
 static double device_busy_per_step(const struct summary *s)
 {
 	double sum = 0;
 
-	if (!s->n_devices)
+	if (!s->basis_devices)
 		return 0;
 	for (uint32_t d = 0; d < s->n_devices; d++)
 		sum += s->devices[d].steady.busy_us;
-	return sum / s->n_devices / (s->basis_steady_steps ? s->basis_steady_steps : 1);
+	return sum / s->basis_devices / (s->basis_steady_steps ? s->basis_steady_steps : 1);
 }
 
 static void candidates(struct summary *s)
@@ -782,7 +810,7 @@ static void host_part(struct summary *s)
 		struct sum_family *f = &h->families[i];
 		f->count_per_step = f->count_total / norm;
 		f->us_per_step = per(f->us_total, norm);
-		f->share = walled ? f->us_per_step / h->wall_us_per_step : 0;
+		f->share = walled ? f->us_per_step / h->wall_us_per_step : -1;
 	}
 	if (h->n_threads)
 		qsort(h->threads, h->n_threads, sizeof(*h->threads), cmp_thread);
@@ -823,6 +851,17 @@ static void device_ids(struct summary *s)
 	}
 }
 
+/* The per-device divisor of per-step numbers: the devices with a steady
+ * window, as the totals hold only their work. A host profile has none. */
+static void steady_devices(struct summary *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < s->n_devices; d++)
+		n += summary_device_steady(&s->devices[d]) != 0;
+	s->basis_devices = n;
+}
+
 void summary_finalize(struct summary *s)
 {
 	device_ids(s);
@@ -836,6 +875,7 @@ void summary_finalize(struct summary *s)
 	s->steps_captured = s->n_steps;
 	s->device_count = s->n_devices;
 	steady_part(s);
+	steady_devices(s);
 	breakdown_part(s);
 	per_step_part(s);
 	host_part(s);

@@ -357,7 +357,6 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 		    "step table; per-step numbers mix their windows (summarize the "
 		    "files together, or pass the same --warmup everywhere)");
 	merge_lists(out, in, n);
-	out->basis_devices = out->n_devices;
 	out->basis_steady_steps = steady;
 	summary_finalize(out);
 	return 0;

@@ -55,6 +55,7 @@
  */
 #include "summary.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,9 +259,12 @@ static const struct sum_shape basis_shape = SHAPE("per_step_basis", basis_fields
 
 /* ---- breakdown ---- */
 
+/* null when not defined (no device with a steady window; for the overlap, no
+ * communication), and then no metric: the gate does not judge it */
 #define SHARE(m)                                                                                   \
-	F64(struct sum_breakdown_view, m, #m, SUM_W_SHARE, SUM_U_SHARE, SUM_M_DERIVED,             \
-	    .metric = "breakdown." #m, .group = SUM_G_BREAKDOWN, .when = SUM_WHEN_DEVICES)
+	F64(struct sum_breakdown_view, m, #m, SUM_W_SHARE_OPT, SUM_U_SHARE, SUM_M_DERIVED,         \
+	    .def = -1, .metric = "breakdown." #m, .group = SUM_G_BREAKDOWN,                        \
+	    .when = SUM_WHEN_DEVICES)
 
 static const struct sum_field view_fields[] = {
     SHARE(compute_share),
@@ -269,14 +273,15 @@ static const struct sum_field view_fields[] = {
     SHARE(idle_share),
     SHARE(comm_overlap_share),
     F64(struct sum_breakdown_view, kernel_sum_minus_wall_us_per_step,
-	"kernel_sum_minus_wall_us_per_step", SUM_W_US, SUM_U_US, SUM_M_DERIVED),
+	"kernel_sum_minus_wall_us_per_step", SUM_W_US_NAN, SUM_U_US, SUM_M_DERIVED, .def = NAN),
 };
 static const struct sum_shape view_shape = SHAPE("view", view_fields);
 
 static const struct sum_field breakdown_fields[] = {
     {.key = "basis",
      .type = SUM_CONST,
-     .text = "steady steps, per device; mean over devices and the worst device"},
+     .text = "steady steps, per device; mean over the devices with a steady window, and the "
+	     "worst device"},
     OBJ(offsetof(S, mean), "mean", view_shape, .flags = SUM_JUDGED),
     OBJ(offsetof(S, worst), "worst", view_shape),
     STR(S, worst_device, "worst_device"),
@@ -297,7 +302,7 @@ static const struct sum_field family_fields[] = {
     F64(struct sum_family, us_per_step, "us_per_step", SUM_W_US, SUM_U_US, SUM_M_DERIVED,
 	.metric = "family.%s.us_per_step", .group = SUM_G_FAMILY, .share = SUM_SHARE_STEP_OR,
 	.aux = TYPED(struct sum_family, share, double), .flags = SUM_WINDOW),
-    F64(struct sum_family, share, "share", SUM_W_SHARE, SUM_U_SHARE, SUM_M_DERIVED),
+    F64(struct sum_family, share, "share", SUM_W_SHARE_OPT, SUM_U_SHARE, SUM_M_DERIVED, .def = -1),
     COUNT_TOTAL(struct sum_family),
     US_TOTAL(struct sum_family, us_total),
 };
@@ -555,7 +560,7 @@ static int metric_exists(const struct summary *s, const struct sum_field *f, dou
 	case SUM_WHEN_ALWAYS: return 1;
 	case SUM_WHEN_STEPS: return s->steady.count > 0;
 	case SUM_WHEN_SKEW: return s->steady.count > 0 && s->n_devices > 1;
-	case SUM_WHEN_DEVICES: return s->n_devices > 0;
+	case SUM_WHEN_DEVICES: return s->n_devices > 0 && v >= 0;
 	case SUM_WHEN_KNOWN: return v >= 0;
 	case SUM_WHEN_FLOPS: return s->has_flops && v >= 0;
 	case SUM_WHEN_HOST_BASIS: return summary_host_basis(s);

@@ -23,6 +23,18 @@ void summary_init(struct summary *s)
 	s->host.busy_share = -1;
 	s->host.python_us_per_step = -1;
 	s->host.launch_us_per_step = -1;
+	summary_view_undefined(&s->mean);
+	summary_view_undefined(&s->worst);
+}
+
+void summary_view_undefined(struct sum_breakdown_view *v)
+{
+	*v = (struct sum_breakdown_view){-1, -1, -1, -1, -1, NAN};
+}
+
+int summary_device_steady(const struct sum_device *d)
+{
+	return d->steady.wall_us > 0;
 }
 
 int summary_host_basis(const struct summary *s)
@@ -358,6 +370,12 @@ static void write_double(struct pg_json *j, const struct sum_field *f, const voi
 			pg_json_null(j);
 		else
 			num_us(j, v);
+		break;
+	case SUM_W_US_NAN:
+		if (isnan(v))
+			pg_json_null(j);
+		else
+			num_us(j, v < 0 && v > -0.5e-3 ? 0 : v);
 		break;
 	case SUM_W_SHARE: pg_json_double(j, v, 4); break;
 	case SUM_W_SHARE_OPT:

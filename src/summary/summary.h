@@ -79,7 +79,9 @@ struct sum_op {
 
 struct sum_family {
 	char *family, *category;
-	double us_per_step, share; /* share of the steady step time */
+	/* share: us_per_step over the step time (the steady median step; for the
+	 * host's families the step thread's wall); < 0 when there is none */
+	double us_per_step, share;
 	double count_per_step;
 	double count_total, us_total;
 };
@@ -115,11 +117,25 @@ struct sum_candidate {
 	char *id, *title, *evidence;
 };
 
+/*
+ * The time split as shares of the steady wall time, of one device or the mean
+ * over the devices with a steady window. Undefined numbers: the four parts
+ * < 0 when no device has a steady window; comm_overlap_share < 0 when none
+ * has communication in it; kernel_sum_minus_wall_us_per_step NAN when no
+ * device has a steady window (it can be negative). All are written as null.
+ */
 struct sum_breakdown_view {
 	double compute_share, exposed_comm_share, exposed_memcpy_share, idle_share;
 	double comm_overlap_share; /* share of communication under compute */
 	double kernel_sum_minus_wall_us_per_step;
 };
+
+/* A view with every number undefined (null). */
+void summary_view_undefined(struct sum_breakdown_view *v);
+/* 1 when the device has a steady window: work in at least one steady step
+ * (or, without steps, in the capture). Only these enter the breakdown's mean
+ * and the per-device divisor of per-step numbers. */
+int summary_device_steady(const struct sum_device *d);
 
 /* A host thread's work over the host window (host.threads[]). */
 struct sum_thread {
@@ -210,7 +226,8 @@ struct summary {
 	double tflops_per_device; /* < 0 when the trace carries no flops */
 	double flops_total;
 	int has_flops;
-	/* per-step numbers are totals / (basis_devices x basis_steady_steps) */
+	/* per-step numbers are totals / (basis_devices x basis_steady_steps);
+	 * basis_devices counts the devices with a steady window (summary_finalize) */
 	uint32_t basis_devices;
 	uint32_t basis_steady_steps;
 	int32_t warmup_requested; /* --warmup N, or -1 for the automatic rule */
@@ -241,6 +258,7 @@ enum sum_fmt {
 	SUM_W_PLAIN,	 /* strings; integers as integers */
 	SUM_W_US,	 /* 3 decimals; a rounding residue below zero is 0 */
 	SUM_W_US_OPT,	 /* 3 decimals; null when negative (not known) */
+	SUM_W_US_NAN,	 /* 3 decimals, any sign; null when NAN (not defined) */
 	SUM_W_SHARE,	 /* 4 decimals */
 	SUM_W_SHARE_OPT, /* 4 decimals; null when negative (not defined) */
 	SUM_W_FIX3,	 /* 3 decimals (counts per step) */
@@ -289,7 +307,7 @@ enum sum_when {
 	SUM_WHEN_ALWAYS,
 	SUM_WHEN_STEPS,	     /* the summary has steady steps */
 	SUM_WHEN_SKEW,	     /* steady steps on more than one device */
-	SUM_WHEN_DEVICES,    /* the summary has devices */
+	SUM_WHEN_DEVICES,    /* the summary has devices and the value is not negative */
 	SUM_WHEN_KNOWN,	     /* the value is not negative */
 	SUM_WHEN_FLOPS,	     /* the trace carried flops and the value is known */
 	SUM_WHEN_HOST_BASIS, /* a list: its metrics exist when the steps are the host's */

@@ -2,7 +2,8 @@
 # profgate compare and gate end to end: injected regressions (tests/tools/slow_family on the
 # bundled baseline) fail, warn and pass as the default thresholds say, naming the slowed family
 # first; A/A pairs do not fail; unlike runs and identical bytes are refused (exit 4); missing
-# steps are inconclusive; bad thresholds files exit 2 naming the key; output is deterministic.
+# steps are inconclusive; a null share is never judged; bad thresholds files exit 2 naming the
+# key; output is deterministic.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -219,6 +220,29 @@ check "... and without a history, the prior" \
 	[ "$(field "$T/hn2.json" '[m["noise_from"] for m in d["metrics"] if m["name"] == "step.median_us"]')" = "['prior']" ]
 pg gate -b "history:*" -b "$T/h-base-1.json" -c "$T/h-base-2.json" --history "$T/noise.git"
 check "history:... beside another --baseline: exit 2" [ "$rc" -eq 2 ]
+
+# ---- null shares: written null, read back null, never judged ----
+# the bundled pair has no communication: comm_overlap_share is null on both sides; a baseline
+# given an overlap beside that null candidate shows it gone, never a fail, under a rule that
+# fails any drop
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["breakdown"]["mean"]["comm_overlap_share"] is None
+d["breakdown"]["mean"]["comm_overlap_share"] = 0.5
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+' "$T/base.json" "$T/base-ov.json"
+cat >"$T/ov.json" <<'JSON'
+{"schema": "profgate.thresholds/1", "rules": [
+ {"metric": "breakdown.comm_overlap_share", "direction": "higher", "fail": {"absolute": 0.01}},
+ {"metric": "step.*", "direction": "info"}]}
+JSON
+pg gate --baseline "$T/base-ov.json" --candidate "$T/cand.json" --thresholds "$T/ov.json" --json "$T/vov.json"
+check "a null share in the candidate is gone, not judged: exit 0" \
+	[ "$rc" -eq 0 -a "$(field "$T/vov.json" '[m["verdict"] for m in d["metrics"] if m["name"] == "breakdown.comm_overlap_share"]')" = "['gone']" ]
+pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --thresholds "$T/ov.json" --json "$T/vnn.json"
+check "null on both sides: no row for it at all" \
+	[ "$(field "$T/vnn.json" '[m["name"] for m in d["metrics"] if m["name"].startswith("breakdown.comm")]')" = "[]" ]
 
 # ---- usage and input errors ----
 pg gate -b "$T/base.json"

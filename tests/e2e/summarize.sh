@@ -83,6 +83,7 @@ for f in m["files"]:
 PY
 n=0
 bad=0
+bad_shares=0
 while read -r f; do
 	n=$((n + 1))
 	pg summarize "$CORPUS/$f" -o "$T/s.json"
@@ -91,6 +92,63 @@ while read -r f; do
 		diag "$f: exit $rc"
 		diag_file "$T/err"
 		continue
+	fi
+	# every share the summary writes: what it is of, that the split adds up, null where undefined
+	"$PROFGATE" report "$T/s.json" -o "$T/s.md"
+	if ! python3 - "$T/s.json" "$T/s.md" >"$T/why" 2>&1 <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+md = open(sys.argv[2]).read()
+R = 0.00031  # four shares rounded to 4 decimals
+steady = [x for x in d["devices"] if x["steady"]["wall_us"] > 0]
+assert d["per_step_basis"]["devices"] == len(steady), (d["per_step_basis"], len(steady))
+def parts(v): return [v[k] for k in ("compute_share", "exposed_comm_share", "exposed_memcpy_share", "idle_share")]
+bd = d["breakdown"]
+for view in ("mean", "worst"):
+    p = parts(bd[view])
+    if not steady:
+        assert p == [None] * 4 and bd[view]["comm_overlap_share"] is None, (view, bd[view])
+        assert bd[view]["kernel_sum_minus_wall_us_per_step"] is None
+        continue
+    assert None not in p and all(0 <= x <= 1 for x in p), (view, p)
+    assert abs(sum(p) - 1) <= R, (view, sum(p))
+if steady:
+    # the mean is over the devices with a steady window, of each device's shares
+    for i, k in enumerate(("compute_us", "exposed_comm_us", "exposed_memcpy_us", "idle_us")):
+        want = sum(x["steady"][k] / x["steady"]["wall_us"] for x in steady) / len(steady)
+        assert abs(parts(bd["mean"])[i] - want) < 0.0002, (k, parts(bd["mean"])[i], want)
+    comm = [x["steady"] for x in steady if x["steady"]["comm_us"] > 0]
+    ov = bd["mean"]["comm_overlap_share"]
+    if comm:
+        want = sum((c["comm_us"] - c["exposed_comm_us"]) / c["comm_us"] for c in comm) / len(comm)
+        assert ov is not None and abs(ov - want) < 0.0002, (ov, want)
+    else:
+        assert ov is None, ov
+    assert bd["worst_device"] in [x["id"] for x in steady], bd["worst_device"]
+    assert "0.0 us | 0.0% | 0.0% | 0.0% | 0.0%" not in md
+    # the report's split is breakdown.mean: it adds up to 100 %
+    m = re.search(r"Where the time goes \(mean over [^)]*\): compute ([0-9.]+)%, exposed communication ([0-9.]+)%, exposed memory copies ([0-9.]+)%, idle ([0-9.]+)%", md)
+    assert m, "no time split line"
+    assert abs(sum(float(x) for x in m.groups()) - 100) <= 0.21, m.group(0)
+# family shares: of the steady median step, null without one; the report says why they do not add up
+step = d["steps"]["steady"]["median_us"] if d["steps"]["steady"]["count"] else None
+total = 0
+for fam in d["families"]:
+    if not step:
+        assert fam["share"] is None, fam
+        continue
+    assert fam["share"] is not None and abs(fam["share"] - fam["us_per_step"] / step) <= 0.00005 + 1e-9, fam
+    total += fam["share"]
+if step and d["families"] and abs(total - 1) >= 0.0005:
+    assert "The families add up to %.1f%% of the step, not 100%%" % (100 * total) in md, total
+h = d["host"]
+for fam in h["families"]:
+    assert (fam["share"] is None) == (h["wall_us_per_step"] is None), fam
+PY
+	then
+		bad_shares=$((bad_shares + 1))
+		diag "$f (shares):"
+		diag_file "$T/why" 8
 	fi
 	if ! python3 - "$T/s.json" "$CORPUS/$f" >"$T/why" 2>&1 <<'PY'
 import gzip, hashlib, json, re, sys
@@ -135,6 +193,7 @@ PY
 	fi
 done <"$T/valid"
 check "every valid corpus file summarizes; split sums to wall on every device; host steps match ProfilerStep spans ($n files)" [ "$bad" -eq 0 ]
+check "every valid corpus file: breakdown mean and worst sum to 1, the mean is over the devices with a steady window, the report's split adds up to 100 %, family and host shares are null without a step and explained when they do not add up ($n files)" [ "$bad_shares" -eq 0 ]
 
 # An independent implementation of the HTA/TraceLens definitions (formats.md §11.3, §12.2)
 # on real traces: unions of the GPU's kernels, copies and sets over the whole capture.
@@ -250,5 +309,33 @@ import json
 d=json.load(open('$T/tf.json'))
 assert d['steps']['source']=='steps-line' and len(d['steps']['all'])>=1, d['steps']['source']
 assert d['identity']['framework']=='tensorflow' and d['identity']['host_count']==2
+"
+pg report "$T/tf.json" -o "$T/tf.md"
+check "TensorFlow multi-worker capture: the time split is the mean of the 2 devices with a steady window (72 % / 28 %), not 48 % / 18 % with the third as zeros; no overlap without communication" python3 -c "
+import json
+d=json.load(open('$T/tf.json'))
+m=d['breakdown']['mean']; md=open('$T/tf.md').read()
+assert d['per_step_basis']['devices']==2, d['per_step_basis']
+assert abs(m['compute_share']-0.7219)<0.0015 and abs(m['idle_share']-0.2761)<0.0015, m
+assert abs(m['compute_share']+m['exposed_comm_share']+m['exposed_memcpy_share']+m['idle_share']-1)<=0.0003, m
+assert m['comm_overlap_share'] is None, m
+assert 'mean over the 2 of 3 devices with work in the steady steps' in md and 'no work in the steady steps' in md
+assert 'compute 72.2%' in md and 'idle 27.6%' in md, md[:600]
+"
+pg summarize "$CORPUS/AMD-AGI__TraceLens/resnet_act_checkpoint.json.gz" -o "$T/resnet.json"
+"$PROFGATE" report "$T/resnet.json" -o "$T/resnet.md"
+check "resnet_act_checkpoint: family shares are of the step and add up to 120 % (all-reduce beside compute); the report says so and why" python3 -c "
+import json
+d=json.load(open('$T/resnet.json')); md=open('$T/resnet.md').read()
+step=d['steps']['steady']['median_us']
+tot=sum(f['share'] for f in d['families'])
+assert 1.19<tot<1.21, tot
+ar=[f for f in d['families'] if f['family']=='all-reduce'][0]
+assert abs(ar['share']-ar['us_per_step']/step)<0.0001 and ar['share']>0.8, ar
+assert 'The families add up to %.1f%% of the step, not 100%%' % (100*tot) in md
+assert 'each count their time' in md
+m=d['breakdown']['mean']
+assert abs(m['compute_share']+m['exposed_comm_share']+m['exposed_memcpy_share']+m['idle_share']-1)<=0.0003, m
+assert abs(m['comm_overlap_share']-0.2525)<0.0002, m
 "
 done_testing

@@ -639,10 +639,14 @@ static void make_side(struct summary *s, const char *kind, const double *steps, 
 	s->devices[0].rank = -1;
 	s->devices[0].steady.compute_us = 800.0 * n;
 	s->devices[0].steady.exposed_comm_us = 50.0 * n;
+	s->devices[0].steady.comm_us = 50.0 * n;
 	s->devices[0].steady.idle_us = 100.0 * n;
+	s->devices[0].steady.wall_us = 950.0 * n; /* the parts' sum: a steady window */
 	s->mean.compute_share = 0.8;
 	s->mean.exposed_comm_share = 0.05;
+	s->mean.exposed_memcpy_share = 0;
 	s->mean.idle_share = 0.1;
+	s->mean.comm_overlap_share = 0;
 	s->basis_devices = 1;
 	s->basis_steady_steps = n;
 	s->files = pg_xcalloc(1, sizeof(*s->files));
@@ -1110,6 +1114,49 @@ static void test_compare_no_steps(void **state)
 			    "inconclusive");
 	cJSON_Delete(root);
 	pg_buf_release(&out);
+	release_all(&r, &b, &c, &th);
+}
+
+/* A null share (not defined) is no metric: a candidate without communication
+ * has no comm overlap, one whose devices have no steady window no breakdown
+ * at all. Under rules that would fail a drop to 0, they are gone, not judged. */
+static void test_compare_null_shares(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	parse_str("{" SCHEMA ", \"rules\": [" RULE0 ", "
+		  "{\"metric\": \"breakdown.comm_overlap_share\", \"direction\": \"higher\", "
+		  "\"fail\": {\"absolute\": 0.05}}, "
+		  "{\"metric\": \"breakdown.idle_share\", \"direction\": \"lower\", "
+		  "\"fail\": {\"absolute\": 0.05}}]}",
+		  &th);
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	b.mean.comm_overlap_share = 0.6;
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	c.mean.comm_overlap_share = -1;
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_verdict(&r, "breakdown.comm_overlap_share", GATE_GONE);
+	assert_false(metric(&r, "breakdown.comm_overlap_share")->has_candidate);
+	assert_verdict(&r, "breakdown.idle_share", GATE_PASS);
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_release(&r);
+
+	/* both sides null: no row at all */
+	b.mean.comm_overlap_share = -1;
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_null(find_metric(&r, "breakdown.comm_overlap_share"));
+	gate_result_release(&r);
+
+	/* no device with a steady window in the candidate: every share is null */
+	summary_view_undefined(&c.mean);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_verdict(&r, "breakdown.idle_share", GATE_GONE);
+	assert_verdict(&r, "breakdown.compute_share", GATE_GONE);
+	assert_int_equal(r.verdict, GATE_PASS);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
 	release_all(&r, &b, &c, &th);
 }
 
@@ -1597,6 +1644,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_incomparable),
 	    cmocka_unit_test(test_compare_identical_inputs),
 	    cmocka_unit_test(test_compare_no_steps),
+	    cmocka_unit_test(test_compare_null_shares),
 	    cmocka_unit_test(test_compare_floor),
 	    cmocka_unit_test(test_compare_quality),
 	    cmocka_unit_test(test_compare_significance_improved_new_gone),

@@ -456,6 +456,96 @@ static void test_devices_at_scale(void **state)
 	pg_buf_release(&md);
 }
 
+/* A family record made by hand, with its exact total. */
+static void add_fam(struct summary *s, const char *name, const char *cat, double us_total)
+{
+	s->families = pg_xrealloc(s->families, (s->n_families + 1) * sizeof(*s->families));
+	s->families[s->n_families++] = (struct sum_family){.family = pg_xstrdup(name),
+							   .category = pg_xstrdup(cat),
+							   .count_total = 2,
+							   .us_total = us_total};
+}
+
+/*
+ * Two GPUs, two steady steps of 100 us: gpu0 works in both (compute 160 of
+ * 200 us, its communication all under compute), gpu1 only outside them. The
+ * time split is gpu0's alone and adds up to 100 %; gpu1's row says it had no
+ * steady work; the families (80 us per step each, all-reduce beside matmul)
+ * add up to 160 % of the step, and the report says so and why. Without
+ * steps, family shares are null and shown as such. Through the JSON and back.
+ */
+static void test_shares_report(void **state)
+{
+	struct summary s, r;
+	struct pg_buf js = PG_BUF_INIT, md = PG_BUF_INIT;
+	(void)state;
+
+	summary_init(&s);
+	s.profgate_version = pg_xstrdup("test");
+	s.basis = pg_xstrdup(SUMMARY_BASIS_TIMELINE);
+	s.steps_source = pg_xstrdup("profiler-step");
+	s.n_devices = 2;
+	s.devices = pg_xcalloc(2, sizeof(*s.devices));
+	for (int d = 0; d < 2; d++) {
+		s.devices[d].kind = pg_xstrdup("gpu");
+		s.devices[d].index = d;
+		s.devices[d].rank = -1;
+	}
+	s.devices[0].steady = (struct sum_split){.wall_us = 200,
+						 .busy_us = 160,
+						 .idle_us = 40,
+						 .compute_us = 160,
+						 .comm_us = 80,
+						 .kernel_sum_us = 240};
+	s.devices[0].all = s.devices[0].steady;
+	s.devices[1].all =
+	    (struct sum_split){.wall_us = 30, .busy_us = 30, .compute_us = 30, .kernel_sum_us = 30};
+	s.n_steps = 2;
+	s.steps = pg_xcalloc(2, sizeof(*s.steps));
+	for (int i = 0; i < 2; i++) {
+		s.steps[i] = (struct sum_step){i, 100, -1, pg_xcalloc(2, sizeof(double)), 1, 100};
+		s.steps[i].device_us[0] = 100;
+		s.steps[i].device_us[1] = -1;
+	}
+	s.basis_steady_steps = 2;
+	add_fam(&s, "all-reduce", "communication", 160);
+	add_fam(&s, "matmul", "compute", 160);
+	summary_finalize(&s);
+	assert_int_equal(s.basis_devices, 1);
+	assert_true(s.mean.compute_share == 0.8 && s.mean.idle_share == 0.2);
+	assert_true(s.mean.comm_overlap_share == 1);
+	assert_true(s.families[0].share == 0.8 && s.families[1].share == 0.8);
+	summary_write_json(&s, &js);
+	assert_int_equal(summary_parse_json(js.ptr, js.len, "s.json", &r), 0);
+	report_summary_md(&r, &md);
+	assert_non_null(strstr(md.ptr, "(mean over the 1 of 2 devices with work in the steady "
+				       "steps): compute 80.0%, exposed communication 0.0%, exposed "
+				       "memory copies 0.0%, idle 20.0%."));
+	assert_non_null(strstr(md.ptr, "| `gpu1` | no work in the steady steps |"));
+	assert_non_null(strstr(md.ptr, "| `gpu0` (worst) | 200.0 us | 80.0% |"));
+	assert_non_null(strstr(md.ptr, "The families add up to 160.0% of the step, not 100%"));
+	assert_non_null(strstr(md.ptr, "each count their time"));
+	summary_release(&r);
+	pg_buf_release(&md);
+	pg_buf_release(&js);
+
+	/* no steady steps: no step time to take shares of */
+	s.steps[0].steady = s.steps[1].steady = 0;
+	summary_finalize(&s);
+	assert_true(s.families[0].share < 0);
+	summary_write_json(&s, &js);
+	assert_non_null(strstr(js.ptr, "\"share\": null"));
+	assert_int_equal(summary_parse_json(js.ptr, js.len, "s.json", &r), 0);
+	report_summary_md(&r, &md);
+	assert_non_null(strstr(md.ptr, "| all-reduce | communication | 80.0 us | – |"));
+	assert_non_null(strstr(md.ptr, "the families have no share"));
+	assert_null(strstr(md.ptr, "The families add up to"));
+	summary_release(&r);
+	summary_release(&s);
+	pg_buf_release(&md);
+	pg_buf_release(&js);
+}
+
 /* A host profile made by hand: one step thread, a data-loader thread with a
  * hostile name, a hostile op, and the host-bound finding. */
 static void host_summary(struct summary *s)
@@ -1222,6 +1312,7 @@ int main(void)
 	    cmocka_unit_test(test_cut_names_utf8),
 	    cmocka_unit_test(test_cut_names_escaped),
 	    cmocka_unit_test(test_round_trip_and_report),
+	    cmocka_unit_test(test_shares_report),
 	    cmocka_unit_test(test_host_section),
 	    cmocka_unit_test(test_devices_at_scale),
 	    cmocka_unit_test(test_compare_fail),

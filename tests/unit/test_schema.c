@@ -38,6 +38,7 @@ static const char *written(const struct sum_field *f)
 	    [SUM_W_PLAIN] = "",
 	    [SUM_W_US] = "3 decimals",
 	    [SUM_W_US_OPT] = "3 decimals, null when not known",
+	    [SUM_W_US_NAN] = "3 decimals, null when not defined",
 	    [SUM_W_SHARE] = "4 decimals",
 	    [SUM_W_SHARE_OPT] = "4 decimals, null when not defined",
 	    [SUM_W_FIX3] = "3 decimals",
@@ -241,10 +242,21 @@ static void test_metric_names_round_trip(void **state)
 	s.n_collectives = 1;
 	s.has_flops = 1;
 	s.tflops_per_device = 1;
+	s.mean = (struct sum_breakdown_view){0.5, 0.2, 0.1, 0.2, 0.4, 3};
 	summary_metrics_each(&s, check_metric, &seen);
 	/* step 4 + skew, breakdown 5, family, op, collective 2, throughput */
 	assert_int_equal(seen.n, 5 + 5 + 1 + 1 + 2 + 1);
 	assert_int_equal(seen.shared, 3); /* family, op, collective time */
+	/* a null share is no metric: no communication, then no device with a
+	 * steady window */
+	s.mean.comm_overlap_share = -1;
+	seen = (struct seen){0, 0};
+	summary_metrics_each(&s, check_metric, &seen);
+	assert_int_equal(seen.n, 5 + 4 + 1 + 1 + 2 + 1);
+	summary_view_undefined(&s.mean);
+	seen = (struct seen){0, 0};
+	summary_metrics_each(&s, check_metric, &seen);
+	assert_int_equal(seen.n, 5 + 0 + 1 + 1 + 2 + 1);
 }
 
 static void test_units_and_digits(void **state)

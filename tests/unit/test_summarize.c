@@ -587,6 +587,119 @@ static void test_deterministic_json(void **state)
 	trace_release(&g.t);
 }
 
+/* The JSON of s read back and written again gives the same bytes; the copy
+ * read back is left in *back. */
+static void round_trip(const struct summary *s, struct summary *back, struct pg_buf *json)
+{
+	struct pg_buf again = PG_BUF_INIT;
+
+	summary_write_json(s, json);
+	assert_int_equal(summary_parse_json(json->ptr, json->len, "rt.json", back), 0);
+	summary_write_json(back, &again);
+	assert_int_equal(json->len, again.len);
+	assert_memory_equal(json->ptr, again.ptr, json->len);
+	pg_buf_release(&again);
+}
+
+/*
+ * Two GPUs and one ProfilerStep launching gpu0's kernels only: gemm 0..60
+ * and elementwise 80..100 (idle 60..80). gpu1 runs one kernel outside any
+ * step (no correlation), so it has no steady window. The breakdown is
+ * gpu0's (compute 80 of 100, idle 20), not halved by gpu1's zeros; per-step
+ * numbers are per the one device with a steady window; with no
+ * communication the overlap is null, and it reads back null.
+ */
+static void test_breakdown_steady_devices(void **state)
+{
+	struct gen g;
+	struct summary s, back;
+	struct pg_buf json = PG_BUF_INIT;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu0 = device(&g, TRACE_DEV_GPU, 0), gpu1 = device(&g, TRACE_DEV_GPU, 1);
+	uint32_t cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s0 = track(&g, gpu0, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t s1 = track(&g, gpu1, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 200, -1);
+	ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -9, 1, 1);
+	ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -8, 1, 2);
+	ev(&g, s0, "ampere_sgemm_128x64", "kernel", 0, 60, 1);
+	ev(&g, s0, "vectorized_elementwise_kernel", "kernel", 80, 20, 2);
+	ev(&g, s1, "vectorized_elementwise_kernel", "kernel", 500, 30, -1);
+	summarize(&g, 0, &s);
+
+	assert_int_equal(s.n_devices, 2);
+	assert_true(summary_device_steady(&s.devices[0]));
+	assert_false(summary_device_steady(&s.devices[1]));
+	assert_int_equal(s.basis_devices, 1);
+	assert_true(fabs(s.mean.compute_share - 0.8) < 1e-9);
+	assert_true(fabs(s.mean.idle_share - 0.2) < 1e-9);
+	assert_true(fabs(s.mean.compute_share + s.mean.exposed_comm_share +
+			 s.mean.exposed_memcpy_share + s.mean.idle_share - 1) < 1e-12);
+	assert_string_equal(s.worst_device, "gpu0");
+	assert_true(s.mean.comm_overlap_share < 0);
+	assert_true(s.worst.comm_overlap_share < 0);
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 60) < 1e-9);
+	assert_true(fabs(family(&s, "matmul")->share - 0.6) < 1e-9);
+	/* over the capture gpu1 has its work all the same */
+	assert_true(fabs(s.devices[1].all.wall_us - 30) < 1e-9);
+	round_trip(&s, &back, &json);
+	assert_non_null(strstr(json.ptr, "\"comm_overlap_share\": null"));
+	assert_true(back.mean.comm_overlap_share < 0);
+	assert_true(fabs(back.mean.compute_share - 0.8) < 1e-9);
+	summary_release(&s);
+	summary_release(&back);
+	pg_buf_release(&json);
+	trace_release(&g.t);
+}
+
+/* Without steps a family has no step to be a share of, and without devices
+ * the breakdown has nothing to average: null, read back as null. */
+static void test_undefined_shares_null(void **state)
+{
+	struct gen g;
+	struct summary s, back, none;
+	struct pg_buf json = PG_BUF_INIT, j2 = PG_BUF_INIT;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	for (int i = 0; i < 5; i++)
+		ev(&g, ops, "fusion.1", "", i * 10, 7, -1);
+	summarize(&g, -1, &s);
+	assert_int_equal(s.steady.count, 0);
+	assert_true(s.n_families > 0);
+	for (uint32_t i = 0; i < s.n_families; i++)
+		assert_true(s.families[i].share < 0);
+	assert_true(s.mean.compute_share >= 0); /* the capture is the window */
+	round_trip(&s, &back, &json);
+	assert_non_null(strstr(json.ptr, "\"share\": null"));
+	assert_true(back.families[0].share < 0);
+
+	summary_init(&none);
+	none.basis = strdup(SUMMARY_BASIS_TIMELINE);
+	none.steps_source = strdup("none");
+	summary_finalize(&none);
+	assert_true(none.mean.compute_share < 0 && none.worst.idle_share < 0);
+	assert_true(isnan(none.mean.kernel_sum_minus_wall_us_per_step));
+	assert_null(none.worst_device);
+	summary_release(&back);
+	round_trip(&none, &back, &j2);
+	assert_non_null(strstr(j2.ptr, "\"compute_share\": null"));
+	assert_non_null(strstr(j2.ptr, "\"kernel_sum_minus_wall_us_per_step\": null"));
+	assert_true(back.mean.idle_share < 0);
+	assert_true(isnan(back.mean.kernel_sum_minus_wall_us_per_step));
+	summary_release(&s);
+	summary_release(&back);
+	summary_release(&none);
+	pg_buf_release(&json);
+	pg_buf_release(&j2);
+	trace_release(&g.t);
+}
+
 /*
  * Kineto and XPlane list a stream's kernels nearly, not quite, in time order:
  * runs that reach back into the ones before them, children listed before
@@ -909,6 +1022,8 @@ int main(void)
 	    cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),
 	    cmocka_unit_test(test_deterministic_json),
+	    cmocka_unit_test(test_breakdown_steady_devices),
+	    cmocka_unit_test(test_undefined_shares_null),
 	    cmocka_unit_test(test_annotation_regions),
 	    cmocka_unit_test(test_regions_dropped_leaf),
 	    cmocka_unit_test(test_regions_sources),
