@@ -9,10 +9,11 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${PG_CORPUS:-$TOP/../shared/corpus}
 
-# The fixture, synthetic: device i (process "/device:GPU:<i>") has a "Steps" line of 6 steps
-# of 20 ms and one kernel stream idle 1000 + i us a step; three planted devices idle more
-# (gpu17 4000 us, gpu1000 2500 us and a step 1 ms longer, gpu600 3000 us). Its two kernels
-# differ only past their first 120 bytes.
+# The fixture, synthetic: device i (process "/device:GPU:<i>") has a "Steps" line of 6
+# back-to-back steps of 20 ms and one kernel stream idle 1000 + i us a step (less the 1 us
+# kernel that ends each step, so that the steps' work fills them); three planted devices idle
+# more (gpu17 4000 us, gpu1000 2500 us and a step 1 ms longer, gpu600 3000 us). Its two
+# kernels differ only past their first 120 bytes.
 python3 - "$T/scale.trace.json" <<'PY'
 import json, sys
 n = 1024
@@ -32,12 +33,14 @@ for d in range(n):
     step = 21000 if d == 1000 else 20000
     busy = 20000 - idle.get(d, 1000 + d)
     for s in range(6):
-        t0 = s * 25000
+        t0 = s * step
         ev.append({"ph": "X", "pid": pid, "tid": 1, "ts": t0, "dur": step, "name": str(s + 1)})
         ev.append({"ph": "X", "pid": pid, "tid": 16, "ts": t0, "dur": busy // 2,
                    "name": kernels[0]})
         ev.append({"ph": "X", "pid": pid, "tid": 16, "ts": t0 + busy // 2,
                    "dur": busy - busy // 2, "name": kernels[1]})
+        ev.append({"ph": "X", "pid": pid, "tid": 16, "ts": t0 + step - 1, "dur": 1,
+                   "name": kernels[1]})
 json.dump({"displayTimeUnit": "ns", "traceEvents": ev + [{}]}, open(sys.argv[1], "w"))
 PY
 pg summarize "$T/scale.trace.json" -o "$T/scale.json"
