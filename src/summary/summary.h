@@ -23,6 +23,10 @@ struct sum_file {
 	char *host;   /* XPlane host, or NULL */
 	int32_t rank; /* Kineto distributed rank, or -1 */
 	uint64_t bytes, events;
+	/* not in the JSON: the strongest step marker analyze found in the file
+	 * ("steps-line", "step-annotation", "profiler-step", "none"; a static
+	 * string), for summarize to refuse joining unlike files; NULL when read */
+	const char *step_markers;
 };
 
 struct sum_warning {
