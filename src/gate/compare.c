@@ -168,24 +168,36 @@ static void short_name(struct pg_buf *b, const char *name)
 }
 
 /* The evidence: s's three largest ops the other side does not run, with their
- * share of s's op time, after its model ("gpu" when the profile names none). */
+ * share of s's op time, after its model. */
 static char *only_here(const struct summary *s, const struct summary *other)
 {
-	uint32_t n, no, shown = 0;
+	uint32_t n, no, shown = 0, pick[3];
 	const struct sum_op *o = summary_step_ops(s, &n), *x = summary_step_ops(other, &no);
 	double t = op_time(o, n);
 	struct pg_buf b = PG_BUF_INIT;
 
 	pg_buf_adds(&b, s->device_kind ? s->device_kind : "null");
 	pg_buf_adds(&b, "; only here:");
-	/* ops[] is largest self time first */
-	for (uint32_t i = 0; i < n && shown < 3; i++) {
-		if (strcmp(o[i].name, OTHER_OPS) == 0 || runs_op(x, no, o[i].name))
-			continue;
+	/* picked, not assumed sorted: a summary from history keeps its own order */
+	while (shown < 3) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = 0; i < n; i++) {
+			int taken = 0;
+			for (uint32_t k = 0; k < shown; k++)
+				taken |= pick[k] == i;
+			if (taken || strcmp(o[i].name, OTHER_OPS) == 0 ||
+			    (best != UINT32_MAX &&
+			     o[i].self_us_per_step <= o[best].self_us_per_step) ||
+			    runs_op(x, no, o[i].name))
+				continue;
+			best = i;
+		}
+		if (best == UINT32_MAX)
+			break;
 		pg_buf_adds(&b, shown ? ", " : " ");
-		short_name(&b, o[i].name);
-		pg_buf_addf(&b, " (%.1f%%)", 100 * o[i].self_us_per_step / t);
-		shown++;
+		short_name(&b, o[best].name);
+		pg_buf_addf(&b, " (%.1f%%)", 100 * o[best].self_us_per_step / t);
+		pick[shown++] = best;
 	}
 	if (!shown)
 		pg_buf_adds(&b, " none");

@@ -114,6 +114,42 @@ else
 	skip "corpus absent: the owlv2 pair"
 fi
 
+# unlike workloads: ResNet-50 (a Kineto trace naming no GPU model) against TimeSformer on MI300X
+# (remapped device ids, named from deviceProperties), and two models on one H100
+RN=$CORPUS/pytorch__kineto/resnet50_num_workers_0_worker0.pt.trace.json.gz
+if [ -f "$RN" ] && [ -f "$OWL/mi300_facebook_timesformer-base-finetuned-k400__1016002.json.gz" ]; then
+	pg gate -b "$RN" -c "$OWL/mi300_facebook_timesformer-base-finetuned-k400__1016002.json.gz" \
+		--json "$T/rn-tsf.json"
+	check "ResNet-50 against TimeSformer on MI300X: exit 4, one reason line naming both models and the ops only each runs" \
+		sh -c "[ $rc -eq 4 ] && [ \$(grep -c '^  refused: ' '$T/out') -eq 1 ] && grep -q '^  refused: gpu (model unknown) vs AMD Instinct MI300X VF: device_kind differs.*different workloads: 0.0% .*only here: void cudnn' '$T/out'"
+	check "... the verdict JSON has the workload diff, the overlap and the reason" python3 -c "
+import json
+d=json.load(open('$T/rn-tsf.json'))['provenance']
+assert [x['field'] for x in d['diff']]==['device_kind', 'workload'], d['diff']
+assert d['workload_overlap_share']<0.01 and d['min_workload_overlap_share']==0.5, d
+assert d['reason'].startswith('gpu (model unknown) vs AMD Instinct MI300X VF'), d['reason']
+"
+	TSF=$OWL/h100_facebook_timesformer-base-finetuned-k400__1016002.json.gz
+	QWEN=$OWL/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
+	pg gate -b "$TSF" -c "$QWEN" --json "$T/tsf-qwen.json"
+	check "TimeSformer against Qwen1.5 on one H100: exit 4 on the workload alone" \
+		sh -c "[ $rc -eq 4 ] && python3 -c \"
+import json
+d=json.load(open('$T/tsf-qwen.json'))['provenance']
+assert [x['field'] for x in d['diff']]==['workload'] and 0.1<d['workload_overlap_share']<0.12, d
+\""
+	sed 's/"schema": "profgate.thresholds\/1",/"schema": "profgate.thresholds\/1", "min_workload_overlap": 0,/' \
+		"$TOP/thresholds/default.json" >"$T/relaxed.json"
+	pg gate -b "$TSF" -c "$QWEN" --thresholds "$T/relaxed.json" --json "$T/tsf-qwen2.json"
+	check "... compared on purpose with min_workload_overlap 0 in the thresholds file" \
+		sh -c "[ $rc -ne 4 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"provenance\"][\"result\"])' '$T/tsf-qwen2.json')\" = comparable ]"
+	pg gate -b "$RN" -c "$TSF"
+	check "an unknown GPU model is never comparable with a known one: exit 4, both named" \
+		sh -c "[ $rc -eq 4 ] && grep -q 'refused: gpu (model unknown) vs NVIDIA H100 80GB HBM3' '$T/out'"
+else
+	skip "corpus absent: unlike workloads"
+fi
+
 DLRM=$CORPUS/facebookresearch__param/dlrm_kineto
 if [ -d "$DLRM" ]; then
 	pg gate -b "$DLRM/worker0_step_12.1694128201545.pt.trace.json" \
