@@ -317,6 +317,18 @@ d=json.load(open('$T/mixed.json'))
 assert d['identity']['device_kind']=='NVIDIA H100 80GB HBM3 + AMD Instinct MI300X VF', d['identity']
 assert d['identity']['device_count']==2
 \""
+pg summarize "$OWLH" -o "$T/owlh.json"
+pg summarize "$OWLM" -o "$T/owlm.json"
+pg merge "$T/owlh.json" "$T/owlm.json" -o "$T/owl-merged.json"
+check "merge of the two refuses them too (exit 2, naming device_kind)" \
+	sh -c "[ $rc -eq 2 ] && [ ! -e '$T/owl-merged.json' ] && grep -q \"device_kind 'NVIDIA H100 80GB HBM3'.*'AMD Instinct MI300X VF'\" '$T/err'"
+pg merge --allow-mixed "$T/owlh.json" "$T/owlm.json" -o "$T/owl-merged.json"
+check "merge --allow-mixed joins them, device_kind as summarize --allow-mixed gives it" \
+	sh -c "[ $rc -eq 0 ] && python3 -c \"
+import json
+a=json.load(open('$T/owl-merged.json'))['identity']; b=json.load(open('$T/mixed.json'))['identity']
+assert a['device_kind']==b['device_kind'], (a, b)
+\""
 pg summarize "$AMD" -o "$T/mixed.json"
 check "the AMD-AGI__TraceLens folder (two GPU models) is not one capture: exit 4" \
 	sh -c "[ $rc -eq 4 ] && grep -q 'device model' '$T/err'"
