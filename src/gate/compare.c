@@ -119,12 +119,25 @@ static int same_files(const struct summary *b, const struct summary *c)
  */
 #define OTHER_OPS "(other ops)"
 
-static int runs_op(const struct sum_op *ops, uint32_t n, const char *name)
+/* A side's op names, sorted for lookups (lists hold up to 5,001 ops). */
+struct op_names {
+	const char **v;
+	uint32_t n;
+};
+
+static void op_names_init(struct op_names *x, const struct summary *s)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(ops[i].name, name) == 0)
-			return 1;
-	return 0;
+	const struct sum_op *o = summary_step_ops(s, &x->n);
+
+	x->v = pg_xcalloc(x->n + 1, sizeof(char *));
+	for (uint32_t i = 0; i < x->n; i++)
+		x->v[i] = o[i].name;
+	qsort(x->v, x->n, sizeof(char *), pg_cmp_str);
+}
+
+static int runs_op(const struct op_names *x, const char *name)
+{
+	return x->n && bsearch(&name, x->v, x->n, sizeof(char *), pg_cmp_str) != NULL;
 }
 
 static double op_time(const struct sum_op *ops, uint32_t n)
@@ -137,7 +150,8 @@ static double op_time(const struct sum_op *ops, uint32_t n)
 	return t;
 }
 
-static double workload_overlap(const struct summary *b, const struct summary *c)
+static double workload_overlap(const struct summary *b, const struct summary *c,
+			       const struct op_names *cn)
 {
 	uint32_t nb, nc;
 	const struct sum_op *ob = summary_step_ops(b, &nb), *oc = summary_step_ops(c, &nc);
@@ -146,7 +160,7 @@ static double workload_overlap(const struct summary *b, const struct summary *c)
 	if (!(tb > 0) || !(op_time(oc, nc) > 0))
 		return NAN;
 	for (uint32_t i = 0; i < nb; i++)
-		if (strcmp(ob[i].name, OTHER_OPS) != 0 && runs_op(oc, nc, ob[i].name))
+		if (strcmp(ob[i].name, OTHER_OPS) != 0 && runs_op(cn, ob[i].name))
 			shared += ob[i].self_us_per_step;
 	return shared / tb;
 }
@@ -169,10 +183,10 @@ static void short_name(struct pg_buf *b, const char *name)
 
 /* The evidence: s's three largest ops the other side does not run, with their
  * share of s's op time, after its model. */
-static char *only_here(const struct summary *s, const struct summary *other)
+static char *only_here(const struct summary *s, const struct op_names *other)
 {
-	uint32_t n, no, shown = 0, pick[3];
-	const struct sum_op *o = summary_step_ops(s, &n), *x = summary_step_ops(other, &no);
+	uint32_t n, shown = 0, pick[3];
+	const struct sum_op *o = summary_step_ops(s, &n);
 	double t = op_time(o, n);
 	struct pg_buf b = PG_BUF_INIT;
 
@@ -188,7 +202,7 @@ static char *only_here(const struct summary *s, const struct summary *other)
 			if (taken || strcmp(o[i].name, OTHER_OPS) == 0 ||
 			    (best != UINT32_MAX &&
 			     o[i].self_us_per_step <= o[best].self_us_per_step) ||
-			    runs_op(x, no, o[i].name))
+			    runs_op(other, o[i].name))
 				continue;
 			best = i;
 		}
@@ -207,12 +221,15 @@ static char *only_here(const struct summary *s, const struct summary *other)
 static void check_workload(struct gate_result *r)
 {
 	double min = r->thresholds->min_workload_overlap;
+	struct op_names bn, cn;
 
-	r->workload_overlap = workload_overlap(r->baseline, r->candidate);
-	if (!(min > 0) || isnan(r->workload_overlap) || r->workload_overlap >= min)
-		return;
-	add_diff(r, "workload", only_here(r->baseline, r->candidate),
-		 only_here(r->candidate, r->baseline));
+	op_names_init(&bn, r->baseline);
+	op_names_init(&cn, r->candidate);
+	r->workload_overlap = workload_overlap(r->baseline, r->candidate, &cn);
+	if (min > 0 && !isnan(r->workload_overlap) && r->workload_overlap < min)
+		add_diff(r, "workload", only_here(r->baseline, &cn), only_here(r->candidate, &bn));
+	free(bn.v);
+	free(cn.v);
 }
 
 /* A device_kind that names no model: only its kind ("gpu", "tpu", "other"). */
