@@ -149,6 +149,25 @@ static void identity_and_files(struct az *z)
 	}
 }
 
+/* Each file's own step markers, strongest first as az_steps tries them: a
+ * Steps line, step annotations, ProfilerStep#, or "none". */
+static void file_step_markers(struct az *z)
+{
+	const struct trace *t = z->t;
+	static const char *const names[] = {"steps-line", "step-annotation", "profiler-step"};
+	const struct idxv *lists[] = {&z->f.steps, &z->f.mark[MARK_ANNOTATION],
+				      &z->f.mark[MARK_PROFILER_STEP]};
+
+	for (uint32_t i = 0; i < z->s->n_files; i++)
+		z->s->files[i].step_markers = "none";
+	for (int k = (int)PG_ARRAY_LEN(lists) - 1; k >= 0; k--)
+		for (uint32_t i = 0; i < lists[k]->n; i++) {
+			uint32_t f = z->track_file[trace_event_at(t, lists[k]->v[i])->track];
+			if (f < z->s->n_files)
+				z->s->files[f].step_markers = names[k];
+		}
+}
+
 /* Reader warnings, with the file they came from; finalize adds the derived ones. */
 static void quality(struct az *z)
 {
@@ -230,6 +249,7 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	z.host = &host;
 	collect_devices(&z);
 	identity_and_files(&z);
+	file_step_markers(&z);
 	if (!z.steps_done)
 		az_steps(&z);
 	az_step_table(&z);

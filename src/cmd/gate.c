@@ -111,11 +111,13 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 		fprintf(f, "  refused: %s\n",
 			strcmp(r->provenance, "identical-inputs") == 0
 			    ? "the baseline and the candidate are the same bytes"
-			    : "the runs differ in identity");
+			    : pg_line(&a, r->refusal ? r->refusal : "the runs differ in identity"));
 		for (uint32_t i = 0; i < r->n_diff; i++)
-			fprintf(f, "  %s: baseline %s, candidate %s\n",
-				pg_line(&a, r->diff[i].field), pg_line(&b, r->diff[i].baseline),
-				pg_line(&c, r->diff[i].candidate));
+			if (strcmp(r->diff[i].field, "workload") != 0) /* the reason has it */
+				fprintf(f, "  %s: baseline %s, candidate %s\n",
+					pg_line(&a, r->diff[i].field),
+					pg_line(&b, r->diff[i].baseline),
+					pg_line(&c, r->diff[i].candidate));
 		goto out;
 	}
 	if (r->has_step) {

@@ -11,10 +11,13 @@
 #include "../summary/summary.h"
 
 static const char *opt_out;
+static int opt_allow_mixed;
 
 static const struct cmd_opt merge_opts[] = {
     {"output", 'o', "FILE", "write the merged summary here (default: standard output)", NULL,
      &opt_out, 0},
+    {"allow-mixed", 0, NULL, "join summaries of different device models or frameworks",
+     &opt_allow_mixed, NULL, 0},
 };
 
 static const struct cmd_spec merge_spec = {
@@ -32,6 +35,7 @@ int cmd_merge(int argc, char **argv)
 	int n_pos, rc = PG_EXIT_OK, n_read = 0;
 
 	opt_out = NULL;
+	opt_allow_mixed = 0;
 	if (cmd_parse_or_help(&merge_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
@@ -47,7 +51,7 @@ int cmd_merge(int argc, char **argv)
 			rc = cmd_error(PG_EXIT_INPUT);
 			goto out;
 		}
-	if (summary_merge_named(&out, in, (uint32_t)n_pos, pos)) {
+	if (summary_merge_named(&out, in, (uint32_t)n_pos, pos, opt_allow_mixed)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		summary_release(&out);
 		goto out;

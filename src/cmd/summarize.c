@@ -1,7 +1,10 @@
 /*
  * profgate summarize: profiles (files or directories) to one summary JSON,
  * every device of every host or rank in it. Written through a temporary name,
- * so a failed run never leaves a partial file.
+ * so a failed run never leaves a partial file. Files of different device
+ * models, frameworks or step markers are not one capture: they are refused
+ * (exit 4, naming two files that differ) unless --allow-mixed says to join
+ * them anyway.
  */
 #include "cmd.h"
 
@@ -18,6 +21,7 @@
 static const char *opt_out, *opt_warmup, *opt_capture, *opt_threads, *opt_label;
 static const char *labels[64];
 static int n_labels;
+static int opt_allow_mixed;
 
 static const struct cmd_opt summarize_opts[] = {
     {"output", 'o', "FILE", "write the summary here (default: standard output)", NULL, &opt_out, 0},
@@ -25,6 +29,9 @@ static const struct cmd_opt summarize_opts[] = {
      &opt_warmup, 0},
     {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label,
      CMD_OPT_REPEATS},
+    {"allow-mixed", 0, NULL,
+     "join files of different device models, frameworks or step markers into one summary",
+     &opt_allow_mixed, NULL, 0},
     CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
@@ -78,6 +85,51 @@ static int check_warmup(const struct analyze_options *ao, const struct summary *
 	return cmd_error(PG_EXIT_INPUT);
 }
 
+/* What file i says about its capture, as text (NULL when it does not say):
+ * 0 its device model (its first device's name, else its kind), 1 its
+ * framework, 2 its strongest step marker. */
+static const char *file_fact(const struct trace *t, const struct summary *s, uint32_t i, int what)
+{
+	if (what == 1)
+		return t->files[i].framework;
+	if (what == 2)
+		return s->files[i].step_markers;
+	for (uint32_t d = 0; d < s->n_devices; d++)
+		if (s->devices[d].file == i)
+			return s->devices[d].name ? s->devices[d].name : s->devices[d].kind;
+	return NULL;
+}
+
+/* Files that are not one capture: the first two that differ in a fact. 0, or
+ * PG_EUSAGE with the message set. A byte-identical repeat is read once and
+ * says nothing of its own. */
+static int check_one_capture(const struct trace *t, const struct summary *s)
+{
+	static const char *const facts[] = {"device model", "framework", "step markers"};
+
+	for (int w = 0; w < (int)PG_ARRAY_LEN(facts); w++) {
+		uint32_t first = UINT32_MAX;
+		for (uint32_t i = 0; i < s->n_files && i < t->n_files; i++) {
+			const char *v = file_fact(t, s, i, w);
+			if (!v || t->files[i].duplicate_of != UINT32_MAX)
+				continue;
+			if (first == UINT32_MAX) {
+				first = i;
+				continue;
+			}
+			const char *v0 = file_fact(t, s, first, w);
+			if (strcmp(v, v0) != 0)
+				return pg_error_set(
+				    PG_EUSAGE,
+				    "summarize: '%s' (%s %s) and '%s' (%s %s) are not "
+				    "one capture; --allow-mixed joins them anyway",
+				    s->files[first].path, facts[w], v0, s->files[i].path, facts[w],
+				    v);
+		}
+	}
+	return 0;
+}
+
 int cmd_summarize(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
@@ -89,6 +141,7 @@ int cmd_summarize(int argc, char **argv)
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
+	opt_allow_mixed = 0;
 	memset(&src, 0, sizeof(src));
 	if (cmd_parse_or_help(&summarize_spec, argc, argv, pos, &n_pos, collect_labels, &rc)) {
 		free(pos);
@@ -122,6 +175,8 @@ int cmd_summarize(int argc, char **argv)
 		rc = cmd_summarize_trace(&t, &ao, &s);
 		if (rc == PG_EXIT_OK)
 			rc = check_warmup(&ao, &s);
+		if (rc == PG_EXIT_OK && !opt_allow_mixed && check_one_capture(&t, &s))
+			rc = cmd_error(PG_EXIT_INCOMPARABLE);
 		if (rc == PG_EXIT_OK) {
 			cmd_apply_origins(&src, &s);
 			summary_write_json(&s, &out);

@@ -114,6 +114,9 @@ struct gate_thresholds {
 	uint32_t min_samples; /* per side */
 	/* history trend: K nightly records in a row past a warn limit flag the metric */
 	uint32_t consecutive_violations;
+	/* the share of the baseline's op time in ops the candidate also runs
+	 * below which the two are different workloads (0: never) */
+	double min_workload_overlap;
 	char **identity; /* fields that must match */
 	uint32_t n_identity;
 	struct gate_rule *rules;
@@ -230,6 +233,10 @@ struct gate_attribution {
 /* Between op names in gate_attribution.detail: kernel names hold ", ". */
 #define GATE_DETAIL_SEP '\x1f'
 
+/* The default of a thresholds file's min_workload_overlap: measured on the
+ * corpus (docs/gate.md, "Provenance"). */
+#define GATE_MIN_WORKLOAD_OVERLAP 0.5
+
 struct gate_field_diff {
 	char *field, *baseline, *candidate; /* values as text, "null" when absent */
 };
@@ -245,6 +252,11 @@ struct gate_result {
 	const char *provenance; /* "comparable", "incomparable", "identical-inputs" */
 	struct gate_field_diff *diff;
 	uint32_t n_diff;
+	/* the share of the baseline's op time in ops the candidate also runs
+	 * (NAN: a side has no op time); refusal: why the runs are not
+	 * comparable, one line naming both sides' models, or NULL */
+	double workload_overlap;
+	char *refusal;
 
 	/* the headline: steady median step time */
 	int has_step;

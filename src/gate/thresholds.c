@@ -266,10 +266,10 @@ static int parse_quality(const struct parse *p, const cJSON *v)
 
 static int parse_top(const struct parse *p, const cJSON *root)
 {
-	static const char *const keys[] = {"schema",	   "name",	  "description",
-					   "significance", "min_samples", "identity",
-					   "quality",	   "rules",	  "consecutive_violations",
-					   "comment",	   NULL};
+	static const char *const keys[] = {
+	    "schema",	"name",	   "description", "significance",	    "min_samples",
+	    "identity", "quality", "rules",	  "consecutive_violations", "min_workload_overlap",
+	    "comment",	NULL};
 	struct gate_thresholds *th = p->th;
 	const cJSON *x;
 	double d;
@@ -308,6 +308,10 @@ static int parse_top(const struct parse *p, const cJSON *root)
 				   "must be a whole number from 1 to 100");
 		th->consecutive_violations = (uint32_t)d;
 	}
+	/* optional too: 0 turns the workload check off, on purpose */
+	if ((x = cJSON_GetObjectItemCaseSensitive(root, "min_workload_overlap")) &&
+	    get_number(p, x, "min_workload_overlap", 0, 1, &th->min_workload_overlap))
+		return PG_EUSAGE;
 	if ((x = cJSON_GetObjectItemCaseSensitive(root, "identity")) && parse_identity(p, x))
 		return PG_EUSAGE;
 	if ((x = cJSON_GetObjectItemCaseSensitive(root, "quality")) && parse_quality(p, x))
@@ -369,6 +373,7 @@ int gate_thresholds_parse(const char *text, size_t len, const char *origin,
 	th->significance = 0.05;
 	th->min_samples = 5;
 	th->consecutive_violations = 2;
+	th->min_workload_overlap = GATE_MIN_WORKLOAD_OVERLAP;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
 		size_t at = end && end >= text ? (size_t)(end - text) : 0;

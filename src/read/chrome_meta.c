@@ -13,6 +13,12 @@
  * blocks were captured as text by the scanner and are parsed here with cJSON:
  * they are small, and read once.
  *
+ * A GPU's hardware name comes from deviceProperties (name_gpus: by id, else
+ * the one model all its entries name, since Kineto's device ids are the
+ * remapped ones HIP/CUDA_VISIBLE_DEVICES left), else from its process name or
+ * label ("/device:GPU:0 (MODEL)"); several models and no matching id leave it
+ * unnamed rather than guessed.
+ *
  * The dialect is weighed from evidence counted while scanning: Kineto's
  * top-level keys and categories, JAX's "/device:" and "/host:" process names.
  * A file with neither is PyTorch's legacy export (what torch.profiler and
@@ -67,6 +73,71 @@ void cj_handle_metadata(struct cj *c)
 	}
 }
 
+/* The name of the deviceProperties entry whose id is index, or NULL. */
+static const char *props_name_for(const cJSON *props, int32_t index)
+{
+	const cJSON *d;
+
+	cJSON_ArrayForEach (d, props) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+		if (cJSON_IsNumber(id) && cJSON_IsString(name) && name->valuestring[0] &&
+		    id->valuedouble == (double)index)
+			return name->valuestring;
+	}
+	return NULL;
+}
+
+/* The one model every named deviceProperties entry has, or NULL when they
+ * differ or none is named. */
+static const char *props_single_model(const cJSON *props)
+{
+	const cJSON *d;
+	const char *model = NULL;
+
+	cJSON_ArrayForEach (d, props) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+		if (!cJSON_IsString(name) || !name->valuestring[0])
+			continue;
+		if (model && strcmp(model, name->valuestring) != 0)
+			return NULL;
+		model = name->valuestring;
+	}
+	return model;
+}
+
+/*
+ * Name the file's GPUs from deviceProperties. A device whose index is an
+ * entry's id takes that entry's name. Kineto's device index is the one the
+ * process saw after HIP/CUDA_VISIBLE_DEVICES or ROCm remapped it, while
+ * deviceProperties lists the visible devices from 0: a device no id names
+ * takes the model when the entries name one model only (one entry, or all
+ * alike), and stays unnamed when they name several (which one is a guess).
+ */
+static void name_gpus(struct cj *c, const cJSON *props)
+{
+	struct trace_file *f = &c->t->files[c->file];
+	const char *single = props_single_model(props);
+	const cJSON *d;
+
+	for (uint32_t i = 0; i < c->t->n_devices; i++) {
+		struct trace_device *dev = &c->t->devices[i];
+		const char *name;
+		if (dev->file != c->file || dev->kind != TRACE_DEV_GPU || dev->name)
+			continue;
+		name = props_name_for(props, dev->index);
+		if (!name)
+			name = single;
+		if (name)
+			dev->name = trace_intern_cstr(c->t, name);
+	}
+	cJSON_ArrayForEach (d, props) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+		if (!f->device_kind && cJSON_IsString(name) && name->valuestring[0])
+			f->device_kind = pg_xstrdup(name->valuestring);
+	}
+}
+
 void cj_apply_header_json(struct cj *c)
 {
 	struct trace_file *f = &c->t->files[c->file];
@@ -95,26 +166,37 @@ void cj_apply_header_json(struct cj *c)
 		cJSON_Delete(j);
 	}
 	if (c->dev_props.len && (j = cJSON_ParseWithLength(c->dev_props.ptr, c->dev_props.len))) {
-		cJSON *d;
 		if (cJSON_IsArray(j))
 			f->declared_devices = (uint32_t)cJSON_GetArraySize(j);
-		cJSON_ArrayForEach (d, j) {
-			cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
-			cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
-			if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
-				continue;
-			/* name the GPU devices whose index matches */
-			for (uint32_t i = 0; i < c->t->n_devices; i++) {
-				struct trace_device *dev = &c->t->devices[i];
-				if (dev->file == c->file && dev->kind == TRACE_DEV_GPU &&
-				    dev->index == (int32_t)id->valuedouble && name->valuestring[0])
-					dev->name = trace_intern_cstr(c->t, name->valuestring);
-			}
-			if (!f->device_kind && name->valuestring[0])
-				f->device_kind = pg_xstrdup(name->valuestring);
-		}
+		name_gpus(c, j);
 		cJSON_Delete(j);
 	}
+}
+
+/*
+ * The model a process name or label gives after the device it names, as in
+ * "/device:GPU:0 (NVIDIA A100-SXM4-80GB)" or "GPU 0 (AMD Instinct MI300X)":
+ * the text in the parentheses closing the name, or NULL. "(pid 3)", which
+ * trace viewers add, names no model.
+ */
+static const char *model_after_device(const char *s, const char *prefix, size_t *len)
+{
+	size_t n = strlen(prefix), end;
+	const char *p, *open;
+
+	if (strncmp(s, prefix, n) != 0)
+		return NULL;
+	p = s + n;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s + n || strncmp(p, " (", 2) != 0)
+		return NULL;
+	open = p + 2;
+	end = strlen(open);
+	if (end < 2 || open[end - 1] != ')' || strncmp(open, "pid ", 4) == 0)
+		return NULL;
+	*len = end - 1;
+	return open;
 }
 
 /* Devices are keyed by (kind, index, label) within the file. */
@@ -133,6 +215,24 @@ static uint32_t device_for(struct cj *c, enum trace_dev_kind kind, int32_t index
 	d.file = c->file;
 	d.label = label;
 	return trace_device_add(c->t, &d);
+}
+
+/* A device still unnamed takes the model its process name or label gives. */
+static void name_from_process(struct cj *c, struct trace_device *d, const char *pname,
+			      const char *labels)
+{
+	static const char *const prefixes[] = {"/device:GPU:", "/device:TPU:"};
+	const char *m = NULL;
+	size_t n = 0;
+
+	if (d->name || (d->kind != TRACE_DEV_GPU && d->kind != TRACE_DEV_TPU))
+		return;
+	for (size_t i = 0; i < PG_ARRAY_LEN(prefixes) && !m; i++)
+		m = model_after_device(pname, prefixes[i], &n);
+	if (!m)
+		m = model_after_device(labels, "GPU ", &n);
+	if (m)
+		d->name = trace_intern(c->t, m, n);
 }
 
 void cj_resolve_tracks(struct cj *c)
@@ -183,6 +283,7 @@ void cj_resolve_tracks(struct cj *c)
 			label = pi->process_name ? pi->process_name : tr->pid;
 		}
 		tr->device = device_for(c, kind, index, label);
+		name_from_process(c, &t->devices[tr->device], pname, labels);
 		if (jax || kind == TRACE_DEV_TPU || strncmp(pname, "/", 1) == 0) {
 			tr->kind = read_track_kind_for_name(tname, kind != TRACE_DEV_CPU);
 		} else if (legacy && kind == TRACE_DEV_GPU) {

@@ -414,6 +414,7 @@ int xp_decode_plane_stats(struct xp *x, int is_task_env)
 {
 	struct trace_file *f = &x->t->files[x->file];
 	char vendor[64] = "", name[256] = "", cores[32] = "";
+	int64_t cc_major = -1, cc_minor = -1;
 
 	for (uint32_t i = 0; i < x->stat_r.n; i++) {
 		struct pb b = {x->stat_r.v[i].p, x->stat_r.v[i].end};
@@ -440,12 +441,21 @@ int xp_decode_plane_stats(struct xp *x, int is_task_env)
 			snprintf(vendor, sizeof(vendor), "%.*s", (int)s.n, (const char *)s.p);
 		else if (strcmp(sn, "core_count") == 0)
 			snprintf(cores, sizeof(cores), "%lld", (long long)rawstat_int(&s));
+		else if (strcmp(sn, "compute_cap_major") == 0)
+			cc_major = rawstat_int(&s);
+		else if (strcmp(sn, "compute_cap_minor") == 0)
+			cc_minor = rawstat_int(&s);
 	}
 	if (x->device == UINT32_MAX)
 		return 0;
 	if (!name[0] && vendor[0])
 		snprintf(name, sizeof(name), "%s GPU%s%s%s", vendor, cores[0] ? " (" : "", cores,
 			 cores[0] ? " cores)" : "");
+	/* TensorFlow's GPU planes name neither model nor vendor, but their
+	 * compute capability and core count tell one chip from another */
+	if (!name[0] && cc_major >= 0 && cc_minor >= 0 && cores[0])
+		snprintf(name, sizeof(name), "GPU (compute capability %lld.%lld, %s cores)",
+			 (long long)cc_major, (long long)cc_minor, cores);
 	if (name[0]) {
 		x->t->devices[x->device].name = trace_intern_cstr(x->t, name);
 		if (!f->device_kind && x->t->devices[x->device].kind != TRACE_DEV_CPU)

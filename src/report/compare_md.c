@@ -1024,6 +1024,12 @@ static void provenance(const struct gate_result *r, struct pg_buf *b)
 			pg_buf_adds(b, " |\n");
 		}
 		pg_buf_adds(b, "\n");
+		/* the gate's one-line reason: both models and the workload evidence */
+		if (r->refusal) {
+			pg_buf_adds(b, "Why: ");
+			report_text(b, r->refusal, 2000);
+			pg_buf_adds(b, "\n\n");
+		}
 	} else if (r->verdict != GATE_INCOMPARABLE && th) {
 		if (th->n_identity) {
 			pg_buf_adds(b, "Identity matched on ");

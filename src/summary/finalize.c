@@ -862,14 +862,38 @@ static void steady_devices(struct summary *s)
 	s->basis_devices = n;
 }
 
+/* The devices' models, each once in device order, joined by " + ": one name
+ * for one capture, several only when unlike files were joined on purpose
+ * (summarize --allow-mixed), so such a summary never matches a pure one. A
+ * device of no known model counts as its kind ("gpu"). */
+static char *device_models(const struct summary *s)
+{
+	struct pg_buf b = PG_BUF_INIT;
+
+	for (uint32_t d = 0; d < s->n_devices; d++) {
+		const char *m = s->devices[d].name ? s->devices[d].name : s->devices[d].kind;
+		int seen = 0;
+		for (uint32_t k = 0; k < d && !seen; k++) {
+			const char *x =
+			    s->devices[k].name ? s->devices[k].name : s->devices[k].kind;
+			seen = x && m && strcmp(x, m) == 0;
+		}
+		if (seen || !m)
+			continue;
+		if (b.len)
+			pg_buf_adds(&b, " + ");
+		pg_buf_adds(&b, m);
+	}
+	return b.len ? pg_buf_detach(&b, NULL) : (pg_buf_release(&b), NULL);
+}
+
 void summary_finalize(struct summary *s)
 {
 	device_ids(s);
 	free(s->device_kind);
 	s->device_kind = NULL;
 	if (s->n_devices)
-		s->device_kind =
-		    pg_xstrdup(s->devices[0].name ? s->devices[0].name : s->devices[0].kind);
+		s->device_kind = device_models(s);
 	else if (summary_host_basis(s))
 		s->device_kind = pg_xstrdup("cpu");
 	s->steps_captured = s->n_steps;

@@ -3,7 +3,9 @@
  * files and devices are concatenated, steps are joined by step number, exact
  * totals are added, and summary_finalize derives the rest — the same code
  * path as summarize, so merging per-host summaries equals summarizing all
- * files at once whenever the hosts agree on the warm-up.
+ * files at once whenever the hosts agree on the warm-up. Like summarize, it
+ * refuses inputs that are not one capture: another basis or step source
+ * always, another device model or framework unless allowed.
  */
 #include "summary.h"
 
@@ -223,6 +225,29 @@ static void merge_lists(struct summary *out, const struct summary *in, uint32_t 
 	merge_shape(&summary_root, 0, 1, out, in, n);
 }
 
+/* Inputs of different device models or frameworks, unless allowed; a side
+ * that does not say is no evidence. */
+static int check_alike(const struct summary *in, uint32_t n, const char *const *names)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		const char *a = in[0].device_kind, *b = in[i].device_kind;
+		if (a && b && strcmp(a, b) != 0)
+			return pg_error_set(
+			    PG_EUSAGE,
+			    "merge: '%s' has device_kind '%s' but '%s' has '%s': not "
+			    "one capture (--allow-mixed joins them anyway)",
+			    names[0], a, names[i], b);
+		a = in[0].framework;
+		b = in[i].framework;
+		if (a && b && strcmp(a, b) != 0)
+			return pg_error_set(PG_EUSAGE,
+					    "merge: '%s' has framework '%s' but '%s' has '%s': not "
+					    "one capture (--allow-mixed joins them anyway)",
+					    names[0], a, names[i], b);
+	}
+	return 0;
+}
+
 static int check_compatible(const struct summary *in, uint32_t n, const char *const *names)
 {
 	for (uint32_t i = 1; i < n; i++) {
@@ -260,7 +285,7 @@ static int same_run(const struct summary *in, uint32_t n)
 }
 
 int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
-			const char *const *names)
+			const char *const *names, int allow_mixed)
 {
 	summary_init(out);
 	if (n == 0)
@@ -272,7 +297,7 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 			    "merge: '%s' is marin's profile_summary.v1, which has no "
 			    "per-device data to merge; summarize the profiles instead",
 			    names[i]);
-	if (check_compatible(in, n, names))
+	if (check_compatible(in, n, names) || (!allow_mixed && check_alike(in, n, names)))
 		return PG_EUSAGE;
 	out->profgate_version = dup_or_null(in[0].profgate_version);
 	out->basis = dup_or_null(in[0].basis);
@@ -367,7 +392,7 @@ int summary_merge(struct summary *out, const struct summary *in, uint32_t n)
 	const char **names = pg_xcalloc(n + 1, sizeof(char *));
 	for (uint32_t i = 0; i < n; i++)
 		names[i] = in[i].n_files ? in[i].files[0].path : "(summary)";
-	int rc = summary_merge_named(out, in, n, names);
+	int rc = summary_merge_named(out, in, n, names, 0);
 	free(names);
 	return rc;
 }

@@ -23,6 +23,10 @@ struct sum_file {
 	char *host;   /* XPlane host, or NULL */
 	int32_t rank; /* Kineto distributed rank, or -1 */
 	uint64_t bytes, events;
+	/* not in the JSON: the strongest step marker analyze found in the file
+	 * ("steps-line", "step-annotation", "profiler-step", "none"; a static
+	 * string), for summarize to refuse joining unlike files; NULL when read */
+	const char *step_markers;
 };
 
 struct sum_warning {
@@ -447,9 +451,11 @@ const struct sum_op *summary_step_ops(const struct summary *s, uint32_t *n);
  * here); inputs are left as they were. Returns 0 or PG_EUSAGE with the message
  * set when they cannot be one capture. */
 int summary_merge(struct summary *out, const struct summary *in, uint32_t n);
-/* The same, with names for error messages (the summaries' file names). */
+/* The same, with names for error messages (the summaries' file names);
+ * allow_mixed joins inputs of different device models or frameworks (which
+ * summary_merge refuses). */
 int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
-			const char *const *names);
+			const char *const *names, int allow_mixed);
 
 /* Read a profgate.summary/1 file (s is initialised here; summary_release it).
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the

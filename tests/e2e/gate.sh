@@ -108,10 +108,47 @@ if [ -f "$OWL/h100_google_owlv2-large-patch14-ensemble__1016001.json.gz" ]; then
 		--json "$T/owl.json" --report "$T/owl.md"
 	check "owlv2 on H100 against MI300X: exit 4, incomparable" \
 		[ "$rc" -eq 4 ] && [ "$(field "$T/owl.json" 'd["verdict"]')" = incomparable ]
-	check "the diff names device_kind with both values, in JSON and report" \
-		sh -c "[ \"\$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([x[\"field\"] for x in d[\"provenance\"][\"diff\"]])' '$T/owl.json')\" = \"['device_kind']\" ] && grep -q 'H100' '$T/owl.md' && grep -q '^## profgate: INCOMPARABLE' '$T/owl.md'"
+	# the two share under 1% of their kernels' time (by name): the workload differs too
+	check "the diff names device_kind with both values and the workload, in JSON and report" \
+		sh -c "[ \"\$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([x[\"field\"] for x in d[\"provenance\"][\"diff\"]])' '$T/owl.json')\" = \"['device_kind', 'workload']\" ] && grep -q 'H100' '$T/owl.md' && grep -q '^## profgate: INCOMPARABLE' '$T/owl.md'"
 else
 	skip "corpus absent: the owlv2 pair"
+fi
+
+# unlike workloads: ResNet-50 (a Kineto trace naming no GPU model) against TimeSformer on MI300X
+# (remapped device ids, named from deviceProperties), and two models on one H100
+RN=$CORPUS/pytorch__kineto/resnet50_num_workers_0_worker0.pt.trace.json.gz
+if [ -f "$RN" ] && [ -f "$OWL/mi300_facebook_timesformer-base-finetuned-k400__1016002.json.gz" ]; then
+	pg gate -b "$RN" -c "$OWL/mi300_facebook_timesformer-base-finetuned-k400__1016002.json.gz" \
+		--json "$T/rn-tsf.json"
+	check "ResNet-50 against TimeSformer on MI300X: exit 4, one reason line naming both models and the ops only each runs" \
+		sh -c "[ $rc -eq 4 ] && [ \$(grep -c '^  refused: ' '$T/out') -eq 1 ] && grep -q '^  refused: gpu (model unknown) vs AMD Instinct MI300X VF: device_kind differs.*different workloads: 0.0% .*only here: void cudnn' '$T/out'"
+	check "... the verdict JSON has the workload diff, the overlap and the reason" python3 -c "
+import json
+d=json.load(open('$T/rn-tsf.json'))['provenance']
+assert [x['field'] for x in d['diff']]==['device_kind', 'workload'], d['diff']
+assert d['workload_overlap_share']<0.01 and d['min_workload_overlap_share']==0.5, d
+assert d['reason'].startswith('gpu (model unknown) vs AMD Instinct MI300X VF'), d['reason']
+"
+	TSF=$OWL/h100_facebook_timesformer-base-finetuned-k400__1016002.json.gz
+	QWEN=$OWL/h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
+	pg gate -b "$TSF" -c "$QWEN" --json "$T/tsf-qwen.json"
+	check "TimeSformer against Qwen1.5 on one H100: exit 4 on the workload alone" \
+		sh -c "[ $rc -eq 4 ] && python3 -c \"
+import json
+d=json.load(open('$T/tsf-qwen.json'))['provenance']
+assert [x['field'] for x in d['diff']]==['workload'] and 0.1<d['workload_overlap_share']<0.12, d
+\""
+	sed 's/"schema": "profgate.thresholds\/1",/"schema": "profgate.thresholds\/1", "min_workload_overlap": 0,/' \
+		"$TOP/thresholds/default.json" >"$T/relaxed.json"
+	pg gate -b "$TSF" -c "$QWEN" --thresholds "$T/relaxed.json" --json "$T/tsf-qwen2.json"
+	check "... compared on purpose with min_workload_overlap 0 in the thresholds file" \
+		sh -c "[ $rc -ne 4 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"provenance\"][\"result\"])' '$T/tsf-qwen2.json')\" = comparable ]"
+	pg gate -b "$RN" -c "$TSF"
+	check "an unknown GPU model is never comparable with a known one: exit 4, both named" \
+		sh -c "[ $rc -eq 4 ] && grep -q 'refused: gpu (model unknown) vs NVIDIA H100 80GB HBM3' '$T/out'"
+else
+	skip "corpus absent: unlike workloads"
 fi
 
 DLRM=$CORPUS/facebookresearch__param/dlrm_kineto
@@ -144,15 +181,21 @@ check "no steps on either side: exit 0" [ "$rc" -eq 0 ]
 check "no steps: step metrics inconclusive and the verdict is not pass" \
 	[ "$(field "$T/ns.json" '[d["verdict"] != "pass"] + [m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "[True, 'inconclusive', 'inconclusive']" ]
 
-# the bundled baseline (V100, rank 0 of 1) against a capture of the same setup without steps
-cat >"$T/v100-nosteps.json" <<'JSON'
-{"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
- "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB"}],
- "traceEvents": [
-{"ph":"X","cat":"kernel","name":"volta_sgemm_64x64_nt","pid":0,"tid":7,"ts":1100,"dur":5000,"args":{"device":0}},
-{"ph":"X","cat":"kernel","name":"vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":7000,"dur":300,"args":{"device":0}}
-]}
-JSON
+# the bundled baseline (V100, rank 0 of 1) against a capture of the same setup without steps:
+# the baseline's kernels, one of each, as long as their time per step (the same workload)
+python3 - "$T/base.json" "$T/v100-nosteps.json" <<'PY'
+import json, sys
+ops = json.load(open(sys.argv[1]))["ops"]
+ev, ts = [], 1000
+for o in ops:
+    dur = max(1, round(o["self_us_per_step"]))
+    ev.append({"ph": "X", "cat": "kernel", "name": o["examples"][0], "pid": 0, "tid": 7,
+               "ts": ts, "dur": dur, "args": {"device": 0}})
+    ts += dur + 10
+json.dump({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+           "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB"}],
+           "traceEvents": ev}, open(sys.argv[2], "w"))
+PY
 pg gate -b "$T/base.json" -c "$T/v100-nosteps.json" --json "$T/ns-one.json"
 check "steps on one side only: compared (exit 0), step metrics inconclusive, not a pass" \
 	[ "$rc" -eq 0 ] && [ "$(field "$T/ns-one.json" '[d["provenance"]["result"], d["verdict"] != "pass"] + [m["verdict"] for m in d["metrics"] if m["name"] in ("step.median_us", "step.p90_us")]')" = "['comparable', True, 'inconclusive', 'inconclusive']" ]

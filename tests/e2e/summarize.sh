@@ -68,6 +68,34 @@ for f in fs:
 ' "$T/sha.json"
 done
 
+# two ranks of one GPU model, one with ProfilerStep# markers and one without: not one capture
+rank() { # rank FILE N WITH_STEP
+	step=
+	[ "$3" = 1 ] && step='{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":900,"dur":2000},'
+	cat >"$1" <<JSON
+{"distributedInfo": {"backend": "nccl", "rank": $2, "world_size": 2},
+ "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}],
+ "traceEvents": [$step
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1000,"dur":50},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1010,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":1100,"dur":500,"args":{"correlation":1,"device":0}}
+]}
+JSON
+}
+rank "$T/rank0.json" 0 1
+rank "$T/rank1.json" 1 0
+pg summarize "$T/rank0.json" "$T/rank1.json" -o "$T/ranks.json"
+check "ranks whose step markers differ (ProfilerStep# and none): exit 4, naming both" \
+	sh -c "[ $rc -eq 4 ] && grep -q 'rank0.json.*step markers profiler-step.*rank1.json.*step markers none' '$T/err'"
+rank "$T/rank1.json" 1 1
+pg summarize "$T/rank0.json" "$T/rank1.json" -o "$T/ranks.json"
+check "... and with markers on both: one capture of two devices" \
+	sh -c "[ $rc -eq 0 ] && python3 -c \"
+import json
+d=json.load(open('$T/ranks.json'))
+assert d['identity']['device_count']==2 and d['identity']['device_kind']=='NVIDIA A100-SXM4-80GB', d['identity']
+\""
+
 if [ ! -f "$CORPUS/manifest.json" ]; then
 	skip "corpus absent ($CORPUS)"
 	done_testing
@@ -338,4 +366,66 @@ m=d['breakdown']['mean']
 assert abs(m['compute_share']+m['exposed_comm_share']+m['exposed_memcpy_share']+m['idle_share']-1)<=0.0003, m
 assert abs(m['comm_overlap_share']-0.2525)<0.0002, m
 "
+check "TensorFlow GPU planes name no model: their compute capability and cores do" python3 -c "
+import json
+d=json.load(open('$T/tf.json'))
+k='GPU (compute capability 7.0, 80 cores)'
+assert d['identity']['device_kind']==k, d['identity']['device_kind']
+assert all(x['name']==k for x in d['devices']), [x['name'] for x in d['devices']]
+"
+
+# ---- device identity: Kineto device ids remapped (ROCm, HIP/CUDA_VISIBLE_DEVICES) ----
+AMD=$CORPUS/AMD-AGI__TraceLens
+for f in mi300_facebook_timesformer-base-finetuned-k400__1016002:"AMD Instinct MI300X VF" \
+	xdit_sd_3.5_profile_trace_rank_0:"AMD Instinct MI300X"; do
+	pg summarize "$AMD/${f%%:*}.json.gz" -o "$T/remap.json"
+	check "${f%%:*}: events on device 2, one deviceProperties entry (id 0): device_kind ${f#*:}" \
+		python3 -c "
+import json, sys
+d=json.load(open('$T/remap.json'))
+assert d['identity']['device_kind']==sys.argv[1], d['identity']['device_kind']
+assert [x['name'] for x in d['devices']]==[sys.argv[1]], d['devices']
+" "${f#*:}"
+done
+pg summarize "$AMD/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz" -o "$T/remap.json"
+check "deviceProperties entries with empty names name nothing: device_kind stays gpu" \
+	python3 -c "
+import json
+d=json.load(open('$T/remap.json'))
+assert d['identity']['device_kind']=='gpu' and d['devices'][0]['name'] is None, d['identity']
+"
+
+# ---- unlike files are not one capture unless asked ----
+OWLH=$AMD/h100_google_owlv2-large-patch14-ensemble__1016001.json.gz
+OWLM=$AMD/mi300_google_owlv2-large-patch14-ensemble__1016001.json.gz
+pg summarize "$OWLH" "$OWLM" -o "$T/mixed.json"
+check "summarize of an H100 and an MI300X trace: exit 4, one line naming both files and models, no output" \
+	sh -c "[ $rc -eq 4 ] && [ ! -e '$T/mixed.json' ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'h100_google_owlv2.*NVIDIA H100 80GB HBM3.*mi300_google_owlv2.*AMD Instinct MI300X VF' '$T/err' && grep -q -- '--allow-mixed' '$T/err'"
+pg summarize --allow-mixed "$OWLH" "$OWLM" -o "$T/mixed.json"
+check "--allow-mixed joins them; device_kind names both models" \
+	sh -c "[ $rc -eq 0 ] && python3 -c \"
+import json
+d=json.load(open('$T/mixed.json'))
+assert d['identity']['device_kind']=='NVIDIA H100 80GB HBM3 + AMD Instinct MI300X VF', d['identity']
+assert d['identity']['device_count']==2
+\""
+pg summarize "$OWLH" -o "$T/owlh.json"
+pg summarize "$OWLM" -o "$T/owlm.json"
+pg merge "$T/owlh.json" "$T/owlm.json" -o "$T/owl-merged.json"
+check "merge of the two refuses them too (exit 2, naming device_kind)" \
+	sh -c "[ $rc -eq 2 ] && [ ! -e '$T/owl-merged.json' ] && grep -q \"device_kind 'NVIDIA H100 80GB HBM3'.*'AMD Instinct MI300X VF'\" '$T/err'"
+pg merge --allow-mixed "$T/owlh.json" "$T/owlm.json" -o "$T/owl-merged.json"
+check "merge --allow-mixed joins them, device_kind as summarize --allow-mixed gives it" \
+	sh -c "[ $rc -eq 0 ] && python3 -c \"
+import json
+a=json.load(open('$T/owl-merged.json'))['identity']; b=json.load(open('$T/mixed.json'))['identity']
+assert a['device_kind']==b['device_kind'], (a, b)
+\""
+pg summarize "$AMD" -o "$T/mixed.json"
+check "the AMD-AGI__TraceLens folder (two GPU models) is not one capture: exit 4" \
+	sh -c "[ $rc -eq 4 ] && grep -q 'device model' '$T/err'"
+pg summarize "$CORPUS/facebookresearch__HolisticTraceAnalysis/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz" \
+	"$CORPUS/tensorflow__profiler/plugins/profile/GPU-multi-worker/34.83.195.179_6003.xplane.pb" -o "$T/mixed.json"
+check "a PyTorch host trace and a TensorFlow capture: exit 4 on the framework" \
+	sh -c "[ $rc -eq 4 ] && grep -q 'framework pytorch.*framework tensorflow' '$T/err'"
 done_testing

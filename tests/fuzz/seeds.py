@@ -361,7 +361,7 @@ def thresholds_hand(out, root):
                 write(out, t, name, f.read())
     write(out, t, "globs.json", json.dumps({
         "schema": "profgate.thresholds/1", "name": "globs", "significance": 1e-9,
-        "min_samples": 2, "identity": ["device_kind", "labels.model"],
+        "min_samples": 2, "min_workload_overlap": 0.25, "identity": ["device_kind", "labels.model"],
         "quality": {"event-cap": "inconclusive", "*": "warn", "ends-early": "ignore"},
         "rules": [{"metric": "*", "direction": "info"},
                   {"metric": "op.*gemm*.us_per_step", "direction": "lower",

@@ -639,6 +639,68 @@ static void kineto_dialect(void **state)
 	trace_release(&t);
 }
 
+/* The name deviceProperties (props, a JSON array) and a process label give a
+ * Kineto GPU whose events are on pid 2, or NULL. */
+static const char *gpu2_name(const char *file, const char *props, const char *label)
+{
+	static char name[128];
+	struct pg_buf b = PG_BUF_INIT;
+	struct trace t;
+
+	trace_init(&t);
+	pg_buf_addf(&b,
+		    "{\"schemaVersion\":1,\"deviceProperties\":%s,\"traceEvents\":["
+		    "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":2,\"args\":{\"labels\":"
+		    "\"%s\"}},"
+		    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":2,\"tid\":7,"
+		    "\"ts\":3,\"dur\":2}]}",
+		    props, label);
+	read_ok(&t, write_bytes(file, b.ptr, b.len));
+	pg_buf_release(&b);
+	name[0] = 0;
+	for (uint32_t i = 0; i < t.n_devices; i++)
+		if (t.devices[i].kind == TRACE_DEV_GPU && t.devices[i].index == 2 &&
+		    t.devices[i].name)
+			snprintf(name, sizeof(name), "%s", trace_str_get(&t, t.devices[i].name));
+	trace_release(&t);
+	return name[0] ? name : NULL;
+}
+
+/* Device ids remapped by HIP/CUDA_VISIBLE_DEVICES or ROCm: the events' device
+ * is not among deviceProperties' ids (the corpus's mi300_* and xdit_* traces). */
+static void remapped_device_names(void **state)
+{
+	(void)state;
+	/* one entry: its model */
+	assert_string_equal(
+	    gpu2_name("r1.json", "[{\"id\":0,\"name\":\"AMD Instinct MI300X\"}]", "GPU 2"),
+	    "AMD Instinct MI300X");
+	/* several entries, all one model */
+	assert_string_equal(gpu2_name("r2.json",
+				      "[{\"id\":0,\"name\":\"NVIDIA H100\"},"
+				      "{\"id\":1,\"name\":\"NVIDIA H100\"}]",
+				      "GPU 2"),
+			    "NVIDIA H100");
+	/* several models and no entry with the device's id: unknown, not a guess */
+	assert_null(gpu2_name("r3.json",
+			      "[{\"id\":0,\"name\":\"NVIDIA H100\"},"
+			      "{\"id\":1,\"name\":\"NVIDIA A100\"}]",
+			      "GPU 2"));
+	/* an entry with the device's id names it, whatever the others say */
+	assert_string_equal(gpu2_name("r4.json",
+				      "[{\"id\":0,\"name\":\"NVIDIA H100\"},"
+				      "{\"id\":2,\"name\":\"NVIDIA A100\"}]",
+				      "GPU 2"),
+			    "NVIDIA A100");
+	/* empty names are no names (vLLM's graph-capture trace) */
+	assert_null(
+	    gpu2_name("r5.json", "[{\"id\":0,\"name\":\"\"},{\"id\":1,\"name\":\"\"}]", "GPU 2"));
+	/* no deviceProperties entry: the model the label gives, but not "(pid N)" */
+	assert_string_equal(gpu2_name("r6.json", "[]", "GPU 2 (AMD Instinct MI250X)"),
+			    "AMD Instinct MI250X");
+	assert_null(gpu2_name("r7.json", "[]", "GPU 2 (pid 2)"));
+}
+
 static void jax_dialect(void **state)
 {
 	struct trace t;
@@ -977,6 +1039,7 @@ int main(void)
 	    cmocka_unit_test(strings_and_odd_fields),
 	    cmocka_unit_test(lone_surrogates),
 	    cmocka_unit_test(kineto_dialect),
+	    cmocka_unit_test(remapped_device_names),
 	    cmocka_unit_test(jax_dialect),
 	    cmocka_unit_test(generic_when_jax_names_meet_other_phases),
 	    cmocka_unit_test(event_cap_warning),

@@ -290,6 +290,10 @@ static void test_thresholds_minimal_and_labels(void **state)
 	assert_int_equal(th.n_identity, 0);
 	assert_int_equal(th.n_rules, 0);
 	assert_null(gate_rule_for(&th, "step.median_us"));
+	assert_true(fabs(th.min_workload_overlap - GATE_MIN_WORKLOAD_OVERLAP) < 1e-12);
+	gate_thresholds_release(&th);
+	parse_str("{" SCHEMA ", \"min_workload_overlap\": 0, \"rules\": []}", &th);
+	assert_true(th.min_workload_overlap == 0);
 	gate_thresholds_release(&th);
 
 	parse_str("{" SCHEMA ", \"name\": \"team\", \"comment\": \"c\", \"significance\": 0.5,"
@@ -361,6 +365,10 @@ static void test_thresholds_refused(void **state)
 	expect_refused("{" SCHEMA ", \"identity\": [\"labels.\"], \"rules\": []}", "identity[0]");
 	expect_refused("{" SCHEMA ", \"quality\": {\"event-cap\": \"maybe\"}, \"rules\": []}",
 		       "quality.event-cap");
+	expect_refused("{" SCHEMA ", \"min_workload_overlap\": 1.5, \"rules\": []}",
+		       "min_workload_overlap");
+	expect_refused("{" SCHEMA ", \"min_workload_overlap\": \"0.5\", \"rules\": []}",
+		       "min_workload_overlap");
 	expect_refused("{" SCHEMA ", \"rules\": [", "");
 	expect_refused("not json", "");
 	expect_refused("[1, 2]", "");
@@ -1036,6 +1044,84 @@ static void test_compare_incomparable(void **state)
 }
 
 /* (d) and (e): identical inputs are refused, by profile sha256 or input sha256. */
+/* The workload fingerprint: far-apart op sets are incomparable with the
+ * evidence; a slower op, or a new one in the candidate, is a change to judge;
+ * min_workload_overlap 0 turns the check off; an unknown model is named so. */
+static void test_compare_workload(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	(void)state;
+
+	/* the same ops, one 35% slower: comparable, overlap 1 */
+	make_side(&b, "gpu", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "gpu", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 540, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_true(fabs(r.workload_overlap - 1) < 1e-12);
+	assert_null(r.refusal);
+	release_all(&r, &b, &c, &th);
+
+	/* a new kernel worth most of the candidate's time: still the same workload */
+	make_side(&b, "gpu", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "gpu", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 400, 100);
+	add_op(&c, "new_kernel", "other", 5000);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	release_all(&r, &b, &c, &th);
+
+	/* another model: 300 of the baseline's 800 us in shared ops (37.5%) */
+	make_side(&b, "gpu", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_op(&c, "softmax", "reduce", 700);
+	add_op(&c, "add", "elementwise", 300);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_int_equal(r.verdict, GATE_INCOMPARABLE);
+	assert_int_equal(gate_verdict_exit(r.verdict), 4);
+	assert_true(fabs(r.workload_overlap - 0.375) < 1e-9);
+	assert_int_equal(r.n_diff, 2);
+	assert_string_equal(r.diff[0].field, "device_kind");
+	assert_string_equal(r.diff[1].field, "workload");
+	assert_string_equal(r.diff[1].baseline, "gpu; only here: gemm_a (50.0%), gemm_b (12.5%)");
+	assert_string_equal(r.diff[1].candidate, "NVIDIA H100; only here: softmax (70.0%)");
+	assert_non_null(r.refusal);
+	assert_non_null(strstr(r.refusal, "gpu (model unknown) vs NVIDIA H100: "));
+	assert_non_null(strstr(r.refusal, "37.5% of the baseline's op time"));
+	assert_null(strchr(r.refusal, '\n'));
+	release_all(&r, &b, &c, &th);
+
+	/* relaxed on purpose: compared */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	add_op(&c, "softmax", "reduce", 700);
+	add_op(&c, "add", "elementwise", 300);
+	parse_str("{" SCHEMA ", \"min_workload_overlap\": 0, \"rules\": []}", &th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_true(fabs(r.workload_overlap - 0.375) < 1e-9);
+	release_all(&r, &b, &c, &th);
+
+	/* a side without op time is not fingerprinted */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 400, 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_string_equal(r.provenance, "comparable");
+	assert_true(isnan(r.workload_overlap));
+	release_all(&r, &b, &c, &th);
+}
+
 static void test_compare_identical_inputs(void **state)
 {
 	struct summary b, c;
@@ -1642,6 +1728,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_device_steps_cap),
 	    cmocka_unit_test(test_compare_rule_min_samples),
 	    cmocka_unit_test(test_compare_incomparable),
+	    cmocka_unit_test(test_compare_workload),
 	    cmocka_unit_test(test_compare_identical_inputs),
 	    cmocka_unit_test(test_compare_no_steps),
 	    cmocka_unit_test(test_compare_null_shares),
