@@ -26,6 +26,13 @@ struct act {
 	uint8_t leaf;
 };
 
+/* A piece of an enclosing record's own time: the part of its interval no child
+ * covers. Busy time like a leaf's, of the record's category. */
+struct own {
+	int64_t s, e;
+	uint32_t act; /* index into the device's records */
+};
+
 struct span {
 	int64_t step;
 	int64_t s, e;
@@ -64,6 +71,8 @@ struct dev {
 	uint32_t n;
 	uint32_t *leaves; /* indices into a: its leaves by start, then event */
 	uint32_t n_leaves;
+	struct own *own; /* enclosing records' own time, by start, then event */
+	uint32_t n_own, cap_own;
 	int64_t lo, hi; /* earliest start and latest end of its activity */
 	struct ann *ann;
 	uint32_t n_ann;
@@ -291,6 +300,35 @@ struct regsum {
 	uint32_t *by_ann;  /* the chain per annotation of the current device */
 };
 
+/*
+ * A device's busy time as units in time order: its leaves whole and its
+ * enclosing records' own-time pieces, merged by (start, event). Every instant
+ * a record of a track covers is in exactly one unit of that track, so a
+ * kernel nested in another counts once and its parent loses nothing.
+ */
+struct units {
+	uint32_t l, p; /* next leaf, next own piece */
+};
+
+static inline int units_next(const struct dev *d, struct units *c, struct own *u)
+{
+	if (c->l < d->n_leaves) {
+		uint32_t i = d->leaves[c->l];
+		const struct act *a = &d->a[i];
+		if (c->p >= d->n_own || a->s < d->own[c->p].s ||
+		    (a->s == d->own[c->p].s && a->ev < d->a[d->own[c->p].act].ev)) {
+			*u = (struct own){a->s, a->e, i};
+			c->l++;
+			return 1;
+		}
+	}
+	if (c->p < d->n_own) {
+		*u = d->own[c->p++];
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- the stages, by file ---- */
 
 /* jobs.c: jobs 0..n-1 on up to MAX_THREADS threads, each with its scratch */
@@ -337,7 +375,8 @@ void az_steady_device(struct az *z, uint32_t d, struct scratch *sc);
 void az_device_splits(struct az *z, uint32_t d, struct scratch *sc);
 
 /* gaps.c */
-void az_note_gap(const struct az *z, struct dev *dv, uint32_t k, int64_t ns, uint32_t *slot);
+void az_note_gap(const struct az *z, struct dev *dv, const struct own *u, struct units next,
+		 int64_t ns, uint32_t *slot);
 void az_gaps(struct az *z);
 
 /* hlo.c */

@@ -167,9 +167,11 @@ static void test_overlap_split(void **state)
 
 /*
  * XLA-style nesting on a TPU op line: while 0..100 holds fusion 10..40 and
- * all-reduce 50..90. Self: while 100 - 30 - 40 = 30; only leaves enter the
- * split: compute 30, exposed comm 40, idle 100 - 70 = 30 (the while's own
- * time is not work by itself).
+ * all-reduce 50..90. Self: while 100 - 30 - 40 = 30. The split takes each
+ * record's own time in its category: the while's 0..10, 40..50 and 90..100
+ * are compute beside the fusion's 30, so compute 60; the all-reduce is under
+ * no compute (the while's own time stops where it starts), so exposed comm
+ * 40; idle 0; kernel_sum 100 (each instant of the line once).
  */
 static void test_nesting(void **state)
 {
@@ -190,9 +192,11 @@ static void test_nesting(void **state)
 	assert_string_equal(s.steps_source, "steps-line");
 	assert_int_equal(s.steps[0].step, 3);
 	const struct sum_split *x = &s.devices[0].steady;
-	assert_true(fabs(x->compute_us - 30) < 1e-9);
+	assert_true(fabs(x->compute_us - 60) < 1e-9);
 	assert_true(fabs(x->exposed_comm_us - 40) < 1e-9);
-	assert_true(fabs(x->idle_us - 30) < 1e-9);
+	assert_true(fabs(x->idle_us - 0) < 1e-9);
+	assert_true(fabs(x->busy_us - 100) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 100) < 1e-9);
 	assert_split_sums(x);
 	int seen = 0;
 	for (uint32_t i = 0; i < s.n_ops; i++) {
@@ -207,6 +211,98 @@ static void test_nesting(void **state)
 		}
 	}
 	assert_int_equal(seen, 3);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * marin's basic profile_summary fixture, one step: on the XLA Ops line,
+ * fusion.1 0..100 encloses all-reduce.1 20..60; softmax 120..180 follows.
+ * The fusion's own 0..20 and 60..100 (60 us) are compute, not idle: compute
+ * 60 + 60 = 120, exposed comm 40, idle 200 - 160 = 40 (100..120 and
+ * 180..200). The gap before softmax is 20 us, from the fusion's end.
+ */
+static void test_parent_own_time(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	ev(&g, steps, "0", "", 0, 200, -1);
+	ev(&g, ops, "fusion.1", "", 0, 100, -1);
+	ev(&g, ops, "all-reduce.1", "", 20, 40, -1);
+	ev(&g, ops, "softmax", "", 120, 60, -1);
+	ev(&g, ops, "fusion.2", "", 199, 1, -1);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->wall_us - 200) < 1e-9);
+	assert_true(fabs(x->compute_us - 121) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 40) < 1e-9);
+	assert_true(fabs(x->comm_us - 40) < 1e-9);
+	assert_true(fabs(x->idle_us - 39) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 161) < 1e-9);
+	assert_split_sums(x);
+	assert_split_sums(&s.devices[0].all);
+	int seen = 0;
+	for (uint32_t i = 0; i < s.n_gaps; i++)
+		if (strcmp(s.gaps[i].op, "softmax") == 0) {
+			assert_true(fabs(s.gaps[i].us_per_step - 20) < 1e-9);
+			seen = 1;
+		}
+	assert_true(seen);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * Kernels nested in another kernel of their stream (timestamps Kineto
+ * rounds): stream 7 holds a gemm 0..14 with a split-K reduce 11..14 inside
+ * it, an elementwise kernel 20..24 with another 21..23 inside it; stream 9 an
+ * all-reduce 12..30. Every instant a stream's kernels cover counts once:
+ * compute 14 + 4 = 18 (nothing lost to the nesting), comm 18, exposed comm
+ * 12..30 less 12..14 and 20..24 = 12, idle 0 (wall 0..30: 30 = 18 + 12).
+ * kernel_sum is each stream's busy time summed: 18 + 18 = 36. Self times are
+ * the ops' (gemm 11, reduce 3), and families add up to them.
+ */
+static void test_nested_kernels(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t s9 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 9");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 50, -1);
+	for (int c = 1; c <= 5; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev(&g, s7, "volta_sgemm_32x128_nt", "kernel", 0, 14, 1);
+	ev(&g, s7, "splitKreduce_kernel", "kernel", 11, 3, 2);
+	ev(&g, s7, "vectorized_elementwise_kernel<4>", "kernel", 20, 4, 3);
+	ev(&g, s7, "vectorized_elementwise_kernel<4>", "kernel", 21, 2, 4);
+	ev(&g, s9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", 12, 18, 5);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->wall_us - 30) < 1e-9);
+	assert_true(fabs(x->compute_us - 18) < 1e-9);
+	assert_true(fabs(x->comm_us - 18) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 12) < 1e-9);
+	assert_true(fabs(x->idle_us - 0) < 1e-9);
+	assert_true(fabs(x->busy_us - 30) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 36) < 1e-9);
+	assert_split_sums(x);
+	assert_true(fabs(s.mean.compute_share + s.mean.exposed_comm_share +
+			 s.mean.exposed_memcpy_share + s.mean.idle_share - 1) < 1e-9);
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 11) < 1e-9);
+	assert_true(fabs(family(&s, "elementwise")->us_per_step - 4) < 1e-9);
 	summary_release(&s);
 	trace_release(&g.t);
 }
@@ -621,6 +717,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_overlap_split),
 	    cmocka_unit_test(test_nesting),
+	    cmocka_unit_test(test_parent_own_time),
+	    cmocka_unit_test(test_nested_kernels),
 	    cmocka_unit_test(test_warmup_and_classes),
 	    cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),
