@@ -370,7 +370,8 @@ void az_build_device(struct az *z, uint32_t di, struct scratch *sc)
 		a->ev = evs->v[k];
 		a->track = e->track;
 		classify(z, cc, e, &a->cat, &a->fam);
-		a->op = z->op_of_name[e->name];
+		a->op = az_record_op(z, e, a->fam);
+		d->n_pending += a->op == UINT32_MAX;
 		d->lo = a->s < d->lo ? a->s : d->lo;
 		d->hi = a->e > d->hi ? a->e : d->hi;
 		if (k > 0 && ordered && cmp_act_track(a - 1, a) > 0)

@@ -79,13 +79,18 @@ struct dev {
 	struct spans steps;	/* this device's step windows */
 	int64_t *win_s, *win_e; /* steady windows, sorted */
 	uint32_t n_win;
+	uint32_t n_pending;   /* records whose op az_resolve_ops makes (op UINT32_MAX) */
 	struct gapnote *gaps; /* by first appearance */
 	uint32_t n_gaps, cap_gaps;
 };
 
+/* An op: a canonical name and one family, so that its time is counted under
+ * the family it is listed with. A record whose arguments give its name another
+ * family than the name gives alone belongs to the op "<name> [<family>]". */
 struct opinfo {
 	char *name;
-	uint8_t fam, cat;
+	uint8_t fam;
+	uint32_t base; /* the plain op of the name (itself when plain) */
 	char *examples[3];
 };
 
@@ -134,6 +139,7 @@ struct az {
 	uint32_t *op_of_name;	      /* name id -> op index, UINT32_MAX before its first event */
 	uint8_t *op_marker;	      /* per op: is_marker_op() */
 	struct pg_u64map op_by_canon; /* hash of canonical text -> op index (+ check) */
+	struct pg_u64map op_qual;     /* plain op << 8 | family -> its qualified op */
 	/* filing */
 	uint8_t *role;	      /* per track */
 	uint32_t *track_dev;  /* per track: index of its selected device, or UINT32_MAX */
@@ -344,6 +350,12 @@ void az_clscache_release(struct clscache *cc);
 void az_classify_slow(const struct az *z, struct clscache *cc, const struct trace_event *e,
 		      uint8_t *cat, uint8_t *fam);
 void az_make_ops(struct az *z, struct clscache *cc);
+/* A record's op from its family, when it exists already (UINT32_MAX if not);
+ * read-only, so device jobs may call it side by side. */
+uint32_t az_record_op(const struct az *z, const struct trace_event *e, uint8_t fam);
+/* Make the ops the device jobs left pending, in device and record order, and
+ * the marker flags of all ops. Serial, after the device jobs. */
+void az_resolve_ops(struct az *z);
 void az_totals(struct az *z);
 
 /* filing.c */

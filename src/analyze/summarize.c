@@ -75,6 +75,7 @@ static void collect_devices(struct az *z)
 	kind = first_host_kind(z);
 	z->host->kind = kind;
 	az_run_jobs(z, z->n_devs + 2, collect_job);
+	az_resolve_ops(z);
 }
 
 enum { JOB_TOTALS, JOB_HOST };
@@ -200,6 +201,7 @@ static void release(struct az *z)
 	free(z->name_flags);
 	free(z->aset_flags);
 	pg_u64map_release(&z->op_by_canon);
+	pg_u64map_release(&z->op_qual);
 }
 
 int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s)

@@ -59,11 +59,12 @@ static uint32_t track(struct gen *g, uint32_t dev, enum trace_track_kind kind, c
 	return trace_track_add(&g->t, &tr);
 }
 
-/* An X event; cat is a Kineto category name. */
-static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
-	       int64_t dur_us, int64_t corr)
+/* An X event with argument set args (0: none); cat is a Kineto category name. */
+static void ev_args(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
+		    int64_t dur_us, int64_t corr, uint32_t args)
 {
 	struct trace_event *e = trace_event_add(&g->t);
+	e->args = args;
 	e->ts_ns = ts_us * US;
 	e->dur_ns = dur_us * US;
 	e->name = trace_intern_cstr(&g->t, name);
@@ -76,6 +77,19 @@ static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, in
 	}
 	trace_event_commit(&g->t, e);
 	g->t.tracks[tr].cat_mask |= g->t.cats[e->cat].class_mask;
+}
+
+static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
+	       int64_t dur_us, int64_t corr)
+{
+	ev_args(g, tr, name, cat, ts_us, dur_us, corr, 0);
+}
+
+/* The argument set of one key and value. */
+static uint32_t arg1(struct gen *g, const char *key, const char *value)
+{
+	struct trace_arg a = {trace_intern_cstr(&g->t, key), trace_intern_cstr(&g->t, value)};
+	return trace_argset_intern(&g->t, &a, 1);
 }
 
 static void summarize_trace(const struct trace *t, int warmup, struct summary *s)
@@ -303,6 +317,69 @@ static void test_nested_kernels(void **state)
 			 s.mean.exposed_memcpy_share + s.mean.idle_share - 1) < 1e-9);
 	assert_true(fabs(family(&s, "matmul")->us_per_step - 11) < 1e-9);
 	assert_true(fabs(family(&s, "elementwise")->us_per_step - 4) < 1e-9);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * One kernel name, two families: RCCL runs every collective as
+ * ncclDevKernel_Generic, and its "Collective name" says which. The name alone
+ * gives collective-other; the all-reduce records are the op
+ * "ncclDevKernel_Generic [all-reduce]". Every op's family and category are
+ * those its time is counted under: the families, the collectives and the
+ * split agree with the ops. Stream 7: all-reduce 0..30, broadcast 40..45,
+ * all-reduce 50..70, a gemm 80..90.
+ */
+static void test_one_name_two_families(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	uint32_t ar = arg1(&g, "Collective name", "allreduce");
+	uint32_t bc = arg1(&g, "Collective name", "broadcast");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 110, -1);
+	for (int c = 1; c <= 4; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 0, 30, 1, ar);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 40, 5, 2, bc);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 50, 20, 3, ar);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 80, 10, 4);
+	summarize(&g, 0, &s);
+
+	int seen = 0;
+	for (uint32_t i = 0; i < s.n_ops; i++) {
+		const struct sum_op *o = &s.ops[i];
+		const struct sum_family *f = family(&s, o->family);
+		assert_non_null(f);
+		assert_string_equal(o->category, f->category);
+		if (strcmp(o->name, "ncclDevKernel_Generic [all-reduce]") == 0) {
+			assert_string_equal(o->family, "all-reduce");
+			assert_string_equal(o->category, "communication");
+			assert_string_equal(o->examples[0], "ncclDevKernel_Generic");
+			assert_true(fabs(o->self_us_per_step - 50) < 1e-9);
+			assert_true(fabs(f->us_per_step - 50) < 1e-9);
+			seen |= 1;
+		}
+		if (strcmp(o->name, "ncclDevKernel_Generic") == 0) {
+			assert_string_equal(o->family, "collective-other");
+			assert_true(fabs(o->self_us_per_step - 5) < 1e-9);
+			assert_true(fabs(f->us_per_step - 5) < 1e-9);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	assert_int_equal(s.n_collectives, 2);
+	for (uint32_t i = 0; i < s.n_collectives; i++)
+		assert_true(fabs(s.collectives[i].us_per_step -
+				 (strcmp(s.collectives[i].kind, "all-reduce") == 0 ? 50 : 5)) <
+			    1e-9);
+	assert_true(fabs(s.devices[0].steady.comm_us - 55) < 1e-9);
+	assert_true(fabs(s.devices[0].steady.compute_us - 10) < 1e-9);
 	summary_release(&s);
 	trace_release(&g.t);
 }
@@ -719,6 +796,7 @@ int main(void)
 	    cmocka_unit_test(test_nesting),
 	    cmocka_unit_test(test_parent_own_time),
 	    cmocka_unit_test(test_nested_kernels),
+	    cmocka_unit_test(test_one_name_two_families),
 	    cmocka_unit_test(test_warmup_and_classes),
 	    cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),
