@@ -130,6 +130,11 @@ for dev in d["devices"]:
         s = x["compute_us"] + x["exposed_comm_us"] + x["exposed_memcpy_us"] + x["idle_us"]
         assert abs(s - x["wall_us"]) < 0.002, (dev["id"], s, x["wall_us"])
         assert x["busy_us"] <= x["wall_us"] + 0.001
+# the worst device's shares add up (a device's split does, above)
+w = d["breakdown"].get("worst")
+if w and any(v["id"] == d["breakdown"].get("worst_device") and v["steady"]["wall_us"] > 0 for v in d["devices"]):
+    s = w["compute_share"] + w["exposed_comm_share"] + w["exposed_memcpy_share"] + w["idle_share"]
+    assert abs(s - 1) < 0.0003, ("worst shares", s)
 # every op is counted under the family and category it is listed with: the families are
 # the sums of their ops, and collectives are communication families
 fams = {f["family"]: f for f in d["families"]}
