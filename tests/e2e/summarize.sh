@@ -201,11 +201,15 @@ PY
 # An independent implementation of the HTA/TraceLens definitions (formats.md §11.3, §12.2)
 # on real traces: unions of the GPU's kernels, copies and sets over the whole capture.
 # trace_diff_test has 6 kernels nested in another kernel of their stream (all compute): they
-# count once and their parents' own time counts, as in HTA's union.
+# count once and their parents' own time counts, as in HTA's union. event_sync_trace and the
+# alexnet benchmark have cuda_sync waits (Stream Sync, Stream Wait Event) on the GPU's
+# streams: not work, in HTA as here.
 for f in facebookresearch__HolisticTraceAnalysis/nccl_data.json.gz \
 	pytorch__kineto/worker0.1623143089861.pt.trace.json.gz \
 	facebookresearch__HolisticTraceAnalysis/rank0.json.gz \
-	facebookresearch__HolisticTraceAnalysis/trace_diff_test.json.gz; do
+	facebookresearch__HolisticTraceAnalysis/trace_diff_test.json.gz \
+	facebookresearch__HolisticTraceAnalysis/event_sync_trace.json.gz \
+	facebookresearch__HolisticTraceAnalysis/benchmark_result_2869224_1695835535_trace.json.gz; do
 	pg summarize "$CORPUS/$f" -o "$T/x.json"
 	check "$f: wall, busy, idle, compute, exposed comm and memcpy match an independent union computation" \
 		python3 - "$CORPUS/$f" "$T/x.json" <<'PY'

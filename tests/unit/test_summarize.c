@@ -322,6 +322,42 @@ static void test_nested_kernels(void **state)
 }
 
 /*
+ * Kineto puts cuda_sync waits on the stream they wait for: a Stream Sync
+ * 10..40 around a copy 20..25 is not work. Busy 0..10 (gemm) + 20..25 (copy)
+ * over 0..25: idle 10, no op or family for the sync.
+ */
+static void test_sync_is_not_work(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 60, -1);
+	for (int c = 1; c <= 2; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 0, 10, 1);
+	ev(&g, s7, "Stream Sync", "cuda_sync", 10, 30, -1);
+	ev(&g, s7, "Memcpy DtoH (Device -> Pageable)", "gpu_memcpy", 20, 5, 2);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].all;
+	assert_true(fabs(x->wall_us - 25) < 1e-9);
+	assert_true(fabs(x->busy_us - 15) < 1e-9);
+	assert_true(fabs(x->idle_us - 10) < 1e-9);
+	assert_true(fabs(x->exposed_memcpy_us - 5) < 1e-9);
+	assert_split_sums(x);
+	for (uint32_t i = 0; i < s.n_ops; i++)
+		assert_string_not_equal(s.ops[i].name, "Stream Sync");
+	assert_null(family(&s, "other"));
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
  * One kernel name, two families: RCCL runs every collective as
  * ncclDevKernel_Generic, and its "Collective name" says which. The name alone
  * gives collective-other; the all-reduce records are the op
@@ -797,6 +833,7 @@ int main(void)
 	    cmocka_unit_test(test_parent_own_time),
 	    cmocka_unit_test(test_nested_kernels),
 	    cmocka_unit_test(test_one_name_two_families),
+	    cmocka_unit_test(test_sync_is_not_work),
 	    cmocka_unit_test(test_warmup_and_classes),
 	    cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),
