@@ -12,11 +12,11 @@
  * their names first meet activity in event order (az_make_ops); a record of a
  * family its name's first event did not have finds no op while the devices
  * are built side by side, and az_resolve_ops makes those in device and
- * record order, so op ids never depend on threads. az_totals walks the devices in order and each
- * device's records by track and start, finding each record's steady window by
- * walking on; it feeds the op sums here, the collective sizes
- * (collectives.c) and the regions (regions.c) in the same pass, so the
- * records are read once.
+ * record order, so op ids never depend on threads. az_totals walks the
+ * devices in order and each device's records by track and start, finding
+ * each record's steady window by walking on; it feeds the op sums here, the
+ * collective sizes (collectives.c) and the regions (regions.c) in the same
+ * pass, so the records are read once.
  */
 #include "internal.h"
 
@@ -87,12 +87,6 @@ static void op_example(struct opinfo *o, const char *raw)
 	}
 }
 
-static const char *raw_name(const struct az *z, const struct trace_event *e)
-{
-	const char *raw = trace_str_get(z->t, e->name);
-	return raw[0] ? raw : "(unnamed)";
-}
-
 /* The plain op of an event's name: its canonical name, of the family that
  * name gives by itself. */
 static uint32_t plain_op(struct az *z, const struct trace_event *e)
@@ -101,8 +95,8 @@ static uint32_t plain_op(struct az *z, const struct trace_event *e)
 
 	if (i != UINT32_MAX)
 		return i;
-	const char *raw = raw_name(z, e);
-	char *c = canonical(raw);
+	const char *raw = trace_str_get(z->t, e->name);
+	char *c = canonical(raw[0] ? raw : "(unnamed)");
 	uint64_t h = pg_hash(c, strlen(c));
 	uint32_t j = pg_u64map_get(&z->op_by_canon, h);
 	while (j != UINT32_MAX && strcmp(z->ops[j].name, c) != 0)
@@ -113,7 +107,6 @@ static uint32_t plain_op(struct az *z, const struct trace_event *e)
 	} else {
 		free(c);
 	}
-	op_example(&z->ops[j], raw);
 	z->op_of_name[e->name] = j;
 	return j;
 }
@@ -123,13 +116,14 @@ static uint64_t qual_key(uint32_t plain, uint8_t fam)
 	return ((uint64_t)plain << 8) | fam;
 }
 
-/* The op of a record of family fam whose name's plain op is plain: that op
- * when the family is its own, else "<name> [<family>]", made on first use. */
+/* The op of a record of family fam whose name's plain op is plain (that op
+ * when the family is its own, else "<name> [<family>]", made on first use),
+ * with raw, the record's name, among its examples. */
 static uint32_t op_of_family(struct az *z, uint32_t plain, uint8_t fam, const char *raw)
 {
-	if (fam == z->ops[plain].fam)
-		return plain;
-	uint32_t q = pg_u64map_get(&z->op_qual, qual_key(plain, fam));
+	uint32_t q =
+	    fam == z->ops[plain].fam ? plain : pg_u64map_get(&z->op_qual, qual_key(plain, fam));
+
 	if (q == UINT32_MAX) {
 		struct pg_buf b = PG_BUF_INIT;
 		pg_buf_addf(&b, "%s [%s]", z->ops[plain].name,
@@ -162,7 +156,8 @@ void az_resolve_ops(struct az *z)
 			if (a->op != UINT32_MAX)
 				continue;
 			const struct trace_event *e = ev_at(&cur, a->ev);
-			a->op = op_of_family(z, z->op_of_name[e->name], a->fam, raw_name(z, e));
+			a->op = op_of_family(z, z->op_of_name[e->name], a->fam,
+					     trace_str_get(z->t, e->name));
 			dv->n_pending--;
 		}
 	}
@@ -225,7 +220,7 @@ void az_make_ops(struct az *z, struct clscache *cc)
 		const struct trace_event *e = trace_event_at(z->t, z->f.first.v[k + 1]);
 		uint8_t cat, fam;
 		classify(z, cc, e, &cat, &fam);
-		op_of_family(z, plain_op(z, e), fam, raw_name(z, e));
+		op_of_family(z, plain_op(z, e), fam, trace_str_get(z->t, e->name));
 	}
 }
 
