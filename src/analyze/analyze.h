@@ -98,9 +98,15 @@ struct analyze_event_facts {
 	const char *collective_name; /* Kineto "Collective name" */
 };
 
-/* First matching row of the rules table (src/analyze/rules.c). */
+/* First matching row of the rules table (src/analyze/rules.c): the family, and
+ * its category (analyze_family_category). */
 void analyze_classify(const struct analyze_event_facts *f, enum analyze_category *cat,
 		      enum analyze_family *fam);
+/* The one place a family's category is decided: collectives are
+ * communication, memcpy and memset memory, the host families host, the rest
+ * compute. Every list that names a category (ops, families, collectives, the
+ * time split) takes it from here. */
+enum analyze_category analyze_family_category(enum analyze_family f);
 const char *analyze_category_name(enum analyze_category c);
 const char *analyze_family_name(enum analyze_family f);
 /*

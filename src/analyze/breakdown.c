@@ -4,8 +4,11 @@
  * memory not under either, and idle; and the idle gaps inside steady windows
  * (noted by gaps.c).
  *
- * How it works: one pass over the device's leaves in order of start (only
- * leaves, so an enclosing op never hides the work inside it). A sweep keeps,
+ * How it works: one pass over the device's busy units in order of start: its
+ * leaves whole and each enclosing record's own time (the parts of its
+ * interval no child covers), each in its record's category, so an enclosing
+ * op never hides the work inside it, loses none of its own time, and a kernel
+ * nested in another counts once (struct units). A sweep keeps,
  * per category, the furthest end seen: nothing starting later can cover time
  * before the latest start, so time up to it is settled and counted as it is
  * passed. Integer ns throughout, so the parts sum exactly to the wall time.
@@ -75,7 +78,7 @@ static void sweep_result(struct sweep *w, int64_t wall, int64_t ksum, struct sum
 }
 
 /*
- * One pass over a device's leaves in time order for its exposed-time
+ * One pass over a device's busy units in time order for its exposed-time
  * decompositions, over the whole capture and over its steady windows (compute
  * first, then communication not under compute, then memory not under either,
  * then idle; integer ns, so the parts sum exactly to the wall time), and for
@@ -89,28 +92,30 @@ void az_device_splits(struct az *z, uint32_t d, struct scratch *sc)
 	uint32_t nw = dv->n_win, lo = 0, *slot = az_scratch_ops(sc, z->n_ops);
 	struct sweep all = SWEEP_INIT, st = SWEEP_INIT;
 	int64_t wall = 0, ksum_all = 0, ksum = 0, prev_end = INT64_MIN;
+	struct units cur = {0, 0};
+	struct own u;
 
 	for (uint32_t k = 0; k < nw; k++)
 		wall += we[k] - ws[k];
-	for (uint32_t k = 0; k < dv->n_leaves; k++) {
-		const struct act *a = &dv->a[dv->leaves[k]];
+	while (units_next(dv, &cur, &u)) {
+		const struct act *a = &dv->a[u.act];
 		int c = a->cat == ANALYZE_CAT_COMMUNICATION ? 1
 			: a->cat == ANALYZE_CAT_MEMORY	    ? 2
 							    : 0;
 		/* the capture is one window from the first start to the last end */
-		if (a->e > a->s) {
-			ksum_all += a->e - a->s;
-			sweep_add(&all, a->s, a->e, c);
+		if (u.e > u.s) {
+			ksum_all += u.e - u.s;
+			sweep_add(&all, u.s, u.e, c);
 		}
-		/* the windows starting at or before it; leaves come by start */
-		while (lo < nw && ws[lo] <= a->s)
+		/* the windows starting at or before it; units come by start */
+		while (lo < nw && ws[lo] <= u.s)
 			lo++;
-		if (prev_end != INT64_MIN && a->s > prev_end && lo > 0 && a->s < we[lo - 1])
-			az_note_gap(z, dv, k, a->s - prev_end, slot);
-		if (a->e > prev_end)
-			prev_end = a->e;
+		if (prev_end != INT64_MIN && u.s > prev_end && lo > 0 && u.s < we[lo - 1])
+			az_note_gap(z, dv, &u, cur, u.s - prev_end, slot);
+		if (u.e > prev_end)
+			prev_end = u.e;
 		/* clip to the window holding its start (windows do not overlap) */
-		int64_t s0 = a->s, e0 = a->e;
+		int64_t s0 = u.s, e0 = u.e;
 		if (lo == 0 || s0 >= we[lo - 1]) {
 			/* starts before a window: clip to the next one it reaches */
 			if (lo >= nw || e0 <= ws[lo])

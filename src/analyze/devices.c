@@ -1,8 +1,9 @@
 /*
  * Devices and their activity: each selected device's events become compact
  * records (struct act), ordered by (track, start, end descending), nested per
- * track for self time and leaf flags, its leaves listed in time order, and
- * its GPU user annotations nested into paths.
+ * track for self time and leaf flags, its leaves listed in time order beside
+ * the own time of the records that enclose others, and its GPU user
+ * annotations nested into paths.
  *
  * How it works: records are made in event order, which is nearly always
  * their order already; when it is not, a stable bucket pass by track and a
@@ -177,17 +178,43 @@ static int leaf_before(const struct act *a, uint32_t x, uint32_t y)
 	return a[x].s < a[y].s || (a[x].s == a[y].s && a[x].ev < a[y].ev);
 }
 
+/* A record open on the nesting stack, and where its own time resumes: the
+ * furthest end of its children so far (its start before the first). */
+struct frame {
+	uint32_t i;
+	int64_t cur;
+};
+
+static void own_push(struct dev *d, int64_t s, int64_t e, uint32_t i)
+{
+	if (e <= s)
+		return;
+	d->own = grow(d->own, d->n_own, &d->cap_own, sizeof(*d->own));
+	d->own[d->n_own++] = (struct own){s, e, i};
+}
+
+/* Close the top frame: an enclosing record's own time after its last child. */
+static void frame_pop(struct dev *d, const struct frame *f)
+{
+	const struct act *p = &d->a[f->i];
+
+	if (!p->leaf)
+		own_push(d, f->cur, p->e, f->i);
+}
+
 /*
  * Nesting per track: self time and leaf flags. Partial overlaps are siblings.
  * A record's first child, if any, comes right after it, so its leaf flag is
  * final one step later: the leaves are listed on the way, in track order.
- * Returns whether that is their order by (start, event) too.
+ * An enclosing record's own time (its interval less its children's) becomes
+ * pieces in d->own, in no particular order. Returns whether the leaves are in
+ * order by (start, event) too.
  */
 static int nest(struct dev *d)
 {
 	int ordered = 1;
-	uint32_t *stack = pg_xmalloc((d->n + 1) * sizeof(uint32_t));
-	uint32_t sp = 0, nl = 0;
+	struct frame *stack = NULL;
+	uint32_t sp = 0, cap = 0, nl = 0;
 
 	d->leaves = big_alloc((d->n + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < d->n; i++) {
@@ -195,26 +222,33 @@ static int nest(struct dev *d)
 		a->self = a->e - a->s;
 		a->leaf = 1;
 		while (sp > 0) {
-			struct act *top = &d->a[stack[sp - 1]];
+			struct act *top = &d->a[stack[sp - 1].i];
 			if (top->track != a->track || a->s >= top->e || a->e > top->e)
-				sp--;
+				frame_pop(d, &stack[--sp]);
 			else
 				break;
 		}
 		if (sp > 0) {
-			struct act *p = &d->a[stack[sp - 1]];
+			struct frame *f = &stack[sp - 1];
+			struct act *p = &d->a[f->i];
 			p->leaf = 0;
 			p->self -= a->e - a->s;
 			if (p->self < 0)
 				p->self = 0;
+			own_push(d, f->cur, a->s, f->i);
+			if (a->e > f->cur)
+				f->cur = a->e;
 		}
 		if (i > 0 && d->a[i - 1].leaf) {
 			if (nl > 0 && leaf_before(d->a, i - 1, d->leaves[nl - 1]))
 				ordered = 0;
 			d->leaves[nl++] = i - 1;
 		}
-		stack[sp++] = i;
+		stack = grow(stack, sp, &cap, sizeof(*stack));
+		stack[sp++] = (struct frame){i, a->s};
 	}
+	while (sp > 0)
+		frame_pop(d, &stack[--sp]);
 	if (d->n > 0) {
 		if (nl > 0 && leaf_before(d->a, d->n - 1, d->leaves[nl - 1]))
 			ordered = 0;
@@ -231,6 +265,14 @@ static int nest(struct dev *d)
  * sort is a merge of a few of them (nothing to do for one stream).
  */
 PG_SORT_RUNS(sort_leaves, uint32_t, const struct act *, leaf_before)
+
+static int own_before(const struct act *a, struct own x, struct own y)
+{
+	return x.s < y.s || (x.s == y.s && a[x.act].ev < a[y.act].ev);
+}
+
+/* Own-time pieces by (start, event), as the leaves. */
+PG_SORT_RUNS(sort_own, struct own, const struct act *, own_before)
 
 static int cmp_ann(const void *a, const void *b)
 {
@@ -328,7 +370,8 @@ void az_build_device(struct az *z, uint32_t di, struct scratch *sc)
 		a->ev = evs->v[k];
 		a->track = e->track;
 		classify(z, cc, e, &a->cat, &a->fam);
-		a->op = z->op_of_name[e->name];
+		a->op = az_record_op(z, e, a->fam);
+		d->n_pending += a->op == UINT32_MAX;
 		d->lo = a->s < d->lo ? a->s : d->lo;
 		d->hi = a->e > d->hi ? a->e : d->hi;
 		if (k > 0 && ordered && cmp_act_track(a - 1, a) > 0)
@@ -341,6 +384,7 @@ void az_build_device(struct az *z, uint32_t di, struct scratch *sc)
 		order_by_track(d, one_track, az_scratch_slot(sc, t));
 	if (!nest(d))
 		sort_leaves(d->leaves, d->n_leaves, d->a);
+	sort_own(d->own, d->n_own, d->a);
 	d->ann = pg_xmalloc((anns->n + 1) * sizeof(*d->ann));
 	d->n_ann = anns->n;
 	for (uint32_t k = 0; k < anns->n; k++) {

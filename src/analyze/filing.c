@@ -156,10 +156,13 @@ static void file_event(struct filing *w, const struct trace_event *e, uint32_t i
 		return;
 	if (r & ROLE_ANN) {
 		uint32_t d = z->track_dev[e->track];
-		/* Kineto puts GPU user annotations on the stream: they span work, are not work */
-		if (z->t->cats[e->cat].class_mask & TRACE_CATCLASS_DEVICE_ANN) {
+		/* Kineto puts GPU user annotations on the stream: they span work, are not
+		 * work; nor are the host's events it puts there (cuda_sync waits) */
+		uint32_t cls = z->t->cats[e->cat].class_mask;
+		if (cls & TRACE_CATCLASS_DEVICE_ANN) {
 			idxv_push(&w->f.ann[d], i);
-		} else if ((r & ROLE_ACT) && !(e->flags & TRACE_EV_AGGREGATE)) {
+		} else if ((r & ROLE_ACT) && !(e->flags & TRACE_EV_AGGREGATE) &&
+			   !(cls & TRACE_CATCLASS_HOST)) {
 			idxv_push(&w->f.act[d], i);
 			if (!w->seen[e->name]) {
 				w->seen[e->name] = 1;

@@ -15,28 +15,27 @@
 #include "../summary/summary.h"
 
 /*
- * A gap of ns before leaf k of dv (in time order), noted for the op it belongs
- * to: the op that ends it, or when that is a marker (iota, constant,
- * copy-start, ...), the first real op after it, looking at most 8 ops ahead
- * and never across a second gap. slot[op] indexes dv->gaps.
+ * A gap of ns before busy unit u of dv (next: the units after it), noted for
+ * the op it belongs to: the op of u's record, or when that is a marker (iota,
+ * constant, copy-start, ...), the first real op after it, looking at most 8
+ * units ahead and never across a second gap. slot[op] indexes dv->gaps.
  */
-void az_note_gap(const struct az *z, struct dev *dv, uint32_t k, int64_t ns, uint32_t *slot)
+void az_note_gap(const struct az *z, struct dev *dv, const struct own *u, struct units next,
+		 int64_t ns, uint32_t *slot)
 {
-	const uint32_t *lv = dv->leaves;
-	const struct act *a = &dv->a[lv[k]];
-	uint32_t payload = a->op, mk = a->op;
+	uint32_t payload = dv->a[u->act].op, mk = payload;
+	struct own b;
 
 	if (z->op_marker[mk]) {
-		int64_t chain = a->e;
-		for (uint32_t j = k + 1; j < dv->n_leaves && j <= k + 8; j++) {
-			const struct act *b = &dv->a[lv[j]];
-			if (b->s > chain)
+		int64_t chain = u->e;
+		for (uint32_t j = 0; j < 8 && units_next(dv, &next, &b); j++) {
+			if (b.s > chain)
 				break;
-			if (!z->op_marker[b->op]) {
-				payload = b->op;
+			if (!z->op_marker[dv->a[b.act].op]) {
+				payload = dv->a[b.act].op;
 				break;
 			}
-			chain = b->e > chain ? b->e : chain;
+			chain = b.e > chain ? b.e : chain;
 		}
 	}
 	if (slot[payload] == UINT32_MAX) {

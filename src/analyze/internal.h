@@ -26,6 +26,13 @@ struct act {
 	uint8_t leaf;
 };
 
+/* A piece of an enclosing record's own time: the part of its interval no child
+ * covers. Busy time like a leaf's, of the record's category. */
+struct own {
+	int64_t s, e;
+	uint32_t act; /* index into the device's records */
+};
+
 struct span {
 	int64_t step;
 	int64_t s, e;
@@ -64,6 +71,8 @@ struct dev {
 	uint32_t n;
 	uint32_t *leaves; /* indices into a: its leaves by start, then event */
 	uint32_t n_leaves;
+	struct own *own; /* enclosing records' own time, by start, then event */
+	uint32_t n_own, cap_own;
 	int64_t lo, hi; /* earliest start and latest end of its activity */
 	struct ann *ann;
 	uint32_t n_ann;
@@ -72,13 +81,18 @@ struct dev {
 				 * [s, e) its first work to the next step's; by start */
 	int64_t *win_s, *win_e; /* steady windows, sorted */
 	uint32_t n_win;
+	uint32_t n_pending;   /* records whose op az_resolve_ops makes (op UINT32_MAX) */
 	struct gapnote *gaps; /* by first appearance */
 	uint32_t n_gaps, cap_gaps;
 };
 
+/* An op: a canonical name and one family, so that its time is counted under
+ * the family it is listed with. A record whose arguments give its name another
+ * family than the name gives alone belongs to the op "<name> [<family>]". */
 struct opinfo {
 	char *name;
-	uint8_t fam, cat;
+	uint8_t fam;
+	uint32_t base; /* the plain op of the name (itself when plain) */
 	char *examples[3];
 };
 
@@ -127,6 +141,7 @@ struct az {
 	uint32_t *op_of_name;	      /* name id -> op index, UINT32_MAX before its first event */
 	uint8_t *op_marker;	      /* per op: is_marker_op() */
 	struct pg_u64map op_by_canon; /* hash of canonical text -> op index (+ check) */
+	struct pg_u64map op_qual;     /* plain op << 8 | family -> its qualified op */
 	/* filing */
 	uint8_t *role;	      /* per track */
 	uint32_t *track_dev;  /* per track: index of its selected device, or UINT32_MAX */
@@ -294,6 +309,35 @@ struct regsum {
 	struct pg_u64map by_name; /* the chain (or none) per name of a record with no scope */
 };
 
+/*
+ * A device's busy time as units in time order: its leaves whole and its
+ * enclosing records' own-time pieces, merged by (start, event). Every instant
+ * a record of a track covers is in exactly one unit of that track, so a
+ * kernel nested in another counts once and its parent loses nothing.
+ */
+struct units {
+	uint32_t l, p; /* next leaf, next own piece */
+};
+
+static inline int units_next(const struct dev *d, struct units *c, struct own *u)
+{
+	if (c->l < d->n_leaves) {
+		uint32_t i = d->leaves[c->l];
+		const struct act *a = &d->a[i];
+		if (c->p >= d->n_own || a->s < d->own[c->p].s ||
+		    (a->s == d->own[c->p].s && a->ev < d->a[d->own[c->p].act].ev)) {
+			*u = (struct own){a->s, a->e, i};
+			c->l++;
+			return 1;
+		}
+	}
+	if (c->p < d->n_own) {
+		*u = d->own[c->p++];
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- the stages, by file ---- */
 
 /* jobs.c: jobs 0..n-1 on up to MAX_THREADS threads, each with its scratch */
@@ -309,6 +353,12 @@ void az_clscache_release(struct clscache *cc);
 void az_classify_slow(const struct az *z, struct clscache *cc, const struct trace_event *e,
 		      uint8_t *cat, uint8_t *fam);
 void az_make_ops(struct az *z, struct clscache *cc);
+/* A record's op from its family, when it exists already (UINT32_MAX if not);
+ * read-only, so device jobs may call it side by side. */
+uint32_t az_record_op(const struct az *z, const struct trace_event *e, uint8_t fam);
+/* Make the ops the device jobs left pending, in device and record order, and
+ * the marker flags of all ops. Serial, after the device jobs. */
+void az_resolve_ops(struct az *z);
 void az_totals(struct az *z);
 
 /* filing.c */
@@ -341,7 +391,8 @@ void az_steady_device(struct az *z, uint32_t d, struct scratch *sc);
 void az_device_splits(struct az *z, uint32_t d, struct scratch *sc);
 
 /* gaps.c */
-void az_note_gap(const struct az *z, struct dev *dv, uint32_t k, int64_t ns, uint32_t *slot);
+void az_note_gap(const struct az *z, struct dev *dv, const struct own *u, struct units next,
+		 int64_t ns, uint32_t *slot);
 void az_gaps(struct az *z);
 
 /* hlo.c */

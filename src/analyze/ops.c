@@ -1,18 +1,22 @@
 /*
- * Ops and families: an event's name folded to its canonical op
- * ("fusion.123" -> "fusion"), its category and family from the rules table
- * (rules.c) through a per-thread cache, and the totals pass that sums ops,
- * families and collectives over every record (az_totals).
+ * Ops and families: an event's family from the rules table (rules.c) through
+ * a per-thread cache, its op (the canonical name, "fusion.123" -> "fusion",
+ * of one family: "<name> [<family>]" when the record's family is not the one
+ * its name gives alone), and the totals pass that sums ops, families and
+ * collectives over every record (az_totals). An op has one family, so its
+ * time is counted where it is listed.
  *
  * How it works: classification is asked once per (name, argument set,
  * category), since an op's events nearly always share them: a slot per name
  * holds the last answer, a hash map the rest. Ops are created in the order
- * their names first meet activity in event order (az_make_ops), so op ids
- * never depend on threads. az_totals walks the devices in order and each
- * device's records by track and start, finding each record's steady window by
- * walking on; it feeds the op sums here, the collective sizes
- * (collectives.c) and the regions (regions.c) in the same pass, so the
- * records are read once.
+ * their names first meet activity in event order (az_make_ops); a record of a
+ * family its name's first event did not have finds no op while the devices
+ * are built side by side, and az_resolve_ops makes those in device and
+ * record order, so op ids never depend on threads. az_totals walks the
+ * devices in order and each device's records by track and start, finding
+ * each record's steady window by walking on; it feeds the op sums here, the
+ * collective sizes (collectives.c) and the regions (regions.c) in the same
+ * pass, so the records are read once.
  */
 #include "internal.h"
 
@@ -44,7 +48,48 @@ static int is_marker_op(const char *canon)
 	return strncmp(canon, "copy-start", 10) == 0 || strncmp(canon, "copy-done", 9) == 0;
 }
 
-static uint32_t op_for(struct az *z, const struct trace_event *e, uint8_t cat, uint8_t fam)
+/* The family an op's name gives by itself, without the event's arguments or
+ * category: what an unqualified op name stands for. */
+static uint8_t name_family(const char *canon)
+{
+	struct analyze_event_facts f;
+	enum analyze_category c;
+	enum analyze_family fam;
+
+	memset(&f, 0, sizeof(f));
+	f.name = canon;
+	f.name_len = strlen(canon);
+	analyze_classify(&f, &c, &fam);
+	return (uint8_t)fam;
+}
+
+static uint32_t op_new(struct az *z, char *name, uint8_t fam, uint32_t base)
+{
+	z->ops = grow(z->ops, z->n_ops, &z->cap_ops, sizeof(*z->ops));
+	uint32_t j = z->n_ops++;
+	memset(&z->ops[j], 0, sizeof(z->ops[j]));
+	z->ops[j].name = name;
+	z->ops[j].fam = fam;
+	z->ops[j].base = base == UINT32_MAX ? j : base;
+	return j;
+}
+
+/* Up to three distinct raw names, in the order met. */
+static void op_example(struct opinfo *o, const char *raw)
+{
+	for (int k = 0; k < 3; k++) {
+		if (o->examples[k] && strcmp(o->examples[k], raw) == 0)
+			return;
+		if (!o->examples[k]) {
+			o->examples[k] = pg_xstrdup(raw);
+			return;
+		}
+	}
+}
+
+/* The plain op of an event's name: its canonical name, of the family that
+ * name gives by itself. */
+static uint32_t plain_op(struct az *z, const struct trace_event *e)
 {
 	uint32_t i = z->op_of_name[e->name];
 
@@ -57,27 +102,70 @@ static uint32_t op_for(struct az *z, const struct trace_event *e, uint8_t cat, u
 	while (j != UINT32_MAX && strcmp(z->ops[j].name, c) != 0)
 		j = pg_u64map_get(&z->op_by_canon, ++h); /* probe on a rare collision */
 	if (j == UINT32_MAX) {
-		z->ops = grow(z->ops, z->n_ops, &z->cap_ops, sizeof(*z->ops));
-		j = z->n_ops++;
-		memset(&z->ops[j], 0, sizeof(z->ops[j]));
-		z->ops[j].name = c;
-		z->ops[j].fam = fam;
-		z->ops[j].cat = cat;
+		j = op_new(z, c, name_family(c), UINT32_MAX);
 		pg_u64map_put(&z->op_by_canon, h, j);
 	} else {
 		free(c);
 	}
-	struct opinfo *o = &z->ops[j];
-	for (int k = 0; k < 3; k++) {
-		if (o->examples[k] && strcmp(o->examples[k], raw) == 0)
-			break;
-		if (!o->examples[k]) {
-			o->examples[k] = pg_xstrdup(raw);
-			break;
-		}
-	}
 	z->op_of_name[e->name] = j;
 	return j;
+}
+
+static uint64_t qual_key(uint32_t plain, uint8_t fam)
+{
+	return ((uint64_t)plain << 8) | fam;
+}
+
+/* The op of a record of family fam whose name's plain op is plain (that op
+ * when the family is its own, else "<name> [<family>]", made on first use),
+ * with raw, the record's name, among its examples. */
+static uint32_t op_of_family(struct az *z, uint32_t plain, uint8_t fam, const char *raw)
+{
+	uint32_t q =
+	    fam == z->ops[plain].fam ? plain : pg_u64map_get(&z->op_qual, qual_key(plain, fam));
+
+	if (q == UINT32_MAX) {
+		struct pg_buf b = PG_BUF_INIT;
+		pg_buf_addf(&b, "%s [%s]", z->ops[plain].name,
+			    analyze_family_name((enum analyze_family)fam));
+		q = op_new(z, pg_xstrdup(b.ptr), fam, plain);
+		pg_buf_release(&b);
+		pg_u64map_put(&z->op_qual, qual_key(plain, fam), q);
+	}
+	op_example(&z->ops[q], raw);
+	return q;
+}
+
+uint32_t az_record_op(const struct az *z, const struct trace_event *e, uint8_t fam)
+{
+	uint32_t plain = z->op_of_name[e->name];
+
+	if (fam == z->ops[plain].fam)
+		return plain;
+	return pg_u64map_get(&z->op_qual, qual_key(plain, fam));
+}
+
+void az_resolve_ops(struct az *z)
+{
+	struct evcur cur = {z->t, NULL, 0, 0};
+
+	for (uint32_t d = 0; d < z->n_devs; d++) {
+		struct dev *dv = &z->devs[d];
+		for (uint32_t k = 0; k < dv->n && dv->n_pending; k++) {
+			struct act *a = &dv->a[k];
+			if (a->op != UINT32_MAX)
+				continue;
+			const struct trace_event *e = ev_at(&cur, a->ev);
+			a->op = op_of_family(z, z->op_of_name[e->name], a->fam,
+					     trace_str_get(z->t, e->name));
+			dv->n_pending--;
+		}
+	}
+	/* read by the split jobs while the totals job writes its sums: the padding
+	 * keeps what is allocated next off its cache lines */
+	z->op_marker = pg_xmalloc(z->n_ops + 64);
+	for (uint32_t i = 0; i < z->n_ops; i++)
+		z->op_marker[i] = (uint8_t)is_marker_op(z->ops[z->ops[i].base].name);
 }
 
 void az_clscache_init(struct clscache *cc, const struct trace *t)
@@ -120,7 +208,8 @@ void az_classify_slow(const struct az *z, struct clscache *cc, const struct trac
 	pg_u64map_put(&cc->by_pair, key, ((uint32_t)e->cat << 16) | ((uint32_t)af << 8) | ac);
 }
 
-/* Ops in the order their names first appear, as one pass in event order creates them. */
+/* Ops in the order their names first appear, as one pass in event order
+ * creates them: each name's plain op and the op of its first event's family. */
 void az_make_ops(struct az *z, struct clscache *cc)
 {
 	z->op_of_name = pg_xmalloc((z->t->n_strs + 1) * sizeof(uint32_t));
@@ -131,13 +220,8 @@ void az_make_ops(struct az *z, struct clscache *cc)
 		const struct trace_event *e = trace_event_at(z->t, z->f.first.v[k + 1]);
 		uint8_t cat, fam;
 		classify(z, cc, e, &cat, &fam);
-		op_for(z, e, cat, fam);
+		op_of_family(z, plain_op(z, e), fam, trace_str_get(z->t, e->name));
 	}
-	/* read by the split jobs while the totals job writes its sums: the padding
-	 * keeps what is allocated next off its cache lines */
-	z->op_marker = pg_xmalloc(z->n_ops + 64);
-	for (uint32_t i = 0; i < z->n_ops; i++)
-		z->op_marker[i] = (uint8_t)is_marker_op(z->ops[i].name);
 }
 
 /* Ops, families and collectives over the activity starting in steady windows
@@ -211,8 +295,9 @@ static void opsum_finish(struct opsum *os, struct az *z)
 			continue;
 		struct sum_op *x = &s->ops[s->n_ops++];
 		x->name = pg_xstrdup(o->name);
-		x->family = pg_xstrdup(analyze_family_name(o->fam));
-		x->category = pg_xstrdup(analyze_category_name(o->cat));
+		x->family = pg_xstrdup(analyze_family_name((enum analyze_family)o->fam));
+		x->category = pg_xstrdup(
+		    analyze_category_name(analyze_family_category((enum analyze_family)o->fam)));
 		for (int k = 0; k < 3; k++)
 			x->examples[k] = o->examples[k] ? pg_xstrdup(o->examples[k]) : NULL;
 		x->count_total = os->count[i];
@@ -225,12 +310,8 @@ static void opsum_finish(struct opsum *os, struct az *z)
 			continue;
 		struct sum_family *x = &s->families[s->n_families++];
 		x->family = pg_xstrdup(analyze_family_name((enum analyze_family)f));
-		enum analyze_category c = ANALYZE_CAT_COMPUTE;
-		if (f >= ANALYZE_FAM_ALL_REDUCE && f <= ANALYZE_FAM_COLLECTIVE_OTHER)
-			c = ANALYZE_CAT_COMMUNICATION;
-		else if (f == ANALYZE_FAM_MEMCPY || f == ANALYZE_FAM_MEMSET)
-			c = ANALYZE_CAT_MEMORY;
-		x->category = pg_xstrdup(analyze_category_name(c));
+		x->category = pg_xstrdup(
+		    analyze_category_name(analyze_family_category((enum analyze_family)f)));
 		x->count_total = os->fam_count[f];
 		x->us_total = os->fam_self[f] / 1000.0;
 	}

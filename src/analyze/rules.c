@@ -1,7 +1,8 @@
 /*
  * The classification rules: one ordered table from what an event says about
  * itself (kernel or op name, HLO opcode or category, Kineto category, NCCL
- * args) to a category and a family. First match wins. Every row has a test
+ * args) to a family, whose category follows from it (analyze_family_category).
+ * First match wins. Every row has a test
  * (tests/unit/test_rules.c walks the table's own examples).
  *
  * Mistakes of the peers this avoids (docs/formats.md §14): memory is decided
@@ -27,182 +28,188 @@ enum rule_field {
 	F_OP,	    /* host rules: an op name, the pattern followed by its end, '_' or a digit */
 };
 
+/* A row names a family only: its category is the family's
+ * (analyze_family_category), said once. */
 struct rule {
 	enum rule_field field;
 	const char *pattern;
-	enum analyze_category category;
 	enum analyze_family family;
 	const char *example; /* an input this row must classify (tests) */
 };
 
-#define MEM  ANALYZE_CAT_MEMORY
-#define COMM ANALYZE_CAT_COMMUNICATION
-#define COMP ANALYZE_CAT_COMPUTE
-
 static const struct rule rules[] = {
     /* memory first, by category, then by the names runtimes give copies */
-    {F_CAT, "gpu_memcpy", MEM, ANALYZE_FAM_MEMCPY, "gpu_memcpy"},
-    {F_CAT, "Memcpy", MEM, ANALYZE_FAM_MEMCPY, "Memcpy"},
-    {F_CAT, "gpu_memset", MEM, ANALYZE_FAM_MEMSET, "gpu_memset"},
-    {F_CAT, "Memset", MEM, ANALYZE_FAM_MEMSET, "Memset"},
-    {F_PREFIX, "memcpy", MEM, ANALYZE_FAM_MEMCPY, "Memcpy DtoD (Device -> Device)"},
-    {F_PREFIX, "memset", MEM, ANALYZE_FAM_MEMSET, "Memset (Device)"},
-    {F_PREFIX, "hipmemcpy", MEM, ANALYZE_FAM_MEMCPY, "hipMemcpyDtoDAsync"},
-    {F_PREFIX, "hipmemset", MEM, ANALYZE_FAM_MEMSET, "hipMemsetAsync"},
-    {F_PREFIX, "__amd_rocclr_copybuffer", MEM, ANALYZE_FAM_MEMCPY, "__amd_rocclr_copyBuffer.kd"},
-    {F_PREFIX, "memory_copy_", MEM, ANALYZE_FAM_MEMCPY, "MEMORY_COPY_DEVICE_TO_HOST"},
-    {F_PREFIX, "__amd_rocclr_fillbuffer", MEM, ANALYZE_FAM_MEMSET,
-     "__amd_rocclr_fillBufferAligned"},
-    {F_OPCODE, "copy-start", MEM, ANALYZE_FAM_MEMCPY, "copy-start.3"},
-    {F_OPCODE, "copy-done", MEM, ANALYZE_FAM_MEMCPY, "copy-done.3"},
-    {F_HLOCAT, "async-copy", MEM, ANALYZE_FAM_MEMCPY, "async-copy"},
+    {F_CAT, "gpu_memcpy", ANALYZE_FAM_MEMCPY, "gpu_memcpy"},
+    {F_CAT, "Memcpy", ANALYZE_FAM_MEMCPY, "Memcpy"},
+    {F_CAT, "gpu_memset", ANALYZE_FAM_MEMSET, "gpu_memset"},
+    {F_CAT, "Memset", ANALYZE_FAM_MEMSET, "Memset"},
+    {F_PREFIX, "memcpy", ANALYZE_FAM_MEMCPY, "Memcpy DtoD (Device -> Device)"},
+    {F_PREFIX, "memset", ANALYZE_FAM_MEMSET, "Memset (Device)"},
+    {F_PREFIX, "hipmemcpy", ANALYZE_FAM_MEMCPY, "hipMemcpyDtoDAsync"},
+    {F_PREFIX, "hipmemset", ANALYZE_FAM_MEMSET, "hipMemsetAsync"},
+    {F_PREFIX, "__amd_rocclr_copybuffer", ANALYZE_FAM_MEMCPY, "__amd_rocclr_copyBuffer.kd"},
+    {F_PREFIX, "memory_copy_", ANALYZE_FAM_MEMCPY, "MEMORY_COPY_DEVICE_TO_HOST"},
+    {F_PREFIX, "__amd_rocclr_fillbuffer", ANALYZE_FAM_MEMSET, "__amd_rocclr_fillBufferAligned"},
+    {F_OPCODE, "copy-start", ANALYZE_FAM_MEMCPY, "copy-start.3"},
+    {F_OPCODE, "copy-done", ANALYZE_FAM_MEMCPY, "copy-done.3"},
+    {F_HLOCAT, "async-copy", ANALYZE_FAM_MEMCPY, "async-copy"},
 
     /* communication: collective kinds by args, kernel names and HLO opcodes */
-    {F_COLLNAME, "allreduce", COMM, ANALYZE_FAM_ALL_REDUCE, "allreduce"},
-    {F_COLLNAME, "all_reduce", COMM, ANALYZE_FAM_ALL_REDUCE, "all_reduce"},
-    {F_COLLNAME, "allgather", COMM, ANALYZE_FAM_ALL_GATHER, "allgather_into_tensor_coalesced"},
-    {F_COLLNAME, "all_gather", COMM, ANALYZE_FAM_ALL_GATHER, "all_gather"},
-    {F_COLLNAME, "reducescatter", COMM, ANALYZE_FAM_REDUCE_SCATTER, "reducescatter"},
-    {F_COLLNAME, "reduce_scatter", COMM, ANALYZE_FAM_REDUCE_SCATTER, "_reduce_scatter_base"},
-    {F_COLLNAME, "all_to_all", COMM, ANALYZE_FAM_ALL_TO_ALL, "all_to_allv"},
-    {F_COLLNAME, "alltoall", COMM, ANALYZE_FAM_ALL_TO_ALL, "alltoall_base"},
-    {F_COLLNAME, "send", COMM, ANALYZE_FAM_SEND_RECV, "send"},
-    {F_COLLNAME, "recv", COMM, ANALYZE_FAM_SEND_RECV, "recv"},
-    {F_COLLNAME, "", COMM, ANALYZE_FAM_COLLECTIVE_OTHER, "broadcast"},
-    {F_NAME, "allreduce", COMM, ANALYZE_FAM_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"},
-    {F_NAME, "all_reduce", COMM, ANALYZE_FAM_ALL_REDUCE, "multimem_all_reduce_kernel"},
-    {F_NAME, "cross_device_reduce", COMM, ANALYZE_FAM_ALL_REDUCE, "cross_device_reduce_1stage"},
-    {F_NAME, "allgather", COMM, ANALYZE_FAM_ALL_GATHER, "ncclDevKernel_AllGather_RING_LL"},
-    {F_NAME, "reducescatter", COMM, ANALYZE_FAM_REDUCE_SCATTER, "ncclKernel_ReduceScatter_RING"},
-    {F_NAME, "alltoall", COMM, ANALYZE_FAM_ALL_TO_ALL, "ncclKernel_AllToAll"},
-    {F_NAME, "sendrecv", COMM, ANALYZE_FAM_SEND_RECV, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"},
-    {F_NAME, "nccl", COMM, ANALYZE_FAM_COLLECTIVE_OTHER, "ncclDevKernel_Broadcast_RING_LL"},
-    {F_NAME, "rccl", COMM, ANALYZE_FAM_COLLECTIVE_OTHER, "rcclGenericKernel<1, false>"},
-    {F_PREFIX, "hccl", COMM, ANALYZE_FAM_COLLECTIVE_OTHER, "hcclBroadcastKernel"},
-    {F_OPCODE, "all-reduce", COMM, ANALYZE_FAM_ALL_REDUCE, "all-reduce.12"},
-    {F_OPCODE, "all-reduce-start", COMM, ANALYZE_FAM_ALL_REDUCE, "all-reduce-start.2"},
-    {F_OPCODE, "all-reduce-done", COMM, ANALYZE_FAM_ALL_REDUCE, "all-reduce-done.2"},
-    {F_HLOCAT, "all-reduce fusion", COMM, ANALYZE_FAM_ALL_REDUCE, "all-reduce fusion"},
-    {F_HLOCAT, "all-reduce-scatter fusion", COMM, ANALYZE_FAM_REDUCE_SCATTER,
+    {F_COLLNAME, "allreduce", ANALYZE_FAM_ALL_REDUCE, "allreduce"},
+    {F_COLLNAME, "all_reduce", ANALYZE_FAM_ALL_REDUCE, "all_reduce"},
+    {F_COLLNAME, "allgather", ANALYZE_FAM_ALL_GATHER, "allgather_into_tensor_coalesced"},
+    {F_COLLNAME, "all_gather", ANALYZE_FAM_ALL_GATHER, "all_gather"},
+    {F_COLLNAME, "reducescatter", ANALYZE_FAM_REDUCE_SCATTER, "reducescatter"},
+    {F_COLLNAME, "reduce_scatter", ANALYZE_FAM_REDUCE_SCATTER, "_reduce_scatter_base"},
+    {F_COLLNAME, "all_to_all", ANALYZE_FAM_ALL_TO_ALL, "all_to_allv"},
+    {F_COLLNAME, "alltoall", ANALYZE_FAM_ALL_TO_ALL, "alltoall_base"},
+    {F_COLLNAME, "send", ANALYZE_FAM_SEND_RECV, "send"},
+    {F_COLLNAME, "recv", ANALYZE_FAM_SEND_RECV, "recv"},
+    {F_COLLNAME, "", ANALYZE_FAM_COLLECTIVE_OTHER, "broadcast"},
+    {F_NAME, "allreduce", ANALYZE_FAM_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"},
+    {F_NAME, "all_reduce", ANALYZE_FAM_ALL_REDUCE, "multimem_all_reduce_kernel"},
+    {F_NAME, "cross_device_reduce", ANALYZE_FAM_ALL_REDUCE, "cross_device_reduce_1stage"},
+    {F_NAME, "allgather", ANALYZE_FAM_ALL_GATHER, "ncclDevKernel_AllGather_RING_LL"},
+    {F_NAME, "reducescatter", ANALYZE_FAM_REDUCE_SCATTER, "ncclKernel_ReduceScatter_RING"},
+    {F_NAME, "alltoall", ANALYZE_FAM_ALL_TO_ALL, "ncclKernel_AllToAll"},
+    {F_NAME, "sendrecv", ANALYZE_FAM_SEND_RECV, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"},
+    {F_NAME, "nccl", ANALYZE_FAM_COLLECTIVE_OTHER, "ncclDevKernel_Broadcast_RING_LL"},
+    {F_NAME, "rccl", ANALYZE_FAM_COLLECTIVE_OTHER, "rcclGenericKernel<1, false>"},
+    {F_PREFIX, "hccl", ANALYZE_FAM_COLLECTIVE_OTHER, "hcclBroadcastKernel"},
+    {F_OPCODE, "all-reduce", ANALYZE_FAM_ALL_REDUCE, "all-reduce.12"},
+    {F_OPCODE, "all-reduce-start", ANALYZE_FAM_ALL_REDUCE, "all-reduce-start.2"},
+    {F_OPCODE, "all-reduce-done", ANALYZE_FAM_ALL_REDUCE, "all-reduce-done.2"},
+    {F_HLOCAT, "all-reduce fusion", ANALYZE_FAM_ALL_REDUCE, "all-reduce fusion"},
+    {F_HLOCAT, "all-reduce-scatter fusion", ANALYZE_FAM_REDUCE_SCATTER,
      "all-reduce-scatter fusion"},
-    {F_OPCODE, "all-gather", COMM, ANALYZE_FAM_ALL_GATHER, "all-gather.4"},
-    {F_OPCODE, "all-gather-start", COMM, ANALYZE_FAM_ALL_GATHER, "all-gather-start"},
-    {F_OPCODE, "all-gather-done", COMM, ANALYZE_FAM_ALL_GATHER, "all-gather-done.1"},
-    {F_HLOCAT, "all-gather fusion", COMM, ANALYZE_FAM_ALL_GATHER, "all-gather fusion"},
-    {F_OPCODE, "reduce-scatter", COMM, ANALYZE_FAM_REDUCE_SCATTER, "reduce-scatter.7"},
-    {F_OPCODE, "all-to-all", COMM, ANALYZE_FAM_ALL_TO_ALL, "all-to-all.1"},
-    {F_OPCODE, "ragged-all-to-all", COMM, ANALYZE_FAM_ALL_TO_ALL, "ragged-all-to-all.3"},
-    {F_OPCODE, "collective-permute", COMM, ANALYZE_FAM_COLLECTIVE_PERMUTE, "collective-permute.5"},
-    {F_OPCODE, "collective-permute-start", COMM, ANALYZE_FAM_COLLECTIVE_PERMUTE,
+    {F_OPCODE, "all-gather", ANALYZE_FAM_ALL_GATHER, "all-gather.4"},
+    {F_OPCODE, "all-gather-start", ANALYZE_FAM_ALL_GATHER, "all-gather-start"},
+    {F_OPCODE, "all-gather-done", ANALYZE_FAM_ALL_GATHER, "all-gather-done.1"},
+    {F_HLOCAT, "all-gather fusion", ANALYZE_FAM_ALL_GATHER, "all-gather fusion"},
+    {F_OPCODE, "reduce-scatter", ANALYZE_FAM_REDUCE_SCATTER, "reduce-scatter.7"},
+    {F_OPCODE, "all-to-all", ANALYZE_FAM_ALL_TO_ALL, "all-to-all.1"},
+    {F_OPCODE, "ragged-all-to-all", ANALYZE_FAM_ALL_TO_ALL, "ragged-all-to-all.3"},
+    {F_OPCODE, "collective-permute", ANALYZE_FAM_COLLECTIVE_PERMUTE, "collective-permute.5"},
+    {F_OPCODE, "collective-permute-start", ANALYZE_FAM_COLLECTIVE_PERMUTE,
      "collective-permute-start.1"},
-    {F_OPCODE, "collective-permute-done", COMM, ANALYZE_FAM_COLLECTIVE_PERMUTE,
+    {F_OPCODE, "collective-permute-done", ANALYZE_FAM_COLLECTIVE_PERMUTE,
      "collective-permute-done.1"},
-    {F_OPCODE, "collective-broadcast", COMM, ANALYZE_FAM_COLLECTIVE_OTHER,
-     "collective-broadcast.2"},
-    {F_OPCODE, "send", COMM, ANALYZE_FAM_SEND_RECV, "send.3"},
-    {F_OPCODE, "send-done", COMM, ANALYZE_FAM_SEND_RECV, "send-done.3"},
-    {F_OPCODE, "recv", COMM, ANALYZE_FAM_SEND_RECV, "recv.1"},
-    {F_OPCODE, "recv-done", COMM, ANALYZE_FAM_SEND_RECV, "recv-done.1"},
+    {F_OPCODE, "collective-broadcast", ANALYZE_FAM_COLLECTIVE_OTHER, "collective-broadcast.2"},
+    {F_OPCODE, "send", ANALYZE_FAM_SEND_RECV, "send.3"},
+    {F_OPCODE, "send-done", ANALYZE_FAM_SEND_RECV, "send-done.3"},
+    {F_OPCODE, "recv", ANALYZE_FAM_SEND_RECV, "recv.1"},
+    {F_OPCODE, "recv-done", ANALYZE_FAM_SEND_RECV, "recv-done.1"},
 
     /* attention, backward before forward */
-    {F_NAME, "fmhabwd", COMP, ANALYZE_FAM_ATTENTION_BWD, "FmhaBwdOGradDotO"},
-    {F_NAME, "fmha_bwd", COMP, ANALYZE_FAM_ATTENTION_BWD, "ck_fmha_bwd_kernel"},
-    {F_NAME, "flash_bprop", COMP, ANALYZE_FAM_ATTENTION_BWD, "cudnn_flash_bprop"},
-    {F_NAME, "flash_bwd", COMP, ANALYZE_FAM_ATTENTION_BWD, "flash_bwd_dq_dk_dv_loop_kernel"},
-    {F_NAME, "dk_dv", COMP, ANALYZE_FAM_ATTENTION_BWD, "ck_fused_attn::dk_dv_reduce_thd"},
-    {F_NAME, "attention_backward", COMP, ANALYZE_FAM_ATTENTION_BWD,
+    {F_NAME, "fmhabwd", ANALYZE_FAM_ATTENTION_BWD, "FmhaBwdOGradDotO"},
+    {F_NAME, "fmha_bwd", ANALYZE_FAM_ATTENTION_BWD, "ck_fmha_bwd_kernel"},
+    {F_NAME, "flash_bprop", ANALYZE_FAM_ATTENTION_BWD, "cudnn_flash_bprop"},
+    {F_NAME, "flash_bwd", ANALYZE_FAM_ATTENTION_BWD, "flash_bwd_dq_dk_dv_loop_kernel"},
+    {F_NAME, "dk_dv", ANALYZE_FAM_ATTENTION_BWD, "ck_fused_attn::dk_dv_reduce_thd"},
+    {F_NAME, "attention_backward", ANALYZE_FAM_ATTENTION_BWD,
      "aten::_scaled_dot_product_flash_attention_backward"},
-    {F_NAME, "attn_bwd", COMP, ANALYZE_FAM_ATTENTION_BWD, "attn_bwd_kernel"},
-    {F_NAME, "fmhafwd", COMP, ANALYZE_FAM_ATTENTION_FWD, "FmhaFwdKernel"},
-    {F_NAME, "fmha_fwd", COMP, ANALYZE_FAM_ATTENTION_FWD, "fmha_fwd_hdim128"},
-    {F_NAME, "flash_fprop", COMP, ANALYZE_FAM_ATTENTION_FWD, "cudnn_flash_fprop"},
-    {F_NAME, "flash_fwd", COMP, ANALYZE_FAM_ATTENTION_FWD, "flash_fwd_kernel"},
-    {F_NAME, "flash_attn", COMP, ANALYZE_FAM_ATTENTION_FWD, "flash_attn_fwd"},
-    {F_NAME, "fused_attn", COMP, ANALYZE_FAM_ATTENTION_FWD, "te_fused_attn_fwd"},
-    {F_NAME, "paged_attention", COMP, ANALYZE_FAM_ATTENTION_FWD, "paged_attention_v2_kernel"},
-    {F_NAME, "scaled_dot_product", COMP, ANALYZE_FAM_ATTENTION_FWD,
+    {F_NAME, "attn_bwd", ANALYZE_FAM_ATTENTION_BWD, "attn_bwd_kernel"},
+    {F_NAME, "fmhafwd", ANALYZE_FAM_ATTENTION_FWD, "FmhaFwdKernel"},
+    {F_NAME, "fmha_fwd", ANALYZE_FAM_ATTENTION_FWD, "fmha_fwd_hdim128"},
+    {F_NAME, "flash_fprop", ANALYZE_FAM_ATTENTION_FWD, "cudnn_flash_fprop"},
+    {F_NAME, "flash_fwd", ANALYZE_FAM_ATTENTION_FWD, "flash_fwd_kernel"},
+    {F_NAME, "flash_attn", ANALYZE_FAM_ATTENTION_FWD, "flash_attn_fwd"},
+    {F_NAME, "fused_attn", ANALYZE_FAM_ATTENTION_FWD, "te_fused_attn_fwd"},
+    {F_NAME, "paged_attention", ANALYZE_FAM_ATTENTION_FWD, "paged_attention_v2_kernel"},
+    {F_NAME, "scaled_dot_product", ANALYZE_FAM_ATTENTION_FWD,
      "aten::_scaled_dot_product_efficient_attention"},
-    {F_NAME, "attention", COMP, ANALYZE_FAM_ATTENTION_FWD, "jit(attention)/dot_general"},
+    {F_NAME, "attention", ANALYZE_FAM_ATTENTION_FWD, "jit(attention)/dot_general"},
 
     /* convolution before matmul: cuDNN conv kernels say "implicit_gemm" */
-    {F_HLOCAT, "convolution fusion", COMP, ANALYZE_FAM_CONV, "convolution fusion"},
-    {F_OPCODE, "convolution", COMP, ANALYZE_FAM_CONV, "convolution.3"},
-    {F_OPCODE, "cudnn-conv", COMP, ANALYZE_FAM_CONV, "cudnn-conv.1"},
-    {F_PREFIX, "convolution", COMP, ANALYZE_FAM_CONV, "convolution base-dilated"},
-    {F_NAME, "conv_", COMP, ANALYZE_FAM_CONV, "naive_conv_fwd"},
-    {F_NAME, "convolve", COMP, ANALYZE_FAM_CONV, "implicit_convolve_sgemm"},
-    {F_NAME, "conv2d", COMP, ANALYZE_FAM_CONV, "aten::conv2d"},
-    {F_NAME, "convolution", COMP, ANALYZE_FAM_CONV, "aten::cudnn_convolution"},
-    {F_NAME, "im2col", COMP, ANALYZE_FAM_CONV, "Im2Col3d.kd"},
-    {F_NAME, "im3d2col", COMP, ANALYZE_FAM_CONV, "Im3d2Col.kd"},
-    {F_NAME, "wgrad", COMP, ANALYZE_FAM_CONV, "sm80_xmma_wgrad_implicit_gemm_indexed"},
-    {F_NAME, "dgrad", COMP, ANALYZE_FAM_CONV, "xmma_dgrad_kernel"},
-    {F_NAME, "fprop_implicit", COMP, ANALYZE_FAM_CONV, "sm86_xmma_fprop_implicit_gemm"},
+    {F_HLOCAT, "convolution fusion", ANALYZE_FAM_CONV, "convolution fusion"},
+    {F_OPCODE, "convolution", ANALYZE_FAM_CONV, "convolution.3"},
+    {F_OPCODE, "cudnn-conv", ANALYZE_FAM_CONV, "cudnn-conv.1"},
+    {F_PREFIX, "convolution", ANALYZE_FAM_CONV, "convolution base-dilated"},
+    {F_NAME, "conv_", ANALYZE_FAM_CONV, "naive_conv_fwd"},
+    {F_NAME, "convolve", ANALYZE_FAM_CONV, "implicit_convolve_sgemm"},
+    {F_NAME, "conv2d", ANALYZE_FAM_CONV, "aten::conv2d"},
+    {F_NAME, "convolution", ANALYZE_FAM_CONV, "aten::cudnn_convolution"},
+    {F_NAME, "im2col", ANALYZE_FAM_CONV, "Im2Col3d.kd"},
+    {F_NAME, "im3d2col", ANALYZE_FAM_CONV, "Im3d2Col.kd"},
+    {F_NAME, "wgrad", ANALYZE_FAM_CONV, "sm80_xmma_wgrad_implicit_gemm_indexed"},
+    {F_NAME, "dgrad", ANALYZE_FAM_CONV, "xmma_dgrad_kernel"},
+    {F_NAME, "fprop_implicit", ANALYZE_FAM_CONV, "sm86_xmma_fprop_implicit_gemm"},
 
     /* matrix multiply */
-    {F_NAME, "gemm", COMP, ANALYZE_FAM_MATMUL, "ampere_bf16_s16816gemm_bf16_128x128"},
-    {F_PREFIX, "cijk_", COMP, ANALYZE_FAM_MATMUL, "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32"},
-    {F_PREFIX, "nvjet", COMP, ANALYZE_FAM_MATMUL, "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NTN"},
-    {F_NAME, "cublaslt", COMP, ANALYZE_FAM_MATMUL, "cublasLt::splitKreduce_kernel"},
-    {F_NAME, "matmul", COMP, ANALYZE_FAM_MATMUL, "triton_matmul_kernel"},
-    {F_PREFIX, "triton_mm", COMP, ANALYZE_FAM_MATMUL, "triton_mm_0"},
-    {F_PREFIX, "triton_tem", COMP, ANALYZE_FAM_MATMUL, "triton_tem_fused_mm_0"},
-    {F_PREFIX, "aten::mm", COMP, ANALYZE_FAM_MATMUL, "aten::mm"},
-    {F_PREFIX, "aten::addmm", COMP, ANALYZE_FAM_MATMUL, "aten::addmm"},
-    {F_PREFIX, "aten::bmm", COMP, ANALYZE_FAM_MATMUL, "aten::bmm"},
-    {F_PREFIX, "aten::baddbmm", COMP, ANALYZE_FAM_MATMUL, "aten::baddbmm"},
-    {F_PREFIX, "aten::_scaled_mm", COMP, ANALYZE_FAM_MATMUL, "aten::_scaled_mm"},
-    {F_OPCODE, "dot", COMP, ANALYZE_FAM_MATMUL, "dot.12"},
-    {F_HLOCAT, "output fusion", COMP, ANALYZE_FAM_MATMUL, "output fusion"},
+    {F_NAME, "gemm", ANALYZE_FAM_MATMUL, "ampere_bf16_s16816gemm_bf16_128x128"},
+    {F_PREFIX, "cijk_", ANALYZE_FAM_MATMUL, "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32"},
+    {F_PREFIX, "nvjet", ANALYZE_FAM_MATMUL, "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NTN"},
+    {F_NAME, "cublaslt", ANALYZE_FAM_MATMUL, "cublasLt::splitKreduce_kernel"},
+    {F_NAME, "matmul", ANALYZE_FAM_MATMUL, "triton_matmul_kernel"},
+    {F_PREFIX, "triton_mm", ANALYZE_FAM_MATMUL, "triton_mm_0"},
+    {F_PREFIX, "triton_tem", ANALYZE_FAM_MATMUL, "triton_tem_fused_mm_0"},
+    {F_PREFIX, "aten::mm", ANALYZE_FAM_MATMUL, "aten::mm"},
+    {F_PREFIX, "aten::addmm", ANALYZE_FAM_MATMUL, "aten::addmm"},
+    {F_PREFIX, "aten::bmm", ANALYZE_FAM_MATMUL, "aten::bmm"},
+    {F_PREFIX, "aten::baddbmm", ANALYZE_FAM_MATMUL, "aten::baddbmm"},
+    {F_PREFIX, "aten::_scaled_mm", ANALYZE_FAM_MATMUL, "aten::_scaled_mm"},
+    {F_OPCODE, "dot", ANALYZE_FAM_MATMUL, "dot.12"},
+    {F_HLOCAT, "output fusion", ANALYZE_FAM_MATMUL, "output fusion"},
     /* normalization, optimizer, loss, embedding */
-    {F_NAME, "layer_norm", COMP, ANALYZE_FAM_NORM, "vectorized_layer_norm_kernel"},
-    {F_NAME, "layernorm", COMP, ANALYZE_FAM_NORM, "LayerNormForwardKernel"},
-    {F_NAME, "rms_norm", COMP, ANALYZE_FAM_NORM, "aten::_fused_rms_norm"},
-    {F_NAME, "rmsnorm", COMP, ANALYZE_FAM_NORM, "Rmsnorm2dFwd"},
-    {F_NAME, "batch_norm", COMP, ANALYZE_FAM_NORM, "aten::native_batch_norm"},
-    {F_NAME, "batchnorm", COMP, ANALYZE_FAM_NORM, "cudnn::bn_fw_tr_1C11_kernel_NCHW (batchnorm)"},
-    {F_NAME, "bn_fw", COMP, ANALYZE_FAM_NORM, "cudnn::bn_fw_tr_1C11_kernel_NCHW"},
-    {F_NAME, "bn_bw", COMP, ANALYZE_FAM_NORM, "cudnn::bn_bw_1C11_kernel_new"},
-    {F_NAME, "group_norm", COMP, ANALYZE_FAM_NORM, "aten::native_group_norm"},
-    {F_NAME, "multi_tensor_apply", COMP, ANALYZE_FAM_OPTIMIZER,
+    {F_NAME, "layer_norm", ANALYZE_FAM_NORM, "vectorized_layer_norm_kernel"},
+    {F_NAME, "layernorm", ANALYZE_FAM_NORM, "LayerNormForwardKernel"},
+    {F_NAME, "rms_norm", ANALYZE_FAM_NORM, "aten::_fused_rms_norm"},
+    {F_NAME, "rmsnorm", ANALYZE_FAM_NORM, "Rmsnorm2dFwd"},
+    {F_NAME, "batch_norm", ANALYZE_FAM_NORM, "aten::native_batch_norm"},
+    {F_NAME, "batchnorm", ANALYZE_FAM_NORM, "cudnn::bn_fw_tr_1C11_kernel_NCHW (batchnorm)"},
+    {F_NAME, "bn_fw", ANALYZE_FAM_NORM, "cudnn::bn_fw_tr_1C11_kernel_NCHW"},
+    {F_NAME, "bn_bw", ANALYZE_FAM_NORM, "cudnn::bn_bw_1C11_kernel_new"},
+    {F_NAME, "group_norm", ANALYZE_FAM_NORM, "aten::native_group_norm"},
+    {F_NAME, "multi_tensor_apply", ANALYZE_FAM_OPTIMIZER,
      "void at::native::(anonymous namespace)::multi_tensor_apply_kernel"},
-    {F_NAME, "adam", COMP, ANALYZE_FAM_OPTIMIZER, "FusedAdamMathFunctor"},
-    {F_NAME, "optimizer", COMP, ANALYZE_FAM_OPTIMIZER, "Optimizer.step#SGD.step"},
-    {F_NAME, "sgd", COMP, ANALYZE_FAM_OPTIMIZER, "fused_sgd_kernel"},
-    {F_NAME, "cross_entropy", COMP, ANALYZE_FAM_LOSS, "aten::cross_entropy_loss"},
-    {F_NAME, "nll_loss", COMP, ANALYZE_FAM_LOSS, "nll_loss_forward_reduce_cuda_kernel_2d"},
-    {F_NAME, "log_softmax", COMP, ANALYZE_FAM_LOSS, "cunn_SoftMaxForward<log_softmax>"},
-    {F_NAME, "embedding", COMP, ANALYZE_FAM_EMBEDDING, "embedding_backward_feature_kernel"},
-    {F_NAME, "index_select", COMP, ANALYZE_FAM_EMBEDDING, "indexSelectLargeIndex (index_select)"},
-    {F_NAME, "indexselect", COMP, ANALYZE_FAM_EMBEDDING, "indexSelectLargeIndex"},
+    {F_NAME, "adam", ANALYZE_FAM_OPTIMIZER, "FusedAdamMathFunctor"},
+    {F_NAME, "optimizer", ANALYZE_FAM_OPTIMIZER, "Optimizer.step#SGD.step"},
+    {F_NAME, "sgd", ANALYZE_FAM_OPTIMIZER, "fused_sgd_kernel"},
+    {F_NAME, "cross_entropy", ANALYZE_FAM_LOSS, "aten::cross_entropy_loss"},
+    {F_NAME, "nll_loss", ANALYZE_FAM_LOSS, "nll_loss_forward_reduce_cuda_kernel_2d"},
+    {F_NAME, "log_softmax", ANALYZE_FAM_LOSS, "cunn_SoftMaxForward<log_softmax>"},
+    {F_NAME, "embedding", ANALYZE_FAM_EMBEDDING, "embedding_backward_feature_kernel"},
+    {F_NAME, "index_select", ANALYZE_FAM_EMBEDDING, "indexSelectLargeIndex (index_select)"},
+    {F_NAME, "indexselect", ANALYZE_FAM_EMBEDDING, "indexSelectLargeIndex"},
 
     /* reductions and elementwise work */
-    {F_NAME, "softmax", COMP, ANALYZE_FAM_REDUCE, "cunn_SoftMaxForward"},
-    {F_NAME, "reduce_kernel", COMP, ANALYZE_FAM_REDUCE, "at::native::reduce_kernel<512, 1>"},
-    {F_PREFIX, "triton_red", COMP, ANALYZE_FAM_REDUCE, "triton_red_fused_sum_0"},
-    {F_PREFIX, "triton_per", COMP, ANALYZE_FAM_REDUCE, "triton_per_fused_sum_1"},
-    {F_PREFIX, "input_reduce", COMP, ANALYZE_FAM_REDUCE, "input_reduce_fusion_3"},
-    {F_OPCODE, "reduce", COMP, ANALYZE_FAM_REDUCE, "reduce.7"},
-    {F_HLOCAT, "input fusion", COMP, ANALYZE_FAM_REDUCE, "input fusion"},
-    {F_NAME, "elementwise", COMP, ANALYZE_FAM_ELEMENTWISE, "vectorized_elementwise_kernel<4>"},
-    {F_PREFIX, "triton_poi", COMP, ANALYZE_FAM_ELEMENTWISE, "triton_poi_fused_add_0"},
-    {F_PREFIX, "loop_", COMP, ANALYZE_FAM_ELEMENTWISE, "loop_add_fusion"},
-    {F_HLOCAT, "loop fusion", COMP, ANALYZE_FAM_ELEMENTWISE, "loop fusion"},
-    {F_HLOCAT, "non-fusion elementwise", COMP, ANALYZE_FAM_ELEMENTWISE, "non-fusion elementwise"},
-    {F_HLOCAT, "data formatting", COMP, ANALYZE_FAM_ELEMENTWISE, "data formatting"},
-    {F_OPCODE, "add", COMP, ANALYZE_FAM_ELEMENTWISE, "add.3"},
-    {F_OPCODE, "multiply", COMP, ANALYZE_FAM_ELEMENTWISE, "multiply.9"},
-    {F_OPCODE, "transpose", COMP, ANALYZE_FAM_ELEMENTWISE, "transpose.1"},
-    {F_OPCODE, "copy", COMP, ANALYZE_FAM_ELEMENTWISE, "copy.4"},
-    {F_NAME, "copy_kernel", COMP, ANALYZE_FAM_ELEMENTWISE, "at::native::copy_kernel"},
-    {F_NAME, "catarray", COMP, ANALYZE_FAM_ELEMENTWISE, "CatArrayBatchedCopy_aligned16_contig"},
-    {F_NAME, "fill_kernel", COMP, ANALYZE_FAM_ELEMENTWISE, "FillFunctor fill_kernel"},
+    {F_NAME, "softmax", ANALYZE_FAM_REDUCE, "cunn_SoftMaxForward"},
+    {F_NAME, "reduce_kernel", ANALYZE_FAM_REDUCE, "at::native::reduce_kernel<512, 1>"},
+    {F_PREFIX, "triton_red", ANALYZE_FAM_REDUCE, "triton_red_fused_sum_0"},
+    {F_PREFIX, "triton_per", ANALYZE_FAM_REDUCE, "triton_per_fused_sum_1"},
+    {F_PREFIX, "input_reduce", ANALYZE_FAM_REDUCE, "input_reduce_fusion_3"},
+    {F_OPCODE, "reduce", ANALYZE_FAM_REDUCE, "reduce.7"},
+    {F_HLOCAT, "input fusion", ANALYZE_FAM_REDUCE, "input fusion"},
+    {F_NAME, "elementwise", ANALYZE_FAM_ELEMENTWISE, "vectorized_elementwise_kernel<4>"},
+    {F_PREFIX, "triton_poi", ANALYZE_FAM_ELEMENTWISE, "triton_poi_fused_add_0"},
+    {F_PREFIX, "loop_", ANALYZE_FAM_ELEMENTWISE, "loop_add_fusion"},
+    {F_HLOCAT, "loop fusion", ANALYZE_FAM_ELEMENTWISE, "loop fusion"},
+    {F_HLOCAT, "non-fusion elementwise", ANALYZE_FAM_ELEMENTWISE, "non-fusion elementwise"},
+    {F_HLOCAT, "data formatting", ANALYZE_FAM_ELEMENTWISE, "data formatting"},
+    {F_OPCODE, "add", ANALYZE_FAM_ELEMENTWISE, "add.3"},
+    {F_OPCODE, "multiply", ANALYZE_FAM_ELEMENTWISE, "multiply.9"},
+    {F_OPCODE, "transpose", ANALYZE_FAM_ELEMENTWISE, "transpose.1"},
+    {F_OPCODE, "copy", ANALYZE_FAM_ELEMENTWISE, "copy.4"},
+    {F_NAME, "copy_kernel", ANALYZE_FAM_ELEMENTWISE, "at::native::copy_kernel"},
+    {F_NAME, "catarray", ANALYZE_FAM_ELEMENTWISE, "CatArrayBatchedCopy_aligned16_contig"},
+    {F_NAME, "fill_kernel", ANALYZE_FAM_ELEMENTWISE, "FillFunctor fill_kernel"},
 };
 
 const char *analyze_category_name(enum analyze_category c)
 {
 	static const char *names[] = {"compute", "communication", "memory", "host", "other"};
 	return (unsigned)c < PG_ARRAY_LEN(names) ? names[c] : "other";
+}
+
+enum analyze_category analyze_family_category(enum analyze_family f)
+{
+	if (f >= ANALYZE_FAM_ALL_REDUCE && f <= ANALYZE_FAM_COLLECTIVE_OTHER)
+		return ANALYZE_CAT_COMMUNICATION;
+	if (f == ANALYZE_FAM_MEMCPY || f == ANALYZE_FAM_MEMSET)
+		return ANALYZE_CAT_MEMORY;
+	if (f >= ANALYZE_FAM_COPY && f < ANALYZE_FAM_COUNT)
+		return ANALYZE_CAT_HOST;
+	return ANALYZE_CAT_COMPUTE;
 }
 
 const char *analyze_family_name(enum analyze_family f)
@@ -311,21 +318,18 @@ static int matches(const struct rule *r, const struct analyze_event_facts *f)
 void analyze_classify(const struct analyze_event_facts *f, enum analyze_category *cat,
 		      enum analyze_family *fam)
 {
+	*fam = ANALYZE_FAM_OTHER;
 	for (size_t i = 0; i < PG_ARRAY_LEN(rules); i++)
 		if (matches(&rules[i], f)) {
-			*cat = rules[i].category;
 			*fam = rules[i].family;
-			return;
+			break;
 		}
 	/* an XLA fusion whose kind the profile does not say */
-	if (f->name && (ci_prefix(f->name, f->name_len, "fusion") ||
-			ci_contains(f->name, f->name_len, "_fusion"))) {
-		*cat = ANALYZE_CAT_COMPUTE;
+	if (*fam == ANALYZE_FAM_OTHER && f->name &&
+	    (ci_prefix(f->name, f->name_len, "fusion") ||
+	     ci_contains(f->name, f->name_len, "_fusion")))
 		*fam = ANALYZE_FAM_FUSION;
-		return;
-	}
-	*cat = ANALYZE_CAT_COMPUTE;
-	*fam = ANALYZE_FAM_OTHER;
+	*cat = analyze_family_category(*fam);
 }
 
 size_t analyze_rules_count(void)
@@ -351,7 +355,7 @@ int analyze_rule_example(size_t i, struct analyze_event_facts *f, enum analyze_c
 	case F_HLOCAT: f->hlo_category = rules[i].example; break;
 	case F_COLLNAME: f->collective_name = rules[i].example; break;
 	}
-	*cat = rules[i].category;
+	*cat = analyze_family_category(rules[i].family);
 	*fam = rules[i].family;
 	return 0;
 }

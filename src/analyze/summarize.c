@@ -12,11 +12,13 @@
  * correlations, XLA Modules). Each device's activity then becomes compact
  * records with a category and family from the rules table (cached per name,
  * ops.c), ordered by track (devices.c). Nesting per track gives each record
- * its self time and a leaf flag; only leaves enter the time split, so a
- * "while" op never hides the all-reduce inside it. Steps come from the best
+ * its self time and a leaf flag; the time split takes leaves whole and an
+ * enclosing record's own time apart from its children's, so a "while" op
+ * never hides the all-reduce inside it and a kernel nested in another counts
+ * once. Steps come from the best
  * source the profile has and give every device a list of step windows; the
  * steady windows bound the per-step numbers (steps.c). One pass over each
- * device's leaves in time order makes its splits and gaps (breakdown.c,
+ * device's busy units in time order makes its splits and gaps (breakdown.c,
  * gaps.c); one pass over all records in device order makes the op, family,
  * collective and region totals (ops.c, collectives.c, regions.c).
  * docs/summary.md states every definition.
@@ -73,6 +75,7 @@ static void collect_devices(struct az *z)
 	kind = first_host_kind(z);
 	z->host->kind = kind;
 	az_run_jobs(z, z->n_devs + 2, collect_job);
+	az_resolve_ops(z);
 }
 
 enum { JOB_TOTALS, JOB_HOST };
@@ -193,6 +196,7 @@ static void release(struct az *z)
 		free(dv->ann);
 		free(dv->a);
 		free(dv->leaves);
+		free(dv->own);
 		free(dv->steps.v);
 		free(dv->tiles.v);
 		free(dv->win_s);
@@ -217,6 +221,7 @@ static void release(struct az *z)
 	free(z->name_flags);
 	free(z->aset_flags);
 	pg_u64map_release(&z->op_by_canon);
+	pg_u64map_release(&z->op_qual);
 }
 
 int analyze_summarize(const struct trace *t, const struct analyze_options *o, struct summary *s)

@@ -35,6 +35,56 @@ static void test_every_row(void **state)
 	assert_int_equal(analyze_rule_example(analyze_rules_count(), NULL, NULL, NULL), -1);
 }
 
+/* A family's category, the one every list names: by family name, so a family
+ * moved in the enum keeps its category. */
+static void test_family_category(void **state)
+{
+	static const struct {
+		const char *family, *category;
+	} want[] = {
+	    {"all-reduce", "communication"},
+	    {"all-gather", "communication"},
+	    {"reduce-scatter", "communication"},
+	    {"all-to-all", "communication"},
+	    {"collective-permute", "communication"},
+	    {"send-recv", "communication"},
+	    {"collective-other", "communication"},
+	    {"memcpy", "memory"},
+	    {"memset", "memory"},
+	    {"matmul", "compute"},
+	    {"fusion", "compute"},
+	    {"other", "compute"},
+	    {"elementwise", "compute"},
+	    {"copy", "host"},
+	    {"data-loading", "host"},
+	    {"runtime", "host"},
+	};
+	int found = 0;
+	(void)state;
+	for (int f = 0; f < ANALYZE_FAM_COUNT; f++) {
+		const char *name = analyze_family_name((enum analyze_family)f);
+		const char *cat =
+		    analyze_category_name(analyze_family_category((enum analyze_family)f));
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (strcmp(want[i].family, name) == 0) {
+				assert_string_equal(cat, want[i].category);
+				found++;
+			}
+	}
+	assert_int_equal(found, (int)(sizeof(want) / sizeof(want[0])));
+	/* and the classification answers with it */
+	struct analyze_event_facts x;
+	enum analyze_category c;
+	enum analyze_family fam;
+	memset(&x, 0, sizeof(x));
+	x.name = "ncclDevKernel_Generic";
+	x.name_len = strlen(x.name);
+	x.collective_name = "allreduce";
+	analyze_classify(&x, &c, &fam);
+	assert_int_equal(fam, ANALYZE_FAM_ALL_REDUCE);
+	assert_int_equal(c, ANALYZE_CAT_COMMUNICATION);
+}
+
 static void classify_name(const char *name, const char *cat, enum analyze_category *c,
 			  enum analyze_family *f)
 {
@@ -178,11 +228,9 @@ static void test_host_prefix_is_the_op(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_row),
-	    cmocka_unit_test(test_peer_mistakes),
-	    cmocka_unit_test(test_every_host_row),
-	    cmocka_unit_test(test_host_order),
-	    cmocka_unit_test(test_host_prefix_is_the_op),
+	    cmocka_unit_test(test_every_row),	  cmocka_unit_test(test_family_category),
+	    cmocka_unit_test(test_peer_mistakes), cmocka_unit_test(test_every_host_row),
+	    cmocka_unit_test(test_host_order),	  cmocka_unit_test(test_host_prefix_is_the_op),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

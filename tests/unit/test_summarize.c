@@ -59,11 +59,12 @@ static uint32_t track(struct gen *g, uint32_t dev, enum trace_track_kind kind, c
 	return trace_track_add(&g->t, &tr);
 }
 
-/* An X event; cat is a Kineto category name. */
-static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
-	       int64_t dur_us, int64_t corr)
+/* An X event with argument set args (0: none); cat is a Kineto category name. */
+static void ev_args(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
+		    int64_t dur_us, int64_t corr, uint32_t args)
 {
 	struct trace_event *e = trace_event_add(&g->t);
+	e->args = args;
 	e->ts_ns = ts_us * US;
 	e->dur_ns = dur_us * US;
 	e->name = trace_intern_cstr(&g->t, name);
@@ -76,6 +77,19 @@ static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, in
 	}
 	trace_event_commit(&g->t, e);
 	g->t.tracks[tr].cat_mask |= g->t.cats[e->cat].class_mask;
+}
+
+static void ev(struct gen *g, uint32_t tr, const char *name, const char *cat, int64_t ts_us,
+	       int64_t dur_us, int64_t corr)
+{
+	ev_args(g, tr, name, cat, ts_us, dur_us, corr, 0);
+}
+
+/* The argument set of one key and value. */
+static uint32_t arg1(struct gen *g, const char *key, const char *value)
+{
+	struct trace_arg a = {trace_intern_cstr(&g->t, key), trace_intern_cstr(&g->t, value)};
+	return trace_argset_intern(&g->t, &a, 1);
 }
 
 static void summarize_trace(const struct trace *t, int warmup, struct summary *s)
@@ -167,9 +181,11 @@ static void test_overlap_split(void **state)
 
 /*
  * XLA-style nesting on a TPU op line: while 0..100 holds fusion 10..40 and
- * all-reduce 50..90. Self: while 100 - 30 - 40 = 30; only leaves enter the
- * split: compute 30, exposed comm 40, idle 100 - 70 = 30 (the while's own
- * time is not work by itself).
+ * all-reduce 50..90. Self: while 100 - 30 - 40 = 30. The split takes each
+ * record's own time in its category: the while's 0..10, 40..50 and 90..100
+ * are compute beside the fusion's 30, so compute 60; the all-reduce is under
+ * no compute (the while's own time stops where it starts), so exposed comm
+ * 40; idle 0; kernel_sum 100 (each instant of the line once).
  */
 static void test_nesting(void **state)
 {
@@ -190,9 +206,11 @@ static void test_nesting(void **state)
 	assert_string_equal(s.steps_source, "steps-line");
 	assert_int_equal(s.steps[0].step, 3);
 	const struct sum_split *x = &s.devices[0].steady;
-	assert_true(fabs(x->compute_us - 30) < 1e-9);
+	assert_true(fabs(x->compute_us - 60) < 1e-9);
 	assert_true(fabs(x->exposed_comm_us - 40) < 1e-9);
-	assert_true(fabs(x->idle_us - 30) < 1e-9);
+	assert_true(fabs(x->idle_us - 0) < 1e-9);
+	assert_true(fabs(x->busy_us - 100) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 100) < 1e-9);
 	assert_split_sums(x);
 	int seen = 0;
 	for (uint32_t i = 0; i < s.n_ops; i++) {
@@ -207,6 +225,197 @@ static void test_nesting(void **state)
 		}
 	}
 	assert_int_equal(seen, 3);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * marin's basic profile_summary fixture, one step: on the XLA Ops line,
+ * fusion.1 0..100 encloses all-reduce.1 20..60; softmax 120..180 follows.
+ * The fusion's own 0..20 and 60..100 (60 us) are compute, not idle: compute
+ * 60 + 60 = 120, exposed comm 40, idle 200 - 160 = 40 (100..120 and
+ * 180..200). The gap before softmax is 20 us, from the fusion's end.
+ */
+static void test_parent_own_time(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, -1);
+	uint32_t tpu = device(&g, TRACE_DEV_TPU, 0);
+	uint32_t ops = track(&g, tpu, TRACE_TRACK_DEVICE_OPS, "XLA Ops");
+	uint32_t steps = track(&g, tpu, TRACE_TRACK_STEPS, "Steps");
+	ev(&g, steps, "0", "", 0, 200, -1);
+	ev(&g, ops, "fusion.1", "", 0, 100, -1);
+	ev(&g, ops, "all-reduce.1", "", 20, 40, -1);
+	ev(&g, ops, "softmax", "", 120, 60, -1);
+	ev(&g, ops, "fusion.2", "", 199, 1, -1);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->wall_us - 200) < 1e-9);
+	assert_true(fabs(x->compute_us - 121) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 40) < 1e-9);
+	assert_true(fabs(x->comm_us - 40) < 1e-9);
+	assert_true(fabs(x->idle_us - 39) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 161) < 1e-9);
+	assert_split_sums(x);
+	assert_split_sums(&s.devices[0].all);
+	int seen = 0;
+	for (uint32_t i = 0; i < s.n_gaps; i++)
+		if (strcmp(s.gaps[i].op, "softmax") == 0) {
+			assert_true(fabs(s.gaps[i].us_per_step - 20) < 1e-9);
+			seen = 1;
+		}
+	assert_true(seen);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * Kernels nested in another kernel of their stream (timestamps Kineto
+ * rounds): stream 7 holds a gemm 0..14 with a split-K reduce 11..14 inside
+ * it, an elementwise kernel 20..24 with another 21..23 inside it; stream 9 an
+ * all-reduce 12..30. Every instant a stream's kernels cover counts once:
+ * compute 14 + 4 = 18 (nothing lost to the nesting), comm 18, exposed comm
+ * 12..30 less 12..14 and 20..24 = 12, idle 0 (wall 0..30: 30 = 18 + 12).
+ * kernel_sum is each stream's busy time summed: 18 + 18 = 36. Self times are
+ * the ops' (gemm 11, reduce 3), and families add up to them.
+ */
+static void test_nested_kernels(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t s9 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 9");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 50, -1);
+	for (int c = 1; c <= 5; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev(&g, s7, "volta_sgemm_32x128_nt", "kernel", 0, 14, 1);
+	ev(&g, s7, "splitKreduce_kernel", "kernel", 11, 3, 2);
+	ev(&g, s7, "vectorized_elementwise_kernel<4>", "kernel", 20, 4, 3);
+	ev(&g, s7, "vectorized_elementwise_kernel<4>", "kernel", 21, 2, 4);
+	ev(&g, s9, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", 12, 18, 5);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].steady;
+	assert_true(fabs(x->wall_us - 30) < 1e-9);
+	assert_true(fabs(x->compute_us - 18) < 1e-9);
+	assert_true(fabs(x->comm_us - 18) < 1e-9);
+	assert_true(fabs(x->exposed_comm_us - 12) < 1e-9);
+	assert_true(fabs(x->idle_us - 0) < 1e-9);
+	assert_true(fabs(x->busy_us - 30) < 1e-9);
+	assert_true(fabs(x->kernel_sum_us - 36) < 1e-9);
+	assert_split_sums(x);
+	assert_true(fabs(s.mean.compute_share + s.mean.exposed_comm_share +
+			 s.mean.exposed_memcpy_share + s.mean.idle_share - 1) < 1e-9);
+	assert_true(fabs(family(&s, "matmul")->us_per_step - 11) < 1e-9);
+	assert_true(fabs(family(&s, "elementwise")->us_per_step - 4) < 1e-9);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * Kineto puts cuda_sync waits on the stream they wait for: a Stream Sync
+ * 10..40 around a copy 20..25 is not work. Busy 0..10 (gemm) + 20..25 (copy)
+ * over 0..25: idle 10, no op or family for the sync.
+ */
+static void test_sync_is_not_work(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 60, -1);
+	for (int c = 1; c <= 2; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 0, 10, 1);
+	ev(&g, s7, "Stream Sync", "cuda_sync", 10, 30, -1);
+	ev(&g, s7, "Memcpy DtoH (Device -> Pageable)", "gpu_memcpy", 20, 5, 2);
+	summarize(&g, 0, &s);
+
+	const struct sum_split *x = &s.devices[0].all;
+	assert_true(fabs(x->wall_us - 25) < 1e-9);
+	assert_true(fabs(x->busy_us - 15) < 1e-9);
+	assert_true(fabs(x->idle_us - 10) < 1e-9);
+	assert_true(fabs(x->exposed_memcpy_us - 5) < 1e-9);
+	assert_split_sums(x);
+	for (uint32_t i = 0; i < s.n_ops; i++)
+		assert_string_not_equal(s.ops[i].name, "Stream Sync");
+	assert_null(family(&s, "other"));
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
+/*
+ * One kernel name, two families: RCCL runs every collective as
+ * ncclDevKernel_Generic, and its "Collective name" says which. The name alone
+ * gives collective-other; the all-reduce records are the op
+ * "ncclDevKernel_Generic [all-reduce]". Every op's family and category are
+ * those its time is counted under: the families, the collectives and the
+ * split agree with the ops. Stream 7: all-reduce 0..30, broadcast 40..45,
+ * all-reduce 50..70, a gemm 80..90.
+ */
+static void test_one_name_two_families(void **state)
+{
+	struct gen g;
+	struct summary s;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0), cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	uint32_t ar = arg1(&g, "Collective name", "allreduce");
+	uint32_t bc = arg1(&g, "Collective name", "broadcast");
+	ev(&g, host, "ProfilerStep#1", "user_annotation", -10, 110, -1);
+	for (int c = 1; c <= 4; c++)
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", -10 + c, 1, c);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 0, 30, 1, ar);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 40, 5, 2, bc);
+	ev_args(&g, s7, "ncclDevKernel_Generic", "kernel", 50, 20, 3, ar);
+	ev(&g, s7, "ampere_sgemm_128x64", "kernel", 80, 10, 4);
+	summarize(&g, 0, &s);
+
+	int seen = 0;
+	for (uint32_t i = 0; i < s.n_ops; i++) {
+		const struct sum_op *o = &s.ops[i];
+		const struct sum_family *f = family(&s, o->family);
+		assert_non_null(f);
+		assert_string_equal(o->category, f->category);
+		if (strcmp(o->name, "ncclDevKernel_Generic [all-reduce]") == 0) {
+			assert_string_equal(o->family, "all-reduce");
+			assert_string_equal(o->category, "communication");
+			assert_string_equal(o->examples[0], "ncclDevKernel_Generic");
+			assert_true(fabs(o->self_us_per_step - 50) < 1e-9);
+			assert_true(fabs(f->us_per_step - 50) < 1e-9);
+			seen |= 1;
+		}
+		if (strcmp(o->name, "ncclDevKernel_Generic") == 0) {
+			assert_string_equal(o->family, "collective-other");
+			assert_true(fabs(o->self_us_per_step - 5) < 1e-9);
+			assert_true(fabs(f->us_per_step - 5) < 1e-9);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	assert_int_equal(s.n_collectives, 2);
+	for (uint32_t i = 0; i < s.n_collectives; i++)
+		assert_true(fabs(s.collectives[i].us_per_step -
+				 (strcmp(s.collectives[i].kind, "all-reduce") == 0 ? 50 : 5)) <
+			    1e-9);
+	assert_true(fabs(s.devices[0].steady.comm_us - 55) < 1e-9);
+	assert_true(fabs(s.devices[0].steady.compute_us - 10) < 1e-9);
 	summary_release(&s);
 	trace_release(&g.t);
 }
@@ -1018,6 +1227,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_overlap_split),
 	    cmocka_unit_test(test_nesting),
+	    cmocka_unit_test(test_parent_own_time),
+	    cmocka_unit_test(test_nested_kernels),
+	    cmocka_unit_test(test_one_name_two_families),
+	    cmocka_unit_test(test_sync_is_not_work),
 	    cmocka_unit_test(test_warmup_and_classes),
 	    cmocka_unit_test(test_eight_ranks_straggler),
 	    cmocka_unit_test(test_gaps_marker),
