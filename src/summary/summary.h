@@ -15,7 +15,7 @@
 /* identity.basis: the definitions a summary's numbers follow. A host-basis
  * summary (no device work: its steps, ops and families are the host's) is
  * never comparable with a timeline one. */
-#define SUMMARY_BASIS_TIMELINE "profgate.timeline/1"
+#define SUMMARY_BASIS_TIMELINE "profgate.timeline/2"
 #define SUMMARY_BASIS_HOST     "profgate.host/1"
 
 struct sum_file {

@@ -238,7 +238,7 @@ incomparable() {
 	jf "gate $(basename "$1") vs $(basename "$2"): incomparable (exit 4), basis in the diff" "$T/v.json" \
 		"$rc == 4" "j['verdict'] == 'incomparable' and j['exit_code'] == 4" \
 		"j['provenance']['result'] == 'incomparable'" \
-		"[sorted([d['baseline'], d['candidate']]) for d in j['provenance']['diff'] if d['field'] == 'basis'] == [['profgate.host/1', 'profgate.timeline/1']]"
+		"[sorted([d['baseline'], d['candidate']]) for d in j['provenance']['diff'] if d['field'] == 'basis'] == [['profgate.host/1', 'profgate.timeline/2']]"
 }
 incomparable "$T/legacy-base-1.json" "$EX/baseline.rank-0.pt.trace.json.gz"
 incomparable "$EX/baseline.rank-0.pt.trace.json.gz" "$HOST/legacy/base-1.pt.trace.json.gz"
@@ -273,9 +273,9 @@ check "report of a host summary: a host section with the top host op and family 
 
 # ---- a GPU trace: the host view beside the device view, shown and not judged ----
 pg summarize "$EX/baseline.rank-0.pt.trace.json.gz" -o "$T/gpu.json"
-pycheck "GPU example: basis profgate.timeline/1, host.window steps, one step thread" \
+pycheck "GPU example: basis profgate.timeline/2, host.window steps, one step thread" \
 	's = json.load(open(sys.argv[1])); h = s["host"]' "$T/gpu.json" "$rc == 0" \
-	"s['identity']['basis'] == 'profgate.timeline/1' and s['identity']['device_count'] == 1" \
+	"s['identity']['basis'] == 'profgate.timeline/2' and s['identity']['device_count'] == 1" \
 	"h['window'] == 'steps' and h['step_threads'] == 1" \
 	"[t['role'] for t in h['threads']].count('step') == 1" \
 	"abs(h['busy_us_per_step'] + h['idle_us_per_step'] - h['wall_us_per_step']) <= 0.01" \
@@ -297,6 +297,6 @@ pycheck "markers with no linked device work: steps-unusable says why, no false n
 	'd = json.load(open(sys.argv[1])); w = {x["code"]: x["message"] for x in d["quality"]["warnings"]}' \
 	"$T/unusable.json" '"steps-unusable" in w' '"no-steps" not in w' \
 	'"2 ProfilerStep# markers" in w["steps-unusable"]' 'd["steps"]["source"] == "none"' \
-	'd["identity"]["basis"] == "profgate.timeline/1"'
+	'd["identity"]["basis"] == "profgate.timeline/2"'
 
 done_testing
