@@ -822,7 +822,7 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 	}
 	if (!(tb > 0) && !(tc > 0))
 		return;
-	pg_buf_adds(b, "### Breakdown per step (mean over devices)\n\n"
+	pg_buf_adds(b, "### Breakdown per step (mean over the devices with steady work)\n\n"
 		       "| part | baseline | candidate | change | share of step |\n"
 		       "|---|---:|---:|---:|---:|\n");
 	for (int i = 0; i < 4; i++) {
