@@ -10,16 +10,24 @@
  * an orphan commit when it does not exist) unless the shard already holds
  * the record's id, and push it without force. A rejected push (the branch
  * moved) means another job got there first: fetch again, rebuild on the new
- * tip, and retry after a jittered exponential backoff, bounded in attempts and
- * in time. Nothing is ever force-pushed, so no record is lost; the id check
- * on every rebuild means none is doubled.
+ * tip, and retry after a jittered exponential backoff for as long as the
+ * time budget lasts, each attempt on a new connection (libgit2 keeps an http
+ * connection alive inside a remote, and one the server closed during the
+ * backoff fails the next request). Nothing is ever force-pushed, so no record
+ * is lost; the id check on every rebuild means none is doubled. A record
+ * line over HISTORY_MAX_LINE, which every reader skips, is refused before
+ * anything is sent.
  *
  * Rejections come three ways. Over http(s), git_remote_push() returns
  * GIT_ENONFASTFORWARD when the tip moved before anything was sent, and
  * returns 0 with a status in the push_update_reference callback when the
- * server refused the update ("failed to update ref" when the ref moved during
- * receive-pack; "pre-receive hook declined" or "protected branch hook
- * declined" for policies, which are not retried). For a remote that is a
+ * server refused the update ("failed to update ref" or "failed to lock" when
+ * the ref moved during receive-pack). Only those races are retried: any other
+ * refusal is final (a policy: "pre-receive hook declined", "protected branch
+ * hook declined"; a branch name that clashes with another branch, 'x' beside
+ * 'x/y', which receive-pack reports as "failed to update ref" too, but says
+ * "exists; cannot create"), and the error shows all the server said, bounded
+ * and on one line. For a remote that is a
  * path or a file:// URL, libgit2 1.5's local transport updates the remote ref
  * with force whenever it exists (transports/local.c,
  * local_push_update_remote_ref), so two jobs pushing at once could lose a
@@ -29,16 +37,26 @@
  * with GIT_EMODIFIED when another job moved it. A new branch is created the
  * same way, against the zero id: git_reference_create(force=0) checks that
  * the ref is absent before it takes the ref's lock, and two jobs creating the
- * branch at once could both pass that check (one record lost, seen in CI).
+ * branch at once could both pass that check (one record lost, seen in CI); a
+ * clashing branch name is looked for in the remote's refs first.
  *
  * Faults. Everything is bounded by the time budget (60 s, or
  * PROFGATE_HISTORY_TIMEOUT_S): the waits between attempts, the lock, and,
  * through net/'s sockets for libgit2 (which has no timeout of its own in
  * 1.5), every read and write of a fetch or push, so a server that hangs or
- * drips cannot hold profgate. The private repository is only a cache: one
- * that cannot be opened or read (truncated objects, a garbled ref, HEAD or
- * config) is removed and made anew, once per append or read, and fetched
- * again.
+ * drips cannot hold profgate; libgit2's progress callbacks stop the work it
+ * does between reads and writes (indexing or building a large pack, a local
+ * remote's copy) at the same deadline. The private repository is only a
+ * cache: one that cannot be opened or read (truncated objects, a garbled
+ * ref, HEAD or config) is removed and made anew, once per append or read,
+ * and fetched again.
+ *
+ * Pending records. A record whose push failed is kept by the caller as the
+ * exact line (history_pending_save: the action's output folder, else the
+ * cache's folder for this remote and branch) and delivered by
+ * history_flush(), or by the next history_append() once its own record is on
+ * the branch, through the same append loop: a push that landed unreported
+ * (the server died before it answered) is found by its id and not doubled.
  */
 #include "history.h"
 
@@ -1098,8 +1116,8 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 		if (wait / 1e3 > left - MIN_ATTEMPT_S) /* one last try before the deadline */
 			wait = (uint32_t)((left - MIN_ATTEMPT_S) * 1e3);
 		snprintf(prev, sizeof(prev), "%s", cause);
-		logf_(s, "history: attempt %u: %s; retrying in %.2f s (%.0f s of the budget left)",
-		      n, cause, wait / 1e3, left);
+		logf_(s, "history: attempt %u (%.1f s of the budget left): %s; retrying in %.2f s",
+		      n, left, cause, wait / 1e3);
 		sleep_ms(wait);
 	}
 }
