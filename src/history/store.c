@@ -77,7 +77,7 @@
 #define DEFAULT_SECONDS 60
 #define MAX_SECONDS	3600
 #define BACKOFF_BASE_MS 200
-#define BACKOFF_CAP_MS	8000
+#define BACKOFF_CAP_MS	4000
 #define MIN_ATTEMPT_S	0.2 /* no retry starts with less of the budget left */
 #define BOT_NAME	"profgate-bot"
 #define BOT_EMAIL	"profgate-bot@users.noreply.github.com"
@@ -486,6 +486,37 @@ static int store_remote(struct store *s)
 	return 0;
 }
 
+/*
+ * A local remote is read in place: its object store is made an alternate of
+ * the private repository's (in memory, never written to
+ * objects/info/alternates), so fetching is reading the branch's ref
+ * (fetch_local), whatever the size of the history. libgit2 1.5's local
+ * transport would copy every object through a pack, and its delta search
+ * does not stop when a progress callback asks it to: it ran far past the
+ * budget. Returns 0, or PG_EDELIVERY with the message set.
+ */
+static int local_alternate(struct store *s)
+{
+	git_repository *rr = NULL;
+	git_odb *odb = NULL;
+	char *objects = NULL;
+	int rc = 0;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		goto out;
+	}
+	objects = pg_xasprintf("%sobjects", git_repository_path(rr));
+	if (git_repository_odb(&odb, s->repo) < 0 || git_odb_add_disk_alternate(odb, objects) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot read the objects of '%s': %s", s->local,
+				  git_why());
+out:
+	git_odb_free(odb);
+	git_repository_free(rr);
+	free(objects);
+	return rc;
+}
+
 /* Open (or create) the private repository and its anonymous remote; done
  * under the lock, so that two jobs do not both create it. One that exists
  * but cannot be opened or used is made anew. */
@@ -499,7 +530,7 @@ static int store_repo(struct store *s)
 	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		s->repo = NULL;
 		snprintf(why, sizeof(why), "%s", git_why());
-	} else if (store_broken(s, why, sizeof(why))) {
+	} else if ((s->local && local_alternate(s)) || store_broken(s, why, sizeof(why))) {
 		git_repository_free(s->repo);
 		s->repo = NULL;
 	}
@@ -511,6 +542,8 @@ static int store_repo(struct store *s)
 			return pg_error_set(PG_EIO, "cannot create the repository '%s': %s", s->dir,
 					    git_why());
 		}
+		if (s->local && local_alternate(s))
+			return PG_EDELIVERY;
 	}
 	return store_remote(s);
 }
@@ -690,6 +723,39 @@ static enum attempt classify(struct store *s, int rc)
 	return s->local ? ATTEMPT_FAIL : ATTEMPT_RETRY;
 }
 
+/* The fetch of a local remote, read in place (local_alternate): the tracking
+ * ref set to the remote's branch, or removed when it has none. */
+static enum attempt fetch_local(struct store *s)
+{
+	git_repository *rr = NULL;
+	git_reference *ref = NULL;
+	enum attempt a = ATTEMPT_DONE;
+	git_oid id;
+	int r;
+
+	git_error_clear();
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	r = git_reference_name_to_id(&id, rr, s->head);
+	if (r < 0 && r != GIT_ENOTFOUND) {
+		pg_error_set(PG_EDELIVERY, "cannot read %s in '%s': %s", s->branch, s->local,
+			     git_why());
+		a = ATTEMPT_FAIL;
+	} else if (r == 0 && git_reference_create(&ref, s->repo, s->tracking, &id, 1,
+						  "profgate: fetch") < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->local,
+			     git_why());
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	} else if (r == GIT_ENOTFOUND && git_reference_lookup(&ref, s->repo, s->tracking) == 0) {
+		git_reference_delete(ref);
+	}
+	git_reference_free(ref);
+	git_repository_free(rr);
+	return a;
+}
+
 /* Fetch only the branch. The tracking ref is deleted first, so that after
  * the fetch it exists exactly when the remote branch does. */
 static enum attempt store_fetch(struct store *s)
@@ -701,6 +767,10 @@ static enum attempt store_fetch(struct store *s)
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
+	if (s->local) {
+		free(spec);
+		return fetch_local(s);
+	}
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
 		git_reference_delete(old);
 		git_reference_free(old);

@@ -71,6 +71,26 @@ pge GITHUB_RUN_ID=l1 "$PROFGATE" history append --repo "$T/l.git" --branch h/one
 pge PROFGATE_CACHE_DIR="$T/lc2" GITHUB_RUN_ID=l2 "$PROFGATE" history append --repo "$T/l.git" --branch h "$T/v.json"
 one_line "a local remote, branch h beside h/one" 5 "refs/heads/h/one exists there; the branch's name clashes with another branch"
 
+# ---- a branch of 40,000 objects (60 MB, no deltas): local remotes are read in place ----
+git init -q --bare "$T/srv-big/big.git"
+python3 - <<'EOF' | git -C "$T/srv-big/big.git" fast-import --quiet
+import os, sys
+out, n = sys.stdout.buffer, 40000
+for i in range(n):
+    data = os.urandom(1500)
+    out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
+out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
+for i in range(n):
+    out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
+out.write(b"\n")
+EOF
+t0=$(date +%s.%N)
+pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
+	append --repo "$T/srv-big/big.git" "$T/v.json"
+secs=$(secs_since "$t0")
+check "a cold append to a local remote of 60 MB within a 1 s budget: exit 0 in ${secs} s, nothing copied" \
+	eval '[ "$rc" -eq 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 1) }" && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
+
 # ---- smart HTTP ----
 if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
 	skip "smart HTTP: python3 or git http-backend missing"
@@ -97,6 +117,15 @@ serve
 PORT=$(cat "$T/port")
 URL=http://127.0.0.1:$PORT/h.git
 H=$T/srv/h.git
+
+# the budget bounds a fetch, the work between socket reads included (the 60 MB branch, cold)
+mv "$T/srv-big/big.git" "$T/srv/big.git"
+t0=$(date +%s.%N)
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigh" "$PROFGATE" \
+	history show --repo "http://127.0.0.1:$PORT/big.git"
+secs=$(secs_since "$t0")
+check "a cold fetch of 60 MB over HTTP with a 1 s budget: stopped at the budget (${secs} s)" \
+	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out" && awk -v s="$secs" "BEGIN { exit !(s < 1.8) }"'
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
 cat >"$H/hooks/pre-receive" <<'EOF'
