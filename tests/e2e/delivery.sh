@@ -101,10 +101,11 @@ mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
 TOKEN=tok-$$-secret
-# serve [PORT]: start the server (on PORT when given), its pid in $T/srv.pid, its port in $T/port.
+# serve [PORT]: start the server (on PORT when given; kept-alive connections closed after 2 s idle,
+# as Apache does after its KeepAliveTimeout), its pid in $T/srv.pid, its port in $T/port.
 serve() {
 	rm -f "$T/port"
-	PG_TEST_TOKEN=$TOKEN PG_TEST_PORT=${1:-0} python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" \
+	PG_TEST_TOKEN=$TOKEN PG_TEST_PORT=${1:-0} PG_TEST_KEEPALIVE_S=2 python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" \
 		"$T/port" "$T/http.log" 2>>"$T/srv.err" &
 	echo $! >"$T/srv.pid"
 	_i=0

@@ -9,7 +9,8 @@ rules and modes: faults.py), e.g. a receive-pack that hangs after the fetch went
 
 usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN; several: comma-separated)
 Writes the port it bound to PORT_FILE once it is listening; runs until killed. PG_TEST_PORT binds
-that port (a server started again where a killed one was); else any free one.
+that port (a server started again where a killed one was); else any free one. PG_TEST_KEEPALIVE_S
+closes a kept-alive connection idle that long, as Apache's KeepAliveTimeout does (default: never).
 """
 import base64
 import http.server
@@ -34,6 +35,7 @@ def log(line):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = float(os.environ["PG_TEST_KEEPALIVE_S"]) if os.environ.get("PG_TEST_KEEPALIVE_S") else None
 
     def log_message(self, fmt, *args):
         pass
