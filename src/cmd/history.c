@@ -181,7 +181,9 @@ static const struct cmd_spec append_spec = {
     "Append a record (profgate.history/1), or the record of a verdict JSON from 'gate --json',\n"
     "to <series>/<YYYY-MM>.jsonl on the history branch, and push it. The token for https\n"
     "remotes comes from PROFGATE_GIT_TOKEN or GITHUB_TOKEN. Appending a record twice is a\n"
-    "no-op. Exit 5 when the push fails after retries (the record is kept for a retry).",
+    "no-op. Records kept by earlier failed pushes to this remote and branch are delivered\n"
+    "after it. Exit 3 for a record over 4 MiB (nothing sent); exit 5 when the push fails\n"
+    "(the exact record is kept: 'profgate history flush' delivers it).",
     append_opts, (int)PG_ARRAY_LEN(append_opts)};
 
 static int history_append_cmd(int argc, char **argv)
