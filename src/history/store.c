@@ -620,7 +620,7 @@ static int push_transfer_cb(unsigned int current, unsigned int total, size_t byt
 
 /*
  * What the server said, as one line into out: its lines joined by " / "
- * (a carriage return starts the line over, as on a terminal), control bytes
+ * (a lone carriage return starts the line over, as on a terminal), control bytes
  * as spaces, at most SAID_SHOWN bytes (then "..."). Empty when it said
  * nothing. Secrets are redacted where the message is made (pg_error_set).
  */
@@ -631,6 +631,8 @@ static void remote_text(const struct store *s, struct pg_buf *out)
 	for (size_t i = 0; i <= s->said.len; i++) {
 		unsigned char c = i < s->said.len ? (unsigned char)s->said.ptr[i] : '\n';
 
+		if (c == '\r' && i + 1 < s->said.len && s->said.ptr[i + 1] == '\n')
+			continue; /* a CRLF line end */
 		if (c == '\r') {
 			line.len = 0;
 		} else if (c != '\n') {
