@@ -6,7 +6,8 @@
 # stop at once with the server's whole message; a server killed right after it accepted a push,
 # and down past the budget, leaves every record pending as the exact record, and `history flush`
 # delivers each exactly once (the one that landed unreported included), from the cache and from a
-# folder such as the action's; concurrent writers over HTTP, each on its own runner, all land once
+# folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
+# is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
 # on a linear branch within the default budget.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
@@ -71,13 +72,13 @@ pge GITHUB_RUN_ID=l1 "$PROFGATE" history append --repo "$T/l.git" --branch h/one
 pge PROFGATE_CACHE_DIR="$T/lc2" GITHUB_RUN_ID=l2 "$PROFGATE" history append --repo "$T/l.git" --branch h "$T/v.json"
 one_line "a local remote, branch h beside h/one" 5 "refs/heads/h/one exists there; the branch's name clashes with another branch"
 
-# ---- a branch of 40,000 objects (60 MB, no deltas): local remotes are read in place ----
+# ---- a branch of 120,000 objects (120 MB, no deltas): local remotes are read in place ----
 git init -q --bare "$T/srv-big/big.git"
 python3 - <<'EOF' | git -C "$T/srv-big/big.git" fast-import --quiet
 import os, sys
-out, n = sys.stdout.buffer, 40000
+out, n = sys.stdout.buffer, 120000
 for i in range(n):
-    data = os.urandom(1500)
+    data = os.urandom(1000)
     out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
 out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
 for i in range(n):
@@ -88,7 +89,7 @@ t0=$(date +%s.%N)
 pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
 	append --repo "$T/srv-big/big.git" "$T/v.json"
 secs=$(secs_since "$t0")
-check "a cold append to a local remote of 60 MB within a 1 s budget: exit 0 in ${secs} s, nothing copied" \
+check "a cold append to a local remote of 120 MB within a 1 s budget: exit 0 in ${secs} s, nothing copied" \
 	eval '[ "$rc" -eq 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 1) }" && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
 
 # ---- smart HTTP ----
@@ -119,13 +120,13 @@ PORT=$(cat "$T/port")
 URL=http://127.0.0.1:$PORT/h.git
 H=$T/srv/h.git
 
-# the budget bounds a fetch, the work between socket reads included (the 60 MB branch, cold)
+# the budget bounds a fetch, the work between socket reads included (the 120 MB branch, cold)
 mv "$T/srv-big/big.git" "$T/srv/big.git"
 t0=$(date +%s.%N)
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigh" "$PROFGATE" \
 	history show --repo "http://127.0.0.1:$PORT/big.git"
 secs=$(secs_since "$t0")
-check "a cold fetch of 60 MB over HTTP with a 1 s budget: stopped at the budget (${secs} s)" \
+check "a cold fetch of 120 MB over HTTP with a 1 s budget: stopped at the budget (${secs} s)" \
 	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out" && awk -v s="$secs" "BEGIN { exit !(s < 1.8) }"'
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
