@@ -20,6 +20,7 @@
 #include "../history/history.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ static const struct input_def output_defs[] = {
     {"summary_path", NULL, "the candidate's summary JSON"},
     {"verdict_path", NULL, "the verdict JSON"},
     {"comment_url", NULL, "the PR comment, when one was posted or updated"},
+    {"history_pending", NULL, "the folder of history records not pushed, when any (an artifact)"},
 };
 
 /* The inputs that hold runs, one a line, and their index in input_defs. */
@@ -89,6 +91,7 @@ struct action {
 	const char *head_sha;
 	int read_only;	/* a pull_request from a fork: the token cannot write */
 	char *paths[4]; /* baseline summary, candidate summary, verdict, report */
+	char *pending;	/* <output_dir>/pending: history records whose push failed */
 	struct pg_buf json, md;
 	struct cmd_gate_outcome outcome;
 	char *comment_url;
@@ -386,6 +389,25 @@ static void set_paths(struct action *a)
 
 	for (size_t i = 0; i < PG_ARRAY_LEN(names); i++)
 		a->paths[i] = pg_xasprintf("%s/%s", dir, names[i]);
+	a->pending = pg_xasprintf("%s/pending", dir);
+}
+
+/* 1 when the pending folder holds a record (kept by this run or an earlier
+ * one whose artifact was put back and could not be delivered either). */
+static int has_pending(const struct action *a)
+{
+	DIR *d = a->pending ? opendir(a->pending) : NULL;
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = n > 5 && e->d_name[0] != '.' && strcmp(e->d_name + n - 5, ".json") == 0;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 /* The record's CI facts: a pull request's head commit (GITHUB_SHA is the
@@ -433,6 +455,7 @@ static int run_gate(struct action *a)
 		job.history = in(a, "history");
 		job.history_branch = in(a, "history_branch");
 		job.history_required = a->history_required;
+		job.history_pending = a->pending;
 		job.kind = in(a, "kind");
 		job.history_env = &env;
 	}
@@ -604,6 +627,7 @@ static int write_outputs(const struct action *a, const char *verdict, int code)
 	values[4] = a->md.len ? a->paths[1] : "";
 	values[5] = a->json.len ? a->paths[2] : "";
 	values[6] = a->comment_url ? a->comment_url : "";
+	values[7] = has_pending(a) ? a->pending : "";
 	for (size_t i = 0; i < PG_ARRAY_LEN(output_defs); i++)
 		if (actions_output(path, output_defs[i].name, values[i]))
 			return PG_EIO;
@@ -643,6 +667,7 @@ static void action_release(struct action *a)
 	actions_event_release(&a->saved);
 	for (size_t i = 0; i < PG_ARRAY_LEN(a->paths); i++)
 		free(a->paths[i]);
+	free(a->pending);
 	for (size_t i = 0; i < PG_ARRAY_LEN(a->run_text); i++)
 		free(a->run_text[i]);
 	free(a->thresholds);

@@ -159,6 +159,7 @@ struct cmd_gate_job {
 	const char *history, *history_branch; /* remote, branch (NULL: the default) */
 	const char *kind;		      /* the record's kind; NULL: from the environment */
 	int history_required;		      /* a failed push exits 5, else only warns */
+	const char *history_pending;	      /* where a record not pushed is kept; NULL: cache */
 	/* --baseline history:<branch>[:N]: the window baseline read from history */
 	int baseline_history;
 	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
@@ -178,12 +179,14 @@ struct history_record;
  * Append r to the history branch (NULL: the default) of remote with the token
  * from PROFGATE_GIT_TOKEN or GITHUB_TOKEN; retries go to stderr. On success a
  * line on stdout says where it landed (after indent; none when indent is
- * NULL). A failed push keeps the record in the cache's pending folder and
- * prints one line saying so, as a warning when warn_only. Returns PG_EXIT_OK,
- * PG_EXIT_DELIVERY or PG_EXIT_USAGE.
+ * NULL), and the pending records found are delivered too. A failed push
+ * keeps the exact record in pending_dir (NULL: the cache's pending folder)
+ * and prints one line saying so, as a warning when warn_only. Returns
+ * PG_EXIT_OK, PG_EXIT_DELIVERY, PG_EXIT_USAGE or PG_EXIT_INPUT (a record over
+ * the size limit: nothing sent, nothing kept).
  */
 int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
-			const char *indent, int warn_only);
+			const char *pending_dir, const char *indent, int warn_only);
 
 struct history_store_opts;
 /* Store options for remote and branch (NULL: the default) with the token from

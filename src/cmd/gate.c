@@ -198,8 +198,8 @@ static int record_history(const struct cmd_gate_job *job, const struct gate_resu
 		history_record_release(&rec);
 		return PG_EXIT_USAGE;
 	}
-	rc = cmd_history_deliver(&rec, job->history, job->history_branch, job->quiet ? NULL : "  ",
-				 !job->history_required);
+	rc = cmd_history_deliver(&rec, job->history, job->history_branch, job->history_pending,
+				 job->quiet ? NULL : "  ", !job->history_required);
 	history_record_release(&rec);
 	return rc;
 }

@@ -63,17 +63,56 @@ static void print_line(const char *token, const char *fmt, ...)
 	fprintf(stderr, "profgate: %s\n", line);
 }
 
+/* The folder of a pending file's path (a copy to free()). */
+static char *folder_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? pg_xstrndup(path, (size_t)(slash - path)) : pg_xstrdup(".");
+}
+
+/* " (N already there)": records whose earlier push landed unreported. */
+static const char *already_note(uint32_t n)
+{
+	static char note[64];
+
+	if (!n)
+		return "";
+	snprintf(note, sizeof(note), " (%u already there)", n);
+	return note;
+}
+
+/* What the delivery of pending records did, after the record itself landed:
+ * a line on stdout for the records delivered, a warning for those left. */
+static void report_pending(const struct history_append_result *res,
+			   const struct history_store_opts *o, const char *indent)
+{
+	const struct history_flush_result *p = &res->pending;
+	const char *b = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
+
+	if (indent && p->delivered + p->already)
+		printf("%shistory: delivered %u pending record%s to %s%s\n", indent,
+		       p->delivered + p->already, p->delivered + p->already == 1 ? "" : "s", b,
+		       already_note(p->already));
+	if (p->left)
+		print_line(o->token,
+			   "warning: %s; %u pending record%s still kept (deliver: profgate "
+			   "history flush --repo %s --branch %s)",
+			   res->pending_why, p->left, p->left == 1 ? "" : "s", o->remote, b);
+}
+
 int cmd_history_deliver(const struct history_record *r, const char *remote, const char *branch,
-			const char *indent, int warn_only)
+			const char *pending_dir, const char *indent, int warn_only)
 {
 	struct history_store_opts o;
 	struct history_append_result res;
 	const char *b = branch ? branch : HISTORY_DEFAULT_BRANCH;
 	const char *warn = warn_only ? "warning: " : "";
-	char *cache, *pending, why[1536];
+	char *pending, *folder, why[1536];
 	int rc;
 
 	cmd_history_store_opts(&o, remote, branch);
+	o.pending_dir = pending_dir;
 	rc = history_append(&o, r, &res);
 	if (rc == 0) {
 		if (indent && res.appended)
@@ -83,29 +122,32 @@ int cmd_history_deliver(const struct history_record *r, const char *remote, cons
 		else if (indent)
 			printf("%shistory: %s on %s already holds record %s\n", indent, res.shard,
 			       b, r->record_id);
+		report_pending(&res, &o, indent);
 		free(res.shard);
 		return PG_EXIT_OK;
 	}
 	free(res.shard);
 	snprintf(why, sizeof(why), "%s", pg_error_last());
-	if (rc == PG_EUSAGE) {
+	if (rc == PG_EUSAGE || rc == PG_ELIMIT) {
+		/* no later delivery could change these: nothing is kept */
 		print_line(o.token, "%s%s", warn, why);
-		return PG_EXIT_USAGE;
+		return rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT;
 	}
 	/* Not delivered, whatever the cause (the remote, the network, the cache
-	 * folder): the record is kept for a later append. */
-	cache = history_cache_dir();
-	pending = history_pending_save(cache, r);
-	if (pending)
+	 * folder): the exact record is kept for `history flush` or the next run. */
+	pending = history_pending_save(&o, r);
+	if (pending) {
+		folder = folder_of(pending);
 		print_line(o.token,
-			   "%s%s; the record is kept in '%s' (retry: profgate history append "
-			   "--repo %s --branch %s %s)",
-			   warn, why, pending, remote, b, pending);
-	else
+			   "%s%s; the record is kept in '%s' (deliver it: profgate history flush "
+			   "'%s' --repo %s --branch %s)",
+			   warn, why, pending, folder, remote, b);
+		free(folder);
+	} else {
 		print_line(o.token, "%s%s; the record could not be kept: %s", warn, why,
 			   pg_error_last());
+	}
 	free(pending);
-	free(cache);
 	return PG_EXIT_DELIVERY;
 }
 
@@ -139,7 +181,9 @@ static const struct cmd_spec append_spec = {
     "Append a record (profgate.history/1), or the record of a verdict JSON from 'gate --json',\n"
     "to <series>/<YYYY-MM>.jsonl on the history branch, and push it. The token for https\n"
     "remotes comes from PROFGATE_GIT_TOKEN or GITHUB_TOKEN. Appending a record twice is a\n"
-    "no-op. Exit 5 when the push fails after retries (the record is kept for a retry).",
+    "no-op. Records kept by earlier failed pushes to this remote and branch are delivered\n"
+    "after it. Exit 3 for a record over 4 MiB (nothing sent); exit 5 when the push fails\n"
+    "(the exact record is kept: 'profgate history flush' delivers it).",
     append_opts, (int)PG_ARRAY_LEN(append_opts)};
 
 static int history_append_cmd(int argc, char **argv)
@@ -175,7 +219,7 @@ static int history_append_cmd(int argc, char **argv)
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
-	rc = cmd_history_deliver(&r, opt_repo, opt_branch, "", 0);
+	rc = cmd_history_deliver(&r, opt_repo, opt_branch, NULL, "", 0);
 out:
 	history_record_release(&r);
 	pg_buf_release(&text);
@@ -320,6 +364,70 @@ out:
 	return rc;
 }
 
+/* ---- history flush ---- */
+
+static const struct cmd_opt flush_opts[] = {
+    {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
+};
+
+static const struct cmd_spec flush_spec = {
+    "history flush", "[DIR]",
+    "Deliver pending records (kept when a push failed) to the history branch: the *.json\n"
+    "records of DIR (an action's <output_dir>/pending, say), or, without DIR, those this\n"
+    "machine's cache keeps for this remote and branch. Each is the exact record, appended by\n"
+    "its id: one already on the branch is not appended again. A delivered record's file is\n"
+    "removed. Exit 5 when some could not be delivered (they stay), 3 when a file is not a\n"
+    "record (it stays).",
+    flush_opts, (int)PG_ARRAY_LEN(flush_opts)};
+
+static int history_flush_cmd(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct history_store_opts o;
+	struct history_flush_result res;
+	const char *b;
+	int n_pos, rc;
+
+	opt_repo = opt_branch = NULL;
+	if (cmd_parse_or_help(&flush_spec, argc, argv, pos, &n_pos, NULL, &rc))
+		goto out;
+	if (n_pos > 1 || !opt_repo) {
+		pg_error_set(PG_EUSAGE,
+			     "history flush: give --repo URL_OR_PATH and at most one DIR (see "
+			     "'profgate history flush --help')");
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	if (opt_branch && history_branch_check(opt_branch)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	b = opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH;
+	cmd_history_store_opts(&o, opt_repo, opt_branch);
+	rc = history_flush(&o, n_pos ? pos[0] : NULL, &res);
+	if (res.delivered + res.already)
+		printf("history: delivered %u pending record%s to %s%s\n",
+		       res.delivered + res.already, res.delivered + res.already == 1 ? "" : "s", b,
+		       already_note(res.already));
+	else if (!rc && !res.bad)
+		printf("history: no pending records%s%s%s\n", n_pos ? " in '" : "",
+		       n_pos ? pos[0] : "", n_pos ? "'" : "");
+	if (rc == PG_EUSAGE) {
+		rc = cmd_error(PG_EXIT_USAGE);
+	} else if (rc) {
+		print_line(o.token, "%s; %u pending record%s still kept", pg_error_last(), res.left,
+			   res.left == 1 ? "" : "s");
+		rc = PG_EXIT_DELIVERY;
+	} else {
+		rc = res.bad ? PG_EXIT_INPUT : PG_EXIT_OK;
+	}
+out:
+	free(pos);
+	return rc;
+}
+
 /* ---- dispatch ---- */
 
 static const struct {
@@ -329,6 +437,7 @@ static const struct {
 } subcommands[] = {
     {"append", history_append_cmd, "append a gate result to the history branch"},
     {"show", history_show_cmd, "show the records of the history branch"},
+    {"flush", history_flush_cmd, "deliver pending records (kept when a push failed)"},
     {"baseline", cmd_history_baseline,
      "the median of the last N main/nightly records, as a summary"},
     {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)"},

@@ -18,7 +18,10 @@
 #define HISTORY_SCHEMA	       "profgate.history/1"
 #define HISTORY_SCHEMA_PREFIX  "profgate.history/"
 #define HISTORY_DEFAULT_BRANCH "profgate-history"
-/* A record line longer than this is not one profgate wrote. */
+/* The size limit of a record line (its newline excluded), shared by the
+ * writer and the readers: history_append() refuses a longer record and every
+ * reader skips a longer line, so nothing a reader would skip is ever
+ * reported as appended. Check a length with history_line_check(). */
 #define HISTORY_MAX_LINE (4u << 20)
 
 /* ---- the record (record.c) ---- */
@@ -118,6 +121,10 @@ int history_record_load(struct history_record *r, const char *text, size_t len, 
 
 /* The record as one JSON line, newline included; deterministic bytes. */
 void history_record_write(const struct history_record *r, struct pg_buf *out);
+/* 0 when a record line of len bytes (newline excluded) is within
+ * HISTORY_MAX_LINE; else PG_ELIMIT with the message set ("the record is N
+ * bytes, over the limit of 4 MiB ..."). */
+int history_line_check(size_t len) PG_WUR;
 /* The shard the record belongs in: "<series>/<YYYY-MM>.jsonl". */
 void history_record_shard(const struct history_record *r, struct pg_buf *out);
 
@@ -156,8 +163,11 @@ struct history_store_opts {
 	const char *branch;    /* NULL: HISTORY_DEFAULT_BRANCH */
 	const char *cache_dir; /* NULL: history_cache_dir() */
 	const char *token;     /* for http(s): user x-access-token; NULL for none */
-	uint32_t max_attempts; /* 0: 10 */
-	uint32_t max_seconds;  /* 0: 60; retries stop past it */
+	uint32_t max_seconds;  /* the time budget; 0: 60 (PROFGATE_HISTORY_TIMEOUT_S) */
+	/* where a record whose push failed is kept, and pending records are
+	 * looked for, before the cache's folder (the action's output folder);
+	 * NULL: the cache's only */
+	const char *pending_dir;
 	/* retries and their causes, one line each (no "profgate: " prefix) */
 	history_warn_fn log;
 	void *payload;
@@ -173,11 +183,22 @@ int history_branch_check(const char *branch) PG_WUR;
  * else /tmp/profgate-<uid>. Returns a string to free(). */
 char *history_cache_dir(void);
 
+/* What a delivery of pending records did. */
+struct history_flush_result {
+	uint32_t delivered; /* appended now */
+	uint32_t already;   /* already on the branch (a push that landed unreported) */
+	uint32_t left;	    /* not delivered (the remote failed): still pending */
+	uint32_t bad;	    /* files that are not records: reported, left in place */
+};
+
 struct history_append_result {
 	int appended; /* 1: committed and pushed; 0: the shard already held the record */
 	uint32_t attempts;
 	char *shard;	 /* "<series>/<YYYY-MM>.jsonl"; free() it */
 	char commit[41]; /* the pushed commit, or "" when nothing was appended */
+	/* the pending records found once the record was on the branch */
+	struct history_flush_result pending;
+	char pending_why[512]; /* why some were left; "" when none */
 };
 
 /*
@@ -185,9 +206,12 @@ struct history_append_result {
  * into a private bare repository under the cache, commit on its tip (an
  * orphan commit when the branch does not exist) unless the shard already holds
  * r's id, push without force; on a rejected push fetch and rebuild on the new
- * tip, with jittered exponential backoff, bounded in attempts and time.
- * res is always initialised (free res->shard). Returns 0; PG_EDELIVERY when
- * the remote refused or could not be reached (the message says why);
+ * tip after a jittered exponential backoff, each attempt on a new connection,
+ * until the time budget runs out. Once r is on the branch, the pending
+ * records of o's folders (history_flush) are delivered in what is left of
+ * the budget. res is always initialised (free res->shard). Returns 0;
+ * PG_ELIMIT for a record over HISTORY_MAX_LINE (nothing sent); PG_EDELIVERY
+ * when the remote refused or could not be reached (the message says why);
  * PG_EUSAGE for a remote that is not a path or an http(s)/file URL.
  */
 int history_append(const struct history_store_opts *o, const struct history_record *r,
@@ -400,14 +424,25 @@ void history_trend_write_json(const struct history_trend *t, const char *branch,
 			      const struct history_filter *filters, struct pg_buf *out);
 
 /*
- * Pending records: a record whose push failed is kept as
- * <cache>/pending/<record_id>.json for a later `history append`, or, when the
- * cache cannot be written, in ${TMPDIR:-/tmp}/profgate-pending-<uid>/ (a
- * folder of this user's only). The path is returned (free() it) or NULL when
- * neither can be written (message set).
+ * Pending records: a record whose push failed is kept as the exact line
+ * history_append() would push, in <folder>/<record_id>.json: o->pending_dir
+ * when set, else <cache>/pending/<key>, else (the cache cannot be written)
+ * ${TMPDIR:-/tmp}/profgate-pending-<uid>/<key> (a folder of this user's
+ * only); <key> names o's remote and branch. The path is returned (free() it)
+ * or NULL when none can be written (message set).
  */
-char *history_pending_save(const char *cache_dir, const struct history_record *r);
-/* Remove the pending copy of a record once it is on the branch. */
-void history_pending_remove(const char *cache_dir, const char *record_id);
+char *history_pending_save(const struct history_store_opts *o, const struct history_record *r);
+/*
+ * Deliver pending records to o's remote and branch: the *.json records of
+ * dir, or (dir NULL) of o's folders above, oldest first, each appended as
+ * history_append() does (one already on the branch is found by its id, so a
+ * push that landed unreported is not doubled) and its file removed once on
+ * the branch; all within one time budget. res is always initialised. Returns
+ * 0 (res->bad may still count files that are not records); PG_EDELIVERY
+ * when a record could not be delivered (it and the rest stay, res->left);
+ * PG_EUSAGE as history_append().
+ */
+int history_flush(const struct history_store_opts *o, const char *dir,
+		  struct history_flush_result *res) PG_WUR;
 
 #endif

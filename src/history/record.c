@@ -895,6 +895,16 @@ static int record_fields(struct history_record *r, const cJSON *o)
 	return 0;
 }
 
+int history_line_check(size_t len)
+{
+	if (len <= HISTORY_MAX_LINE)
+		return 0;
+	return pg_error_set(PG_ELIMIT,
+			    "the record is %zu bytes, over the limit of %u bytes (%u MiB) that "
+			    "every history reader skips",
+			    len, HISTORY_MAX_LINE, HISTORY_MAX_LINE >> 20);
+}
+
 int history_record_parse(struct history_record *r, const char *line, size_t len)
 {
 	cJSON *root = NULL;
@@ -902,10 +912,8 @@ int history_record_parse(struct history_record *r, const char *line, size_t len)
 	int rc;
 
 	history_record_init(r);
-	if (len > HISTORY_MAX_LINE) {
-		rc = pg_error_set(PG_EFORMAT, "longer than %u bytes", HISTORY_MAX_LINE);
+	if ((rc = history_line_check(len)))
 		goto out;
-	}
 	if ((rc = text_check(line, len)))
 		goto out;
 	root = cJSON_ParseWithLength(line, len);

@@ -10,16 +10,24 @@
  * an orphan commit when it does not exist) unless the shard already holds
  * the record's id, and push it without force. A rejected push (the branch
  * moved) means another job got there first: fetch again, rebuild on the new
- * tip, and retry after a jittered exponential backoff, bounded in attempts and
- * in time. Nothing is ever force-pushed, so no record is lost; the id check
- * on every rebuild means none is doubled.
+ * tip, and retry after a jittered exponential backoff for as long as the
+ * time budget lasts, each attempt on a new connection (libgit2 keeps an http
+ * connection alive inside a remote, and one the server closed during the
+ * backoff fails the next request). Nothing is ever force-pushed, so no record
+ * is lost; the id check on every rebuild means none is doubled. A record
+ * line over HISTORY_MAX_LINE, which every reader skips, is refused before
+ * anything is sent.
  *
  * Rejections come three ways. Over http(s), git_remote_push() returns
  * GIT_ENONFASTFORWARD when the tip moved before anything was sent, and
  * returns 0 with a status in the push_update_reference callback when the
- * server refused the update ("failed to update ref" when the ref moved during
- * receive-pack; "pre-receive hook declined" or "protected branch hook
- * declined" for policies, which are not retried). For a remote that is a
+ * server refused the update ("failed to update ref" or "failed to lock" when
+ * the ref moved during receive-pack). Only those races are retried: any other
+ * refusal is final (a policy: "pre-receive hook declined", "protected branch
+ * hook declined"; a branch name that clashes with another branch, 'x' beside
+ * 'x/y', which receive-pack reports as "failed to update ref" too, but says
+ * "exists; cannot create"), and the error shows all the server said, bounded
+ * and on one line. For a remote that is a
  * path or a file:// URL, libgit2 1.5's local transport updates the remote ref
  * with force whenever it exists (transports/local.c,
  * local_push_update_remote_ref), so two jobs pushing at once could lose a
@@ -29,21 +37,32 @@
  * with GIT_EMODIFIED when another job moved it. A new branch is created the
  * same way, against the zero id: git_reference_create(force=0) checks that
  * the ref is absent before it takes the ref's lock, and two jobs creating the
- * branch at once could both pass that check (one record lost, seen in CI).
+ * branch at once could both pass that check (one record lost, seen in CI); a
+ * clashing branch name is looked for in the remote's refs first.
  *
  * Faults. Everything is bounded by the time budget (60 s, or
  * PROFGATE_HISTORY_TIMEOUT_S): the waits between attempts, the lock, and,
  * through net/'s sockets for libgit2 (which has no timeout of its own in
  * 1.5), every read and write of a fetch or push, so a server that hangs or
- * drips cannot hold profgate. The private repository is only a cache: one
- * that cannot be opened or read (truncated objects, a garbled ref, HEAD or
- * config) is removed and made anew, once per append or read, and fetched
- * again.
+ * drips cannot hold profgate; libgit2's progress callbacks stop the work it
+ * does between reads and writes (indexing or building a large pack, a local
+ * remote's copy) at the same deadline. The private repository is only a
+ * cache: one that cannot be opened or read (truncated objects, a garbled
+ * ref, HEAD or config) is removed and made anew, once per append or read,
+ * and fetched again.
+ *
+ * Pending records. A record whose push failed is kept by the caller as the
+ * exact line (history_pending_save: the action's output folder, else the
+ * cache's folder for this remote and branch) and delivered by
+ * history_flush(), or by the next history_append() once its own record is on
+ * the branch, through the same append loop: a push that landed unreported
+ * (the server died before it answered) is found by its id and not doubled.
  */
 #include "history.h"
 
 #include "../net/http.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -55,13 +74,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_ATTEMPTS 10
-#define DEFAULT_SECONDS	 60
-#define MAX_SECONDS	 3600
-#define BACKOFF_BASE_MS	 200
-#define BACKOFF_CAP_MS	 8000
-#define BOT_NAME	 "profgate-bot"
-#define BOT_EMAIL	 "profgate-bot@users.noreply.github.com"
+#define DEFAULT_SECONDS 60
+#define MAX_SECONDS	3600
+#define BACKOFF_BASE_MS 200
+#define BACKOFF_CAP_MS	4000
+#define MIN_ATTEMPT_S	0.2 /* no retry starts with less of the budget left */
+#define BOT_NAME	"profgate-bot"
+#define BOT_EMAIL	"profgate-bot@users.noreply.github.com"
 
 /* RENEW: the private repository failed, not the remote: make it anew. */
 enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
@@ -82,8 +101,10 @@ struct store {
 	int renewed; /* the private repository was made anew once already */
 	/* per network operation */
 	int cred_calls;
-	char *status;	      /* a refused ref update (push_update_reference) */
-	char remote_msg[240]; /* the last "remote:" line the server sent */
+	char *status;	    /* a refused ref update (push_update_reference) */
+	struct pg_buf said; /* what the server printed ("remote: ..."), raw */
+	int out_of_time;    /* a progress callback stopped the operation at the deadline */
+	int connected;	    /* s->remote has made a connection (a new one per attempt) */
 };
 
 static double now_s(void)
@@ -145,78 +166,6 @@ static int mkdir_p(const char *path)
 	if (pg_mkdir_p(path, 0700) == 0)
 		return 0;
 	return pg_error_set(PG_EIO, "history: %s", pg_error_last());
-}
-
-/* r's line written as <dir>/<record_id>.json; the path, or NULL (message set). */
-static char *pending_write(const char *dir, const struct history_record *r)
-{
-	struct pg_buf line = PG_BUF_INIT;
-	char *path = pg_xasprintf("%s/%s.json", dir, r->record_id);
-
-	history_record_write(r, &line);
-	if (pg_write_file_atomic(path, line.ptr, line.len)) {
-		free(path);
-		path = NULL;
-	}
-	pg_buf_release(&line);
-	return path;
-}
-
-/* ${TMPDIR:-/tmp}/profgate-pending-<uid>: made 0700, and used only when it is
- * a folder of ours that no one else may write (not a symlink someone left). */
-static char *pending_tmp_dir(void)
-{
-	const char *t = getenv("TMPDIR");
-	char *dir =
-	    pg_xasprintf("%s/profgate-pending-%ld", t && *t == '/' ? t : "/tmp", (long)getuid());
-	struct stat st;
-
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		pg_error_set(PG_EIO, "cannot create '%s': %s", dir, strerror(errno));
-	} else if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-		   (st.st_mode & 077)) {
-		pg_error_set(PG_EIO, "'%s' is not a private folder of this user", dir);
-	} else {
-		return dir;
-	}
-	free(dir);
-	return NULL;
-}
-
-char *history_pending_save(const char *cache_dir, const struct history_record *r)
-{
-	char *dir = pg_xasprintf("%s/pending", cache_dir), *path = NULL, *tmp;
-	char why[512] = "";
-
-	if (mkdir_p(dir) == 0)
-		path = pending_write(dir, r);
-	if (!path) {
-		snprintf(why, sizeof(why), "%s", pg_error_last());
-		if ((tmp = pending_tmp_dir()))
-			path = pending_write(tmp, r);
-		free(tmp);
-		if (!path) {
-			char why2[512];
-
-			snprintf(why2, sizeof(why2), "%s", pg_error_last());
-			pg_error_set(PG_EIO, "%s; %s", why, why2);
-		}
-	}
-	free(dir);
-	return path;
-}
-
-void history_pending_remove(const char *cache_dir, const char *record_id)
-{
-	const char *t = getenv("TMPDIR");
-	char *path = pg_xasprintf("%s/pending/%s.json", cache_dir, record_id);
-	char *tmp = pg_xasprintf("%s/profgate-pending-%ld/%s.json", t && *t == '/' ? t : "/tmp",
-				 (long)getuid(), record_id);
-
-	unlink(path);
-	unlink(tmp);
-	free(path);
-	free(tmp);
 }
 
 /* ---- opening ---- */
@@ -312,6 +261,7 @@ static void store_release(struct store *s)
 	free(s->tracking);
 	free(s->head);
 	free(s->status);
+	pg_buf_release(&s->said);
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = -1;
 }
@@ -514,12 +464,64 @@ static int store_broken(struct store *s, char *why, size_t len)
 	return rc;
 }
 
+/* A new anonymous remote, and with it a new connection for the next fetch
+ * and push: libgit2 keeps an http connection alive inside a remote's
+ * transport across operations, and one that the server closed while an
+ * attempt backed off fails the next request ("unexpected EOF"). No
+ * url.*.insteadOf rewriting: the remote is what the user named (that lookup
+ * also leaks in libgit2 1.5.1: libgit2#6382). */
+static int store_remote(struct store *s)
+{
+	git_remote_create_options ro;
+
+	git_remote_free(s->remote);
+	s->remote = NULL;
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = s->repo;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&s->remote, s->url, &ro) < 0) {
+		s->remote = NULL;
+		return pg_error_set(PG_EUSAGE, "remote '%s': %s", s->url, git_why());
+	}
+	return 0;
+}
+
+/*
+ * A local remote is read in place: its object store is made an alternate of
+ * the private repository's (in memory, never written to
+ * objects/info/alternates), so fetching is reading the branch's ref
+ * (fetch_local), whatever the size of the history. libgit2 1.5's local
+ * transport would copy every object through a pack, and its delta search
+ * does not stop when a progress callback asks it to: it ran far past the
+ * budget. Returns 0, or PG_EDELIVERY with the message set.
+ */
+static int local_alternate(struct store *s)
+{
+	git_repository *rr = NULL;
+	git_odb *odb = NULL;
+	char *objects = NULL;
+	int rc = 0;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		goto out;
+	}
+	objects = pg_xasprintf("%sobjects", git_repository_path(rr));
+	if (git_repository_odb(&odb, s->repo) < 0 || git_odb_add_disk_alternate(odb, objects) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot read the objects of '%s': %s", s->local,
+				  git_why());
+out:
+	git_odb_free(odb);
+	git_repository_free(rr);
+	free(objects);
+	return rc;
+}
+
 /* Open (or create) the private repository and its anonymous remote; done
  * under the lock, so that two jobs do not both create it. One that exists
  * but cannot be opened or used is made anew. */
 static int store_repo(struct store *s)
 {
-	git_remote_create_options ro;
 	struct stat st;
 	char why[512];
 
@@ -528,7 +530,7 @@ static int store_repo(struct store *s)
 	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		s->repo = NULL;
 		snprintf(why, sizeof(why), "%s", git_why());
-	} else if (store_broken(s, why, sizeof(why))) {
+	} else if ((s->local && local_alternate(s)) || store_broken(s, why, sizeof(why))) {
 		git_repository_free(s->repo);
 		s->repo = NULL;
 	}
@@ -540,15 +542,10 @@ static int store_repo(struct store *s)
 			return pg_error_set(PG_EIO, "cannot create the repository '%s': %s", s->dir,
 					    git_why());
 		}
+		if (s->local && local_alternate(s))
+			return PG_EDELIVERY;
 	}
-	/* Anonymous, and no url.*.insteadOf rewriting: the remote is what the
-	 * user named. (That lookup also leaks in libgit2 1.5.1: libgit2#6382.) */
-	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = s->repo;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	if (git_remote_create_with_opts(&s->remote, s->url, &ro) < 0)
-		return pg_error_set(PG_EUSAGE, "remote '%s': %s", s->url, git_why());
-	return 0;
+	return store_remote(s);
 }
 
 /* ---- callbacks ---- */
@@ -575,25 +572,95 @@ static int cred_cb(git_credential **out, const char *url, const char *user_from_
 	return git_credential_userpass_plaintext_new(out, "x-access-token", s->o->token);
 }
 
-/* Keep the last line the server printed ("remote: ..."), for the error. */
+/* The raw text the server printed on the progress channel ("remote: ..."),
+ * kept up to SAID_MAX_BYTES for the error line; remote_text() makes it one
+ * line. Also stops the operation at the deadline (a local remote's counting
+ * reports here). */
+#define SAID_MAX_BYTES 4096
+#define SAID_SHOWN     1024
+
+static int past_deadline(struct store *s, const char *doing)
+{
+	if (now_s() < s->deadline)
+		return 0;
+	s->out_of_time = 1;
+	git_error_set_str(GIT_ERROR_NET, doing);
+	return -1;
+}
+
 static int sideband_cb(const char *str, int len, void *payload)
 {
 	struct store *s = payload;
-	int end = len, start;
 
-	while (end > 0 && (str[end - 1] == '\n' || str[end - 1] == '\r'))
-		end--;
-	start = end;
-	while (start > 0 && str[start - 1] != '\n' && str[start - 1] != '\r')
-		start--;
-	if (end > start) {
-		int n = end - start < (int)sizeof(s->remote_msg) - 1
-			    ? end - start
-			    : (int)sizeof(s->remote_msg) - 1;
-		memcpy(s->remote_msg, str + start, (size_t)n);
-		s->remote_msg[n] = 0;
+	if (len > 0 && s->said.len < SAID_MAX_BYTES)
+		pg_buf_add(&s->said, str,
+			   (size_t)len < SAID_MAX_BYTES - s->said.len
+			       ? (size_t)len
+			       : SAID_MAX_BYTES - s->said.len);
+	return past_deadline(s, "timed out: the time budget ran out");
+}
+
+/* libgit2 does the work of a fetch or push between socket reads and writes
+ * too (indexing and resolving a large pack, building one, a local remote's
+ * copy): these stop it at the deadline, so every network step is bounded. */
+static int transfer_cb(const git_indexer_progress *stats, void *payload)
+{
+	return past_deadline(payload, "timed out receiving objects: the time budget ran out");
+}
+
+static int pack_cb(int stage, uint32_t current, uint32_t total, void *payload)
+{
+	return past_deadline(payload, "timed out packing objects: the time budget ran out");
+}
+
+static int push_transfer_cb(unsigned int current, unsigned int total, size_t bytes, void *payload)
+{
+	return past_deadline(payload, "timed out sending objects: the time budget ran out");
+}
+
+/*
+ * What the server said, as one line into out: its lines joined by " / "
+ * (a lone carriage return starts the line over, as on a terminal), control bytes
+ * as spaces, at most SAID_SHOWN bytes (then "..."). Empty when it said
+ * nothing. Secrets are redacted where the message is made (pg_error_set).
+ */
+static void remote_text(const struct store *s, struct pg_buf *out)
+{
+	struct pg_buf line = PG_BUF_INIT;
+
+	for (size_t i = 0; i <= s->said.len; i++) {
+		unsigned char c = i < s->said.len ? (unsigned char)s->said.ptr[i] : '\n';
+
+		if (c == '\r' && i + 1 < s->said.len && s->said.ptr[i + 1] == '\n')
+			continue; /* a CRLF line end */
+		if (c == '\r') {
+			line.len = 0;
+		} else if (c != '\n') {
+			pg_buf_addc(&line, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+		} else {
+			size_t a = 0, b = line.len;
+
+			while (a < b && line.ptr[a] == ' ')
+				a++;
+			while (b > a && line.ptr[b - 1] == ' ')
+				b--;
+			if (b > a) {
+				if (out->len)
+					pg_buf_adds(out, " / ");
+				pg_buf_add(out, line.ptr + a, b - a);
+			}
+			line.len = 0;
+		}
 	}
-	return 0;
+	if (out->len > SAID_SHOWN) {
+		size_t n = SAID_SHOWN;
+
+		while (n > 0 && ((unsigned char)out->ptr[n] & 0xC0) == 0x80)
+			n--; /* not in the middle of a UTF-8 character */
+		out->len = n;
+		pg_buf_adds(out, "...");
+	}
+	pg_buf_release(&line);
 }
 
 static int push_ref_cb(const char *refname, const char *status, void *payload)
@@ -609,10 +676,14 @@ static void callbacks(struct store *s, git_remote_callbacks *cb)
 {
 	cb->credentials = cred_cb;
 	cb->sideband_progress = sideband_cb;
+	cb->transfer_progress = transfer_cb;
+	cb->pack_progress = pack_cb;
+	cb->push_transfer_progress = push_transfer_cb;
 	cb->push_update_reference = push_ref_cb;
 	cb->payload = s;
 	s->cred_calls = 0;
-	s->remote_msg[0] = 0;
+	s->out_of_time = 0;
+	pg_buf_release(&s->said);
 }
 
 /* ---- one attempt ---- */
@@ -654,6 +725,39 @@ static enum attempt classify(struct store *s, int rc)
 	return s->local ? ATTEMPT_FAIL : ATTEMPT_RETRY;
 }
 
+/* The fetch of a local remote, read in place (local_alternate): the tracking
+ * ref set to the remote's branch, or removed when it has none. */
+static enum attempt fetch_local(struct store *s)
+{
+	git_repository *rr = NULL;
+	git_reference *ref = NULL;
+	enum attempt a = ATTEMPT_DONE;
+	git_oid id;
+	int r;
+
+	git_error_clear();
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	r = git_reference_name_to_id(&id, rr, s->head);
+	if (r < 0 && r != GIT_ENOTFOUND) {
+		pg_error_set(PG_EDELIVERY, "cannot read %s in '%s': %s", s->branch, s->local,
+			     git_why());
+		a = ATTEMPT_FAIL;
+	} else if (r == 0 && git_reference_create(&ref, s->repo, s->tracking, &id, 1,
+						  "profgate: fetch") < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->local,
+			     git_why());
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	} else if (r == GIT_ENOTFOUND && git_reference_lookup(&ref, s->repo, s->tracking) == 0) {
+		git_reference_delete(ref);
+	}
+	git_reference_free(ref);
+	git_repository_free(rr);
+	return a;
+}
+
 /* Fetch only the branch. The tracking ref is deleted first, so that after
  * the fetch it exists exactly when the remote branch does. */
 static enum attempt store_fetch(struct store *s)
@@ -665,6 +769,10 @@ static enum attempt store_fetch(struct store *s)
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
+	if (s->local) {
+		free(spec);
+		return fetch_local(s);
+	}
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
 		git_reference_delete(old);
 		git_reference_free(old);
@@ -804,18 +912,42 @@ out:
 	return rc;
 }
 
-/* A refused update that another attempt cannot change: server policy. */
-static int status_permanent(const char *status)
+/* A refused ref update that another attempt may get through: the branch
+ * moved, or its lock was held, while receive-pack ran. Anything else (a
+ * policy hook, a protected branch, a permission, a ref name that clashes
+ * with another branch) is the server's final word. */
+static int status_race(const char *status)
 {
-	return strstr(status, "hook declined") || strstr(status, "protected") ||
-	       strstr(status, "denied") || strstr(status, "permission") || strstr(status, "GH0");
+	static const char *const race[] = {
+	    "failed to update ref", "failed to lock", "cannot lock ref", "non-fast-forward",
+	    "fetch first",	    "stale info",     "unpacker error",	 "index-pack"};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(race); i++)
+		if (strstr(status, race[i]))
+			return 1;
+	return 0;
 }
+
+/* A branch named like a folder of another ("x" when "x/y" exists, or the
+ * reverse): git cannot hold both, whatever the retries. git's receive-pack
+ * says "cannot lock ref 'refs/heads/x': 'refs/heads/x/y' exists; cannot
+ * create 'refs/heads/x'". */
+static int said_clash(const char *said)
+{
+	return strstr(said, "exists; cannot create") || strstr(said, "there are refs beneath") ||
+	       strstr(said, "is a directory") || strstr(said, "Not a directory");
+}
+
+#define CLASH_HELP                                                                                 \
+	"the branch's name clashes with another branch of the remote (a branch cannot be named "   \
+	"like a folder of branches, 'x' beside 'x/y'): choose another --branch"
 
 static enum attempt push_smart(struct store *s)
 {
 	git_push_options po;
 	char *spec = pg_xasprintf("%s:%s", s->head, s->head); /* no '+': never forced */
 	git_strarray specs = {&spec, 1};
+	struct pg_buf said = PG_BUF_INIT;
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
@@ -826,18 +958,25 @@ static enum attempt push_smart(struct store *s)
 	s->status = NULL;
 	git_error_clear();
 	rc = git_remote_push(s->remote, &specs, &po);
+	remote_text(s, &said);
 	if (rc == GIT_ENONFASTFORWARD) {
 		a = ATTEMPT_RETRY;
 		pg_error_set(PG_EDELIVERY, "the branch moved since the fetch (non-fast-forward)");
 	} else if (rc < 0) {
 		a = classify(s, rc);
-		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s", s->url, git_why());
+		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s%s%s%s", s->url, git_why(),
+			     said.len ? " (remote: " : "", said.len ? said.ptr : "",
+			     said.len ? ")" : "");
 	} else if (s->status) {
-		a = status_permanent(s->status) ? ATTEMPT_FAIL : ATTEMPT_RETRY;
-		pg_error_set(PG_EDELIVERY, "'%s' refused the update of %s: %s%s%s%s", s->url,
-			     s->branch, s->status, s->remote_msg[0] ? " (remote: " : "",
-			     s->remote_msg, s->remote_msg[0] ? ")" : "");
+		int clash = said_clash(said.len ? said.ptr : "");
+
+		a = status_race(s->status) && !clash ? ATTEMPT_RETRY : ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "'%s' refused the update of %s: %s%s%s%s%s", s->url,
+			     s->branch, s->status, said.len ? " (remote: " : "",
+			     said.len ? said.ptr : "", said.len ? ")" : "",
+			     clash ? "; " CLASH_HELP : "");
 	}
+	pg_buf_release(&said);
 	free(spec);
 	return a;
 }
@@ -862,6 +1001,39 @@ static int pack_into(struct store *s, git_repository *rr, const git_oid *commit,
 	return rc;
 }
 
+struct clash {
+	const char *head; /* refs/heads/<branch> */
+	char *other;	  /* the first ref it clashes with */
+};
+
+static int clash_cb(const char *name, void *payload)
+{
+	struct clash *c = payload;
+	size_t a = strlen(c->head), b = strlen(name);
+
+	if ((b > a && strncmp(name, c->head, a) == 0 && name[a] == '/') ||
+	    (a > b && strncmp(c->head, name, b) == 0 && c->head[b] == '/')) {
+		c->other = pg_xstrdup(name);
+		return 1; /* stop */
+	}
+	return 0;
+}
+
+/* 1 (message set) when the local remote holds a ref whose name clashes with
+ * the branch's ('x' beside 'x/y'): git can never create it. */
+static int local_clash(struct store *s, git_repository *rr)
+{
+	struct clash c = {s->head, NULL};
+
+	git_reference_foreach_name(rr, clash_cb, &c);
+	if (!c.other)
+		return 0;
+	pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s exists there; " CLASH_HELP,
+		     s->branch, s->local, c.other);
+	free(c.other);
+	return 1;
+}
+
 /* Push to a local remote: objects first, then the ref moved only if it still
  * points at the tip this commit was built on (or, for an orphan, only if it
  * still does not exist). */
@@ -877,7 +1049,7 @@ static enum attempt push_local(struct store *s, const git_oid *commit, const git
 		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
 		return ATTEMPT_FAIL;
 	}
-	if (pack_into(s, rr, commit, tip)) {
+	if ((!tip && local_clash(s, rr)) || pack_into(s, rr, commit, tip)) {
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
@@ -925,8 +1097,9 @@ static enum attempt attempt_once(struct store *s, const struct history_record *r
 	enum attempt a;
 	int has_tip, already;
 
-	if (store_repo(s))
+	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
+	s->connected = 1; /* every later attempt on a new connection */
 	if ((a = store_fetch(s)) != ATTEMPT_DONE)
 		return a;
 	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
@@ -961,16 +1134,20 @@ static uint32_t backoff_ms(struct store *s, uint32_t attempt)
 	return (uint32_t)(step * (0.5 + u));
 }
 
+/*
+ * Attempts until r is on the branch, bounded by the time budget alone: a
+ * lost race is retried after backoff_ms() (never past the deadline), each
+ * attempt on a new connection; a permanent refusal or failure stops at once.
+ */
 static int append_loop(struct store *s, const struct history_record *r, const char *shard,
 		       const struct pg_buf *line, struct history_append_result *res)
 {
-	uint32_t max = s->o->max_attempts ? s->o->max_attempts : DEFAULT_ATTEMPTS;
 	double start = now_s();
-
 	char prev[1024] = "";
 
 	for (uint32_t n = 1;; n++) {
 		enum attempt a;
+		double left;
 		uint32_t wait;
 		char cause[1024];
 
@@ -979,7 +1156,7 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 			return PG_EDELIVERY;
 		a = attempt_once(s, r, shard, line, res);
 		snprintf(cause, sizeof(cause), "%s", pg_error_last());
-		if (a == ATTEMPT_RENEW && !s->renewed && n < max) {
+		if (a == ATTEMPT_RENEW && !s->renewed) {
 			a = store_discard(s, cause) ? ATTEMPT_FAIL : ATTEMPT_RENEW;
 			snprintf(cause, sizeof(cause), "%s", pg_error_last());
 		} else if (a == ATTEMPT_RENEW) {
@@ -992,24 +1169,322 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 			continue; /* at once: nothing to wait for */
 		if (a == ATTEMPT_FAIL)
 			return pg_error_set(PG_EDELIVERY, "history: %s", cause);
-		wait = backoff_ms(s, n);
 		/* an attempt the time budget cut short says only that: the attempt
 		 * before it says why the remote keeps failing */
-		if (n > 1 && *prev && now_s() >= s->deadline)
+		left = s->deadline - now_s();
+		if (n > 1 && *prev && left <= 0)
 			return pg_error_set(
 			    PG_EDELIVERY,
 			    "history: gave up after %u attempts in %.1f s: %s (the last "
 			    "attempt ran out of the time budget)",
 			    n, now_s() - start, prev);
-		if (n >= max || now_s() + wait / 1e3 > s->deadline)
-			return pg_error_set(PG_EDELIVERY,
-					    "history: gave up after %u attempt%s in %.1f s: %s", n,
-					    n == 1 ? "" : "s", now_s() - start, cause);
+		if (left < MIN_ATTEMPT_S)
+			return pg_error_set(
+			    PG_EDELIVERY,
+			    "history: gave up after %u attempt%s in %.1f s (the time "
+			    "budget): %s",
+			    n, n == 1 ? "" : "s", now_s() - start, cause);
+		wait = backoff_ms(s, n);
+		if (wait / 1e3 > left - MIN_ATTEMPT_S) /* one last try before the deadline */
+			wait = (uint32_t)((left - MIN_ATTEMPT_S) * 1e3);
 		snprintf(prev, sizeof(prev), "%s", cause);
-		logf_(s, "history: attempt %u of %u: %s; retrying in %.2f s", n, max, cause,
-		      wait / 1e3);
+		logf_(s, "history: attempt %u (%.1f s of the budget left): %s; retrying in %.2f s",
+		      n, left, cause, wait / 1e3);
 		sleep_ms(wait);
 	}
+}
+
+/* ---- pending records ---- */
+
+/*
+ * A record whose push failed is kept as the exact line history_append()
+ * would have pushed, in <folder>/<record_id>.json: the action's output folder
+ * (o->pending_dir), else <cache>/pending/<key>, else
+ * ${TMPDIR:-/tmp}/profgate-pending-<uid>/<key>, where <key> is 16 hex digits
+ * of the sha256 of the remote (as resolved) and the branch, so that a record
+ * is only ever delivered where it was meant to go. Delivering one is an
+ * append like any other: the rebuild finds its id in the shard when an
+ * earlier push landed without being reported, so it is never doubled.
+ */
+
+/* 16 hex digits naming the remote and branch of o. */
+static void pending_key(const struct history_store_opts *o, char key[17])
+{
+	struct store t;
+	struct pg_sha256 sha;
+	const char *branch = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
+	char hex[65], why[1024];
+
+	memset(&t, 0, sizeof(t));
+	snprintf(why, sizeof(why), "%s", pg_error_last()); /* the caller's message stays */
+	pg_sha256_init(&sha);
+	if (resolve_remote(&t, o->remote) == 0)
+		pg_sha256_update(&sha, t.url, strlen(t.url));
+	else
+		pg_sha256_update(&sha, o->remote, strlen(o->remote));
+	pg_sha256_update(&sha, "\n", 1);
+	pg_sha256_update(&sha, branch, strlen(branch));
+	pg_sha256_hex(&sha, hex);
+	memcpy(key, hex, 16);
+	key[16] = 0;
+	free(t.url);
+	free(t.local);
+	pg_error_set(PG_EDELIVERY, "%s", why);
+}
+
+/* ${TMPDIR:-/tmp}/profgate-pending-<uid>: made 0700 when create, and used
+ * only when it is a folder of ours that no one else may write (not a symlink
+ * someone left). NULL (message set) when it is not. */
+static char *pending_tmp_dir(int create)
+{
+	const char *t = getenv("TMPDIR");
+	char *dir =
+	    pg_xasprintf("%s/profgate-pending-%ld", t && *t == '/' ? t : "/tmp", (long)getuid());
+	struct stat st;
+
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		pg_error_set(PG_EIO, "cannot create '%s': %s", dir, strerror(errno));
+	} else if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+		   (st.st_mode & 077)) {
+		pg_error_set(PG_EIO, "'%s' is not a private folder of this user", dir);
+	} else {
+		return dir;
+	}
+	free(dir);
+	return NULL;
+}
+
+/* The folders pending records of o are kept in, in the order they are
+ * tried: o->pending_dir, the cache's, the temporary one (when it is ours;
+ * made when create). Returns how many were set in dirs (each to free()). */
+static int pending_dirs(const struct history_store_opts *o, char *dirs[3], int create)
+{
+	char key[17], *cache, *tmp;
+	int n = 0;
+
+	pending_key(o, key);
+	if (o->pending_dir)
+		dirs[n++] = pg_xstrdup(o->pending_dir);
+	cache = o->cache_dir ? pg_xstrdup(o->cache_dir) : history_cache_dir();
+	dirs[n++] = pg_xasprintf("%s/pending/%s", cache, key);
+	free(cache);
+	if ((tmp = pending_tmp_dir(create))) {
+		dirs[n++] = pg_xasprintf("%s/%s", tmp, key);
+		free(tmp);
+	}
+	return n;
+}
+
+/* r's line as <dir>/<record_id>.json (dir made 0700 when missing); the path,
+ * or NULL with the message set. */
+static char *pending_write(const char *dir, const struct pg_buf *line, const char *record_id)
+{
+	char *path;
+
+	if (pg_mkdir_p(dir, 0700)) {
+		pg_error_set(PG_EIO, "%s", pg_error_last());
+		return NULL;
+	}
+	path = pg_xasprintf("%s/%s.json", dir, record_id);
+	if (pg_write_file_atomic(path, line->ptr, line->len)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+char *history_pending_save(const struct history_store_opts *o, const struct history_record *r)
+{
+	struct pg_buf line = PG_BUF_INIT, why = PG_BUF_INIT;
+	char *dirs[3], *path = NULL;
+	int n = pending_dirs(o, dirs, 1);
+
+	history_record_write(r, &line);
+	for (int i = 0; i < n && !path; i++) {
+		if (!(path = pending_write(dirs[i], &line, r->record_id)))
+			pg_buf_addf(&why, "%s%s", why.len ? "; " : "", pg_error_last());
+	}
+	if (!path)
+		pg_error_set(PG_EIO, "%s", why.len ? why.ptr : "no folder to keep it in");
+	for (int i = 0; i < n; i++)
+		free(dirs[i]);
+	pg_buf_release(&line);
+	pg_buf_release(&why);
+	return path;
+}
+
+/* One pending file: its path and the record it holds. */
+struct pending {
+	char *path;
+	struct history_record r;
+};
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+	int c = strcmp(x->r.time, y->r.time);
+
+	return c ? c : strcmp(x->r.record_id, y->r.record_id);
+}
+
+/* The records of dir's *.json files, oldest first, into *out (*n of them).
+ * A file that is not a record is reported through o->log, counted in
+ * res->bad and left in place. A missing folder holds none. */
+static int pending_load(struct store *s, const char *dir, struct pending **out, uint32_t *n,
+			struct history_flush_result *res)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint32_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return errno == ENOENT ? 0
+				       : pg_error_set(PG_EIO, "history: cannot read '%s': %s", dir,
+						      strerror(errno));
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct pg_buf text = PG_BUF_INIT;
+		char *path;
+		int rc;
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+			continue;
+		path = pg_xasprintf("%s/%s", dir, e->d_name);
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = pg_xrealloc(*out, cap * sizeof(**out));
+		}
+		rc = pg_read_small(path, (size_t)HISTORY_MAX_LINE + 2, 0, &text);
+		while (rc == 0 && text.len &&
+		       (text.ptr[text.len - 1] == '\n' || text.ptr[text.len - 1] == '\r'))
+			text.len--;
+		if (rc == 0)
+			rc = history_record_parse(&(*out)[*n].r, text.ptr, text.len);
+		else if (rc == PG_ELIMIT)
+			pg_error_set(rc, "larger than a record can be");
+		if (rc) {
+			logf_(s, "history: pending record '%s': %s; left in place", path,
+			      pg_error_last());
+			res->bad++;
+			free(path);
+		} else {
+			(*out)[(*n)++].path = path;
+		}
+		pg_buf_release(&text);
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), pending_cmp);
+	return 0;
+}
+
+/*
+ * Deliver dir's pending records through the open store s, within its budget,
+ * skipping (and removing) the copy of skip_id (the record just appended).
+ * Each landed or already-held record's file is removed. Stops at the first
+ * record that cannot be delivered: it and the rest stay (res->left), and
+ * PG_EDELIVERY is returned with the message set.
+ */
+static int pending_deliver(struct store *s, const char *dir, const char *skip_id,
+			   struct history_flush_result *res)
+{
+	struct pending *p;
+	uint32_t n;
+	int rc = pending_load(s, dir, &p, &n, res);
+
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		struct history_append_result one;
+		struct pg_buf shard = PG_BUF_INIT, line = PG_BUF_INIT;
+
+		if (skip_id && strcmp(p[i].r.record_id, skip_id) == 0) {
+			unlink(p[i].path);
+			continue;
+		}
+		memset(&one, 0, sizeof(one));
+		history_record_shard(&p[i].r, &shard);
+		history_record_write(&p[i].r, &line);
+		rc = append_loop(s, &p[i].r, shard.ptr, &line, &one);
+		if (rc == 0) {
+			unlink(p[i].path);
+			if (one.appended)
+				res->delivered++;
+			else
+				res->already++;
+		} else {
+			res->left += n - i;
+		}
+		pg_buf_release(&shard);
+		pg_buf_release(&line);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		history_record_release(&p[i].r);
+		free(p[i].path);
+	}
+	free(p);
+	return rc;
+}
+
+/* Adds to *n the *.json files of dir. */
+static void pending_count(const char *dir, uint32_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		*n += len > 5 && e->d_name[0] != '.' && strcmp(e->d_name + len - 5, ".json") == 0;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Deliver the pending records of the folders given (dirs, n) through s. */
+static int pending_deliver_all(struct store *s, char **dirs, int n, const char *skip_id,
+			       struct history_flush_result *res)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct history_flush_result got = {0};
+
+		if (rc == 0)
+			rc = pending_deliver(s, dirs[i], skip_id, &got);
+		else /* the remote failed: count what stays */
+			pending_count(dirs[i], &got.left);
+		res->delivered += got.delivered;
+		res->already += got.already;
+		res->left += got.left;
+		res->bad += got.bad;
+	}
+	return rc;
+}
+
+int history_flush(const struct history_store_opts *o, const char *dir,
+		  struct history_flush_result *res)
+{
+	struct store s;
+	char *dirs[3] = {NULL, NULL, NULL};
+	int n = 0, rc;
+
+	memset(res, 0, sizeof(*res));
+	git_libgit2_init();
+	isolate_config();
+	if ((rc = store_open(&s, o)))
+		goto out;
+	if (dir)
+		dirs[n++] = pg_xstrdup(dir);
+	else
+		n = pending_dirs(o, dirs, 0);
+	rc = pending_deliver_all(&s, dirs, n, NULL, res);
+out:
+	for (int i = 0; i < n; i++)
+		free(dirs[i]);
+	store_release(&s);
+	git_libgit2_shutdown();
+	return rc;
 }
 
 int history_append(const struct history_store_opts *o, const struct history_record *r,
@@ -1017,19 +1492,36 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 {
 	struct store s;
 	struct pg_buf shard = PG_BUF_INIT, line = PG_BUF_INIT;
-	int rc;
+	char *dirs[3] = {NULL, NULL, NULL};
+	int n = 0, rc;
 
 	memset(res, 0, sizeof(*res));
 	git_libgit2_init();
 	isolate_config();
-	if ((rc = store_open(&s, o)))
-		goto out;
 	history_record_shard(r, &shard);
 	history_record_write(r, &line);
+	if ((rc = history_line_check(line.len - 1))) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		rc = pg_error_set(rc, "history: record %s: %s: not appended", r->record_id, why);
+		memset(&s, 0, sizeof(s));
+		s.lock_fd = -1;
+		goto out;
+	}
+	if ((rc = store_open(&s, o)))
+		goto out;
 	rc = append_loop(&s, r, shard.ptr, &line, res);
-	if (rc == 0)
-		history_pending_remove(s.cache, r->record_id);
+	if (rc == 0) {
+		/* the remote works: deliver what earlier runs kept, in what is left
+		 * of the budget (a failure there leaves them pending, as they were) */
+		n = pending_dirs(o, dirs, 0);
+		if (pending_deliver_all(&s, dirs, n, r->record_id, &res->pending))
+			snprintf(res->pending_why, sizeof(res->pending_why), "%s", pg_error_last());
+	}
 out:
+	for (int i = 0; i < n; i++)
+		free(dirs[i]);
 	res->shard = pg_buf_detach(&shard, NULL);
 	pg_buf_release(&line);
 	store_release(&s);

@@ -172,6 +172,18 @@ check "... the record not appended twice" \
 	eval '[ "$(git -C "$T/history.git" rev-list --count profgate-history)" = 1 ]'
 dcheck "... still one comment on #11, not edited" "len(c(11)) == 1 and c(11)[0]['edits'] == 0"
 
+# ---- a record an earlier run could not push, brought back into the output folder (an artifact) ----
+mkdir -p "$WS/profgate/pending"
+python3 - "$T/shard1" "$WS/profgate/pending/0123456789abcdef0123456789abcdef.json" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r["record_id"], r["run_id"] = "0123456789abcdef0123456789abcdef", "776"
+open(sys.argv[2], "w").write(json.dumps(r, separators=(",", ":")) + "\n")
+EOF
+act "{$WITH_BASE, \"history\": \"$T/history.git\"}"
+check "the next run delivers the record kept in its output folder: on the branch, the folder empty, no history_pending output" \
+	eval '[ "$rc" -eq 1 ] && grep -q "history: delivered 1 pending record to profgate-history$" "$T/out" && [ "$(git -C "$T/history.git" rev-list --count profgate-history)" = 2 ] && [ -z "$(ls "$WS/profgate/pending")" ] && grep -q "^history_pending=$" "$T/files/output"'
+
 # ---- fail_on ----
 act "{$WITH_BASE, \"fail_on\": \"never\", \"comment\": \"never\"}"
 ocheck "fail_on never: exit 0, the verdict still fail" "o['verdict'] == 'fail' and o['exit_code'] == '0'" \
@@ -242,7 +254,7 @@ check "workflow_run with the saved event: exit 1, comment created on #21" \
 git -C "$T/history.git" show profgate-history:"$(git -C "$T/history.git" ls-tree -r --name-only profgate-history | head -n 1)" >"$T/shard2"
 pycheck "... the record: kind pr, PR 21, the PR's head, this run" \
 	'r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]' "$T/shard2" \
-	"len(r) == 2 and r[1]['kind'] == 'pr' and r[1]['pr'] == 21 and r[1]['sha'] == '$HEAD' and r[1]['run_id'] == '778'"
+	"len(r) == 3 and r[2]['kind'] == 'pr' and r[2]['pr'] == 21 and r[2]['sha'] == '$HEAD' and r[2]['run_id'] == '778'"
 sed 's/"number": 12/"number": 22/g' "$T/fork.json" >"$WS/pr-moved.json"
 gh_mark
 act "{$WITH_BASE, \"pull_request_event\": \"pr-moved.json\", \"comment\": \"always\"}" "$RUN_ENV"

@@ -26,6 +26,12 @@ trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"; exit 130' I
 shard() {
 	git -C "$1" show "${2:-profgate-history}:$(git -C "$1" ls-tree -r --name-only "${2:-profgate-history}" | head -n 1)"
 }
+# series_shard REPO WORD: the text of the branch's shards of the series whose name starts with WORD.
+series_shard() {
+	for _f in $(git -C "$1" ls-tree -r --name-only profgate-history | grep "^$2-"); do
+		git -C "$1" show "profgate-history:$_f"
+	done
+}
 # jl TITLE FILE EXPR...: python expressions over r (the JSON lines of FILE, parsed) must hold.
 jl() {
 	_t=$1
@@ -162,8 +168,8 @@ jl "16 records, none doubled, every line a valid record" "$T/c16.jsonl" \
 	"all(x['schema'] == 'profgate.history/1' for x in r)"
 check "history linear: 16 commits, no merge, one root" \
 	eval '[ "$(git -C "$T/c.git" rev-list --count profgate-history)" = 16 ] && [ "$(git -C "$T/c.git" rev-list --merges --count profgate-history)" = 0 ] && [ "$(git -C "$T/c.git" rev-list --max-parents=0 profgate-history | wc -l)" -eq 1 ]'
-retries=$(cat "$T"/c16.*.err | grep -c 'history: attempt [0-9]* of [0-9]*: the branch moved')
-if [ "$retries" -gt 0 ] && ! grep -v 'history: attempt [0-9]* of [0-9]*: the branch moved' "$T"/c16.*.err | grep -q .; then
+retries=$(cat "$T"/c16.*.err | grep -c 'history: attempt [0-9]* ([0-9.]* s of the budget left): the branch moved')
+if [ "$retries" -gt 0 ] && ! grep -v 'history: attempt [0-9]* ([0-9.]* s of the budget left): the branch moved' "$T"/c16.*.err | grep -q .; then
 	ok "the races were retried and logged with their cause ($retries retries)"
 else
 	not_ok "retries: $retries logged; other stderr lines:"
@@ -312,7 +318,9 @@ check "... with --history-required: exit 5" eval '[ "$rc" -eq 5 ] && grep -q "^p
 rm "$T/srv/h.git/hooks/pre-receive"
 pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history append --repo "$URL" "$pending"
 check "the kept record appended later: exit 0, the pending copy removed" \
-	eval '[ "$rc" -eq 0 ] && [ ! -e "$pending" ] && shard "$T/srv/h.git" | grep -q "2024-07-04T00:00:00Z"'
+	eval '[ "$rc" -eq 0 ] && [ ! -e "$pending" ] && series_shard "$T/srv/h.git" matmul | grep -q "2024-07-04T00:00:00Z"'
+check "... and the records kept by the refused runs before (h3, the gate's h5) delivered by that next run, once each" \
+	eval 'grep -q "^history: delivered 2 pending records to profgate-history$" "$T/out" && [ "$(series_shard "$T/srv/h.git" default | grep -c "\"run_id\":\"h5\"")" -eq 1 ] && [ "$(series_shard "$T/srv/h.git" matmul | grep -c "\"run_id\":\"h3\"")" -eq 1 ] && [ -z "$(find "$PROFGATE_CACHE_DIR/pending" -name "*.json")" ]'
 
 # an update hook that moves the branch while receive-pack runs: the refusal comes only through
 # the push callback's status; profgate fetches, rebuilds on the new tip and retries
@@ -328,9 +336,9 @@ chmod +x "$T/srv/h.git/hooks/update"
 pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h6 PROFGATE_TIME=2024-07-06T00:00:00Z \
 	"$PROFGATE" history append --repo "$URL" "$T/v.json"
 check "a ref moved during receive-pack: retried (cause logged), exit 0" \
-	eval '[ "$rc" -eq 0 ] && grep -q "^profgate: history: attempt 1 of [0-9]*: .*failed to update ref" "$T/err" && grep -q "2 attempts" "$T/out"'
+	eval '[ "$rc" -eq 0 ] && grep -q "^profgate: history: attempt 1 ([0-9.]* s of the budget left): .*failed to update ref" "$T/err" && grep -q "2 attempts" "$T/out"'
 check "the record landed once, on top of the other job's commit, history linear" \
-	eval '[ "$(shard "$T/srv/h.git" | grep -c "2024-07-06T00:00:00Z")" -eq 1 ] && [ "$(git -C "$T/srv/h.git" log -2 --format=%s profgate-history | tail -n 1)" = "another job" ] && [ "$(git -C "$T/srv/h.git" rev-list --merges --count profgate-history)" = 0 ]'
+	eval '[ "$(series_shard "$T/srv/h.git" matmul | grep -c "2024-07-06T00:00:00Z")" -eq 1 ] && [ "$(git -C "$T/srv/h.git" log -2 --format=%s profgate-history | tail -n 1)" = "another job" ] && [ "$(git -C "$T/srv/h.git" rev-list --merges --count profgate-history)" = 0 ]'
 rm "$T/srv/h.git/hooks/update"
 
 # six jobs at once over HTTP, each its own runner (wait for them, not for the server)
@@ -352,6 +360,6 @@ jl "six records, none doubled; history linear" "$T/w.jsonl" \
 	"len(r) == 6 and len({x['record_id'] for x in r}) == 6" \
 	"__import__('subprocess').check_output(['git', '-C', '$T/srv/h.git', 'rev-list', '--merges', '--count', 'profgate-history']).strip() == b'0'"
 pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --json
-jl "history show over HTTP: every record (h1, h2, h4 kept then appended, h6, six jobs)" "$T/out" "len(r) == 10"
+jl "history show over HTTP: every record (h1, h2, h3 and h4 kept then appended, h5 kept by the gate, h6, six jobs)" "$T/out" "len(r) == 12"
 
 done_testing

@@ -357,6 +357,33 @@ static void test_write_parse_round_trip(void **state)
 	free(v);
 }
 
+/* One size limit: the writer's check and the reader's skip agree on the byte. */
+static void test_line_limit(void **state)
+{
+	struct history_list l = {0};
+	struct pg_buf shard = PG_BUF_INIT;
+	struct history_record r;
+	(void)state;
+
+	assert_int_equal(history_line_check(HISTORY_MAX_LINE), 0);
+	assert_int_equal(history_line_check((size_t)HISTORY_MAX_LINE + 1), PG_ELIMIT);
+	assert_non_null(strstr(pg_error_last(), "over the limit of 4194304 bytes"));
+	/* a line one byte over: refused by the parser, skipped by the shard reader */
+	pg_buf_adds(&shard, "{\"schema\": \"profgate.history/1\", \"label\": \"");
+	while (shard.len < (size_t)HISTORY_MAX_LINE - 1)
+		pg_buf_addc(&shard, 'a');
+	pg_buf_adds(&shard, "\"}");
+	assert_int_equal(shard.len, (size_t)HISTORY_MAX_LINE + 1);
+	assert_int_equal(history_record_parse(&r, shard.ptr, shard.len), PG_ELIMIT);
+	history_record_release(&r);
+	pg_buf_addc(&shard, '\n');
+	assert_int_equal(
+	    history_shard_parse(shard.ptr, shard.len, "s/2024-05.jsonl", &l, NULL, NULL), 0);
+	assert_int_equal(l.n, 0);
+	history_list_release(&l);
+	pg_buf_release(&shard);
+}
+
 /* The id names a file in the cache (pending records): no path can hide in it. */
 static void test_record_id_refused(void **state)
 {
@@ -563,6 +590,7 @@ int main(void)
 	    cmocka_unit_test(test_record_id_refused),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_shard_tolerant),
+	    cmocka_unit_test(test_line_limit),
 	    cmocka_unit_test(test_shard_unknown_version),
 	    cmocka_unit_test(test_filter),
 	};

@@ -8,7 +8,9 @@ POST /_fault takes network faults for later requests ({"faults": [rule, ...]}, {
 rules and modes: faults.py), e.g. a receive-pack that hangs after the fetch went well.
 
 usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN; several: comma-separated)
-Writes the port it bound to PORT_FILE once it is listening; runs until killed.
+Writes the port it bound to PORT_FILE once it is listening; runs until killed. PG_TEST_PORT binds
+that port (a server started again where a killed one was); else any free one. PG_TEST_KEEPALIVE_S
+closes a kept-alive connection idle that long, as Apache's KeepAliveTimeout does (default: never).
 """
 import base64
 import http.server
@@ -33,6 +35,7 @@ def log(line):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = float(os.environ["PG_TEST_KEEPALIVE_S"]) if os.environ.get("PG_TEST_KEEPALIVE_S") else None
 
     def log_message(self, fmt, *args):
         pass
@@ -103,7 +106,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_POST = handle_git
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PG_TEST_PORT", "0"))),
+                                         Handler)
 with open(PORT_FILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(PORT_FILE + ".tmp", PORT_FILE)

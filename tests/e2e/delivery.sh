@@ -1,0 +1,253 @@
+#!/bin/sh
+# History delivery end to end, against `git http-backend` behind a loopback server
+# (tests/e2e/lib/git_http.py) and local bare repositories: a record over the size limit every
+# reader skips is refused at append with one line and nothing sent; permanent refusals (a hook
+# that declines with several lines, a branch name that clashes with another branch either way)
+# stop at once with the server's whole message; a server killed right after it accepted a push,
+# and down past the budget, leaves every record pending as the exact record, and `history flush`
+# delivers each exactly once (the one that landed unreported included), from the cache and from a
+# folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
+# is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
+# on a linear branch within the default budget.
+set -u
+. "$(dirname "$0")/lib/tap.sh"
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$TOP/tests/data/examples
+
+local_env
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY PROFGATE_HISTORY_TIMEOUT_S
+GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
+GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+
+trap '[ -s "$T/srv.pid" ] && kill "$(cat "$T/srv.pid")" 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -s "$T/srv.pid" ] && kill "$(cat "$T/srv.pid")" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
+
+# one_line TITLE CODE WORD: exit CODE and exactly one stderr line, naming WORD.
+one_line() {
+	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
+		has "$T/err" "$3"; then
+		ok "$1: exit $2, one line"
+	else
+		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
+		diag_file "$T/err" 5
+	fi
+}
+# on_branch REPO RUN_ID: how many lines of the branch's shards hold that run.
+on_branch() {
+	for _f in $(git -C "$1" ls-tree -r --name-only profgate-history 2>/dev/null); do
+		git -C "$1" show "profgate-history:$_f"
+	done | grep -c "\"run_id\":\"$2\""
+}
+secs_since() {
+	awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
+}
+
+pg summarize "$EX"/baseline.*.pt.trace.json.gz -o "$T/base.json"
+pg summarize "$EX"/candidate.*.pt.trace.json.gz -o "$T/cand.json"
+pg gate -b "$T/base.json" -c "$T/cand.json" --label "delivery" --json "$T/v.json"
+check "gate writes the verdict JSON (fail, exit 1)" [ "$rc" -eq 1 ]
+
+# ---- one size limit: a record past it is refused at append, nothing sent, nothing kept ----
+python3 - "$T/v.json" "$T/big.json" <<'EOF'
+import copy, json, sys
+v = json.load(open(sys.argv[1]))
+m = v["metrics"][1]
+for i in range(75000):
+    x = copy.deepcopy(m)
+    x["name"] = "op.kernel_%06d_%s.us_per_step" % (i, "x" * 40)
+    v["metrics"].append(x)
+json.dump(v, open(sys.argv[2], "w"))
+EOF
+git init -q --bare "$T/big.git"
+pge GITHUB_RUN_ID=big "$PROFGATE" history append --repo "$T/big.git" "$T/big.json"
+one_line "a 5 MB record" 3 "over the limit of 4194304 bytes (4 MiB) that every history reader skips: not appended"
+check "... nothing on the branch, nothing kept as pending" \
+	eval '! git -C "$T/big.git" rev-parse -q --verify profgate-history >/dev/null && [ -z "$(find "$PROFGATE_CACHE_DIR" -path "*pending*" -name "*.json" 2>/dev/null)" ]'
+
+# ---- a branch name that clashes with another branch of a local remote ----
+git init -q --bare "$T/l.git"
+pge GITHUB_RUN_ID=l1 "$PROFGATE" history append --repo "$T/l.git" --branch h/one "$T/v.json"
+pge PROFGATE_CACHE_DIR="$T/lc2" GITHUB_RUN_ID=l2 "$PROFGATE" history append --repo "$T/l.git" --branch h "$T/v.json"
+one_line "a local remote, branch h beside h/one" 5 "refs/heads/h/one exists there; the branch's name clashes with another branch"
+
+# ---- a branch of 120,000 objects (120 MB, no deltas): local remotes are read in place ----
+git init -q --bare "$T/srv-big/big.git"
+python3 - <<'EOF' | git -C "$T/srv-big/big.git" fast-import --quiet
+import os, sys
+out, n = sys.stdout.buffer, 120000
+for i in range(n):
+    data = os.urandom(1000)
+    out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
+out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
+for i in range(n):
+    out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
+out.write(b"\n")
+EOF
+t0=$(date +%s.%N)
+pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
+	append --repo "$T/srv-big/big.git" "$T/v.json"
+secs=$(secs_since "$t0")
+check "a cold append to a local remote of 120 MB within a 1 s budget: exit 0 in ${secs} s, nothing copied" \
+	eval '[ "$rc" -eq 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 1) }" && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
+
+# ---- smart HTTP ----
+if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
+	skip "smart HTTP: python3 or git http-backend missing"
+	done_testing
+	exit $?
+fi
+mkdir -p "$T/srv"
+git init -q --bare "$T/srv/h.git"
+git -C "$T/srv/h.git" config http.receivepack true
+TOKEN=tok-$$-secret
+# serve [PORT]: start the server (on PORT when given; kept-alive connections closed after 2 s idle,
+# as Apache does after its KeepAliveTimeout), its pid in $T/srv.pid, its port in $T/port.
+serve() {
+	rm -f "$T/port"
+	PG_TEST_TOKEN=$TOKEN PG_TEST_PORT=${1:-0} PG_TEST_KEEPALIVE_S=2 python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" \
+		"$T/port" "$T/http.log" 2>>"$T/srv.err" &
+	echo $! >"$T/srv.pid"
+	_i=0
+	while [ ! -s "$T/port" ] && [ $_i -lt 100 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+serve
+PORT=$(cat "$T/port")
+URL=http://127.0.0.1:$PORT/h.git
+H=$T/srv/h.git
+
+# the budget bounds a fetch, the work between socket reads included (the 120 MB branch, cold)
+mv "$T/srv-big/big.git" "$T/srv/big.git"
+t0=$(date +%s.%N)
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigh" "$PROFGATE" \
+	history show --repo "http://127.0.0.1:$PORT/big.git"
+secs=$(secs_since "$t0")
+check "a cold fetch of 120 MB over HTTP with a 1 s budget: stopped at the budget (${secs} s)" \
+	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out" && awk -v s="$secs" "BEGIN { exit !(s < 1.8) }"'
+
+# a hook that declines with a message of several lines: at once, the whole message on one line
+cat >"$H/hooks/pre-receive" <<'EOF'
+#!/bin/sh
+echo "History is frozen by policy." >&2
+echo "Ask the infra team to thaw it:" >&2
+echo "	see https://example.com/policy" >&2
+echo "B." >&2
+exit 1
+EOF
+chmod +x "$H/hooks/pre-receive"
+t0=$(date +%s.%N)
+pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=hook "$PROFGATE" history append --repo "$URL" "$T/v.json"
+secs=$(secs_since "$t0")
+one_line "a hook that declines with four lines" 5 "pre-receive hook declined (remote: History is frozen by policy. / Ask the infra team to thaw it: / see https://example.com/policy / B.)"
+check "... not retried: no retry line, over in ${secs} s" \
+	eval '! grep -q "attempt [0-9]" "$T/err" && awk -v s="$secs" "BEGIN { exit !(s < 5) }"'
+rm "$H/hooks/pre-receive"
+
+# a branch name that clashes with another branch, both ways: at once, the right cause
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k1" GITHUB_RUN_ID=k1 "$PROFGATE" history append \
+	--repo "$URL" --branch x/y "$T/v.json"
+check "branch x/y over HTTP: exit 0" [ "$rc" -eq 0 ]
+t0=$(date +%s.%N)
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k2" GITHUB_RUN_ID=k2 "$PROFGATE" history append \
+	--repo "$URL" --branch x "$T/v.json"
+secs=$(secs_since "$t0")
+one_line "branch x when x/y exists, over HTTP" 5 "failed to update ref (remote: error: cannot lock ref 'refs/heads/x': 'refs/heads/x/y' exists; cannot create 'refs/heads/x'); the branch's name clashes with another branch of the remote"
+check "... not retried: over in ${secs} s" \
+	eval '! grep -q "attempt [0-9]" "$T/err" && awk -v s="$secs" "BEGIN { exit !(s < 5) }"'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k3" GITHUB_RUN_ID=k3 "$PROFGATE" history append \
+	--repo "$URL" --branch x/y/z "$T/v.json"
+one_line "branch x/y/z when x/y exists, over HTTP" 5 "'refs/heads/x/y' exists; cannot create 'refs/heads/x/y/z'); the branch's name clashes"
+
+# ---- a server killed right after it accepted a push, down past the budget ----
+# The post-receive hook runs once the ref moved and before the answer leaves git http-backend
+# (the server sends it when the CGI ends): killing the server there makes the push land unreported.
+cat >"$H/hooks/post-receive" <<EOF
+#!/bin/sh
+[ -e "$T/killed" ] && exit 0
+touch "$T/killed"
+kill -9 \$(cat "$T/srv.pid")
+EOF
+chmod +x "$H/hooks/post-receive"
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=4 PROFGATE_CACHE_DIR="$T/d1" \
+	GITHUB_RUN_ID=died "$PROFGATE" history append --repo "$URL" "$T/v.json"
+check "the push that landed as the server died: exit 5, reported as not delivered, kept" \
+	eval '[ "$rc" -eq 5 ] && [ -e "$T/killed" ] && [ "$(on_branch "$H" died)" -eq 1 ] && [ -n "$(find "$T/d1/pending" -name "*.json")" ]'
+kept=$(find "$T/d1/pending" -name "*.json" | head -n 1)
+mkdir -p "$T/artifact"
+cp "$kept" "$T/artifact/"
+for j in 1 2 3; do
+	pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=2 PROFGATE_CACHE_DIR="$T/d2-$j" \
+		GITHUB_RUN_ID="down-$j" "$PROFGATE" history append --repo "$URL" "$T/v.json"
+	echo "$rc" >>"$T/down.rc"
+done
+check "three appends while the server is down: exit 5 each, each record kept" \
+	eval '[ "$(sort -u "$T/down.rc")" = 5 ] && [ "$(find "$T"/d2-* -path "*pending*" -name "*.json" | wc -l)" -eq 3 ]'
+pycheck "a kept record is the exact record: the same line the branch holds" \
+	"import subprocess; kept = open(sys.argv[1]).read(); branch = subprocess.check_output(['git', '-C', '$H', 'log', '-p', 'profgate-history']).decode()" \
+	"$kept" 'kept.endswith("\n") and kept.count("\n") == 1 and ("+" + kept.rstrip("\n")) in branch'
+sleep 1
+serve "$PORT"
+check "the server is back on its port" [ "$(cat "$T/port")" = "$PORT" ]
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d1" "$PROFGATE" history flush --repo "$URL"
+check "history flush of the landed-but-unreported record: exit 0, found already there, not doubled" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history: delivered 1 pending record to profgate-history (1 already there)$" "$T/out" && [ "$(on_branch "$H" died)" -eq 1 ] && [ -z "$(find "$T/d1/pending" -name "*.json")" ]'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d2-1" "$PROFGATE" history flush --repo "$URL"
+check "history flush of a record kept while the server was down: delivered" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history: delivered 1 pending record to profgate-history$" "$T/out" && [ "$(on_branch "$H" down-1)" -eq 1 ]'
+# the next run finds what its cache keeps and delivers it after its own record
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d2-2" GITHUB_RUN_ID=next "$PROFGATE" history \
+	append --repo "$URL" "$T/v.json"
+check "the next append delivers the record its cache kept" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history: delivered 1 pending record to profgate-history$" "$T/out" && [ "$(on_branch "$H" down-2)" -eq 1 ] && [ "$(on_branch "$H" next)" -eq 1 ]'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d2-3" GITHUB_RUN_ID=gate-next "$PROFGATE" gate \
+	-b "$T/base.json" -c "$T/cand.json" --label delivery --history "$URL"
+check "... and so does the next gate --history" \
+	eval '[ "$rc" -eq 1 ] && grep -q "^  history: delivered 1 pending record to profgate-history$" "$T/out" && [ "$(on_branch "$H" down-3)" -eq 1 ]'
+# an artifact: a folder of kept records brought back to another runner
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d9" "$PROFGATE" history flush "$T/artifact" --repo "$URL"
+check "history flush DIR of a copy of an already delivered record: exit 0, not doubled, removed" \
+	eval '[ "$rc" -eq 0 ] && has "$T/out" "(1 already there)" && [ "$(on_branch "$H" died)" -eq 1 ] && [ -z "$(ls "$T/artifact")" ]'
+echo '{"schema": "not a record"}' >"$T/artifact/junk.json"
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d9" "$PROFGATE" history flush "$T/artifact" --repo "$URL"
+check "history flush DIR with a file that is not a record: exit 3, one line naming it, left in place" \
+	eval '[ "$rc" -eq 3 ] && [ "$(lines "$T/err")" -eq 1 ] && has "$T/err" "artifact/junk.json" && [ -e "$T/artifact/junk.json" ]'
+check "every record of the outage on the branch exactly once; history linear" \
+	eval '[ "$(on_branch "$H" died)$(on_branch "$H" down-1)$(on_branch "$H" down-2)$(on_branch "$H" down-3)" = 1111 ] && [ "$(git -C "$H" rev-list --merges --count profgate-history)" = 0 ]'
+rm "$H/hooks/post-receive"
+
+# ---- concurrent writers over HTTP, each on its own runner, within the default budget ----
+N=${PG_DELIVERY_WRITERS:-24}
+git init -q --bare "$T/srv/c.git"
+git -C "$T/srv/c.git" config http.receivepack true
+t0=$(date +%s.%N)
+pids=
+i=1
+while [ "$i" -le "$N" ]; do
+	(env PROFGATE_CACHE_DIR="$T/cw/$i" PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID="w-$i" \
+		timeout 120 "$PROFGATE" history append --repo "http://127.0.0.1:$PORT/c.git" "$T/v.json" \
+		>"$T/cw.$i.out" 2>"$T/cw.$i.err"
+	echo $? >"$T/cw.$i.rc") &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+# shellcheck disable=SC2086 # a list of pids
+wait $pids
+secs=$(secs_since "$t0")
+most=$(sed -n 's/.*, \([0-9]*\) attempts\{0,1\})$/\1/p' "$T"/cw.*.out | sort -n | tail -n 1)
+check "$N writers at once over HTTP: all exit 0 in ${secs} s (at most ${most:-?} attempts each)" \
+	eval '[ "$(cat "$T"/cw.*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
+for _f in $(git -C "$T/srv/c.git" ls-tree -r --name-only profgate-history); do
+	git -C "$T/srv/c.git" show "profgate-history:$_f"
+done >"$T/cw.jsonl"
+pycheck "$N records, none doubled, linear" \
+	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]; import subprocess; git = ['git', '-C', '$T/srv/c.git', 'rev-list', '--count', 'profgate-history']" \
+	"$T/cw.jsonl" "len(r) == $N and len({x['record_id'] for x in r}) == $N" \
+	"subprocess.check_output(git + ['--merges']).strip() == b'0'" \
+	"subprocess.check_output(git).strip() == b'$N'"
+check "no retry was a dead kept-alive connection (unexpected EOF)" eval '! grep -q "unexpected EOF" "$T"/cw.*.err'
+
+done_testing
