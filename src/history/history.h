@@ -125,6 +125,11 @@ void history_record_shard(const struct history_record *r, struct pg_buf *out);
 void history_series_name(const char *label, const struct history_field *identity, uint32_t n,
 			 struct pg_buf *out);
 
+/* 0 when the series folder named series cannot hold a record of label: its
+ * name is of profgate's form and of another label's slug (a read filtering
+ * by label skips it unread); 1 otherwise. */
+int history_series_may_hold(const char *series, const char *label);
+
 /* ---- reading shards (record.c) ---- */
 
 struct history_list {
