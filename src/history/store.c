@@ -76,6 +76,7 @@ struct store {
 	git_repository *repo;
 	git_remote *remote;
 	char *tracking; /* refs/remotes/origin/<branch> */
+	char *seen;	/* refs/profgate/seen/<branch>: the tip the last fetch got */
 	char *head;	/* refs/heads/<branch>: what is pushed */
 	double deadline;
 	uint64_t rng;
@@ -310,6 +311,7 @@ static void store_release(struct store *s)
 	free(s->dir);
 	free(s->lock_path);
 	free(s->tracking);
+	free(s->seen);
 	free(s->head);
 	free(s->status);
 	memset(s, 0, sizeof(*s));
@@ -420,6 +422,7 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	s->deadline = now_s() + budget;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
 	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
+	s->seen = pg_xasprintf("refs/profgate/seen/%s", s->branch);
 	s->head = pg_xasprintf("refs/heads/%s", s->branch);
 	if ((rc = history_branch_check(s->branch)))
 		return rc;
@@ -490,7 +493,7 @@ static int store_discard(struct store *s, const char *why)
  * lost them fails late, and libgit2 1.5 leaks on that path. */
 static int store_broken(struct store *s, char *why, size_t len)
 {
-	const char *names[2] = {s->head, s->tracking};
+	const char *names[3] = {s->head, s->tracking, s->seen};
 	git_odb *odb = NULL;
 	git_oid id;
 	int rc = 0;
@@ -654,8 +657,11 @@ static enum attempt classify(struct store *s, int rc)
 	return s->local ? ATTEMPT_FAIL : ATTEMPT_RETRY;
 }
 
-/* Fetch only the branch. The tracking ref is deleted first, so that after
- * the fetch it exists exactly when the remote branch does. */
+/* Fetch only the branch. The tracking ref is moved aside first, so that
+ * after the fetch it exists exactly when the remote branch does; moved, not
+ * deleted: as the seen ref it is a commit the fetch tells the remote it has
+ * (libgit2 offers every ref of the repository), so only what is new since
+ * is sent, for a cache that only reads as for one that appends. */
 static enum attempt store_fetch(struct store *s)
 {
 	git_fetch_options fo;
@@ -666,7 +672,11 @@ static enum attempt store_fetch(struct store *s)
 	int rc;
 
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
-		git_reference_delete(old);
+		git_reference *seen = NULL;
+
+		if (git_reference_rename(&seen, old, s->seen, 1, NULL) < 0)
+			git_reference_delete(old);
+		git_reference_free(seen);
 		git_reference_free(old);
 	}
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
@@ -1101,8 +1111,9 @@ static int read_tree(struct store *s, const git_oid *tip, const struct history_f
 		git_tree *dir = NULL;
 
 		if (git_tree_entry_type(e) != GIT_OBJECT_TREE ||
-		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0))
-			continue;
+		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0) ||
+		    (f->label && !history_series_may_hold(git_tree_entry_name(e), f->label)))
+			continue; /* decided by the folder's name: its shards are not read */
 		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0) {
 			rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", git_tree_entry_name(e),
 					  git_why());
