@@ -1050,15 +1050,16 @@ out:
 /* ---- reading ---- */
 
 /* The records of one shard that pass f, into list. */
-static int read_shard_records(struct store *s, const git_tree_entry *e, const char *series,
-			      const struct history_filter *f, struct history_list *list)
+static int read_shard_records(struct store *s, git_repository *repo, const git_tree_entry *e,
+			      const char *series, const struct history_filter *f,
+			      struct history_list *list)
 {
 	struct history_list all = {0};
 	git_blob *blob = NULL;
 	char *path = pg_xasprintf("%s/%s", series, git_tree_entry_name(e));
 	int rc;
 
-	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(e)) < 0) {
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", path, git_why());
 		goto out;
 	}
@@ -1075,8 +1076,9 @@ out:
 }
 
 /* The month files of one series folder, skipping months before --since. */
-static int read_series(struct store *s, const git_tree *dir, const char *series,
-		       const struct history_filter *f, struct history_list *list)
+static int read_series(struct store *s, git_repository *repo, const git_tree *dir,
+		       const char *series, const struct history_filter *f,
+		       struct history_list *list)
 {
 	int rc = 0;
 
@@ -1090,19 +1092,20 @@ static int read_series(struct store *s, const git_tree *dir, const char *series,
 			continue;
 		if (f->since && strncmp(name, f->since, 7) < 0)
 			continue; /* "YYYY-MM" before the month of --since */
-		rc = read_shard_records(s, e, series, f, list);
+		rc = read_shard_records(s, repo, e, series, f, list);
 	}
 	return rc;
 }
 
-static int read_tree(struct store *s, const git_oid *tip, const struct history_filter *f,
-		     struct history_list *list)
+/* The records at tip (a commit of repo) that pass f, into list. */
+static int read_tree(struct store *s, git_repository *repo, const git_oid *tip,
+		     const struct history_filter *f, struct history_list *list)
 {
 	git_commit *c = NULL;
 	git_tree *root = NULL;
 	int rc = 0;
 
-	if (git_commit_lookup(&c, s->repo, tip) < 0 || git_commit_tree(&root, c) < 0) {
+	if (git_commit_lookup(&c, repo, tip) < 0 || git_commit_tree(&root, c) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: the tip of %s: %s", s->branch, git_why());
 		goto out;
 	}
@@ -1114,12 +1117,12 @@ static int read_tree(struct store *s, const git_oid *tip, const struct history_f
 		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0) ||
 		    (f->label && !history_series_may_hold(git_tree_entry_name(e), f->label)))
 			continue; /* decided by the folder's name: its shards are not read */
-		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0) {
+		if (git_tree_lookup(&dir, repo, git_tree_entry_id(e)) < 0) {
 			rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", git_tree_entry_name(e),
 					  git_why());
 			break;
 		}
-		rc = read_series(s, dir, git_tree_entry_name(e), f, list);
+		rc = read_series(s, repo, dir, git_tree_entry_name(e), f, list);
 		git_tree_free(dir);
 	}
 out:
@@ -1149,7 +1152,7 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 		return ATTEMPT_DONE; /* no branch: no records */
 	*exists = 1;
 	git_error_clear();
-	*rc = read_tree(s, &tip, f, &got);
+	*rc = read_tree(s, s->repo, &tip, f, &got);
 	a = *rc == 0				   ? ATTEMPT_DONE
 	    : *rc != PG_EUNSUPP && local_failure() ? ATTEMPT_RENEW
 						   : ATTEMPT_FAIL;
@@ -1157,6 +1160,36 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 		history_list_move(list, &got.r[k]);
 	history_list_release(&got);
 	return a;
+}
+
+/*
+ * A local remote is read where it is: its objects are on this machine
+ * already, and git's objects never change once written, so the branch's tip
+ * and the trees and shards it names are read straight from the remote's
+ * object store, as a concurrent append leaves it (the ref moves atomically,
+ * after the objects it names are written). Nothing is copied: a read costs
+ * the shards of the series asked for, however long the history.
+ */
+static int read_local(struct store *s, const struct history_filter *f, struct history_list *list,
+		      int *exists)
+{
+	git_repository *rr = NULL;
+	git_oid tip;
+	int rc = 0, r;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		return pg_error_set(PG_EDELIVERY, "history: cannot open '%s': %s", s->local,
+				    git_why());
+	r = git_reference_name_to_id(&tip, rr, s->head);
+	if (r == 0) {
+		*exists = 1;
+		rc = read_tree(s, rr, &tip, f, list);
+	} else if (r != GIT_ENOTFOUND) {
+		rc = pg_error_set(PG_EDELIVERY, "history: %s in '%s': %s", s->head, s->local,
+				  git_why());
+	}
+	git_repository_free(rr);
+	return rc;
 }
 
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
@@ -1169,7 +1202,18 @@ int history_read(const struct history_store_opts *o, const struct history_filter
 	*exists = 0;
 	git_libgit2_init();
 	isolate_config();
-	if ((rc = store_open(&s, o)) || (rc = store_lock(&s)))
+	if ((rc = store_open(&s, o)))
+		goto out;
+	if (s.local) {
+		struct history_list got = {0};
+
+		rc = read_local(&s, f, &got, exists);
+		for (uint32_t k = 0; rc == 0 && k < got.n; k++)
+			history_list_move(list, &got.r[k]);
+		history_list_release(&got);
+		goto out;
+	}
+	if ((rc = store_lock(&s)))
 		goto out;
 	a = read_once(&s, f, list, exists, &rc);
 	if (a == ATTEMPT_RENEW && !s.renewed) {
