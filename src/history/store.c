@@ -39,6 +39,43 @@
  * that cannot be opened or read (truncated objects, a garbled ref, HEAD or
  * config) is removed and made anew, once per append or read, and fetched
  * again.
+ *
+ * How a read works. A read costs the series asked for, not the history
+ * written. A local remote (a path or file://) is read where it is: the tip of
+ * refs/heads/<branch> and the trees and shards it names, straight from the
+ * remote's object store; objects never change once written and the ref moves
+ * only after the objects it names are in place, so a concurrent append cannot
+ * be seen half-done, and nothing is copied. Over http(s) the branch is
+ * fetched into the private repository like an append's fetch; the tip it got
+ * is kept as refs/profgate/seen/<branch>, which the next fetch offers as a
+ * commit it has (libgit2 negotiates with every ref), so after the first read
+ * a cache that only reads fetches only the records new since. In both cases
+ * only the series folders the filter can match are opened: --series names
+ * one, --label skips every folder of profgate's "<slug>-<8 hex>" form whose
+ * slug is another label's (hand-named folders are still read), and --since
+ * skips the month files before it.
+ *
+ * The tip and its cost (design, not built yet). A first fetch over http is
+ * still the whole branch: one commit per record, each rewriting its month's
+ * shard, so the stored versions of a month grow with the square of its
+ * records, and libgit2 1.5 has no shallow fetch to take the tip alone. The
+ * layout that makes the tip cheap is periodic compaction: `history compact`
+ * fetches the tip T, makes one new root commit C with T's tree (the same
+ * shards, every record), pushes the old history to an archive ref
+ * (refs/heads/<branch>-archive/<date of T>, never rewritten), and then moves
+ * the branch from T to C with a lease: over http it connects for the push,
+ * checks that the advertised tip is still T and sends the update with T as
+ * the old value, which receive-pack compares under the ref's lock; to a local
+ * remote it is the compare-and-swap that appends use. A lease that fails
+ * (a record landed meanwhile) means fetch and compact again, so no record is
+ * lost. Appenders need no change: one that built on T is refused as
+ * non-fast-forward, fetches C and rebuilds its record on it, and the id check
+ * keeps it from being doubled. Readers need none either: they read the tip.
+ * A fresh fetch then costs the tip's tree plus the commits since the last
+ * compaction, and old branches migrate by their first compaction. Run after
+ * a nightly append (for example when the branch holds more than a few
+ * thousand commits since its root), it keeps cold reads near the size of
+ * the records themselves.
  */
 #include "history.h"
 

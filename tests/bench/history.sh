@@ -93,7 +93,7 @@ pg_read() {
 	mode=$1 url=$2 cache=$3 cmd=$4
 	shift 4
 	[ "$mode" = cold ] && rm -rf "$cache"
-	PROFGATE_CACHE_DIR=$cache "$TIMER" "$PG" history "$cmd" --repo "$url" "$@"
+	PROFGATE_CACHE_DIR=$cache "$TIMER" "$PG" history "$cmd" --repo "$url" "$@" 2>>"$tmp/pg.err"
 }
 
 {
