@@ -217,6 +217,27 @@ int history_filter_check_since(const char *since) PG_WUR;
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists) PG_WUR;
 
+struct history_compact_result {
+	int exists;	  /* the branch exists */
+	int compacted;	  /* 1: the branch is now one root commit; 0: it was one already */
+	uint32_t commits; /* the commits of the branch before */
+	uint32_t attempts;
+	char commit[41]; /* the new root commit, or "" */
+	char *archive;	 /* the branch keeping the old history, "<branch>-archive/..."; free() it */
+};
+
+/*
+ * Compact the branch: one new root commit with the tip's tree (every record,
+ * the same shards), the old history kept as the branch
+ * <branch>-archive/<day>-<12 hex of the old tip>, and the branch moved from
+ * the old tip to the new commit with a lease (store.c, "The tip and its
+ * cost"): when a record lands meanwhile, fetch and compact again, bounded in
+ * attempts and time like an append. Appenders that built on the old tip are
+ * refused and rebuild on the new one, so no record is lost. res is always
+ * initialised (free res->archive). Returns 0, PG_EDELIVERY or PG_EUSAGE.
+ */
+int history_compact(const struct history_store_opts *o, struct history_compact_result *res) PG_WUR;
+
 /* ---- windows and baselines (baseline.c) ---- */
 
 #define HISTORY_WINDOW_DEFAULT 5

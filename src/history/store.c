@@ -55,27 +55,25 @@
  * slug is another label's (hand-named folders are still read), and --since
  * skips the month files before it.
  *
- * The tip and its cost (design, not built yet). A first fetch over http is
- * still the whole branch: one commit per record, each rewriting its month's
- * shard, so the stored versions of a month grow with the square of its
- * records, and libgit2 1.5 has no shallow fetch to take the tip alone. The
- * layout that makes the tip cheap is periodic compaction: `history compact`
- * fetches the tip T, makes one new root commit C with T's tree (the same
- * shards, every record), pushes the old history to an archive ref
- * (refs/heads/<branch>-archive/<date of T>, never rewritten), and then moves
- * the branch from T to C with a lease: over http it connects for the push,
- * checks that the advertised tip is still T and sends the update with T as
- * the old value, which receive-pack compares under the ref's lock; to a local
- * remote it is the compare-and-swap that appends use. A lease that fails
- * (a record landed meanwhile) means fetch and compact again, so no record is
+ * The tip and its cost: compaction. A first fetch over http is the whole
+ * branch: one commit per record, each rewriting its month's shard, so the
+ * stored versions of a month grow with the square of its records, and
+ * libgit2 1.5 has no shallow fetch to take the tip alone. `history compact`
+ * (history_compact() below) makes the tip cheap: it fetches the tip T, makes
+ * one new root commit C with T's tree (the same shards, every record), and
+ * pushes T to an archive branch (<branch>-archive/<day of T>-<12 hex>, never
+ * rewritten) and the branch from T to C with a lease. Over http it connects
+ * for the push, checks that the advertised tip is still T and sends the
+ * forced update on that connection, so T goes as the update's old value and
+ * receive-pack compares it under the ref's lock; to a local remote it is the
+ * compare-and-swap appends use. A lost lease (a record landed meanwhile)
+ * means fetch and compact again, bounded like an append, so no record is
  * lost. Appenders need no change: one that built on T is refused as
- * non-fast-forward, fetches C and rebuilds its record on it, and the id check
- * keeps it from being doubled. Readers need none either: they read the tip.
- * A fresh fetch then costs the tip's tree plus the commits since the last
- * compaction, and old branches migrate by their first compaction. Run after
- * a nightly append (for example when the branch holds more than a few
- * thousand commits since its root), it keeps cold reads near the size of
- * the records themselves.
+ * non-fast-forward, fetches C and rebuilds its record on it, and the id
+ * check keeps it from being doubled; readers read the tip. A fresh fetch then
+ * costs the tip's tree plus the commits since the last compaction, and an
+ * existing branch migrates with its first compaction. It is run by hand or
+ * by a scheduled job (after a nightly append, say), not by appends.
  */
 #include "history.h"
 
@@ -1265,6 +1263,273 @@ int history_read(const struct history_store_opts *o, const struct history_filter
 
 		snprintf(why, sizeof(why), "%s", pg_error_last());
 		rc = pg_error_set(rc, "history: %s", why);
+	}
+out:
+	store_release(&s);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* ---- compaction ---- */
+
+/* What a compaction pushes, as refs of the private repository. */
+#define COMPACT_HEAD	"refs/profgate/compact/head"
+#define COMPACT_ARCHIVE "refs/profgate/compact/archive"
+
+/* refs/heads/<branch>-archive/<day of tip>-<12 hex of tip>: never rewritten. */
+static char *archive_ref(struct store *s, const git_commit *tip)
+{
+	time_t t = (time_t)git_commit_time(tip);
+	char hex[13], day[16];
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(tip));
+	return pg_xasprintf("refs/heads/%s-archive/%s-%s", s->branch, day, hex);
+}
+
+/* The commits of tip's history (tip included). */
+static uint32_t history_commits(struct store *s, const git_oid *tip)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	uint32_t n = 0;
+
+	if (git_revwalk_new(&walk, s->repo) == 0 && git_revwalk_push(walk, tip) == 0)
+		while (git_revwalk_next(&id, walk) == 0)
+			n++;
+	git_revwalk_free(walk);
+	return n;
+}
+
+/* The root commit holding tip's tree, as COMPACT_HEAD; tip as COMPACT_ARCHIVE. */
+static int compact_build(struct store *s, git_commit *tip, const char *archive, git_oid *out)
+{
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_reference *a = NULL, *h = NULL;
+	struct pg_buf msg = PG_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(tip));
+	pg_buf_addf(&msg,
+		    "history: compaction of %s\n\nThe records of %s at %s, in one commit; the "
+		    "commits before it are kept as %s.\n",
+		    s->branch, s->branch, hex, archive);
+	if (git_commit_tree(&tree, tip) < 0 || git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
+	    git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, 0, NULL) < 0 ||
+	    git_reference_create(&h, s->repo, COMPACT_HEAD, out, 1, NULL) < 0 ||
+	    git_reference_create(&a, s->repo, COMPACT_ARCHIVE, git_commit_id(tip), 1, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+	git_reference_free(a);
+	git_reference_free(h);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	pg_buf_release(&msg);
+	return rc;
+}
+
+/* A local remote: the commit's objects, the archive ref (absent, or already
+ * tip), then the branch moved from tip to the commit by compare-and-swap. */
+static enum attempt compact_local(struct store *s, const git_oid *commit, const git_oid *tip,
+				  const char *archive)
+{
+	git_repository *rr = NULL;
+	git_reference *ref = NULL;
+	git_oid zero, have;
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	memset(&zero, 0, sizeof(zero));
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	if (pack_into(s, rr, commit, tip)) {
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = git_reference_create_matching(&ref, rr, archive, tip, 1, &zero,
+					   "profgate: history compact (archive)");
+	git_reference_free(ref);
+	ref = NULL;
+	if (rc < 0 &&
+	    !(git_reference_name_to_id(&have, rr, archive) == 0 && git_oid_equal(&have, tip))) {
+		pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", archive, s->local,
+			     git_why());
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
+					   "profgate: history compact");
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (%s)", git_why());
+	} else if (rc < 0) {
+		a = ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "cannot update %s in '%s': %s", s->branch, s->local,
+			     git_why());
+	}
+out:
+	git_reference_free(ref);
+	git_repository_free(rr);
+	return a;
+}
+
+/* Over http(s): connect for the push, check that the server still
+ * advertises tip, then push the archive and the forced update on that
+ * connection. libgit2 sends the advertised tip as the update's old value and
+ * receive-pack compares it under the ref's lock: a lease, so a record that
+ * lands after the check makes the update fail rather than vanish. */
+static enum attempt compact_smart(struct store *s, const git_oid *tip, const char *archive)
+{
+	git_remote_callbacks cb;
+	git_proxy_options px;
+	git_push_options po;
+	const git_remote_head **heads;
+	size_t n;
+	char *specs[2] = {pg_xasprintf("+%s:%s", COMPACT_HEAD, s->head),
+			  pg_xasprintf("%s:%s", COMPACT_ARCHIVE, archive)};
+	git_strarray arr = {specs, 2};
+	enum attempt a = ATTEMPT_DONE;
+	int rc, same = 0;
+
+	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
+	callbacks(s, &cb);
+	git_proxy_options_init(&px, GIT_PROXY_OPTIONS_VERSION);
+	px.type = GIT_PROXY_AUTO;
+	git_error_clear();
+	rc = git_remote_connect(s->remote, GIT_DIRECTION_PUSH, &cb, &px, NULL);
+	if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "cannot connect to '%s': %s", s->url, git_why());
+		goto out;
+	}
+	if (git_remote_ls(&heads, &n, s->remote) == 0)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(heads[i]->name, s->head) == 0)
+				same = git_oid_equal(&heads[i]->oid, tip);
+	if (!same) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (the tip moved)");
+		goto out;
+	}
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	callbacks(s, &po.callbacks);
+	po.proxy_opts.type = GIT_PROXY_AUTO;
+	free(s->status);
+	s->status = NULL;
+	git_error_clear();
+	rc = git_remote_upload(s->remote, &arr, &po);
+	if (rc == GIT_ENONFASTFORWARD) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY,
+			     "a record landed during the compaction (non-fast-forward)");
+	} else if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s", s->url, git_why());
+	} else if (s->status) {
+		a = status_permanent(s->status) ? ATTEMPT_FAIL : ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "'%s' refused the compaction of %s: %s%s%s%s", s->url,
+			     s->branch, s->status, s->remote_msg[0] ? " (remote: " : "",
+			     s->remote_msg, s->remote_msg[0] ? ")" : "");
+	}
+out:
+	git_remote_disconnect(s->remote);
+	free(specs[0]);
+	free(specs[1]);
+	return a;
+}
+
+static enum attempt compact_once(struct store *s, struct history_compact_result *res)
+{
+	git_commit *tip_c = NULL;
+	git_oid tip, commit;
+	enum attempt a = ATTEMPT_DONE;
+	char *archive = NULL;
+
+	if (store_repo(s))
+		return ATTEMPT_FAIL;
+	if ((a = store_fetch(s)) != ATTEMPT_DONE)
+		return a;
+	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
+		return ATTEMPT_DONE; /* no branch: nothing to compact */
+	git_error_clear();
+	if (git_commit_lookup(&tip_c, s->repo, &tip) < 0) {
+		pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
+		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	}
+	res->exists = 1;
+	res->commits = history_commits(s, &tip);
+	if (git_commit_parentcount(tip_c) == 0)
+		goto out; /* one commit already */
+	archive = archive_ref(s, tip_c);
+	if (compact_build(s, tip_c, archive, &commit)) {
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+		goto out;
+	}
+	push_delay();
+	a = s->local ? compact_local(s, &commit, &tip, archive) : compact_smart(s, &tip, archive);
+	if (a == ATTEMPT_DONE) {
+		res->compacted = 1;
+		git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+		free(res->archive);
+		res->archive = pg_xstrdup(archive + strlen("refs/heads/"));
+	}
+out:
+	free(archive);
+	git_commit_free(tip_c);
+	return a;
+}
+
+int history_compact(const struct history_store_opts *o, struct history_compact_result *res)
+{
+	struct store s;
+	uint32_t max;
+	double start;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	git_libgit2_init();
+	isolate_config();
+	if ((rc = store_open(&s, o)))
+		goto out;
+	max = o->max_attempts ? o->max_attempts : DEFAULT_ATTEMPTS;
+	start = now_s();
+	for (uint32_t n = 1;; n++) {
+		enum attempt a;
+		uint32_t wait;
+		char cause[1024];
+
+		res->attempts = n;
+		if ((rc = store_lock(&s)))
+			break;
+		a = compact_once(&s, res);
+		snprintf(cause, sizeof(cause), "%s", pg_error_last());
+		if (a == ATTEMPT_RENEW && !s.renewed && n < max)
+			a = store_discard(&s, cause) ? ATTEMPT_FAIL : ATTEMPT_RENEW;
+		else if (a == ATTEMPT_RENEW)
+			a = ATTEMPT_FAIL;
+		store_unlock(&s);
+		if (a == ATTEMPT_DONE) {
+			rc = 0;
+			break;
+		}
+		if (a == ATTEMPT_RENEW)
+			continue;
+		wait = backoff_ms(&s, n);
+		if (a == ATTEMPT_FAIL || n >= max || now_s() + wait / 1e3 > s.deadline) {
+			rc = pg_error_set(
+			    PG_EDELIVERY,
+			    "history: compaction gave up after %u attempt%s in %.1f s: %s", n,
+			    n == 1 ? "" : "s", now_s() - start, cause);
+			break;
+		}
+		logf_(&s, "history: compaction attempt %u of %u: %s; retrying in %.2f s", n, max,
+		      cause, wait / 1e3);
+		sleep_ms(wait);
 	}
 out:
 	store_release(&s);
