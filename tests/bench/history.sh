@@ -3,6 +3,7 @@
 # history branch (tests/bench/history_gen.py: 50 series, one record per series per day, one
 # commit per record, as `history append` makes them) of 1,800 and 18,000 records, from a local
 # bare repository and over smart HTTP (`git http-backend` on loopback, tests/e2e/lib/git_http.py).
+# The http rows are repeated on a copy of the branch after `history compact`.
 # Cold (a fresh cache folder each run) and warm (the cache of the run before, nothing new on the
 # branch) `history show --series S`, `history trend --series S` and `history baseline --series S`,
 # side by side with the reference, a `git fetch` of the same branch by the git CLI into a fresh
@@ -105,9 +106,17 @@ for n in $SIZES; do
 	repo=$OUT/history-$n.git
 	S=$(cut -d' ' -f8 "$repo.names")
 	ln -sfn "$repo" "$tmp/srv/h$n.git"
-	for remote in local http; do
-		if [ $remote = local ]; then url=$repo; else url=http://127.0.0.1:$(cat "$tmp/port")/h$n.git; fi
-		case $remote in local) gurl=file://$repo ;; *) gurl=$url ;; esac
+	ln -sfn "$tmp/c$n.git" "$tmp/srv/c$n.git"
+	# the same branch after `history compact`: one root commit, the old history archived
+	rm -rf "$tmp/c$n.git"
+	git clone -q --bare "$repo" "$tmp/c$n.git"
+	PROFGATE_CACHE_DIR=$tmp/compact "$PG" history compact --repo "$tmp/c$n.git" >&2
+	for remote in local http "http, compacted"; do
+		case $remote in
+		local) url=$repo gurl=file://$repo ;;
+		http) url=http://127.0.0.1:$(cat "$tmp/port")/h$n.git gurl=$url ;;
+		*) url=http://127.0.0.1:$(cat "$tmp/port")/c$n.git gurl=$url ;;
+		esac
 		: >"$tmp/ref"
 		r=0
 		while [ $r -lt "$RUNS" ]; do
