@@ -6,7 +6,9 @@
  * and the nightly rule (trend.c, trend_json.c).
  *
  * Branch layout: <series>/<YYYY-MM>.jsonl, one line per record, the month
- * taken from the record's time. Records are appended, never rewritten.
+ * taken from the record's time. Records are appended, never rewritten;
+ * `history compact` folds the commits into one root commit with the same
+ * records, the old commits kept on an archive branch.
  */
 #ifndef PG_HISTORY_H
 #define PG_HISTORY_H

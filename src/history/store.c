@@ -97,6 +97,9 @@
 #define BACKOFF_CAP_MS	 8000
 #define BOT_NAME	 "profgate-bot"
 #define BOT_EMAIL	 "profgate-bot@users.noreply.github.com"
+/* What a compaction pushes, as refs of the private repository. */
+#define COMPACT_HEAD	"refs/profgate/compact/head"
+#define COMPACT_ARCHIVE "refs/profgate/compact/archive"
 
 /* RENEW: the private repository failed, not the remote: make it anew. */
 enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
@@ -528,7 +531,7 @@ static int store_discard(struct store *s, const char *why)
  * lost them fails late, and libgit2 1.5 leaks on that path. */
 static int store_broken(struct store *s, char *why, size_t len)
 {
-	const char *names[3] = {s->head, s->tracking, s->seen};
+	const char *names[5] = {s->head, s->tracking, s->seen, COMPACT_HEAD, COMPACT_ARCHIVE};
 	git_odb *odb = NULL;
 	git_oid id;
 	int rc = 0;
@@ -1271,10 +1274,6 @@ out:
 }
 
 /* ---- compaction ---- */
-
-/* What a compaction pushes, as refs of the private repository. */
-#define COMPACT_HEAD	"refs/profgate/compact/head"
-#define COMPACT_ARCHIVE "refs/profgate/compact/archive"
 
 /* refs/heads/<branch>-archive/<day of tip>-<12 hex of tip>: never rewritten. */
 static char *archive_ref(struct store *s, const git_commit *tip)
