@@ -37,8 +37,8 @@
  * 1.5), every read and write of a fetch or push, so a server that hangs or
  * drips cannot hold profgate. The private repository is only a cache: one
  * that cannot be opened or read (truncated objects, a garbled ref, HEAD or
- * config) is removed and made anew, once per append or read, and fetched
- * again.
+ * config) is removed and made anew, once per append, compaction or read
+ * (reads of a local remote do not use it), and fetched again.
  *
  * How a read works. A read costs the series asked for, not the history
  * written. A local remote (a path or file://) is read where it is: the tip of
