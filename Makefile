@@ -2,7 +2,7 @@
 #   make            build build/profgate
 #   make check      install missing deps, build, run every test, then again under ASan+UBSan
 #   make demo       run the main job on the bundled example profiles
-#   make bench      speed and memory against reference tools, side by side
+#   make bench      speed and memory against reference tools, side by side (BENCH=history: those rows)
 #   make fuzz       build the libFuzzer targets with clang, run each FUZZ_SECONDS (README "Fuzzing")
 #   make valgrind   end-to-end suites with every profgate run under valgrind memcheck
 #   make noise      gate many real CPU training runs against each other: the confusion table
@@ -175,7 +175,7 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(TOOL_BINS)
-	$(Q)sh tests/bench/run.sh $(BUILD)
+	$(Q)PG_BENCH=$(BENCH) sh tests/bench/run.sh $(BUILD)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/profgate/thresholds

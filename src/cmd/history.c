@@ -441,6 +441,7 @@ static const struct {
     {"baseline", cmd_history_baseline,
      "the median of the last N main/nightly records, as a summary"},
     {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)"},
+    {"compact", cmd_history_compact, "fold the branch into one commit, the old one archived"},
 };
 
 static void usage(FILE *out)

@@ -6,7 +6,9 @@
  * and the nightly rule (trend.c, trend_json.c).
  *
  * Branch layout: <series>/<YYYY-MM>.jsonl, one line per record, the month
- * taken from the record's time. Records are appended, never rewritten.
+ * taken from the record's time. Records are appended, never rewritten;
+ * `history compact` folds the commits into one root commit with the same
+ * records, the old commits kept on an archive branch.
  */
 #ifndef PG_HISTORY_H
 #define PG_HISTORY_H
@@ -132,6 +134,11 @@ void history_record_shard(const struct history_record *r, struct pg_buf *out);
 void history_series_name(const char *label, const struct history_field *identity, uint32_t n,
 			 struct pg_buf *out);
 
+/* 0 when the series folder named series cannot hold a record of label: its
+ * name is of profgate's form and of another label's slug (a read filtering
+ * by label skips it unread); 1 otherwise. */
+int history_series_may_hold(const char *series, const char *label);
+
 /* ---- reading shards (record.c) ---- */
 
 struct history_list {
@@ -235,6 +242,27 @@ int history_filter_check_since(const char *since) PG_WUR;
  */
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists) PG_WUR;
+
+struct history_compact_result {
+	int exists;	  /* the branch exists */
+	int compacted;	  /* 1: the branch is now one root commit; 0: it was one already */
+	uint32_t commits; /* the commits of the branch before */
+	uint32_t attempts;
+	char commit[41]; /* the new root commit, or "" */
+	char *archive;	 /* the branch keeping the old history, "<branch>-archive/..."; free() it */
+};
+
+/*
+ * Compact the branch: one new root commit with the tip's tree (every record,
+ * the same shards), the old history kept as the branch
+ * <branch>-archive/<day>-<12 hex of the old tip>, and the branch moved from
+ * the old tip to the new commit with a lease (store.c, "The tip and its
+ * cost"): when a record lands meanwhile, fetch and compact again, bounded in
+ * attempts and time like an append. Appenders that built on the old tip are
+ * refused and rebuild on the new one, so no record is lost. res is always
+ * initialised (free res->archive). Returns 0, PG_EDELIVERY or PG_EUSAGE.
+ */
+int history_compact(const struct history_store_opts *o, struct history_compact_result *res) PG_WUR;
 
 /* ---- windows and baselines (baseline.c) ---- */
 

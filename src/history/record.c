@@ -367,6 +367,22 @@ void history_series_name(const char *label, const struct history_field *identity
 	pg_buf_release(&text);
 }
 
+int history_series_may_hold(const char *series, const char *label)
+{
+	struct pg_buf want = PG_BUF_INIT;
+	size_t n = strlen(series);
+	int may = 1;
+
+	/* a name of profgate's form, "<slug>-<8 hex>", holds the records of its
+	 * slug's labels only; any other name (made by hand) may hold anything */
+	if (n > 9 && series[n - 9] == '-' && strspn(series + n - 8, "0123456789abcdef") == 8) {
+		slug(label, &want);
+		may = want.len == n - 9 && memcmp(want.ptr, series, want.len) == 0;
+	}
+	pg_buf_release(&want);
+	return may;
+}
+
 /* profgate writes UTF-8 with control characters escaped: text that is not
  * (raw control bytes but JSON's blanks, which a pretty file has) did not come
  * from it, would reach a terminal through `history show --json`, and would not

@@ -45,11 +45,13 @@
  * through net/'s sockets for libgit2 (which has no timeout of its own in
  * 1.5), every read and write of a fetch or push, so a server that hangs or
  * drips cannot hold profgate; libgit2's progress callbacks stop the work it
- * does between reads and writes (indexing or building a large pack, a local
- * remote's copy) at the same deadline. The private repository is only a
+ * does between reads and writes (indexing or building a large pack) at the
+ * same deadline. The private repository is only a
  * cache: one that cannot be opened or read (truncated objects, a garbled
- * ref, HEAD or config) is removed and made anew, once per append or read,
- * and fetched again.
+ * ref, HEAD or config) is removed and made anew, once per append, compaction
+ * or read, and fetched again. An append or compaction to a local remote
+ * takes the remote's object store as an alternate of the private repository
+ * and its branch as the fetched tip (fetch_local), so nothing is copied.
  *
  * Pending records. A record whose push failed is kept by the caller as the
  * exact line (history_pending_save: the action's output folder, else the
@@ -57,6 +59,41 @@
  * history_flush(), or by the next history_append() once its own record is on
  * the branch, through the same append loop: a push that landed unreported
  * (the server died before it answered) is found by its id and not doubled.
+ *
+ * How a read works. A read costs the series asked for, not the history
+ * written. A local remote (a path or file://) is read where it is: the tip of
+ * refs/heads/<branch> and the trees and shards it names, straight from the
+ * remote's object store; objects never change once written and the ref moves
+ * only after the objects it names are in place, so a concurrent append cannot
+ * be seen half-done, and nothing is copied. Over http(s) the branch is
+ * fetched into the private repository like an append's fetch; the tip it got
+ * is kept as refs/profgate/seen/<branch>, which the next fetch offers as a
+ * commit it has (libgit2 negotiates with every ref), so after the first read
+ * a cache that only reads fetches only the records new since. In both cases
+ * only the series folders the filter can match are opened: --series names
+ * one, --label skips every folder of profgate's "<slug>-<8 hex>" form whose
+ * slug is another label's (hand-named folders are still read), and --since
+ * skips the month files before it.
+ *
+ * The tip and its cost: compaction. A first fetch over http is the whole
+ * branch: one commit per record, each rewriting its month's shard, so the
+ * stored versions of a month grow with the square of its records, and
+ * libgit2 1.5 has no shallow fetch to take the tip alone. `history compact`
+ * (history_compact() below) makes the tip cheap: it fetches the tip T, makes
+ * one new root commit C with T's tree (the same shards, every record), and
+ * pushes T to an archive branch (<branch>-archive/<day of T>-<12 hex>, never
+ * rewritten) and the branch from T to C with a lease. Over http it connects
+ * for the push, checks that the advertised tip is still T and sends the
+ * forced update on that connection, so T goes as the update's old value and
+ * receive-pack compares it under the ref's lock; to a local remote it is the
+ * compare-and-swap appends use. A lost lease (a record landed meanwhile)
+ * means fetch and compact again, bounded like an append, so no record is
+ * lost. Appenders need no change: one that built on T is refused as
+ * non-fast-forward, fetches C and rebuilds its record on it, and the id
+ * check keeps it from being doubled; readers read the tip. A fresh fetch then
+ * costs the tip's tree plus the commits since the last compaction, and an
+ * existing branch migrates with its first compaction. It is run by hand or
+ * by a scheduled job (after a nightly append, say), not by appends.
  */
 #include "history.h"
 
@@ -81,6 +118,9 @@
 #define MIN_ATTEMPT_S	0.2 /* no retry starts with less of the budget left */
 #define BOT_NAME	"profgate-bot"
 #define BOT_EMAIL	"profgate-bot@users.noreply.github.com"
+/* What a compaction pushes, as refs of the private repository. */
+#define COMPACT_HEAD	"refs/profgate/compact/head"
+#define COMPACT_ARCHIVE "refs/profgate/compact/archive"
 
 /* RENEW: the private repository failed, not the remote: make it anew. */
 enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
@@ -95,6 +135,7 @@ struct store {
 	git_repository *repo;
 	git_remote *remote;
 	char *tracking; /* refs/remotes/origin/<branch> */
+	char *seen;	/* refs/profgate/seen/<branch>: the tip the last fetch got */
 	char *head;	/* refs/heads/<branch>: what is pushed */
 	double deadline;
 	uint64_t rng;
@@ -259,6 +300,7 @@ static void store_release(struct store *s)
 	free(s->dir);
 	free(s->lock_path);
 	free(s->tracking);
+	free(s->seen);
 	free(s->head);
 	free(s->status);
 	pg_buf_release(&s->said);
@@ -370,6 +412,7 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	s->deadline = now_s() + budget;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
 	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
+	s->seen = pg_xasprintf("refs/profgate/seen/%s", s->branch);
 	s->head = pg_xasprintf("refs/heads/%s", s->branch);
 	if ((rc = history_branch_check(s->branch)))
 		return rc;
@@ -440,7 +483,7 @@ static int store_discard(struct store *s, const char *why)
  * lost them fails late, and libgit2 1.5 leaks on that path. */
 static int store_broken(struct store *s, char *why, size_t len)
 {
-	const char *names[2] = {s->head, s->tracking};
+	const char *names[5] = {s->head, s->tracking, s->seen, COMPACT_HEAD, COMPACT_ARCHIVE};
 	git_odb *odb = NULL;
 	git_oid id;
 	int rc = 0;
@@ -758,8 +801,11 @@ static enum attempt fetch_local(struct store *s)
 	return a;
 }
 
-/* Fetch only the branch. The tracking ref is deleted first, so that after
- * the fetch it exists exactly when the remote branch does. */
+/* Fetch only the branch. The tracking ref is moved aside first, so that
+ * after the fetch it exists exactly when the remote branch does; moved, not
+ * deleted: as the seen ref it is a commit the fetch tells the remote it has
+ * (libgit2 offers every ref of the repository), so only what is new since
+ * is sent, for a cache that only reads as for one that appends. */
 static enum attempt store_fetch(struct store *s)
 {
 	git_fetch_options fo;
@@ -774,7 +820,11 @@ static enum attempt store_fetch(struct store *s)
 		return fetch_local(s);
 	}
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
-		git_reference_delete(old);
+		git_reference *seen = NULL;
+
+		if (git_reference_rename(&seen, old, s->seen, 1, NULL) < 0)
+			git_reference_delete(old);
+		git_reference_free(seen);
 		git_reference_free(old);
 	}
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
@@ -1135,12 +1185,14 @@ static uint32_t backoff_ms(struct store *s, uint32_t attempt)
 }
 
 /*
- * Attempts until r is on the branch, bounded by the time budget alone: a
- * lost race is retried after backoff_ms() (never past the deadline), each
- * attempt on a new connection; a permanent refusal or failure stops at once.
+ * Attempts of once(s, ctx) until it is done, bounded by the time budget
+ * alone: a lost race is retried after backoff_ms() (never past the deadline),
+ * each attempt on a new connection; a permanent refusal or failure stops at
+ * once. what names the work in the messages ("" for an append, "compaction ").
+ * The attempts made are left in *attempts.
  */
-static int append_loop(struct store *s, const struct history_record *r, const char *shard,
-		       const struct pg_buf *line, struct history_append_result *res)
+static int retry_loop(struct store *s, enum attempt (*once)(struct store *, void *), void *ctx,
+		      const char *what, uint32_t *attempts)
 {
 	double start = now_s();
 	char prev[1024] = "";
@@ -1151,10 +1203,10 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 		uint32_t wait;
 		char cause[1024];
 
-		res->attempts = n;
+		*attempts = n;
 		if (store_lock(s))
 			return PG_EDELIVERY;
-		a = attempt_once(s, r, shard, line, res);
+		a = once(s, ctx);
 		snprintf(cause, sizeof(cause), "%s", pg_error_last());
 		if (a == ATTEMPT_RENEW && !s->renewed) {
 			a = store_discard(s, cause) ? ATTEMPT_FAIL : ATTEMPT_RENEW;
@@ -1168,30 +1220,55 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 		if (a == ATTEMPT_RENEW)
 			continue; /* at once: nothing to wait for */
 		if (a == ATTEMPT_FAIL)
-			return pg_error_set(PG_EDELIVERY, "history: %s", cause);
+			return pg_error_set(PG_EDELIVERY, "history: %s%s", what, cause);
 		/* an attempt the time budget cut short says only that: the attempt
 		 * before it says why the remote keeps failing */
 		left = s->deadline - now_s();
 		if (n > 1 && *prev && left <= 0)
 			return pg_error_set(
 			    PG_EDELIVERY,
-			    "history: gave up after %u attempts in %.1f s: %s (the last "
+			    "history: %sgave up after %u attempts in %.1f s: %s (the last "
 			    "attempt ran out of the time budget)",
-			    n, now_s() - start, prev);
+			    what, n, now_s() - start, prev);
 		if (left < MIN_ATTEMPT_S)
 			return pg_error_set(
 			    PG_EDELIVERY,
-			    "history: gave up after %u attempt%s in %.1f s (the time "
+			    "history: %sgave up after %u attempt%s in %.1f s (the time "
 			    "budget): %s",
-			    n, n == 1 ? "" : "s", now_s() - start, cause);
+			    what, n, n == 1 ? "" : "s", now_s() - start, cause);
 		wait = backoff_ms(s, n);
 		if (wait / 1e3 > left - MIN_ATTEMPT_S) /* one last try before the deadline */
 			wait = (uint32_t)((left - MIN_ATTEMPT_S) * 1e3);
 		snprintf(prev, sizeof(prev), "%s", cause);
-		logf_(s, "history: attempt %u (%.1f s of the budget left): %s; retrying in %.2f s",
-		      n, left, cause, wait / 1e3);
+		logf_(s,
+		      "history: %sattempt %u (%.1f s of the budget left): %s; retrying in %.2f s",
+		      what, n, left, cause, wait / 1e3);
 		sleep_ms(wait);
 	}
+}
+
+/* An append's attempt, for retry_loop. */
+struct append_job {
+	const struct history_record *r;
+	const char *shard;
+	const struct pg_buf *line;
+	struct history_append_result *res;
+};
+
+static enum attempt append_once(struct store *s, void *ctx)
+{
+	struct append_job *j = ctx;
+
+	return attempt_once(s, j->r, j->shard, j->line, j->res);
+}
+
+/* Attempts until r is on the branch (retry_loop). */
+static int append_loop(struct store *s, const struct history_record *r, const char *shard,
+		       const struct pg_buf *line, struct history_append_result *res)
+{
+	struct append_job j = {r, shard, line, res};
+
+	return retry_loop(s, append_once, &j, "", &res->attempts);
 }
 
 /* ---- pending records ---- */
@@ -1532,15 +1609,16 @@ out:
 /* ---- reading ---- */
 
 /* The records of one shard that pass f, into list. */
-static int read_shard_records(struct store *s, const git_tree_entry *e, const char *series,
-			      const struct history_filter *f, struct history_list *list)
+static int read_shard_records(struct store *s, git_repository *repo, const git_tree_entry *e,
+			      const char *series, const struct history_filter *f,
+			      struct history_list *list)
 {
 	struct history_list all = {0};
 	git_blob *blob = NULL;
 	char *path = pg_xasprintf("%s/%s", series, git_tree_entry_name(e));
 	int rc;
 
-	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(e)) < 0) {
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", path, git_why());
 		goto out;
 	}
@@ -1557,8 +1635,9 @@ out:
 }
 
 /* The month files of one series folder, skipping months before --since. */
-static int read_series(struct store *s, const git_tree *dir, const char *series,
-		       const struct history_filter *f, struct history_list *list)
+static int read_series(struct store *s, git_repository *repo, const git_tree *dir,
+		       const char *series, const struct history_filter *f,
+		       struct history_list *list)
 {
 	int rc = 0;
 
@@ -1572,19 +1651,20 @@ static int read_series(struct store *s, const git_tree *dir, const char *series,
 			continue;
 		if (f->since && strncmp(name, f->since, 7) < 0)
 			continue; /* "YYYY-MM" before the month of --since */
-		rc = read_shard_records(s, e, series, f, list);
+		rc = read_shard_records(s, repo, e, series, f, list);
 	}
 	return rc;
 }
 
-static int read_tree(struct store *s, const git_oid *tip, const struct history_filter *f,
-		     struct history_list *list)
+/* The records at tip (a commit of repo) that pass f, into list. */
+static int read_tree(struct store *s, git_repository *repo, const git_oid *tip,
+		     const struct history_filter *f, struct history_list *list)
 {
 	git_commit *c = NULL;
 	git_tree *root = NULL;
 	int rc = 0;
 
-	if (git_commit_lookup(&c, s->repo, tip) < 0 || git_commit_tree(&root, c) < 0) {
+	if (git_commit_lookup(&c, repo, tip) < 0 || git_commit_tree(&root, c) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: the tip of %s: %s", s->branch, git_why());
 		goto out;
 	}
@@ -1593,14 +1673,15 @@ static int read_tree(struct store *s, const git_oid *tip, const struct history_f
 		git_tree *dir = NULL;
 
 		if (git_tree_entry_type(e) != GIT_OBJECT_TREE ||
-		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0))
-			continue;
-		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0) {
+		    (f->series && strcmp(f->series, git_tree_entry_name(e)) != 0) ||
+		    (f->label && !history_series_may_hold(git_tree_entry_name(e), f->label)))
+			continue; /* decided by the folder's name: its shards are not read */
+		if (git_tree_lookup(&dir, repo, git_tree_entry_id(e)) < 0) {
 			rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", git_tree_entry_name(e),
 					  git_why());
 			break;
 		}
-		rc = read_series(s, dir, git_tree_entry_name(e), f, list);
+		rc = read_series(s, repo, dir, git_tree_entry_name(e), f, list);
 		git_tree_free(dir);
 	}
 out:
@@ -1630,7 +1711,7 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 		return ATTEMPT_DONE; /* no branch: no records */
 	*exists = 1;
 	git_error_clear();
-	*rc = read_tree(s, &tip, f, &got);
+	*rc = read_tree(s, s->repo, &tip, f, &got);
 	a = *rc == 0				   ? ATTEMPT_DONE
 	    : *rc != PG_EUNSUPP && local_failure() ? ATTEMPT_RENEW
 						   : ATTEMPT_FAIL;
@@ -1638,6 +1719,36 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 		history_list_move(list, &got.r[k]);
 	history_list_release(&got);
 	return a;
+}
+
+/*
+ * A local remote is read where it is: its objects are on this machine
+ * already, and git's objects never change once written, so the branch's tip
+ * and the trees and shards it names are read straight from the remote's
+ * object store, as a concurrent append leaves it (the ref moves atomically,
+ * after the objects it names are written). Nothing is copied: a read costs
+ * the shards of the series asked for, however long the history.
+ */
+static int read_local(struct store *s, const struct history_filter *f, struct history_list *list,
+		      int *exists)
+{
+	git_repository *rr = NULL;
+	git_oid tip;
+	int rc = 0, r;
+
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+		return pg_error_set(PG_EDELIVERY, "history: cannot open '%s': %s", s->local,
+				    git_why());
+	r = git_reference_name_to_id(&tip, rr, s->head);
+	if (r == 0) {
+		*exists = 1;
+		rc = read_tree(s, rr, &tip, f, list);
+	} else if (r != GIT_ENOTFOUND) {
+		rc = pg_error_set(PG_EDELIVERY, "history: %s in '%s': %s", s->head, s->local,
+				  git_why());
+	}
+	git_repository_free(rr);
+	return rc;
 }
 
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
@@ -1650,7 +1761,18 @@ int history_read(const struct history_store_opts *o, const struct history_filter
 	*exists = 0;
 	git_libgit2_init();
 	isolate_config();
-	if ((rc = store_open(&s, o)) || (rc = store_lock(&s)))
+	if ((rc = store_open(&s, o)))
+		goto out;
+	if (s.local) {
+		struct history_list got = {0};
+
+		rc = read_local(&s, f, &got, exists);
+		for (uint32_t k = 0; rc == 0 && k < got.n; k++)
+			history_list_move(list, &got.r[k]);
+		history_list_release(&got);
+		goto out;
+	}
+	if ((rc = store_lock(&s)))
 		goto out;
 	a = read_once(&s, f, list, exists, &rc);
 	if (a == ATTEMPT_RENEW && !s.renewed) {
@@ -1667,6 +1789,241 @@ int history_read(const struct history_store_opts *o, const struct history_filter
 		rc = pg_error_set(rc, "history: %s", why);
 	}
 out:
+	store_release(&s);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* ---- compaction ---- */
+
+/* refs/heads/<branch>-archive/<day of tip>-<12 hex of tip>: never rewritten. */
+static char *archive_ref(struct store *s, const git_commit *tip)
+{
+	time_t t = (time_t)git_commit_time(tip);
+	char hex[13], day[16];
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(tip));
+	return pg_xasprintf("refs/heads/%s-archive/%s-%s", s->branch, day, hex);
+}
+
+/* The commits of tip's history (tip included). */
+static uint32_t history_commits(struct store *s, const git_oid *tip)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	uint32_t n = 0;
+
+	if (git_revwalk_new(&walk, s->repo) == 0 && git_revwalk_push(walk, tip) == 0)
+		while (git_revwalk_next(&id, walk) == 0)
+			n++;
+	git_revwalk_free(walk);
+	return n;
+}
+
+/* The root commit holding tip's tree, as COMPACT_HEAD; tip as COMPACT_ARCHIVE. */
+static int compact_build(struct store *s, git_commit *tip, const char *archive, git_oid *out)
+{
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_reference *a = NULL, *h = NULL;
+	struct pg_buf msg = PG_BUF_INIT;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(tip));
+	pg_buf_addf(&msg,
+		    "history: compaction of %s\n\nThe records of %s at %s, in one commit; the "
+		    "commits before it are kept as %s.\n",
+		    s->branch, s->branch, hex, archive);
+	if (git_commit_tree(&tree, tip) < 0 || git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
+	    git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, 0, NULL) < 0 ||
+	    git_reference_create(&h, s->repo, COMPACT_HEAD, out, 1, NULL) < 0 ||
+	    git_reference_create(&a, s->repo, COMPACT_ARCHIVE, git_commit_id(tip), 1, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+	git_reference_free(a);
+	git_reference_free(h);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	pg_buf_release(&msg);
+	return rc;
+}
+
+/* A local remote: the commit's objects, the archive ref (absent, or already
+ * tip), then the branch moved from tip to the commit by compare-and-swap. */
+static enum attempt compact_local(struct store *s, const git_oid *commit, const git_oid *tip,
+				  const char *archive)
+{
+	git_repository *rr = NULL;
+	git_reference *ref = NULL;
+	git_oid zero, have;
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	memset(&zero, 0, sizeof(zero));
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	if (pack_into(s, rr, commit, tip)) {
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = git_reference_create_matching(&ref, rr, archive, tip, 1, &zero,
+					   "profgate: history compact (archive)");
+	git_reference_free(ref);
+	ref = NULL;
+	if (rc < 0 &&
+	    !(git_reference_name_to_id(&have, rr, archive) == 0 && git_oid_equal(&have, tip))) {
+		pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", archive, s->local,
+			     git_why());
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
+					   "profgate: history compact");
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (%s)", git_why());
+	} else if (rc < 0) {
+		a = ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "cannot update %s in '%s': %s", s->branch, s->local,
+			     git_why());
+	}
+out:
+	git_reference_free(ref);
+	git_repository_free(rr);
+	return a;
+}
+
+/* Over http(s): connect for the push, check that the server still
+ * advertises tip, then push the archive and the forced update on that
+ * connection. libgit2 sends the advertised tip as the update's old value and
+ * receive-pack compares it under the ref's lock: a lease, so a record that
+ * lands after the check makes the update fail rather than vanish. */
+static enum attempt compact_smart(struct store *s, const git_oid *tip, const char *archive)
+{
+	git_remote_callbacks cb;
+	git_proxy_options px;
+	git_push_options po;
+	const git_remote_head **heads;
+	size_t n;
+	char *specs[2] = {pg_xasprintf("+%s:%s", COMPACT_HEAD, s->head),
+			  pg_xasprintf("%s:%s", COMPACT_ARCHIVE, archive)};
+	git_strarray arr = {specs, 2};
+	struct pg_buf said = PG_BUF_INIT;
+	enum attempt a = ATTEMPT_DONE;
+	int rc, same = 0;
+
+	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
+	callbacks(s, &cb);
+	git_proxy_options_init(&px, GIT_PROXY_OPTIONS_VERSION);
+	px.type = GIT_PROXY_AUTO;
+	git_error_clear();
+	rc = git_remote_connect(s->remote, GIT_DIRECTION_PUSH, &cb, &px, NULL);
+	if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "cannot connect to '%s': %s", s->url, git_why());
+		goto out;
+	}
+	if (git_remote_ls(&heads, &n, s->remote) == 0)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(heads[i]->name, s->head) == 0)
+				same = git_oid_equal(&heads[i]->oid, tip);
+	if (!same) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (the tip moved)");
+		goto out;
+	}
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	callbacks(s, &po.callbacks);
+	po.proxy_opts.type = GIT_PROXY_AUTO;
+	free(s->status);
+	s->status = NULL;
+	git_error_clear();
+	rc = git_remote_upload(s->remote, &arr, &po);
+	remote_text(s, &said);
+	if (rc == GIT_ENONFASTFORWARD) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY,
+			     "a record landed during the compaction (non-fast-forward)");
+	} else if (rc < 0) {
+		a = classify(s, rc);
+		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s%s%s%s", s->url, git_why(),
+			     said.len ? " (remote: " : "", said.len ? said.ptr : "",
+			     said.len ? ")" : "");
+	} else if (s->status) {
+		a = status_race(s->status) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "'%s' refused the compaction of %s: %s%s%s%s", s->url,
+			     s->branch, s->status, said.len ? " (remote: " : "",
+			     said.len ? said.ptr : "", said.len ? ")" : "");
+	}
+out:
+	pg_buf_release(&said);
+	git_remote_disconnect(s->remote);
+	free(specs[0]);
+	free(specs[1]);
+	return a;
+}
+
+static enum attempt compact_once(struct store *s, struct history_compact_result *res)
+{
+	git_commit *tip_c = NULL;
+	git_oid tip, commit;
+	enum attempt a = ATTEMPT_DONE;
+	char *archive = NULL;
+
+	if (store_repo(s))
+		return ATTEMPT_FAIL;
+	if ((a = store_fetch(s)) != ATTEMPT_DONE)
+		return a;
+	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
+		return ATTEMPT_DONE; /* no branch: nothing to compact */
+	git_error_clear();
+	if (git_commit_lookup(&tip_c, s->repo, &tip) < 0) {
+		pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
+		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	}
+	res->exists = 1;
+	res->commits = history_commits(s, &tip);
+	if (git_commit_parentcount(tip_c) == 0)
+		goto out; /* one commit already */
+	archive = archive_ref(s, tip_c);
+	if (compact_build(s, tip_c, archive, &commit)) {
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+		goto out;
+	}
+	push_delay();
+	a = s->local ? compact_local(s, &commit, &tip, archive) : compact_smart(s, &tip, archive);
+	if (a == ATTEMPT_DONE) {
+		res->compacted = 1;
+		git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+		free(res->archive);
+		res->archive = pg_xstrdup(archive + strlen("refs/heads/"));
+	}
+out:
+	free(archive);
+	git_commit_free(tip_c);
+	return a;
+}
+
+static enum attempt compact_attempt(struct store *s, void *ctx)
+{
+	return compact_once(s, ctx);
+}
+
+int history_compact(const struct history_store_opts *o, struct history_compact_result *res)
+{
+	struct store s;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	git_libgit2_init();
+	isolate_config();
+	if ((rc = store_open(&s, o)) == 0)
+		rc = retry_loop(&s, compact_attempt, res, "compaction ", &res->attempts);
 	store_release(&s);
 	git_libgit2_shutdown();
 	return rc;

@@ -91,18 +91,63 @@ static void ranks_of(const double *x, uint32_t n, double *rank)
 	free(r);
 }
 
-/* The largest |z| of the rank sum before a split, over the allowed splits. */
-static double scan_ranks(const double *rank, uint32_t n, uint32_t min_seg, uint32_t *at)
+/*
+ * What the scan of a length needs besides the ranks, made once per length and
+ * shared by every shuffle of it: per split t, t times the mean rank and the
+ * rank sum's sd (the same doubles a scan would compute, so the statistics are
+ * bit for bit the same), and for the shuffle the divisors' reciprocals. A
+ * permutation test scans one length thousands of times, and the square root
+ * and the 64-bit division per point were most of its cost.
+ */
+struct scan_len {
+	uint32_t n, L;
+	double *mean_t, *sd_t; /* [t]: t * mean rank; sqrt(var of the sum of t ranks) */
+#ifdef __SIZEOF_INT128__
+	__extension__ unsigned __int128 *inv; /* [d]: 2^128 / d rounded up, d in 2..n */
+#endif
+};
+
+static void scan_len_init(struct scan_len *k, uint32_t n, uint32_t L)
 {
-	double sum = 0, best = 0, mean_rank = (n + 1) / 2.0;
+	double mean_rank = (n + 1) / 2.0;
+
+	k->n = n;
+	k->L = L;
+	k->mean_t = pg_xcalloc((size_t)n + 1, sizeof(double));
+	k->sd_t = pg_xcalloc((size_t)n + 1, sizeof(double));
+	for (uint32_t t = 1; t <= n; t++) {
+		double var = (double)t * (n - t) * (n + 1) / 12.0;
+		k->mean_t[t] = t * mean_rank;
+		k->sd_t[t] = sqrt(var);
+	}
+#ifdef __SIZEOF_INT128__
+	k->inv = pg_xcalloc((size_t)n + 1, sizeof(*k->inv));
+	for (uint32_t d = 2; d <= n; d++)
+		k->inv[d] = ~(__extension__(unsigned __int128) 0) / d + 1;
+#endif
+}
+
+static void scan_len_release(struct scan_len *k)
+{
+	free(k->mean_t);
+	free(k->sd_t);
+#ifdef __SIZEOF_INT128__
+	free(k->inv);
+#endif
+}
+
+/* The largest |z| of the rank sum before a split, over the allowed splits. */
+static double scan_ranks(const double *rank, const struct scan_len *k, uint32_t *at)
+{
+	double sum = 0, best = 0;
+	uint32_t n = k->n, min_seg = k->L;
 
 	*at = 0;
 	for (uint32_t t = 1; t + min_seg <= n; t++) {
 		sum += rank[t - 1];
 		if (t < min_seg)
 			continue;
-		double var = (double)t * (n - t) * (n + 1) / 12.0;
-		double z = fabs(sum - t * mean_rank) / sqrt(var);
+		double z = fabs(sum - k->mean_t[t]) / k->sd_t[t];
 		if (z > best * (1 + 1e-12) + 1e-12) {
 			best = z;
 			*at = t;
@@ -114,6 +159,7 @@ static double scan_ranks(const double *rank, uint32_t n, uint32_t min_seg, uint3
 double history_split_scan(const double *x, uint32_t n, uint32_t min_segment, uint32_t *at)
 {
 	uint32_t L = min_segment ? min_segment : DEFAULT_MIN_SEG;
+	struct scan_len k;
 	double *rank, z;
 
 	*at = 0;
@@ -121,7 +167,9 @@ double history_split_scan(const double *x, uint32_t n, uint32_t min_segment, uin
 		return 0;
 	rank = pg_xcalloc(n, sizeof(double));
 	ranks_of(x, n, rank);
-	z = scan_ranks(rank, n, L, at);
+	scan_len_init(&k, n, L);
+	z = scan_ranks(rank, &k, at);
+	scan_len_release(&k);
 	free(rank);
 	return z;
 }
@@ -136,10 +184,29 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static void shuffle(double *v, uint32_t n, uint64_t *seed)
+/* splitmix64(seed) % d, without a 64-bit division where the compiler has
+ * 128-bit integers: Lemire's direct remainder (Lemire, Kaser, Kurz, "Faster
+ * remainder by direct computation", 2019), exact for every 64-bit numerator
+ * with a 128-bit inverse. */
+static uint32_t draw_below(uint64_t *seed, const struct scan_len *k, uint32_t d)
 {
-	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)(splitmix64(seed) % (i + 1));
+	uint64_t a = splitmix64(seed);
+#ifdef __SIZEOF_INT128__
+	__extension__ typedef unsigned __int128 u128;
+	u128 low = k->inv[d] * a;
+	u128 bottom = ((u128)(uint64_t)low * d) >> 64, top = (u128)(uint64_t)(low >> 64) * d;
+
+	return (uint32_t)((bottom + top) >> 64);
+#else
+	return (uint32_t)(a % d);
+#endif
+}
+
+/* Fisher-Yates over v[0..k->n). */
+static void shuffle(double *v, const struct scan_len *k, uint64_t *seed)
+{
+	for (uint32_t i = k->n - 1; i > 0; i--) {
+		uint32_t j = draw_below(seed, k, i + 1);
 		double t = v[i];
 		v[i] = v[j];
 		v[j] = t;
@@ -161,15 +228,15 @@ static int at_least(double stat, double observed)
 
 /* Shuffle the ranks `total` times, stopping once p cannot come down to
  * give_up_alpha; p = (1 + as extreme) / (1 + shuffles). */
-static double permute(double *rank, uint32_t n, uint32_t L, double observed, uint32_t total,
+static double permute(double *rank, const struct scan_len *len, double observed, uint32_t total,
 		      double give_up_alpha, uint64_t seed)
 {
 	double give_up = give_up_alpha * (total + 1.0);
 	uint32_t k = 0, exceed = 0, at;
 
 	while (k < total && exceed < give_up) {
-		shuffle(rank, n, &seed);
-		exceed += at_least(scan_ranks(rank, n, L, &at), observed);
+		shuffle(rank, len, &seed);
+		exceed += at_least(scan_ranks(rank, len, &at), observed);
 		k++;
 	}
 	return (exceed + 1.0) / (k + 1.0);
@@ -179,15 +246,18 @@ double history_split_p(const double *x, uint32_t n, uint32_t min_segment, double
 		       uint64_t seed)
 {
 	uint32_t L = min_segment ? min_segment : DEFAULT_MIN_SEG, at;
+	struct scan_len k;
 	double *rank, observed, p = 1;
 
 	if (n < 2 * L)
 		return 1;
 	rank = pg_xcalloc(n, sizeof(double));
 	ranks_of(x, n, rank);
-	observed = scan_ranks(rank, n, L, &at);
+	scan_len_init(&k, n, L);
+	observed = scan_ranks(rank, &k, &at);
 	if (observed > 0) /* else every value is equal: nothing to find */
-		p = permute(rank, n, L, observed, permutations_for(alpha), alpha, seed);
+		p = permute(rank, &k, observed, permutations_for(alpha), alpha, seed);
+	scan_len_release(&k);
 	free(rank);
 	return p;
 }
@@ -195,42 +265,93 @@ double history_split_p(const double *x, uint32_t n, uint32_t min_segment, double
 /*
  * Without ties the ranks are a permutation of 1..n, so the null distribution
  * of the best split depends on n alone: it is drawn once per length (fixed
- * seed) and shared by every metric and segment of that length, which makes a
- * trend of many metrics cheap. Ranks with ties are shuffled themselves.
+ * seed) and shared by every metric and segment of that length, and by every
+ * series of a trend, which makes a trend of many metrics and series cheap.
+ * Ranks with ties are shuffled themselves.
  */
 struct null_table {
-	uint32_t n;
+	uint32_t perms;
 	double *stat; /* sorted */
+};
+
+/* One length's scan constants and null tables (one per number of shuffles). */
+struct len_entry {
+	struct scan_len k;
+	struct null_table *t;
+	uint32_t n_t;
+};
+
+/* What a trend computes once per length and reuses: by_n[n], made on first use. */
+struct cp_cache {
+	uint32_t L; /* every context using it has this L and one seed */
+	struct len_entry **by_n;
+	uint32_t cap;
 };
 
 struct cp_ctx {
 	uint32_t L, perms;
 	uint64_t seed;
 	double alpha; /* the level of a segment's test */
-	struct null_table *t;
-	uint32_t n_t;
+	struct cp_cache *cache;
 };
 
-static const struct null_table *null_for(struct cp_ctx *c, uint32_t n)
+static void cache_init(struct cp_cache *c, uint32_t L)
+{
+	memset(c, 0, sizeof(*c));
+	c->L = L;
+}
+
+static struct len_entry *len_for(struct cp_cache *c, uint32_t n)
+{
+	if (n >= c->cap) {
+		uint32_t cap = n + 1 > 2 * c->cap ? n + 1 : 2 * c->cap;
+		c->by_n = pg_xrealloc(c->by_n, cap * sizeof(*c->by_n));
+		memset(c->by_n + c->cap, 0, (cap - c->cap) * sizeof(*c->by_n));
+		c->cap = cap;
+	}
+	if (!c->by_n[n]) {
+		c->by_n[n] = pg_xcalloc(1, sizeof(struct len_entry));
+		scan_len_init(&c->by_n[n]->k, n, c->L);
+	}
+	return c->by_n[n];
+}
+
+static void cache_release(struct cp_cache *c)
+{
+	for (uint32_t n = 0; n < c->cap; n++) {
+		struct len_entry *e = c->by_n[n];
+		if (!e)
+			continue;
+		for (uint32_t i = 0; i < e->n_t; i++)
+			free(e->t[i].stat);
+		free(e->t);
+		scan_len_release(&e->k);
+		free(e);
+	}
+	free(c->by_n);
+}
+
+static const struct null_table *null_for(struct cp_ctx *c, struct len_entry *e)
 {
 	struct null_table *t;
+	uint32_t n = e->k.n;
 	uint64_t seed = c->seed ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
 	double *rank;
 	uint32_t at;
 
-	for (uint32_t i = 0; i < c->n_t; i++)
-		if (c->t[i].n == n)
-			return &c->t[i];
-	c->t = pg_xrealloc(c->t, (c->n_t + 1) * sizeof(*c->t));
-	t = &c->t[c->n_t++];
-	t->n = n;
+	for (uint32_t i = 0; i < e->n_t; i++)
+		if (e->t[i].perms == c->perms)
+			return &e->t[i];
+	e->t = pg_xrealloc(e->t, (e->n_t + 1) * sizeof(*e->t));
+	t = &e->t[e->n_t++];
+	t->perms = c->perms;
 	t->stat = pg_xcalloc(c->perms, sizeof(double));
 	rank = pg_xcalloc(n, sizeof(double));
 	for (uint32_t i = 0; i < n; i++)
 		rank[i] = i + 1;
 	for (uint32_t k = 0; k < c->perms; k++) {
-		shuffle(rank, n, &seed);
-		t->stat[k] = scan_ranks(rank, n, c->L, &at);
+		shuffle(rank, &e->k, &seed);
+		t->stat[k] = scan_ranks(rank, &e->k, &at);
 	}
 	qsort(t->stat, c->perms, sizeof(double), pg_cmp_double);
 	free(rank);
@@ -255,28 +376,23 @@ static double p_from_table(const struct null_table *t, uint32_t perms, double ob
 static double split(struct cp_ctx *c, const double *x, uint32_t n, double give_up_alpha,
 		    uint32_t *at)
 {
+	struct len_entry *e;
 	double *rank, observed, p = 1;
 
 	*at = 0;
 	if (n < 2 * c->L)
 		return 1;
+	e = len_for(c->cache, n);
 	rank = pg_xcalloc(n, sizeof(double));
 	ranks_of(x, n, rank);
-	observed = scan_ranks(rank, n, c->L, at);
+	observed = scan_ranks(rank, &e->k, at);
 	if (observed > 0 && !ties_in(x, n))
-		p = p_from_table(null_for(c, n), c->perms, observed);
+		p = p_from_table(null_for(c, e), c->perms, observed);
 	else if (observed > 0)
-		p = permute(rank, n, c->L, observed, c->perms, give_up_alpha,
+		p = permute(rank, &e->k, observed, c->perms, give_up_alpha,
 			    c->seed ^ ((uint64_t)n << 32));
 	free(rank);
 	return p;
-}
-
-static void ctx_release(struct cp_ctx *c)
-{
-	for (uint32_t i = 0; i < c->n_t; i++)
-		free(c->t[i].stat);
-	free(c->t);
 }
 
 /* ---- binary segmentation ---- */
@@ -331,17 +447,15 @@ static void finish_cps(const double *x, uint32_t n, struct cps *c)
 uint32_t history_change_points(const double *x, uint32_t n, const struct history_cp_opts *o,
 			       struct history_cp *out)
 {
-	struct cp_ctx c = {o->min_segment ? o->min_segment : DEFAULT_MIN_SEG,
-			   permutations_for(o->alpha),
-			   o->seed,
-			   o->alpha,
-			   NULL,
-			   0};
+	uint32_t L = o->min_segment ? o->min_segment : DEFAULT_MIN_SEG;
+	struct cp_cache cache;
+	struct cp_ctx c = {L, permutations_for(o->alpha), o->seed, o->alpha, &cache};
 	struct cps found = {out, 0};
 
+	cache_init(&cache, L);
 	segment(&c, x, 0, n, &found);
 	finish_cps(x, n, &found);
-	ctx_release(&c);
+	cache_release(&cache);
 	return found.n;
 }
 
@@ -580,11 +694,12 @@ static void metric_cps(struct cp_ctx *c, const struct first *f, struct history_t
 	free(found.v);
 }
 
-static void series_cps(struct history_trend_series *s, const struct history_trend_opts *o)
+static void series_cps(struct history_trend_series *s, const struct history_trend_opts *o,
+		       struct cp_cache *cache)
 {
 	uint32_t m = s->n_tested ? s->n_tested : 1;
-	struct cp_ctx c = {
-	    o->min_segment, permutations_for(o->alpha / m), SEED_BASE, o->alpha, NULL, 0};
+	struct cp_ctx c = {o->min_segment, permutations_for(o->alpha / m), SEED_BASE, o->alpha,
+			   cache};
 	struct first *f = pg_xcalloc(s->n_m + 1, sizeof(*f));
 
 	struct cp_ctx sub;
@@ -593,7 +708,7 @@ static void series_cps(struct history_trend_series *s, const struct history_tren
 		first_split(&c, &s->m[i], s->n, &f[i]);
 	s->n_changed = discoveries(f, s->n_m, m, o->alpha);
 	/* inside the changed metrics, at the level that chose them (fewer shuffles resolve it) */
-	sub = (struct cp_ctx){c.L, 0, SEED_BASE, s->n_changed * o->alpha / m, NULL, 0};
+	sub = (struct cp_ctx){c.L, 0, SEED_BASE, s->n_changed * o->alpha / m, cache};
 	sub.perms = permutations_for(sub.alpha > 0 ? sub.alpha : o->alpha);
 	for (uint32_t i = 0; i < s->n_m; i++) {
 		if (s->n_changed && f[i].p <= sub.alpha)
@@ -602,8 +717,6 @@ static void series_cps(struct history_trend_series *s, const struct history_tren
 		free(f[i].rec);
 	}
 	free(f);
-	ctx_release(&c);
-	ctx_release(&sub);
 }
 
 static void build_metric(const struct history_trend_series *s, const struct history_trend *t,
@@ -629,7 +742,8 @@ static void build_metric(const struct history_trend_series *s, const struct hist
 			     gate_level(t->o.th, m->rule, name, m_parts), step);
 }
 
-static void build_series(struct history_trend_series *s, const struct history_trend *t)
+static void build_series(struct history_trend_series *s, const struct history_trend *t,
+			 struct cp_cache *cache)
 {
 	uint32_t n_names;
 	const char **names = metric_names(s, t->o.metric, &n_names);
@@ -652,7 +766,7 @@ static void build_series(struct history_trend_series *s, const struct history_tr
 		s->n_flagged += s->m[i].flagged;
 	}
 	s->n_m = n_names;
-	series_cps(s, &t->o);
+	series_cps(s, &t->o, cache);
 	free(names);
 	free(step);
 }
@@ -675,10 +789,12 @@ void history_trend_build(const struct history_list *l, const struct history_tren
 			 struct history_trend *t)
 {
 	const struct history_record **r = pg_xcalloc(l->n + 1, sizeof(*r));
+	struct cp_cache cache;
 	uint32_t n = 0;
 
 	memset(t, 0, sizeof(*t));
 	defaults(t, o);
+	cache_init(&cache, t->o.min_segment);
 	for (uint32_t i = 0; i < l->n; i++)
 		if (kind_in(l->r[i].kind, t->o.kinds))
 			r[n++] = &l->r[i];
@@ -695,9 +811,10 @@ void history_trend_build(const struct history_list *l, const struct history_tren
 		s->n = j - i;
 		s->r = pg_xcalloc(s->n, sizeof(*s->r));
 		memcpy(s->r, r + i, s->n * sizeof(*s->r));
-		build_series(s, t);
+		build_series(s, t, &cache);
 		i = j;
 	}
+	cache_release(&cache);
 	free(r);
 }
 

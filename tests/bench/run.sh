@@ -3,11 +3,21 @@
 # alternately, and report median wall times, their ratio and profgate's peak RSS against the goals;
 # then a synthetic XPlane of 15.4M events against `cat FILE`, and a folder of 64 per-rank Kineto
 # files read with -j 1 against -j 2.
-# Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder.
+# Then the history rows (tests/bench/history.sh: reads of generated history branches).
+# Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history
+# (make bench BENCH=history) runs the history rows alone.
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
 top=$(git rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/../.." && pwd))
+case ${PG_BENCH:-all} in
+all) ;;
+history) exec sh "$top/tests/bench/history.sh" "$BUILD" ;;
+*)
+	echo "bench: PG_BENCH='$PG_BENCH': give all or history" >&2
+	exit 2
+	;;
+esac
 CORPUS=${PG_CORPUS:-$top/../shared/corpus}
 SOURCE=facebookresearch__HolisticTraceAnalysis/nccl_data.json.gz
 PG=$BUILD/profgate
@@ -29,7 +39,7 @@ MIB=1048576
 if [ ! -d "$CORPUS" ] || [ ! -f "$CORPUS/$SOURCE" ]; then
 	echo "bench: skipped: no corpus at $CORPUS (set PG_CORPUS); the generated inputs need" \
 		"$SOURCE from it as their source"
-	exit 0
+	exec sh "$top/tests/bench/history.sh" "$BUILD"
 fi
 CORPUS=$(cd "$CORPUS" && pwd)
 for b in "$PG" "$GEN" "$XGEN" "$TIMER"; do
@@ -361,3 +371,4 @@ echo "bench: other processes used $others cores on average during the timed runs
 } >"$OUT/inspect.md"
 cat "$OUT/inspect.md"
 echo "bench: table written to $OUT/inspect.md" >&2
+sh "$top/tests/bench/history.sh" "$BUILD"

@@ -1,0 +1,71 @@
+/*
+ * profgate history compact: fold the history branch into one root commit
+ * holding every record, the old commits kept on an archive branch, so that a
+ * fresh clone of the branch costs its records rather than every version of
+ * every shard (src/history/store.c, "The tip and its cost"). Safe while jobs
+ * append: the branch moves with a lease, and appenders rebuild on the new tip.
+ * Prints and picks exit codes.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../history/history.h"
+
+static const char *opt_repo, *opt_branch;
+
+static const struct cmd_opt compact_opts[] = {
+    {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
+     NULL, &opt_repo, CMD_OPT_REQUIRED},
+    {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
+};
+
+static const struct cmd_spec compact_spec = {
+    "history compact", "",
+    "Fold the history branch into one root commit with the same records and shards, the old\n"
+    "commits kept on the branch <branch>-archive/<day>-<commit>. The branch moves only if no\n"
+    "record landed meanwhile (else it compacts again); jobs appending at the same time retry on\n"
+    "the new tip, so no record is lost. Exit 5 when the remote refused or could not be reached.",
+    compact_opts, (int)PG_ARRAY_LEN(compact_opts)};
+
+int cmd_history_compact(int argc, char **argv)
+{
+	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct history_store_opts o;
+	struct history_compact_result res;
+	const char *b;
+	int n_pos, rc;
+
+	memset(&res, 0, sizeof(res));
+	opt_repo = opt_branch = NULL;
+	if (cmd_parse_or_help(&compact_spec, argc, argv, pos, &n_pos, NULL, &rc))
+		goto out;
+	if (n_pos != 0 || !opt_repo) {
+		pg_error_set(PG_EUSAGE, "history compact: give --repo URL_OR_PATH (see 'profgate "
+					"history compact --help')");
+		rc = cmd_error(PG_EXIT_USAGE);
+		goto out;
+	}
+	b = opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH;
+	cmd_history_store_opts(&o, opt_repo, opt_branch);
+	if ((rc = history_compact(&o, &res))) {
+		rc = cmd_error(pg_exit_code(rc));
+		goto out;
+	}
+	if (!res.exists)
+		printf("history compact: no branch '%s' at '%s' yet: nothing to compact\n", b,
+		       opt_repo);
+	else if (!res.compacted)
+		printf("history compact: %s is one commit already\n", b);
+	else
+		printf("history compact: %s: %u commits into one (commit %.7s, %u attempt%s); the "
+		       "old history is on %s\n",
+		       b, res.commits, res.commit, res.attempts, res.attempts == 1 ? "" : "s",
+		       res.archive);
+	rc = PG_EXIT_OK;
+out:
+	free(res.archive);
+	free(pos);
+	return rc;
+}

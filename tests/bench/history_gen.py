@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""history_gen: a profgate history branch of N records in a bare repository, for `make bench`.
+
+50 series (labels "bench 00" .. "bench 49"), one nightly record per series per day from
+2021-01-01, one commit per record, each commit rewriting the record's month shard
+<series>/<YYYY-MM>.jsonl with the line appended: the layout, commit message and author that
+`profgate history append` writes. The records are the template (tests/bench/history_record.jsonl,
+a line a real `gate --history` run appended) with their own id, time, series, label, run and sha,
+and every metric scaled by a small deterministic factor (a slow drift and day-to-day noise), its
+text keeping the template's decimals. The commits are streamed into `git fast-import`, not made by
+N appends, so that 18k records take seconds.
+
+Usage: history_gen.py --repo DIR.git --records N [--template FILE] [--branch B] [--series K]
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+BOT = b"profgate-bot <profgate-bot@users.noreply.github.com>"
+T0 = datetime.datetime(2021, 1, 1, 6, 0, 0, tzinfo=datetime.timezone.utc)
+NUM = re.compile(r'("(?:[^"\\]|\\.)*":)(-?[0-9]+(?:\.([0-9]+))?)')
+
+
+def series_of(label):
+    slug = re.sub(r"[^a-z0-9_]+", "-", label.lower()).strip("-")
+    return "%s-%s" % (slug, hashlib.sha256(("label=%s\n" % label).encode()).hexdigest()[:8])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--records", type=int, required=True)
+    ap.add_argument("--template",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "history_record.jsonl"))
+    ap.add_argument("--branch", default="profgate-history")
+    ap.add_argument("--series", type=int, default=50)
+    a = ap.parse_args()
+
+    tpl = open(a.template).readline().rstrip("\n")
+    rec = json.loads(tpl)
+    head, rest = tpl.split('"metrics":{', 1)
+    metrics, tail = rest.split("}", 1)
+    old = {k: rec[k] for k in ("record_id", "time", "series", "label", "sha", "run_id")}
+
+    if not os.path.isdir(a.repo):
+        subprocess.run(["git", "init", "-q", "--bare", a.repo], check=True)
+    fi = subprocess.Popen(["git", "--git-dir", a.repo, "fast-import", "--quiet", "--force"],
+                          stdin=subprocess.PIPE)
+    out = fi.stdin
+    shards = {}
+    labels = ["bench %02d" % s for s in range(a.series)]
+    names = [series_of(l) for l in labels]
+    for i in range(a.records):
+        day, s = divmod(i, a.series)
+        when = T0 + datetime.timedelta(days=day, seconds=s)
+        time = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        rid = hashlib.sha256(("%d/%d" % (s, day)).encode()).hexdigest()[:32]
+        sha = hashlib.sha1(("%d/%d" % (s, day)).encode()).hexdigest()
+        run = "night-%d-%d" % (s, day)
+        noise = (int(rid[:8], 16) / 0xFFFFFFFF - 0.5) * 0.02
+        f = 1.0 + noise + 0.0001 * day * (s % 3 - 1)
+
+        def scale(m):
+            dec = len(m.group(3)) if m.group(3) else 0
+            return m.group(1) + ("%.*f" % (dec, float(m.group(2)) * f))
+
+        h = head
+        for k, v in ((old["record_id"], rid), (old["time"], time), (old["series"], names[s]),
+                     (old["sha"], sha), (old["run_id"], run)):
+            h = h.replace('"%s"' % k, '"%s"' % v, 1)
+        h = h.replace('"label":"%s"' % old["label"], '"label":%s' % json.dumps(labels[s]), 1)
+        line = h + '"metrics":{' + NUM.sub(scale, metrics) + "}" + tail + "\n"
+        path = "%s/%s.jsonl" % (names[s], time[:7])
+        content = shards.get(path, b"") + line.encode()
+        shards[path] = content
+        if time[:7] != (when - datetime.timedelta(days=1)).strftime("%Y-%m"):
+            for p in [p for p in shards if p.startswith(names[s] + "/") and p != path]:
+                del shards[p]  # an older month is never rewritten: forget its bytes
+        msg = ("history: %s (%s): %s\n\nrecord: %s\nkind: %s\ntime: %s\nsha: %s\nrun: %s\n" %
+               (names[s], labels[s], rec["verdict"], rid, rec["kind"], time, sha, run)).encode()
+        stamp = b"%d +0000" % int(when.timestamp())
+        out.write(b"commit refs/heads/%s\n" % a.branch.encode())
+        out.write(b"author " + BOT + b" " + stamp + b"\ncommitter " + BOT + b" " + stamp + b"\n")
+        out.write(b"data %d\n%s\n" % (len(msg), msg))
+        out.write(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(content), content))
+    out.close()
+    if fi.wait() != 0:
+        sys.exit("history_gen: git fast-import failed")
+    subprocess.run(["git", "--git-dir", a.repo, "symbolic-ref", "HEAD",
+                    "refs/heads/" + a.branch], check=True)
+    print(" ".join(names))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+#!/bin/sh
+# history compact on a generated branch (tests/bench/history_gen.py): the branch folded into one
+# root commit with the same records, the old commits on an archive branch; then compactions
+# racing appenders (each with its own cache, their fetch-to-push windows widened), on a local
+# remote and over smart HTTP (tests/e2e/lib/git_http.py): every appender succeeds and every record
+# is on the branch exactly once. Over HTTP an update hook moves the branch while receive-pack runs
+# the compaction's update: the lease refuses it, and the compaction starts again and keeps the
+# record that landed. A fresh read after a compaction fetches a fraction of what it did before.
+set -u
+. "$(dirname "$0")/lib/tap.sh"
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+GEN=$TOP/tests/bench/history_gen.py
+local_env
+
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "history compact: python3 missing (the branch generator)"
+	done_testing
+	exit $?
+fi
+# records PREFIX N: N record files $T/PREFIX-<i>.json of series bench-00, ids and times their own.
+records() {
+	python3 - "$T/template.jsonl" "$T/$1" "$2" <<'PY'
+import hashlib, json, sys
+line = open(sys.argv[1]).readline()
+for i in range(int(sys.argv[3])):
+    r = json.loads(line)
+    r["record_id"] = hashlib.md5(("%s/%d" % (sys.argv[2], i)).encode()).hexdigest()
+    r["time"] = "2023-%02d-%02dT%02d:00:00Z" % (1 + i % 12, 1 + i % 28, i % 24)
+    open("%s-%d.json" % (sys.argv[2], i), "w").write(json.dumps(r))
+PY
+}
+# ids FILE: the sorted record ids of the JSON lines in FILE.
+ids() {
+	sed -n 's/.*"record_id":"\([^"]*\)".*/\1/p' "$1" | LC_ALL=C sort
+}
+# race REMOTE APPENDERS EACH COMPACTIONS [ENV...]: that many appenders (each EACH records, in a row,
+# with a cache of its own) and compactions at once; their exit codes in $T/race/*.rc.
+race() {
+	_url=$1 _a=$2 _e=$3 _c=$4
+	shift 4
+	rm -rf "$T/race"
+	mkdir -p "$T/race"
+	_pids=
+	_i=0
+	while [ $_i -lt "$_a" ]; do
+		records "rec$_i" "$_e"
+		(
+			_k=0 _bad=0
+			while [ $_k -lt "$_e" ]; do
+				env "$@" PROFGATE_CACHE_DIR="$T/race/a$_i" PROFGATE_TEST_PUSH_DELAY_MS=80 \
+					"$PROFGATE" history append --repo "$_url" "$T/rec$_i-$_k.json" \
+					>>"$T/race/a$_i.out" 2>&1 || _bad=$((_bad + 1))
+				_k=$((_k + 1))
+			done
+			echo $_bad >"$T/race/a$_i.rc"
+		) &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	(
+		_k=0 _bad=0
+		while [ $_k -lt "$_c" ]; do
+			env "$@" PROFGATE_CACHE_DIR="$T/race/c" PROFGATE_TEST_PUSH_DELAY_MS=150 \
+				"$PROFGATE" history compact --repo "$_url" >>"$T/race/c.out" 2>&1 ||
+				_bad=$((_bad + 1))
+			_k=$((_k + 1))
+		done
+		echo $_bad >"$T/race/c.rc"
+	) &
+	# shellcheck disable=SC2086
+	wait $_pids $!
+}
+# all_landed TITLE REMOTE BASE N [ENV...]: the branch holds the BASE records and the N raced ones,
+# each exactly once, and every appender and compaction exited 0.
+all_landed() {
+	_t=$1 _url=$2 _base=$3 _n=$4
+	shift 4
+	pge "$@" "$PROFGATE" history show --repo "$_url" --json
+	ids "$T/out" >"$T/got"
+	cat "$T"/rec*-*.json | ids /dev/stdin >"$T/want"
+	if [ "$rc" -eq 0 ] && [ "$(wc -l <"$T/got")" -eq $((_base + _n)) ] &&
+		[ -z "$(uniq -d "$T/got")" ] && [ -z "$(LC_ALL=C comm -23 "$T/want" "$T/got")" ] &&
+		[ "$(cat "$T"/race/*.rc | sort -u)" = 0 ]; then
+		ok "$_t"
+	else
+		not_ok "$_t: $(wc -l <"$T/got") records, $(uniq -d "$T/got" | wc -l) doubled, $(LC_ALL=C comm -23 "$T/want" "$T/got" | wc -l) missing, failures: $(cat "$T"/race/*.rc | tr '\n' ' ')"
+		tail -n 3 "$T"/race/*.out | sed 's/^/# /' | head -n 30
+	fi
+}
+
+python3 "$GEN" --repo "$T/k.git" --records 300 --series 5 >/dev/null
+pg history show --repo "$T/k.git" --json
+cp "$T/out" "$T/before.jsonl"
+sed -n 1p "$T/before.jsonl" >"$T/template.jsonl"
+pg history compact --repo "$T/k.git"
+check "compact: 300 commits into one, the old history on an archive branch" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history compact: profgate-history: 300 commits into one (commit [0-9a-f]*, 1 attempt); the old history is on profgate-history-archive/2021-" "$T/out"'
+check "the branch is one root commit with the old tip's tree; the archive keeps all 300 commits" \
+	eval '[ "$(git --git-dir="$T/k.git" rev-list --count profgate-history)" = 1 ] && arch=$(git --git-dir="$T/k.git" for-each-ref --format="%(refname)" refs/heads/profgate-history-archive/) && [ "$(git --git-dir="$T/k.git" rev-list --count "$arch")" = 300 ] && [ "$(git --git-dir="$T/k.git" rev-parse "profgate-history^{tree}")" = "$(git --git-dir="$T/k.git" rev-parse "$arch^{tree}")" ]'
+pg history show --repo "$T/k.git" --json
+check "every record reads the same after the compaction" cmp -s "$T/out" "$T/before.jsonl"
+pg history compact --repo "$T/k.git"
+check "compact again: one commit already, nothing pushed" \
+	eval '[ "$rc" -eq 0 ] && grep -q "is one commit already" "$T/out"'
+git init -q --bare "$T/empty.git"
+pg history compact --repo "$T/empty.git"
+check "compact a remote without the branch: exit 0, nothing to compact" \
+	eval '[ "$rc" -eq 0 ] && grep -q "nothing to compact" "$T/out"'
+
+race "$T/k.git" 6 3 4
+all_landed "local remote: 4 compactions racing 6 appenders of 3 records each: all 318 records, once each" \
+	"$T/k.git" 300 18 PROFGATE_CACHE_DIR="$T/cache"
+check "... the compactions compacted, and the history before each is archived" \
+	eval 'grep -q "commits into one" "$T/race/c.out" && [ "$(git --git-dir="$T/k.git" for-each-ref refs/heads/profgate-history-archive/ | wc -l)" -ge 2 ]'
+diag "compactions: $(grep -c "commits into one" "$T/race/c.out") compacted, $(grep -c "a record landed during the compaction" "$T/race/c.out") leases lost and retried"
+
+# ---- smart HTTP ----
+if [ ! -x "$(git --exec-path)/git-http-backend" ]; then
+	skip "smart HTTP compaction: git http-backend missing"
+	done_testing
+	exit $?
+fi
+mkdir -p "$T/srv"
+python3 "$GEN" --repo "$T/srv/h.git" --records 300 --series 5 >/dev/null
+git -C "$T/srv/h.git" config http.receivepack true
+TOKEN=tok-$$-compact
+PG_TEST_TOKEN=$TOKEN python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/port" "$T/http.log" \
+	2>"$T/srv.err" &
+srv_pid=$!
+trap 'kill $srv_pid 2>/dev/null; rm -rf "$T"' EXIT
+i=0
+while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+URL=http://127.0.0.1:$(cat "$T/port")/h.git
+export PROFGATE_GIT_TOKEN=$TOKEN
+
+pge PROFGATE_CACHE_DIR="$T/cold1" "$PROFGATE" history show --repo "$URL" --json
+before=$(du -sb "$T/cold1/repos" | cut -f1)
+# an update hook that lands a record while receive-pack runs the compaction's update, once
+sed -n 1p "$T/before.jsonl" | sed 's/"record_id":"[0-9a-f]*"/"record_id":"00000000000000000000000000raced1"/' >"$T/raced.jsonl"
+cat >"$T/srv/h.git/hooks/update" <<EOF
+#!/bin/sh
+[ "\$1" = refs/heads/profgate-history ] || exit 0
+[ -e raced ] && exit 0
+touch raced
+export GIT_INDEX_FILE=\$PWD/raced.index
+git read-tree "\$2"
+blob=\$(git hash-object -w "$T/raced.jsonl")
+git update-index --add --cacheinfo "100644,\$blob,raced/2021-01.jsonl"
+c=\$(echo "a record that raced" | GIT_AUTHOR_NAME=job GIT_AUTHOR_EMAIL=job@example.com \\
+	GIT_COMMITTER_NAME=job GIT_COMMITTER_EMAIL=job@example.com git commit-tree "\$(git write-tree)" -p "\$2")
+git update-ref "\$1" "\$c" "\$2"
+EOF
+chmod +x "$T/srv/h.git/hooks/update"
+pge PROFGATE_CACHE_DIR="$T/hc" "$PROFGATE" history compact --repo "$URL"
+check "over http, a record lands while receive-pack runs the compaction: refused, compacted again (2 attempts)" \
+	eval '[ "$rc" -eq 0 ] && grep -q "301 commits into one (commit [0-9a-f]*, 2 attempts)" "$T/out" && grep -q "^profgate: history: compaction attempt 1 (.*refused the compaction" "$T/err"'
+rm -f "$T/srv/h.git/hooks/update"
+pge PROFGATE_CACHE_DIR="$T/hc" "$PROFGATE" history show --repo "$URL" --json
+check "... the raced record is on the compacted branch, with the 300 before it" \
+	eval '[ "$rc" -eq 0 ] && [ "$(grep -c "\"record_id\"" "$T/out")" = 301 ] && grep -q "raced1" "$T/out" && [ "$(git -C "$T/srv/h.git" rev-list --count profgate-history)" = 1 ]'
+pge PROFGATE_CACHE_DIR="$T/cold2" "$PROFGATE" history show --repo "$URL" --json
+after=$(du -sb "$T/cold2/repos" | cut -f1)
+check "a fresh read after the compaction fetches under a fifth of what it did ($before bytes before)" \
+	eval '[ "$rc" -eq 0 ] && [ "$after" -lt $((before / 5)) ]'
+diag "fresh-cache read: $before bytes before the compaction, $after after"
+
+race "$URL" 4 2 3
+all_landed "over http: 3 compactions racing 4 appenders of 2 records each: all 309 records, once each" \
+	"$URL" 301 8 PROFGATE_CACHE_DIR="$T/hc"
+diag "compactions: $(grep -c "commits into one" "$T/race/c.out") compacted, $(grep -c "a record landed during the compaction" "$T/race/c.out") leases lost and retried"
+
+kill $srv_pid 2>/dev/null
+done_testing
