@@ -951,7 +951,8 @@ static void test_compare_fail(void **state)
 	assert_null(strstr(table, "`family.norm"));
 	assert_non_null(strstr(s, "1 more metric passed.\n"));
 	/* breakdown before and after */
-	assert_non_null(strstr(s, "### Breakdown per step (mean over the devices with steady work)\n"));
+	assert_non_null(
+	    strstr(s, "### Breakdown per step (mean over the devices with steady work)\n"));
 	assert_non_null(
 	    strstr(s, "| exposed communication | 4.00 ms | 5.50 ms | +1.50 ms | 9.7% → 12.3% |\n"));
 	assert_non_null(strstr(s, "| total | 41.20 ms | 44.60 ms | +3.40 ms | |\n"));
