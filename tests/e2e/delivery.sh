@@ -252,7 +252,9 @@ writers() {
 	# shellcheck disable=SC2086 # a list of pids
 	wait $_pids
 	secs=$(secs_since "$t0")
-	most=$(sed -n 's/.*, \([0-9]*\) attempts\{0,1\})$/\1/p' "$_d"/w*.out | sort -n | tail -n 1)
+	sed -n 's/.*, \([0-9]*\) attempts\{0,1\})$/\1/p' "$_d"/w*.out | sort -n >"$_d/attempts"
+	most=$(tail -n 1 "$_d/attempts")
+	diag "$1: attempts per writer: median $(sed -n "$((($(wc -l <"$_d/attempts") + 1) / 2))p" "$_d/attempts"), at most $most"
 }
 # shards REPO REF: every line of the shards of REF.
 shards() {
