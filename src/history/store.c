@@ -1975,8 +1975,9 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 	enum attempt a = ATTEMPT_DONE;
 	char *archive = NULL;
 
-	if (store_repo(s))
+	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
+	s->connected = 1; /* every later attempt on a new connection, as an append's */
 	if ((a = store_fetch(s)) != ATTEMPT_DONE)
 		return a;
 	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
