@@ -87,13 +87,16 @@
  * forced update on that connection, so T goes as the update's old value and
  * receive-pack compares it under the ref's lock; to a local remote it is the
  * compare-and-swap appends use. A lost lease (a record landed meanwhile)
- * means fetch and compact again, bounded like an append, so no record is
- * lost. Appenders need no change: one that built on T is refused as
- * non-fast-forward, fetches C and rebuilds its record on it, and the id
- * check keeps it from being doubled; readers read the tip. A fresh fetch then
- * costs the tip's tree plus the commits since the last compaction, and an
- * existing branch migrates with its first compaction. It is run by hand or
- * by a scheduled job (after a nightly append, say), not by appends.
+ * means fetch and compact again, bounded like an append (each attempt on a
+ * new connection), so no record is lost; the push is not atomic, so a lease
+ * lost inside receive-pack still leaves that attempt's archive branch, a
+ * prefix of the history. Appenders need no change: one that built on T is
+ * refused as non-fast-forward, fetches C and rebuilds its record on it, and
+ * the id check keeps it from being doubled; readers read the tip. A fresh
+ * fetch then costs the tip's tree plus the commits since the last
+ * compaction, and an existing branch migrates with its first compaction. It
+ * is run by hand or by a scheduled job (after a nightly append, say), not by
+ * appends.
  */
 #include "history.h"
 
