@@ -1163,6 +1163,11 @@ static enum attempt attempt_once(struct store *s, const struct history_record *r
 		return ATTEMPT_DONE;
 	}
 	push_delay();
+	/* the push on a new connection too: under load the fetch's, kept alive,
+	 * can sit idle past the server's keep-alive timeout while the commit is
+	 * built (seen with 64 writers on 2 cores) */
+	if (!s->local && store_remote(s))
+		return ATTEMPT_FAIL;
 	a = s->local ? push_local(s, &commit, has_tip ? &tip : NULL) : push_smart(s);
 	if (a == ATTEMPT_DONE) {
 		res->appended = 1;
@@ -2000,6 +2005,10 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 		goto out;
 	}
 	push_delay();
+	if (!s->local && store_remote(s)) { /* on a new connection, as an append's push */
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
 	a = s->local ? compact_local(s, &commit, &tip, archive) : compact_smart(s, &tip, archive);
 	if (a == ATTEMPT_DONE) {
 		res->compacted = 1;

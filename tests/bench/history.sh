@@ -36,6 +36,7 @@ if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-b
 fi
 mkdir -p "$OUT"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')
 tmp=$(mktemp -d)
 srv_pid=
 cleanup() {
@@ -187,7 +188,7 @@ done
 {
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores" \
 		"($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $("$PG" --version 2>/dev/null | head -n 1)" \
-		"at $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?'), $(git --version);" \
+		"at $rev, $(git --version);" \
 		"medians of $RUNS runs; load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	cat "$tmp/table"
