@@ -11,12 +11,13 @@
  * the record's id, and push it without force. A rejected push (the branch
  * moved) means another job got there first: fetch again, rebuild on the new
  * tip, and retry after a jittered exponential backoff for as long as the
- * time budget lasts, each attempt on a new connection (libgit2 keeps an http
- * connection alive inside a remote, and one the server closed during the
- * backoff fails the next request). Nothing is ever force-pushed, so no record
- * is lost; the id check on every rebuild means none is doubled. A record
- * line over HISTORY_MAX_LINE, which every reader skips, is refused before
- * anything is sent.
+ * time budget lasts, each fetch and each push on a new connection (libgit2
+ * keeps an http connection alive inside a remote, and one the server closed
+ * during the backoff, or while a loaded machine built the commit, fails the
+ * next request). Nothing is ever force-pushed, so no record is lost; the id
+ * check on every rebuild means none is doubled. A record line over
+ * HISTORY_MAX_LINE, which every reader skips, is refused before anything is
+ * sent.
  *
  * Rejections come three ways. Over http(s), git_remote_push() returns
  * GIT_ENONFASTFORWARD when the tip moved before anything was sent, and
@@ -511,9 +512,10 @@ static int store_broken(struct store *s, char *why, size_t len)
 }
 
 /* A new anonymous remote, and with it a new connection for the next fetch
- * and push: libgit2 keeps an http connection alive inside a remote's
+ * or push: libgit2 keeps an http connection alive inside a remote's
  * transport across operations, and one that the server closed while an
- * attempt backed off fails the next request ("unexpected EOF"). No
+ * attempt backed off, or while the commit was built on a loaded machine,
+ * fails the next request ("unexpected EOF"). No
  * url.*.insteadOf rewriting: the remote is what the user named (that lookup
  * also leaks in libgit2 1.5.1: libgit2#6382). */
 static int store_remote(struct store *s)
