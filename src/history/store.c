@@ -11,12 +11,13 @@
  * the record's id, and push it without force. A rejected push (the branch
  * moved) means another job got there first: fetch again, rebuild on the new
  * tip, and retry after a jittered exponential backoff for as long as the
- * time budget lasts, each attempt on a new connection (libgit2 keeps an http
- * connection alive inside a remote, and one the server closed during the
- * backoff fails the next request). Nothing is ever force-pushed, so no record
- * is lost; the id check on every rebuild means none is doubled. A record
- * line over HISTORY_MAX_LINE, which every reader skips, is refused before
- * anything is sent.
+ * time budget lasts, each fetch and each push on a new connection (libgit2
+ * keeps an http connection alive inside a remote, and one the server closed
+ * during the backoff, or while a loaded machine built the commit, fails the
+ * next request). Nothing is ever force-pushed, so no record is lost; the id
+ * check on every rebuild means none is doubled. A record line over
+ * HISTORY_MAX_LINE, which every reader skips, is refused before anything is
+ * sent.
  *
  * Rejections come three ways. Over http(s), git_remote_push() returns
  * GIT_ENONFASTFORWARD when the tip moved before anything was sent, and
@@ -87,13 +88,16 @@
  * forced update on that connection, so T goes as the update's old value and
  * receive-pack compares it under the ref's lock; to a local remote it is the
  * compare-and-swap appends use. A lost lease (a record landed meanwhile)
- * means fetch and compact again, bounded like an append, so no record is
- * lost. Appenders need no change: one that built on T is refused as
- * non-fast-forward, fetches C and rebuilds its record on it, and the id
- * check keeps it from being doubled; readers read the tip. A fresh fetch then
- * costs the tip's tree plus the commits since the last compaction, and an
- * existing branch migrates with its first compaction. It is run by hand or
- * by a scheduled job (after a nightly append, say), not by appends.
+ * means fetch and compact again, bounded like an append (each attempt on a
+ * new connection), so no record is lost; the push is not atomic, so a lease
+ * lost inside receive-pack still leaves that attempt's archive branch, a
+ * prefix of the history. Appenders need no change: one that built on T is
+ * refused as non-fast-forward, fetches C and rebuilds its record on it, and
+ * the id check keeps it from being doubled; readers read the tip. A fresh
+ * fetch then costs the tip's tree plus the commits since the last
+ * compaction, and an existing branch migrates with its first compaction. It
+ * is run by hand or by a scheduled job (after a nightly append, say), not by
+ * appends.
  */
 #include "history.h"
 
@@ -508,9 +512,10 @@ static int store_broken(struct store *s, char *why, size_t len)
 }
 
 /* A new anonymous remote, and with it a new connection for the next fetch
- * and push: libgit2 keeps an http connection alive inside a remote's
+ * or push: libgit2 keeps an http connection alive inside a remote's
  * transport across operations, and one that the server closed while an
- * attempt backed off fails the next request ("unexpected EOF"). No
+ * attempt backed off, or while the commit was built on a loaded machine,
+ * fails the next request ("unexpected EOF"). No
  * url.*.insteadOf rewriting: the remote is what the user named (that lookup
  * also leaks in libgit2 1.5.1: libgit2#6382). */
 static int store_remote(struct store *s)
@@ -1160,6 +1165,11 @@ static enum attempt attempt_once(struct store *s, const struct history_record *r
 		return ATTEMPT_DONE;
 	}
 	push_delay();
+	/* the push on a new connection too: under load the fetch's, kept alive,
+	 * can sit idle past the server's keep-alive timeout while the commit is
+	 * built (seen with 64 writers on 2 cores) */
+	if (!s->local && store_remote(s))
+		return ATTEMPT_FAIL;
 	a = s->local ? push_local(s, &commit, has_tip ? &tip : NULL) : push_smart(s);
 	if (a == ATTEMPT_DONE) {
 		res->appended = 1;
@@ -1975,8 +1985,9 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 	enum attempt a = ATTEMPT_DONE;
 	char *archive = NULL;
 
-	if (store_repo(s))
+	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
+	s->connected = 1; /* every later attempt on a new connection, as an append's */
 	if ((a = store_fetch(s)) != ATTEMPT_DONE)
 		return a;
 	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
@@ -1996,6 +2007,10 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 		goto out;
 	}
 	push_delay();
+	if (!s->local && store_remote(s)) { /* on a new connection, as an append's push */
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
 	a = s->local ? compact_local(s, &commit, &tip, archive) : compact_smart(s, &tip, archive);
 	if (a == ATTEMPT_DONE) {
 		res->compacted = 1;

@@ -7,10 +7,13 @@
 # Cold (a fresh cache folder each run) and warm (the cache of the run before, nothing new on the
 # branch) `history show --series S`, `history trend --series S` and `history baseline --series S`,
 # side by side with the reference, a `git fetch` of the same branch by the git CLI into a fresh
-# bare repository (cold) and again with nothing new (warm): median wall times, the ratios, and the
-# bytes the read left in its cache (what it fetched) against the reference's.
-# Usage: sh tests/bench/history.sh [BUILD]. PG_BENCH_HISTORY_RECORDS="1800 18000 100000" sets the
-# sizes; PG_BENCH_HISTORY_RUNS the runs per cell (default 3).
+# bare repository (cold) and again with nothing new (warm): median wall times, the ratios, the
+# bytes the read left in its cache (what it fetched) against the reference's, and the cold read's
+# peak RSS. Then `history append` of one record of the series, cold and warm the same way, to a
+# copy of each branch (an append is that fetch plus a push).
+# Usage: sh tests/bench/history.sh [BUILD]. PG_BENCH_HISTORY_RECORDS sets the sizes (default
+# "1800 18000"; "1800 18000 100000" adds 100,000 records, about 2.5 minutes to generate once and
+# several minutes a run over http); PG_BENCH_HISTORY_RUNS the runs per cell (default 3).
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -33,6 +36,7 @@ if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-b
 fi
 mkdir -p "$OUT"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')
 tmp=$(mktemp -d)
 srv_pid=
 cleanup() {
@@ -97,9 +101,15 @@ pg_read() {
 	PROFGATE_CACHE_DIR=$cache "$TIMER" "$PG" history "$cmd" --repo "$url" "$@" 2>>"$tmp/pg.err"
 }
 
+# record WORDS: the record appended, $tmp/last.jsonl with an id made from WORDS.
+record() {
+	sed "s/\"record_id\":\"[0-9a-f]*\"/\"record_id\":\"bench-$(printf '%s' "$1" | cksum | cut -d" " -f1)-$$\"/" \
+		"$tmp/last.jsonl"
+}
+
 {
-	echo "| records | remote | read | cold s | cold MB fetched | warm s | git fetch cold s | git MB | git fetch warm s | cold / git | warm / git |"
-	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| records | remote | command | cold s | cold MB fetched | cold peak RSS MB | warm s | git fetch cold s | git MB | git fetch warm s | cold / git | warm / git |"
+	echo "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$tmp/table"
 for n in $SIZES; do
 	branch "$n"
@@ -111,11 +121,20 @@ for n in $SIZES; do
 	rm -rf "$tmp/c$n.git"
 	git clone -q --bare "$repo" "$tmp/c$n.git"
 	PROFGATE_CACHE_DIR=$tmp/compact "$PG" history compact --repo "$tmp/c$n.git" >&2
+	# copies the appends write to (hard links: nothing copied), one per branch
+	for v in h c; do
+		rm -rf "$tmp/a$v$n.git"
+		git clone -q --bare "$([ $v = h ] && echo "$repo" || echo "$tmp/c$n.git")" "$tmp/a$v$n.git"
+		git --git-dir="$tmp/a$v$n.git" config http.receivepack true
+		ln -sfn "$tmp/a$v$n.git" "$tmp/srv/a$v$n.git"
+	done
+	# what is appended: the series' last record with an id of its own (its month's shard rewritten)
+	"$PG" history show --repo "$repo" --series "$S" --json | tail -n 1 >"$tmp/last.jsonl"
 	for remote in local http "http, compacted"; do
 		case $remote in
-		local) url=$repo gurl=file://$repo ;;
-		http) url=http://127.0.0.1:$(cat "$tmp/port")/h$n.git gurl=$url ;;
-		*) url=http://127.0.0.1:$(cat "$tmp/port")/c$n.git gurl=$url ;;
+		local) url=$repo gurl=file://$repo aurl=$tmp/ah$n.git ;;
+		http) url=http://127.0.0.1:$(cat "$tmp/port")/h$n.git gurl=$url aurl=${url%/*}/ah$n.git ;;
+		*) url=http://127.0.0.1:$(cat "$tmp/port")/c$n.git gurl=$url aurl=${url%/*}/ac$n.git ;;
 		esac
 		: >"$tmp/ref"
 		r=0
@@ -128,30 +147,40 @@ for n in $SIZES; do
 		gc=$(awk '{ print $1 }' "$tmp/ref" | median)
 		gw=$(awk '{ print $4 }' "$tmp/ref" | median)
 		gb=$(awk '{ print $7 }' "$tmp/ref" | median)
-		for cmd in show trend baseline; do
+		for cmd in show trend baseline append; do
+			u=$url what="history $cmd --series S"
 			case $cmd in
 			show) args="--series $S --json" ;;
 			trend) args="--series $S --format json" ;;
 			baseline) args="--series $S" ;;
+			append) u=$aurl what="history append" ;;
 			esac
 			: >"$tmp/pg"
 			r=0
 			while [ $r -lt "$RUNS" ]; do
+				if [ $cmd = append ]; then
+					record "$n $remote $r cold" >"$tmp/rec-cold.json"
+					record "$n $remote $r warm" >"$tmp/rec-warm.json"
+					cargs=$tmp/rec-cold.json wargs=$tmp/rec-warm.json
+				else
+					cargs=$args wargs=$args
+				fi
 				# shellcheck disable=SC2086
-				c=$(pg_read cold "$url" "$tmp/cache" $cmd $args)
+				c=$(pg_read cold "$u" "$tmp/cache" $cmd $cargs)
 				b=$(bytes_of "$tmp/cache/repos")
 				# shellcheck disable=SC2086
-				w=$(pg_read warm "$url" "$tmp/cache" $cmd $args)
+				w=$(pg_read warm "$u" "$tmp/cache" $cmd $wargs)
 				echo "$c $w $b" >>"$tmp/pg"
 				r=$((r + 1))
 			done
-			awk -v n="$n" -v remote="$remote" -v cmd="history $cmd --series S" \
+			awk -v n="$n" -v remote="$remote" -v cmd="$what" \
 				-v c="$(awk '{ print $1 }' "$tmp/pg" | median)" \
+				-v m="$(awk '{ print $2 }' "$tmp/pg" | median)" \
 				-v w="$(awk '{ print $4 }' "$tmp/pg" | median)" \
 				-v b="$(awk '{ print $7 }' "$tmp/pg" | median)" \
 				-v gc="$gc" -v gw="$gw" -v gb="$gb" 'BEGIN {
-				printf "| %d | %s | `%s` | %.3f | %.1f | %.3f | %.3f | %.1f | %.3f | %.2f | %.2f |\n",
-					n, remote, cmd, c, b / 1e6, w, gc, gb / 1e6, gw, c / gc, w / gw }' >>"$tmp/table"
+				printf "| %d | %s | `%s` | %.3f | %.1f | %.0f | %.3f | %.3f | %.1f | %.3f | %.2f | %.2f |\n",
+					n, remote, cmd, c, b / 1e6, m / 1024, w, gc, gb / 1e6, gw, c / gc, w / gw }' >>"$tmp/table"
 			tail -n 1 "$tmp/table" >&2
 		done
 	done
@@ -159,7 +188,7 @@ done
 {
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores" \
 		"($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $("$PG" --version 2>/dev/null | head -n 1)" \
-		"at $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?'), $(git --version);" \
+		"at $rev, $(git --version);" \
 		"medians of $RUNS runs; load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	cat "$tmp/table"

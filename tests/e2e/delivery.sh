@@ -8,7 +8,8 @@
 # delivers each exactly once (the one that landed unreported included), from the cache and from a
 # folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
 # is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
-# on a linear branch within the default budget.
+# on a linear branch within the default budget, and the same with compactions among them (the old
+# history kept on archive branches).
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -220,34 +221,96 @@ check "every record of the outage on the branch exactly once; history linear" \
 rm "$H/hooks/post-receive"
 
 # ---- concurrent writers over HTTP, each on its own runner, within the default budget ----
+# PG_DELIVERY_WRITERS sets how many (64 is the issue's figure; the suite keeps CI short).
 N=${PG_DELIVERY_WRITERS:-24}
-git init -q --bare "$T/srv/c.git"
-git -C "$T/srv/c.git" config http.receivepack true
-t0=$(date +%s.%N)
-pids=
-i=1
-while [ "$i" -le "$N" ]; do
-	(env PROFGATE_CACHE_DIR="$T/cw/$i" PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID="w-$i" \
-		timeout 120 "$PROFGATE" history append --repo "http://127.0.0.1:$PORT/c.git" "$T/v.json" \
-		>"$T/cw.$i.out" 2>"$T/cw.$i.err"
-	echo $? >"$T/cw.$i.rc") &
-	pids="$pids $!"
-	i=$((i + 1))
-done
-# shellcheck disable=SC2086 # a list of pids
-wait $pids
-secs=$(secs_since "$t0")
-most=$(sed -n 's/.*, \([0-9]*\) attempts\{0,1\})$/\1/p' "$T"/cw.*.out | sort -n | tail -n 1)
+# writers NAME COMPACTIONS: N writers at once to $T/srv/NAME.git, each with a fresh cache of its
+# own and the default budget, run ids NAME-<i>; and COMPACTIONS `history compact` runs among them,
+# one after another from a second after the writers started, each with a fresh cache as a
+# scheduled job has. Outputs in $T/NAME/; the seconds until every writer ended in $secs.
+writers() {
+	_d=$T/$1 _url=http://127.0.0.1:$PORT/$1.git
+	mkdir -p "$_d"
+	t0=$(date +%s.%N)
+	_pids=
+	_i=1
+	while [ "$_i" -le "$N" ]; do
+		(env PROFGATE_CACHE_DIR="$_d/c$_i" PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID="$1-$_i" \
+			timeout 120 "$PROFGATE" history append --repo "$_url" "$T/v.json" \
+			>"$_d/w$_i.out" 2>"$_d/w$_i.err"
+		echo $? >"$_d/w$_i.rc") &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	_k=1
+	while [ "$_k" -le "$2" ]; do
+		sleep 1
+		env PROFGATE_CACHE_DIR="$_d/k$_k" PROFGATE_GIT_TOKEN=$TOKEN timeout 120 "$PROFGATE" \
+			history compact --repo "$_url" >"$_d/k$_k.out" 2>"$_d/k$_k.err"
+		echo $? >"$_d/k$_k.rc"
+		_k=$((_k + 1))
+	done
+	# shellcheck disable=SC2086 # a list of pids
+	wait $_pids
+	secs=$(secs_since "$t0")
+	sed -n 's/.*, \([0-9]*\) attempts\{0,1\})$/\1/p' "$_d"/w*.out | sort -n >"$_d/attempts"
+	most=$(tail -n 1 "$_d/attempts")
+	diag "$1: attempts per writer: median $(sed -n "$((($(wc -l <"$_d/attempts") + 1) / 2))p" "$_d/attempts"), at most $most"
+}
+# no_eof NAME: no retry of the writers or compactions NAME was a dead kept-alive connection.
+no_eof() {
+	if grep -q "unexpected EOF" "$T/$1"/*.err; then
+		not_ok "$1: no retry was a dead kept-alive connection (unexpected EOF)"
+		grep -h "unexpected EOF" "$T/$1"/*.err | head -n 3 | sed 's/^/# /'
+	else
+		ok "$1: no retry was a dead kept-alive connection (unexpected EOF)"
+	fi
+}
+# shards REPO REF: every line of the shards of REF.
+shards() {
+	for _f in $(git -C "$1" ls-tree -r --name-only "$2"); do
+		git -C "$1" show "$2:$_f"
+	done
+}
+git init -q --bare "$T/srv/cw.git"
+git -C "$T/srv/cw.git" config http.receivepack true
+writers cw 0
 check "$N writers at once over HTTP: all exit 0 in ${secs} s (at most ${most:-?} attempts each)" \
-	eval '[ "$(cat "$T"/cw.*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
-for _f in $(git -C "$T/srv/c.git" ls-tree -r --name-only profgate-history); do
-	git -C "$T/srv/c.git" show "profgate-history:$_f"
-done >"$T/cw.jsonl"
+	eval '[ "$(cat "$T"/cw/w*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
+shards "$T/srv/cw.git" profgate-history >"$T/cw.jsonl"
 pycheck "$N records, none doubled, linear" \
-	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]; import subprocess; git = ['git', '-C', '$T/srv/c.git', 'rev-list', '--count', 'profgate-history']" \
+	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]; import subprocess; git = ['git', '-C', '$T/srv/cw.git', 'rev-list', '--count', 'profgate-history']" \
 	"$T/cw.jsonl" "len(r) == $N and len({x['record_id'] for x in r}) == $N" \
 	"subprocess.check_output(git + ['--merges']).strip() == b'0'" \
 	"subprocess.check_output(git).strip() == b'$N'"
-check "no retry was a dead kept-alive connection (unexpected EOF)" eval '! grep -q "unexpected EOF" "$T"/cw.*.err'
+no_eof cw
+
+# The same with compactions among them, on a branch of 300 records (5 series, history_gen.py):
+# every record exactly once on the branch, every commit of the old history (the 300 and each
+# writer's) on the branch or an archive branch exactly once, and no merge anywhere.
+K=${PG_DELIVERY_COMPACTIONS:-3}
+python3 "$TOP/tests/bench/history_gen.py" --repo "$T/srv/ck.git" --records 300 --series 5 >/dev/null
+git -C "$T/srv/ck.git" config http.receivepack true
+writers ck "$K"
+check "$N writers and $K compactions at once over HTTP: all exit 0, the writers in ${secs} s (at most ${most:-?} attempts each)" \
+	eval '[ "$(cat "$T"/ck/w*.rc "$T"/ck/k*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
+shards "$T/srv/ck.git" profgate-history >"$T/ck.jsonl"
+git -C "$T/srv/ck.git" for-each-ref --format='%(refname)' refs/heads/profgate-history-archive/ >"$T/ck.archives"
+# shellcheck disable=SC2046 # one ref a word
+git -C "$T/srv/ck.git" log --format=%B profgate-history $(cat "$T/ck.archives") |
+	sed -n 's/^run: //p' | LC_ALL=C sort >"$T/ck.runs"
+# per archive: how many of the writers' records its tip holds (a compaction among the writers: some)
+for _a in $(cat "$T/ck.archives"); do
+	shards "$T/srv/ck.git" "$_a" | grep -c '"run_id":"ck-'
+done >"$T/ck.held"
+pycheck "the branch holds the 300 and the $N records, each once; the old history is on the archive branches, each commit once; no merge" \
+	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]; import subprocess; arch = open('$T/ck.archives').read().split(); runs = open('$T/ck.runs').read().split(); git = ['git', '-C', '$T/srv/ck.git', 'rev-list', '--merges', '--count', 'profgate-history'] + arch" \
+	"$T/ck.jsonl" "len(r) == 300 + $N and len({x['record_id'] for x in r}) == 300 + $N" \
+	"sorted(x['run_id'] for x in r if x['run_id'].startswith('ck-')) == sorted('ck-%d' % i for i in range(1, $N + 1))" \
+	"len(runs) == 300 + $N and len(set(runs)) == 300 + $N" \
+	"subprocess.check_output(git).strip() == b'0'"
+check "the compactions ran among the writers: $(wc -l <"$T/ck.archives") archive branches, writer records on them: $(tr '\n' ' ' <"$T/ck.held")" \
+	eval 'awk -v n="$N" "\$1 > 0 && \$1 < n { m = 1 } END { exit !m }" "$T/ck.held"'
+diag "compactions: $(cat "$T"/ck/k*.out | sed -n 's/^history compact: [^:]*: \(.*\); the .*/\1/p' | tr '\n' ';')"
+no_eof ck
 
 done_testing
