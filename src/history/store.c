@@ -997,26 +997,21 @@ static int said_clash(const char *said)
 	"the branch's name clashes with another branch of the remote (a branch cannot be named "   \
 	"like a folder of branches, 'x' beside 'x/y'): choose another --branch"
 
-static enum attempt push_smart(struct store *s)
+/*
+ * What a push (or a compaction's upload) that returned rc came to: done, a
+ * race to retry, or the server's final word, with the error set. moved says
+ * what a non-fast-forward means for this work, what names it in a refusal
+ * ("update", "compaction").
+ */
+static enum attempt push_outcome(struct store *s, int rc, const char *moved, const char *what)
 {
-	git_push_options po;
-	char *spec = pg_xasprintf("%s:%s", s->head, s->head); /* no '+': never forced */
-	git_strarray specs = {&spec, 1};
 	struct pg_buf said = PG_BUF_INIT;
 	enum attempt a = ATTEMPT_DONE;
-	int rc;
 
-	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	callbacks(s, &po.callbacks);
-	po.proxy_opts.type = GIT_PROXY_AUTO;
-	free(s->status);
-	s->status = NULL;
-	git_error_clear();
-	rc = git_remote_push(s->remote, &specs, &po);
 	remote_text(s, &said);
 	if (rc == GIT_ENONFASTFORWARD) {
 		a = ATTEMPT_RETRY;
-		pg_error_set(PG_EDELIVERY, "the branch moved since the fetch (non-fast-forward)");
+		pg_error_set(PG_EDELIVERY, "%s (non-fast-forward)", moved);
 	} else if (rc < 0) {
 		a = classify(s, rc);
 		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s%s%s%s", s->url, git_why(),
@@ -1026,12 +1021,30 @@ static enum attempt push_smart(struct store *s)
 		int clash = said_clash(said.len ? said.ptr : "");
 
 		a = status_race(s->status) && !clash ? ATTEMPT_RETRY : ATTEMPT_FAIL;
-		pg_error_set(PG_EDELIVERY, "'%s' refused the update of %s: %s%s%s%s%s", s->url,
+		pg_error_set(PG_EDELIVERY, "'%s' refused the %s of %s: %s%s%s%s%s", s->url, what,
 			     s->branch, s->status, said.len ? " (remote: " : "",
 			     said.len ? said.ptr : "", said.len ? ")" : "",
 			     clash ? "; " CLASH_HELP : "");
 	}
 	pg_buf_release(&said);
+	return a;
+}
+
+static enum attempt push_smart(struct store *s)
+{
+	git_push_options po;
+	char *spec = pg_xasprintf("%s:%s", s->head, s->head); /* no '+': never forced */
+	git_strarray specs = {&spec, 1};
+	int rc;
+
+	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
+	callbacks(s, &po.callbacks);
+	po.proxy_opts.type = GIT_PROXY_AUTO;
+	free(s->status);
+	s->status = NULL;
+	git_error_clear();
+	rc = git_remote_push(s->remote, &specs, &po);
+	enum attempt a = push_outcome(s, rc, "the branch moved since the fetch", "update");
 	free(spec);
 	return a;
 }
@@ -1923,7 +1936,6 @@ static enum attempt compact_smart(struct store *s, const git_oid *tip, const cha
 	char *specs[2] = {pg_xasprintf("+%s:%s", COMPACT_HEAD, s->head),
 			  pg_xasprintf("%s:%s", COMPACT_ARCHIVE, archive)};
 	git_strarray arr = {specs, 2};
-	struct pg_buf said = PG_BUF_INIT;
 	enum attempt a = ATTEMPT_DONE;
 	int rc, same = 0;
 
@@ -1954,24 +1966,8 @@ static enum attempt compact_smart(struct store *s, const git_oid *tip, const cha
 	s->status = NULL;
 	git_error_clear();
 	rc = git_remote_upload(s->remote, &arr, &po);
-	remote_text(s, &said);
-	if (rc == GIT_ENONFASTFORWARD) {
-		a = ATTEMPT_RETRY;
-		pg_error_set(PG_EDELIVERY,
-			     "a record landed during the compaction (non-fast-forward)");
-	} else if (rc < 0) {
-		a = classify(s, rc);
-		pg_error_set(PG_EDELIVERY, "push to '%s' failed: %s%s%s%s", s->url, git_why(),
-			     said.len ? " (remote: " : "", said.len ? said.ptr : "",
-			     said.len ? ")" : "");
-	} else if (s->status) {
-		a = status_race(s->status) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
-		pg_error_set(PG_EDELIVERY, "'%s' refused the compaction of %s: %s%s%s%s", s->url,
-			     s->branch, s->status, said.len ? " (remote: " : "",
-			     said.len ? said.ptr : "", said.len ? ")" : "");
-	}
+	a = push_outcome(s, rc, "a record landed during the compaction", "compaction");
 out:
-	pg_buf_release(&said);
 	git_remote_disconnect(s->remote);
 	free(specs[0]);
 	free(specs[1]);
