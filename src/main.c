@@ -39,7 +39,7 @@ static void usage(FILE *out)
 	fprintf(out, "\n'profgate <command> --help' describes a command.\n");
 }
 
-/* The environment variables that hold secrets (README "Secrets"); the
+/* The environment variables that hold secrets (docs/robustness.md "Secrets"); the
  * action's inputs arrive as INPUT_<NAME>. */
 static const char *const secret_envs[] = {
     "GITHUB_TOKEN",  "PROFGATE_GITHUB_TOKEN", "PROFGATE_GIT_TOKEN",

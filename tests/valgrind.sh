@@ -4,7 +4,7 @@
 # valgrind memcheck: leaks (definite, indirect), uses of uninitialised memory (which ASan does
 # not see), invalid accesses in the uninstrumented -O2 build. Each run reports to a log file of
 # its own; a run with any error, or a failed test, fails. Not part of `make check` (memcheck is
-# 20-50x slower); `make valgrind` runs it. README "Sanitizers and valgrind".
+# 20-50x slower); `make valgrind` runs it. docs/robustness.md "Sanitizers and valgrind".
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:?usage: sh tests/valgrind.sh BUILD [SUITE...]}" && pwd)

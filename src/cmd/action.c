@@ -491,7 +491,7 @@ static int run_gate(struct action *a)
 	if (in(a, "history") && a->read_only)
 		printf(
 		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
-		    "no history append (README: the workflow_run split)\n");
+		    "no history append (docs/action.md: the workflow_run split)\n");
 	return rc;
 }
 
@@ -532,7 +532,8 @@ static void post_comment(struct action *a)
 	if (a->read_only) {
 		printf(
 		    "::notice title=profgate::a pull request from a fork gets a read-only token: "
-		    "no PR comment; the verdict is in the job summary (README: the workflow_run "
+		    "no PR comment; the verdict is in the job summary (docs/action.md: the "
+		    "workflow_run "
 		    "split)\n");
 		return;
 	}
@@ -645,7 +646,7 @@ static int write_summary(const struct action *a)
 	if (a->read_only && (a->mode != GITHUB_COMMENT_NEVER || in(a, "history")))
 		pg_buf_adds(&md, "> This pull request comes from a fork, whose token is read-only: "
 				 "profgate posted no comment and appended no history. The "
-				 "README's workflow_run split does both safely.\n\n");
+				 "docs/action.md's workflow_run split does both safely.\n\n");
 	pg_buf_add(&md, a->md.ptr, a->md.len);
 	rc = actions_step_summary(path, md.ptr, md.len);
 	pg_buf_release(&md);

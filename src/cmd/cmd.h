@@ -6,7 +6,7 @@
  * Adding a command:
  *   1. write src/cmd/<name>.c with its option table and cmd_<name>();
  *   2. add it to the table in src/main.c (name, function, one-line summary);
- *   3. document it in README.md under "CLI", headed by its usage line (that of
+ *   3. document it in docs/cli.md, headed ("## ") by its usage line (that of
  *      `profgate <name> --help`, on one line): tests/e2e/cli.sh compares them.
  */
 #ifndef PG_CMD_H

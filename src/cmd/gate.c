@@ -461,7 +461,7 @@ static int64_t comment_pr(void)
 		if (e.fork && !e.workflow_run) {
 			fprintf(stderr,
 				"profgate: gate: a pull request from a fork gets a read-only "
-				"token: no comment (README: the workflow_run split)\n");
+				"token: no comment (docs/action.md: the workflow_run split)\n");
 			pr = 0;
 		}
 	}

@@ -312,7 +312,7 @@ void history_window_json(const struct history_window *w, const char *branch, str
 
 /*
  * The baseline a window stands for, as a summary the gate compares against
- * (README "Baselines from history"): identity from the records; one steady
+ * (docs/history.md "Baselines from history"): identity from the records; one steady
  * "step" per record, its steady median, so the step test sees the spread
  * between runs; steady statistics, families, ops, collectives, breakdown
  * shares and throughput as per-metric medians over the records that hold the
@@ -446,7 +446,7 @@ void history_trend_build(const struct history_list *l, const struct history_tren
 void history_trend_release(struct history_trend *t);
 /* 1 - the change point's p adjusted for the metrics of its series (p m / k). */
 double history_cp_confidence(const struct history_trend_series *s, const struct history_cp *c);
-/* profgate.trend/1, deterministic (README "history trend"). branch: the
+/* profgate.trend/1, deterministic (docs/cli.md "history trend"). branch: the
  * history branch read; filters: the series, label and since asked for. */
 void history_trend_write_json(const struct history_trend *t, const char *branch,
 			      const struct history_filter *filters, struct pg_buf *out);

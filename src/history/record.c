@@ -3,7 +3,7 @@
  * from its verdict JSON, for `history append`) and the CI environment, written as one deterministic
  * JSON line, and read back by a tolerant reader (a corrupt line is skipped with its file and line
  * number; a record of another profgate.history version is refused, never guessed at). Fields in
- * README "The history record".
+ * docs/history.md "The history record".
  */
 #include "history.h"
 

@@ -1,7 +1,7 @@
 /*
  * The trend as JSON (profgate.trend/1): per series its records once, and per
  * metric the values aligned with them, the change points and the nightly
- * rule's runs. Fields in README "history trend". Deterministic bytes: series
+ * rule's runs. Fields in docs/cli.md "history trend". Deterministic bytes: series
  * and metrics by name, fixed decimals by unit.
  */
 #include "history.h"

@@ -86,7 +86,7 @@ struct http_response {
 int http_do(const struct http_request *rq, struct http_response *rs);
 void http_response_release(struct http_response *rs);
 
-/* Defaults of http_request's limits (README "Faults and limits"). */
+/* Defaults of http_request's limits (docs/robustness.md "Faults and limits"). */
 #define HTTP_DEFAULT_ATTEMPTS  5
 #define HTTP_DEFAULT_TIMEOUT_S 60
 #define HTTP_DEFAULT_CONNECT_S 10

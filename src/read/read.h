@@ -81,7 +81,7 @@ const char *read_xprof_tool(const char *path);
  * s, or anything when `trailing` allows it: 1 with *out set, else 0. */
 int read_parse_index(const char *s, const char *prefix, int trailing, int32_t *out);
 
-/* Hard caps on untrusted input, documented in the README. */
+/* Hard caps on untrusted input, documented in docs/robustness.md. */
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */
 #define RD_MAX_DEPTH	    512		/* JSON nesting */
 #define RD_MAX_HEADER_BYTES (64u << 20) /* a captured top-level block (deviceProperties) */

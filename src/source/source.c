@@ -4,7 +4,7 @@
  * they are grouped into captures, one capture is chosen per directory, and
  * the choice is explained in notes.
  *
- * Rules (README "Profile directories"):
+ * Rules (docs/formats.md "Profile directories"):
  *  - a capture is the set of files in one folder; adjacent timestamp folders
  *    (plugins/profile/YYYY_MM_DD_HH_MM_SS) within 120 s of each other whose
  *    hosts do not overlap are one capture (hosts of a multi-host run often

@@ -1,7 +1,7 @@
 /*
  * Error reporting: one message per thread, set where the problem is found and
  * read once by the command layer. Messages are short, lowercase, and name the
- * subject first (see README "Errors"). Also the lines a module may write while
+ * subject first (see docs/cli.md). Also the lines a module may write while
  * it works (pg_log, pg_progress), the secrets every message is cleaned of,
  * and the allocation that never returns NULL (out of memory exits
  * PG_EXIT_NOMEM).

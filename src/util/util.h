@@ -80,7 +80,7 @@ int pg_whole(double x, int64_t *out);
  * secrets, and callers holding a secret of their own over theirs. */
 void pg_redact(char *s, const char *const *secrets);
 
-/* Exit codes of the CLI (README "Exit codes"). Only ever appended to. */
+/* Exit codes of the CLI (docs/cli.md "Exit codes"). Only ever appended to. */
 enum pg_exit {
 	PG_EXIT_OK = 0,
 	PG_EXIT_FAIL = 1,
@@ -95,7 +95,7 @@ enum pg_exit {
 
 /* The exit code of a module's error where the command has no other say:
  * 0 for 0, PG_EUSAGE 2, PG_ENOMEM PG_EXIT_NOMEM, any other 3 (a delivery
- * failure is 5 only where README "Exit codes" says so: the command decides). */
+ * failure is 5 only where docs/cli.md "Exit codes" says so: the command decides). */
 int pg_exit_code(int err);
 
 /* Allocation that never returns NULL: out of memory is reported ("profgate:

@@ -3,8 +3,8 @@
 # declares exactly the inputs and defaults `profgate action --help` reads and the outputs it
 # writes; the Dockerfile builds on bookworm, runs on bookworm-slim, installs only through
 # scripts/image.sh and enters `profgate action`; scripts/packages.sh provides every pkg-config
-# module the Makefile links and every library the binary needs at run time; the README's tables
-# and every workflow in the README and examples/ use the action's real inputs.
+# module the Makefile links and every library the binary needs at run time; docs/action.md's tables
+# and every workflow in the README, docs/ and examples/ use the action's real inputs.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -95,14 +95,13 @@ else
 	skip "a sanitizer build, or no readelf/dpkg: the runtime packages are not checked"
 fi
 
-# ---- the README and the example workflows ----
-pycheck "README: the inputs and outputs tables list exactly action.yml's, with its defaults" \
+# ---- the README, docs/ and the example workflows ----
+pycheck "docs/action.md: the inputs and outputs tables list exactly action.yml's, with its defaults" \
 	'import yaml, re
 a = yaml.safe_load(open(sys.argv[1]))
-r = open(sys.argv[1].replace("action.yml", "README.md")).read()
-sec = r[r.index("## GitHub Action"):r.index("## Exit codes")]
-ins = sec[sec.index("### Inputs"):sec.index("### Outputs")]
-outs = sec[sec.index("### Outputs"):sec.index("### What the step does")]
+sec = open(sys.argv[1].replace("action.yml", "docs/action.md")).read()
+ins = sec[sec.index("## Inputs"):sec.index("## Outputs")]
+outs = sec[sec.index("## Outputs"):sec.index("## What the step does")]
 rows = dict(re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", ins, re.M))
 orows = re.findall(r"^\| `([a-z_]+)` \|", outs, re.M)
 def shown(v):
@@ -111,11 +110,11 @@ def shown(v):
 	"sorted(rows) == sorted(a['inputs'])" \
 	"all(rows[k].strip() == shown(v) for k, v in a['inputs'].items())" \
 	"orows == list(a['outputs'])"
-pycheck "README and examples/: every workflow parses, and the action's steps use real inputs" \
+pycheck "README, docs/ and examples/: every workflow parses, and the action's steps use real inputs" \
 	'import yaml, re, glob, os
 a = yaml.safe_load(open(sys.argv[1]))
 top = os.path.dirname(sys.argv[1])
-r = open(os.path.join(top, "README.md")).read()
+r = "".join(open(f).read() for f in [os.path.join(top, "README.md")] + sorted(glob.glob(os.path.join(top, "docs", "*.md"))))
 flows = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", r, re.S)]
 flows += [yaml.safe_load(open(f)) for f in sorted(glob.glob(os.path.join(top, "examples", "*.yml")))]
 steps = [s for f in flows for j in f["jobs"].values() for s in j["steps"]]
@@ -129,14 +128,14 @@ ours = [s for s in steps if s.get("uses", "").endswith("/profgate@v1")]' \
 check "examples/: the pre-merge gate, the nightly job and the fork-safe pair" \
 	eval '[ -f "$TOP/examples/pr-gate.yml" ] && [ -f "$TOP/examples/nightly.yml" ] && [ -f "$TOP/examples/fork-gate.yml" ] && [ -f "$TOP/examples/fork-report.yml" ]'
 for f in pr-gate nightly fork-gate fork-report; do
-	python3 - "$TOP/examples/$f.yml" "$TOP/README.md" >"$T/why" 2>&1 <<'EOF' || :
+	python3 - "$TOP/examples/$f.yml" "$TOP/docs/action.md" >"$T/why" 2>&1 <<'EOF' || :
 import re, sys, yaml
 ex = yaml.safe_load(open(sys.argv[1]))
 readme = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", open(sys.argv[2]).read(), re.S)]
-sys.exit(0 if ex in readme else "not in the README")
+sys.exit(0 if ex in readme else "not in docs/action.md")
 EOF
-	if [ -s "$T/why" ]; then not_ok "examples/$f.yml is the README's workflow"; diag_file "$T/why"; else
-		ok "examples/$f.yml is the README's workflow"; fi
+	if [ -s "$T/why" ]; then not_ok "examples/$f.yml is docs/action.md's workflow"; diag_file "$T/why"; else
+		ok "examples/$f.yml is docs/action.md's workflow"; fi
 done
 
 done_testing

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The command line end to end: help, version, usage errors (exit 2, one line), inspect on small
 # hand-written fixtures in text and --json, a bad file among good ones, unwritable stdout, the
-# README's command list, and byte-identical output across runs.
+# docs/cli.md command list, and byte-identical output across runs.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -53,19 +53,19 @@ pg --version
 check "--version: 'profgate $version' as the Makefile's VERSION" \
 	eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "profgate $version" ] && [ ! -s "$T/err" ]'
 
-# Every command in --help has a '### `profgate NAME' section in the README, and back.
+# Every command in --help has a '## `profgate NAME' section in docs/cli.md, and back.
 sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' "$T/help" | sort >"$T/cmds_help"
 # (a command with subcommands, like history, has one section per subcommand)
-sed -n 's/^### `profgate \([a-z][a-z-]*\).*/\1/p' "$ROOT/README.md" | sort -u >"$T/cmds_readme"
+sed -n 's/^## `profgate \([a-z][a-z-]*\).*/\1/p' "$ROOT/docs/cli.md" | sort -u >"$T/cmds_readme"
 if [ -s "$T/cmds_help" ] && cmp -s "$T/cmds_help" "$T/cmds_readme"; then
-	ok "README documents exactly the commands --help lists ($(tr '\n' ' ' <"$T/cmds_help"))"
+	ok "docs/cli.md documents exactly the commands --help lists ($(tr '\n' ' ' <"$T/cmds_help"))"
 else
-	not_ok "README and --help list different commands"
-	diag "help: $(tr '\n' ' ' <"$T/cmds_help")  README: $(tr '\n' ' ' <"$T/cmds_readme")"
+	not_ok "docs/cli.md and --help list different commands"
+	diag "help: $(tr '\n' ' ' <"$T/cmds_help")  docs/cli.md: $(tr '\n' ' ' <"$T/cmds_readme")"
 fi
 
-# ---- every command's --help against its README heading ----
-# A command's README heading is its usage line as --help prints it (unwrapped), so both name the
+# ---- every command's --help against its docs/cli.md heading ----
+# A command's docs/cli.md heading is its usage line as --help prints it (unwrapped), so both name the
 # same options; the option list of --help names them too, and each is accepted. A command with
 # subcommands (history) is checked per subcommand.
 # usage_of FILE: the usage line of a --help output, its continuation lines joined.
@@ -93,7 +93,7 @@ text_opts() {
 			esac
 		done | sort -u
 }
-sed -n 's/^### `\(profgate [^`]*\)`$/\1/p' "$ROOT/README.md" >"$T/headings"
+sed -n 's/^## `\(profgate [^`]*\)`$/\1/p' "$ROOT/docs/cli.md" >"$T/headings"
 mkdir "$T/acc"
 # check_help CMD...: the checks for one command or subcommand.
 check_help() {
@@ -107,7 +107,7 @@ check_help() {
 	_usage=$(usage_of "$T/cmd_help")
 	_heading=$(grep -e "^profgate $_cmd\$" -e "^profgate $_cmd " "$T/headings")
 	if [ "$(printf '%s\n' "$_heading" | grep -c .)" -ne 1 ]; then
-		not_ok "$_cmd: the README has no one '### \`profgate $_cmd ...\`' heading"
+		not_ok "$_cmd: docs/cli.md has no one '## \`profgate $_cmd ...\`' heading"
 		return
 	fi
 	help_opts "$T/cmd_help" >"$T/opts_help"
@@ -115,25 +115,25 @@ check_help() {
 	text_opts "$_heading" "$T/cmd_help" >"$T/opts_readme"
 	_why=
 	for _o in $(comm -23 "$T/opts_help" "$T/opts_readme"); do
-		_why="$_why $_o is in '$_cmd --help' but not in its README heading;"
+		_why="$_why $_o is in '$_cmd --help' but not in its docs/cli.md heading;"
 	done
 	for _o in $(comm -13 "$T/opts_help" "$T/opts_readme"); do
-		_why="$_why $_o is in the README heading but not in '$_cmd --help';"
+		_why="$_why $_o is in the docs/cli.md heading but not in '$_cmd --help';"
 	done
 	for _o in $(comm -3 "$T/opts_help" "$T/opts_usage"); do
 		_why="$_why $_o is not in both the usage line and the option list of '$_cmd --help';"
 	done
 	if [ -z "$_why" ]; then
-		ok "$_cmd: --help and the README heading name the same options ($(grep -c . <"$T/opts_help"))"
+		ok "$_cmd: --help and the docs/cli.md heading name the same options ($(grep -c . <"$T/opts_help"))"
 	else
-		not_ok "$_cmd: --help and the README heading name different options:$_why"
+		not_ok "$_cmd: --help and the docs/cli.md heading name different options:$_why"
 	fi
 	if [ "$_usage" = "$_heading" ]; then
-		ok "$_cmd: the README heading is the usage line"
+		ok "$_cmd: the docs/cli.md heading is the usage line"
 	else
-		not_ok "$_cmd: the README heading is not the usage line"
+		not_ok "$_cmd: the docs/cli.md heading is not the usage line"
 		diag "usage:  $_usage"
-		diag "README: $_heading"
+		diag "docs/cli.md: $_heading"
 	fi
 	_why=
 	while read -r _o; do

@@ -9,7 +9,7 @@
 # Then git: a push race with the git CLI, a cache folder that cannot be written, a full disk
 # (ulimit -f 0), a damaged private repository (objects, refs, HEAD, config); and the action with
 # every delivery hanging. The limits come from PROFGATE_HTTP_TIMEOUT_S, PROFGATE_HTTP_ATTEMPTS and
-# PROFGATE_HISTORY_TIMEOUT_S, set low here; their defaults are in the README.
+# PROFGATE_HISTORY_TIMEOUT_S, set low here; their defaults are in docs/robustness.md.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"

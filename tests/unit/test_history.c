@@ -1,6 +1,6 @@
 /*
- * The history record against README "The history record": built from a verdict JSON and the
- * CI environment (fields, series, record id, kind and PR number from GitHub's variables and
+ * The history record against docs/history.md "The history record": built from a verdict JSON and
+ * the CI environment (fields, series, record id, kind and PR number from GitHub's variables and
  * event file, PROFGATE_TIME), written and read back byte for byte, and the tolerant shard
  * reader (corrupt lines reported by line number and skipped, an unknown version refused).
  */
