@@ -9,7 +9,7 @@
 # blocks after it in that file are skipped (they build on it). A fence whose info string names
 # `run` but is not exactly `sh run` is a typo that would silently not run: it fails.
 # Then every relative link of those files must name a file or folder that exists, and a
-# #fragment a heading of the target page (GitHub's anchor for it).
+# #fragment a heading of the target page (GitHub's anchor for it); the README links every page.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -82,10 +82,12 @@ for f in $files; do
 		fi
 		(
 			cd "$work" || exit 1
-			unset GITHUB_REPOSITORY GITHUB_SHA GITHUB_REF GITHUB_RUN_ID GITHUB_RUN_ATTEMPT \
-				GITHUB_EVENT_NAME GITHUB_EVENT_PATH GITHUB_TOKEN PROFGATE_GITHUB_TOKEN \
-				PROFGATE_GIT_TOKEN PROFGATE_TIME WANDB_API_KEY WANDB_ENTITY WANDB_PROJECT \
-				XDG_CACHE_HOME GITHUB_ACTIONS CI
+			# outside CI: no runner's files (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, ...), event,
+			# inputs or tokens, whatever environment make check runs in
+			for v in $(env | sed -n 's/^\(\(GITHUB\|INPUT\|RUNNER\|WANDB\|PROFGATE\)_[A-Za-z0-9_]*\)=.*/\1/p'); do
+				unset "$v"
+			done
+			unset XDG_CACHE_HOME CI
 			PATH=$T/bin:$PATH EXAMPLES=$EXAMPLES PROFGATE_CACHE_DIR=$work/.cache HOME=$work/.home \
 				GIT_CONFIG_NOSYSTEM=1 NO_COLOR=1 GITHUB_API_URL=http://127.0.0.1:9 \
 				WANDB_BASE_URL=http://127.0.0.1:9 \
@@ -187,10 +189,17 @@ for page in sys.argv[2:]:
             if frag and full.endswith(".md") and frag not in anchors(full):
                 print("%s:%d: %s: %s has no heading with the anchor #%s" % (page, n, target, full, frag))
                 bad = 1
+linked = set()
+for n, line in prose_lines("README.md"):
+    linked.update(re.findall(r"\]\((docs/[^)#\s]+\.md)", line))
+for page in sys.argv[2:]:
+    if page.startswith("docs/") and page not in linked:
+        print("README.md: no link to %s" % page)
+        bad = 1
 print("%d links" % count)
 sys.exit(bad)
 EOF
-	ok "every relative link of README.md and docs/*.md names a file and heading that exist ($(tail -n 1 "$T/links"))"
+	ok "every relative link of README.md and docs/*.md names a file and heading that exist, the README links every docs page ($(tail -n 1 "$T/links"))"
 else
 	not_ok "broken links in README.md or docs/*.md"
 	diag_file "$T/links" 40
