@@ -117,6 +117,7 @@ fi
 # Every [text](target) outside code blocks and code spans whose target is not a URL: the path
 # (relative to the page) exists, and a #fragment is the GitHub anchor of a heading of the page
 # it names (lower case, punctuation but - and _ dropped, spaces to -, repeats numbered -1, -2).
+# shellcheck disable=SC2086 # $files: the pages, one word each
 if python3 - "$ROOT" $files >"$T/links" 2>&1 <<'EOF'; then
 import os, re, sys
 
