@@ -3,8 +3,8 @@
 # string is exactly `sh run` is run: the blocks of one file in order, each with `sh -e`, in one
 # fresh temporary folder of that file (the working directory), with `profgate` (the binary under
 # test) first on PATH, EXAMPLES the bundled profiles (tests/data/examples), PROFGATE_CACHE_DIR
-# and HOME inside the folder, NO_COLOR=1, no tokens and GitHub/W&B pointed at a closed port, so
-# no example reaches the network. A block must exit 0 (an expected failure is written
+# and HOME inside the folder, NO_COLOR=1, no tokens, and GitHub, W&B and HTTP proxies pointed at
+# a closed port, so no example reaches the network. A block must exit 0 (an expected failure is written
 # `cmd || test $? -eq 4`); a failing one is reported with its file, line and output, and the
 # blocks after it in that file are skipped (they build on it). A fence whose info string names
 # `run` but is not exactly `sh run` is a typo that would silently not run: it fails.
@@ -90,7 +90,8 @@ for f in $files; do
 			unset XDG_CACHE_HOME CI
 			PATH=$T/bin:$PATH EXAMPLES=$EXAMPLES PROFGATE_CACHE_DIR=$work/.cache HOME=$work/.home \
 				GIT_CONFIG_NOSYSTEM=1 NO_COLOR=1 GITHUB_API_URL=http://127.0.0.1:9 \
-				WANDB_BASE_URL=http://127.0.0.1:9 \
+				WANDB_BASE_URL=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 \
+				https_proxy=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 no_proxy= NO_PROXY= \
 				timeout "$BLOCK_TIMEOUT" sh -e "$T/blocks/$n.sh"
 		) >"$T/block.out" 2>&1 </dev/null
 		brc=$?
