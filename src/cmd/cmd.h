@@ -164,7 +164,9 @@ struct cmd_gate_job {
 	int baseline_history;
 	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
 	uint32_t baseline_n;
-	int history_no_append; /* read the history (a window baseline) but append nothing */
+	/* where the history is read (a window baseline, the noise runs) without
+	 * appending; NULL: history's remote */
+	const char *history_from;
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */
@@ -173,6 +175,11 @@ struct cmd_gate_job {
 	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
+/* The remote job reads its history from: history_from, else history; NULL: none. */
+static inline const char *cmd_gate_history_read(const struct cmd_gate_job *job)
+{
+	return job->history_from ? job->history_from : job->history;
+}
 
 struct history_record;
 /*
@@ -238,6 +245,29 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 			   const struct summary *cand, struct summary **runs, uint32_t *n_runs);
 int cmd_history_kinds(char *text, const char **kinds);
+struct history_filter;
+struct history_list;
+/*
+ * history_read() of f for a command (what names it in messages), with
+ * f->series as a user names it (src/cmd/history_read.c): a series' name, its
+ * gate label or a unique prefix of its name. When the name is not a series'
+ * name, f->series is set to the one it means (*series_out, to free; NULL
+ * otherwise). 0, a read's error, PG_EUSAGE for a name that means several
+ * series, PG_ENOTFOUND for one that means none (the message lists the
+ * nearest).
+ */
+int cmd_history_read(const char *what, const struct history_store_opts *o, struct history_filter *f,
+		     struct history_list *l, int *exists, char **series_out);
+/*
+ * The kinds a read used and skipped, of l's records (of series; NULL: all):
+ * with_used, "used 4 nightly records, 1 main record" (or "used no main or
+ * nightly records"); then, when records of other kinds exist, "; skipped 3
+ * manual records (HINT)", HINT being hint or, for NULL, "--kind K,K to include
+ * them". Returns the records skipped.
+ */
+uint32_t cmd_history_kinds_note(const struct history_list *l, const char *series,
+				const char *const *kinds, int with_used, const char *hint,
+				struct pg_buf *out);
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);
 int cmd_history_compact(int argc, char **argv);

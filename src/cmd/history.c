@@ -233,7 +233,8 @@ static const struct cmd_opt show_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
      NULL, &opt_repo, CMD_OPT_REQUIRED},
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
-    {"series", 0, "S", "only this series", NULL, &opt_series, 0},
+    {"series", 0, "S", "only this series: its name, its label or a unique prefix", NULL,
+     &opt_series, 0},
     {"label", 0, "L", "only records with this gate label", NULL, &opt_label, 0},
     {"kind", 0, "K", "only this kind: pr, main, nightly or manual", NULL, &opt_kind, 0},
     {"verdict", 0, "V", "only this verdict", NULL, &opt_verdict, 0},
@@ -323,6 +324,7 @@ static int history_show_cmd(int argc, char **argv)
 	struct history_store_opts o;
 	struct history_filter f;
 	struct history_list l = {0};
+	char *series = NULL;
 	int n_pos, exists, rc;
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_verdict = opt_since = NULL;
@@ -342,7 +344,7 @@ static int history_show_cmd(int argc, char **argv)
 	}
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
-	rc = history_read(&o, &f, &l, &exists);
+	rc = cmd_history_read("history show", &o, &f, &l, &exists, &series);
 	if (rc) {
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;
@@ -360,6 +362,7 @@ static int history_show_cmd(int argc, char **argv)
 	rc = PG_EXIT_OK;
 out:
 	history_list_release(&l);
+	free(series);
 	free(pos);
 	return rc;
 }
