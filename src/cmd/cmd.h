@@ -92,6 +92,24 @@ int cmd_finish(int code);
  * for NULL or "-". PG_EXIT_OK, or PG_EXIT_INPUT with the error line written. */
 int cmd_write_output(const char *path, const struct pg_buf *b);
 
+/* ---- the terminal (term.c): colour and progress ---- */
+enum term_style { TERM_RESET, TERM_BAD, TERM_WARN, TERM_GOOD, TERM_DIM, TERM_BOLD };
+/* 1 when f gets colour: a terminal, NO_COLOR unset or empty, TERM not dumb. */
+int term_color(FILE *f);
+/* The SGR code of s for f, "" when f gets no colour. */
+const char *term_sgr(FILE *f, enum term_style s);
+/* A verdict's style: fail red, warn and inconclusive yellow, the rest green. */
+enum term_style term_verdict_style(const char *verdict);
+/* -q/--quiet (every command, cmd_parse): no progress line. */
+void term_set_quiet(int q);
+/* A phase of work that may take a while: after about two seconds a progress
+ * line on stderr (a terminal only) names it with the files and events of p
+ * (NULL: events alone), until term_progress_end() wipes it. One at a time. */
+struct trace_progress;
+void term_progress_begin(const char *phase, const struct trace_progress *p, uint32_t n_files,
+			 uint64_t events);
+void term_progress_end(void);
+
 /* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
 int cmd_parse_threads(const char *cmd, const char *text, int *out);
 

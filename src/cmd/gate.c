@@ -78,7 +78,11 @@ static int family_named(const struct gate_result *r, const char *family)
  * (pg_line), so no name can start a line of its own in a CI log. */
 static void print_metric(FILE *f, const struct gate_metric_result *m, struct pg_buf *tmp)
 {
-	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), pg_line(tmp, m->name));
+	const char *v = gate_verdict_name(m->verdict);
+
+	/* the padding outside the codes, so columns line up with or without them */
+	fprintf(f, "  %s%s%s%*s %s", term_sgr(f, term_verdict_style(v)), v, term_sgr(f, TERM_RESET),
+		12 - (int)strlen(v), "", pg_line(tmp, m->name));
 	if (isfinite(m->delta_share))
 		fprintf(f, " %+.1f%%", 100 * m->delta_share);
 	if (m->note)
@@ -103,7 +107,9 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	uint32_t shown = 0;
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
 
-	fprintf(f, "profgate %s: %s", job->cmd, gate_verdict_name(r->verdict));
+	fprintf(f, "profgate %s: %s%s%s", job->cmd,
+		term_sgr(f, term_verdict_style(gate_verdict_name(r->verdict))),
+		gate_verdict_name(r->verdict), term_sgr(f, TERM_RESET));
 	if (job->label)
 		fprintf(f, " (%s)", pg_line(&a, job->label));
 	fprintf(f, "\n");
