@@ -314,6 +314,31 @@ int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out);
 /* A pull request number from text: 1 and up; -1 when it is not one. */
 int64_t cmd_parse_pr(const char *text);
 
+/*
+ * A command of the table main() dispatches on (src/main.c), and a subcommand
+ * of `history`: its name, function, one-line summary and option table (NULL
+ * for one that parses its own: `action`, and `history` itself, whose sub
+ * lists its subcommands, up to an entry with a NULL name). The completion
+ * scripts and the man page are generated from these tables (complete.c).
+ */
+struct cmd_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const struct cmd_spec *spec;
+	const struct cmd_command *sub;
+};
+extern const struct cmd_command cmd_history_commands[];
+/* `profgate completion bash|zsh` and `profgate man` (hidden commands): the
+ * script or the page for the n commands of table, on stdout. */
+int cmd_completion(int argc, char **argv, const struct cmd_command *table, size_t n);
+int cmd_man(int argc, char **argv, const struct cmd_command *table, size_t n);
+
+extern const struct cmd_spec cmd_inspect_spec, cmd_summarize_spec, cmd_merge_spec, cmd_report_spec,
+    cmd_compare_spec, cmd_gate_spec, cmd_fetch_spec, cmd_publish_spec, cmd_comment_spec,
+    cmd_history_append_spec, cmd_history_show_spec, cmd_history_flush_spec,
+    cmd_history_baseline_spec, cmd_history_trend_spec, cmd_history_compact_spec;
+
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -448,7 +448,7 @@ static const struct cmd_opt gate_opts[] = {
      NULL, &opt_repo, CMD_OPT_UNDER},
 };
 
-static const struct cmd_spec gate_spec = {
+const struct cmd_spec cmd_gate_spec = {
     "gate", "",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
     "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
@@ -516,7 +516,7 @@ int cmd_gate(int argc, char **argv)
 
 	*job = (struct cmd_gate_job){.cmd = "gate", .verdict_exit = 1};
 	opt_threads = opt_comment = opt_pr = opt_repo = NULL;
-	stop = cmd_parse_or_help(&gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
+	stop = cmd_parse_or_help(&cmd_gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
 	if (stop)
 		return cmd_finish(rc);

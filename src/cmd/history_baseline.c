@@ -278,7 +278,7 @@ static const struct cmd_opt baseline_opts[] = {
      &opt_out, 0},
 };
 
-static const struct cmd_spec baseline_spec = {
+const struct cmd_spec cmd_history_baseline_spec = {
     "history baseline", "",
     "Write the median of the last N main/nightly records of one series as a summary JSON that\n"
     "'gate --baseline' takes: per-metric medians, one steady step per record (its median). The\n"
@@ -293,7 +293,7 @@ static int baseline_args(int argc, char **argv, int *help, uint32_t *n, const ch
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_n = opt_kind = opt_ref =
 	    opt_thresholds = opt_out = NULL;
-	rc = cmd_parse(&baseline_spec, argc, argv, pos, &n_pos, help);
+	rc = cmd_parse(&cmd_history_baseline_spec, argc, argv, pos, &n_pos, help);
 	free(pos);
 	if (rc || *help)
 		return rc;
@@ -357,7 +357,7 @@ int cmd_history_baseline(int argc, char **argv)
 		goto out;
 	}
 	if (help) {
-		cmd_usage(&baseline_spec, stdout);
+		cmd_usage(&cmd_history_baseline_spec, stdout);
 		rc = PG_EXIT_OK;
 		goto out;
 	}

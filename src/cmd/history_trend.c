@@ -40,7 +40,7 @@ static const struct cmd_opt trend_opts[] = {
      &opt_fail_on_flag, NULL, 0},
 };
 
-static const struct cmd_spec trend_spec = {
+const struct cmd_spec cmd_history_trend_spec = {
     "history trend", "",
     "Per series and metric: the values over time, change points with their size and\n"
     "confidence, and the nightly rule (a metric past its warn limit in K nightly records in a\n"
@@ -58,7 +58,7 @@ static int trend_args(int argc, char **argv, int *help, uint32_t *n, const char 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_metric = opt_since =
 	    opt_thresholds = opt_n = opt_format = opt_out = NULL;
 	opt_fail_on_flag = 0;
-	rc = cmd_parse(&trend_spec, argc, argv, pos, &n_pos, help);
+	rc = cmd_parse(&cmd_history_trend_spec, argc, argv, pos, &n_pos, help);
 	free(pos);
 	if (rc || *help)
 		return rc;
@@ -165,7 +165,7 @@ int cmd_history_trend(int argc, char **argv)
 		goto out;
 	}
 	if (help) {
-		cmd_usage(&trend_spec, stdout);
+		cmd_usage(&cmd_history_trend_spec, stdout);
 		rc = PG_EXIT_OK;
 		goto out;
 	}

@@ -3,7 +3,11 @@
 # appears on a terminal and never in a pipe, with NO_COLOR set (any non-empty value) or with
 # TERM=dumb; the progress line appears on stderr when it is a terminal (after
 # PROFGATE_PROGRESS_AFTER_MS, 0 here, so a short read shows it) and never with -q/--quiet, when
-# stderr is not a terminal, nor in the output files.
+# stderr is not a terminal, nor in the output files. Then the generated shell completions and man
+# page: bash completes commands, subcommands, options and option values in a real bash
+# (COMP_WORDS, complete -p); zsh (when installed) parses the script and dispatches to
+# _describe/_arguments with every option; `man -l` renders the page without warnings; every
+# command --help lists and every option of its option list appears in all three.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -96,5 +100,86 @@ tty pipe tty "$PROFGATE" summarize "$B" -o "$T/s.json"
 check "a read shorter than two seconds: no progress" eval '[ "$rc" -eq 0 ] && ! [ -s "$T/err" ]'
 pg summarize --help
 check "--help lists -q, --quiet" grep -q "^  -q, --quiet  *no progress line on stderr" "$T/out"
+
+# ---- completion and the man page ----
+"$PROFGATE" completion bash >"$T/pg.bash" 2>"$T/err"
+check "completion bash: a script" eval '[ -s "$T/pg.bash" ] && ! [ -s "$T/err" ]'
+# bcomp WORDS...: what the bash completion offers for the command line WORDS (the last is being
+# completed; "" for a new word).
+bcomp() {
+	bash --norc --noprofile -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _profgate
+		printf "%s\n" "${COMPREPLY[@]}"' bcomp "$T/pg.bash" "$@"
+}
+check "bash: complete -p names the function" \
+	eval 'bash --norc --noprofile -c ". \"$T/pg.bash\"; complete -p profgate" | grep -q "^complete -o filenames -F _profgate profgate$"'
+check "bash: 'profgate ga' completes gate" eval '[ "$(bcomp profgate ga)" = gate ]'
+check "bash: 'profgate history tr' completes trend" eval '[ "$(bcomp profgate history tr)" = trend ]'
+check "bash: 'profgate gate --history-f' completes --history-from" \
+	eval '[ "$(bcomp profgate gate --history-f)" = --history-from ]'
+check "bash: 'profgate history trend --format ' offers md and json" \
+	eval '[ "$(bcomp profgate history trend --format "" | tr "\n" " ")" = "md json " ]'
+check "bash: 'profgate summarize -' offers -q and --quiet" \
+	eval 'bcomp profgate summarize - | grep -qx -- -q && bcomp profgate summarize - | grep -qx -- --quiet'
+"$PROFGATE" man >"$T/pg.1"
+LC_ALL=C MANWIDTH=400 man --warnings -l "$T/pg.1" >"$T/man.txt" 2>"$T/man.err"
+mrc=$?
+if command -v man >/dev/null 2>&1; then
+	check "man -l renders the page, no warnings" eval '[ "$mrc" -eq 0 ] && [ -s "$T/man.txt" ] && ! [ -s "$T/man.err" ]'
+else
+	skip "man is not installed (scripts/packages.sh lists man-db)"
+fi
+if command -v zsh >/dev/null 2>&1; then
+	"$PROFGATE" completion zsh >"$T/_profgate"
+	check "zsh parses _profgate" zsh -n "$T/_profgate"
+	cat >"$T/z.zsh" <<'EOF'
+_describe() { local a; for a in ${(P)${@[-1]}}; do print -r -- "describe ${a%%:*}"; done }
+_arguments() { local a; for a in "$@"; do print -r -- "arg $a"; done }
+source "$1" >/dev/null 2>&1
+shift
+words=("$@"); CURRENT=$#; _profgate
+EOF
+	check "zsh: 'profgate history tr' offers the subcommands" \
+		eval 'zsh -f "$T/z.zsh" "$T/_profgate" profgate history tr | grep -qx "describe trend"'
+	check "zsh: 'profgate history trend --for' offers --format md|json" \
+		eval 'zsh -f "$T/z.zsh" "$T/_profgate" profgate history trend --for | grep -q "^arg --format=\[.*:(md json)$"'
+else
+	skip "zsh is not installed (scripts/packages.sh lists it)"
+fi
+# every command and every option of its --help option list, in all three
+pg --help
+cmds=$(sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' "$T/out")
+pg history --help
+subs=$(sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' "$T/out")
+missing=
+pairs=0
+for c in $cmds; do
+	case $c in history) set -- $(for s in $subs; do echo "history_$s"; done) ;; *) set -- "$c" ;; esac
+	for cs in "$@"; do
+		c2=$(echo "$cs" | tr _ ' ')
+		pg $c2 --help
+		cp "$T/out" "$T/h"
+		usage=$(sed -n '1,/^$/p' "$T/h" | sed 's/^usage: //' | tr '\n' ' ' | sed 's/  */ /g; s/ $//')
+		for o in $(sed -n '/^options:$/,$s/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' "$T/h"); do
+			pairs=$((pairs + 1))
+			esc=$(printf '%s' "${o#--}" | sed 's/-/\\-/g')
+			case $o in
+			--help | --quiet) grep -qF -- "\fB\-\-$esc\fR" "$T/pg.1" ;;
+			*) grep -A2 -F -- ".SS \"profgate $(printf '%s' "$c2")" "$T/pg.1" >/dev/null &&
+				grep -qF -- "\fB\-\-$esc\fR" "$T/pg.1" ;;
+			esac || missing="$missing man:$c2:$o"
+			grep -A1 "^	'$c2')" "$T/pg.bash" | grep -q -- " $o \| $o'\|'$o " || missing="$missing bash:$c2:$o"
+			if [ -s "$T/_profgate" ]; then
+				awk -v c="	'$c2')" '$0 == c {on = 1; next} on && /^\t;;/ {exit} on' "$T/_profgate" |
+					grep -q -- "$o[=\[]\|,$o[=}]" || missing="$missing zsh:$c2:$o"
+			fi
+		done
+		[ "$c2" = action ] && usage="profgate action"
+		python3 -c 'import re, sys; t = re.sub(r"\s+", " ", open(sys.argv[1]).read()); sys.exit(sys.argv[2] not in t)' \
+			"$T/man.txt" "$usage" || missing="$missing man:$c2"
+	done
+done
+check "every command and option ($pairs of them) in the bash and zsh completions and the man page" \
+	eval '[ -z "$missing" ] && [ "$pairs" -gt 80 ]'
+[ -z "$missing" ] || diag "missing:$missing"
 
 done_testing
