@@ -56,6 +56,9 @@ verify() {
 	for t in default strict nightly; do
 		[ -s "$1/usr/local/share/profgate/thresholds/$t.json" ] || die "thresholds/$t.json not installed"
 	done
+	for f in bash-completion/completions/profgate zsh/site-functions/_profgate man/man1/profgate.1; do
+		[ -s "$1/usr/local/share/$f" ] || die "share/$f not installed"
+	done
 	if command -v ldd >/dev/null 2>&1 && ldd "$bin" | grep -q 'not found'; then
 		die "libraries missing: $(ldd "$bin" | grep 'not found' | tr -s ' \t\n' ' ')"
 	fi

@@ -9,24 +9,27 @@
 
 #include "cmd/cmd.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
-    {"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps"},
-    {"summarize", cmd_summarize, "reduce profiles to one summary JSON (profgate.summary/1)"},
-    {"merge", cmd_merge, "combine per-host or per-rank summaries into one"},
-    {"report", cmd_report, "render a summary as a markdown report"},
-    {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution"},
-    {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds"},
-    {"fetch", cmd_fetch, "download a W&B run's or artifact's profile into the cache or a folder"},
-    {"publish", cmd_publish, "log a summary to W&B as an artifact; its numbers into the run"},
-    {"history", cmd_history, "gate results on a git branch: append, show, baseline, trend"},
-    {"comment", cmd_comment, "post a gate report as the pull request's sticky comment"},
-    {"action", cmd_action, "the GitHub Action's entrypoint: inputs from INPUT_*, the whole job"},
+static const struct cmd_command commands[] = {
+    {"inspect", cmd_inspect, "show what profile files hold: format, devices, tracks, steps",
+     &cmd_inspect_spec, NULL},
+    {"summarize", cmd_summarize, "reduce profiles to one summary JSON (profgate.summary/1)",
+     &cmd_summarize_spec, NULL},
+    {"merge", cmd_merge, "combine per-host or per-rank summaries into one", &cmd_merge_spec, NULL},
+    {"report", cmd_report, "render a summary as a markdown report", &cmd_report_spec, NULL},
+    {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution",
+     &cmd_compare_spec, NULL},
+    {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds",
+     &cmd_gate_spec, NULL},
+    {"fetch", cmd_fetch, "download a W&B run's or artifact's profile into the cache or a folder",
+     &cmd_fetch_spec, NULL},
+    {"publish", cmd_publish, "log a summary to W&B as an artifact; its numbers into the run",
+     &cmd_publish_spec, NULL},
+    {"history", cmd_history, "gate results on a git branch: append, show, baseline, trend", NULL,
+     cmd_history_commands},
+    {"comment", cmd_comment, "post a gate report as the pull request's sticky comment",
+     &cmd_comment_spec, NULL},
+    {"action", cmd_action, "the GitHub Action's entrypoint: inputs from INPUT_*, the whole job",
+     NULL, NULL},
 };
 
 static void usage(FILE *out)
@@ -77,6 +80,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < PG_ARRAY_LEN(commands); i++)
 		if (strcmp(commands[i].name, argv[1]) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
+	/* hidden: generated from the tables above at `make install` */
+	if (strcmp(argv[1], "completion") == 0)
+		return cmd_completion(argc - 1, argv + 1, commands, PG_ARRAY_LEN(commands));
+	if (strcmp(argv[1], "man") == 0)
+		return cmd_man(argc - 1, argv + 1, commands, PG_ARRAY_LEN(commands));
 	fprintf(stderr, "profgate: unknown command '%s' (see 'profgate --help')\n", argv[1]);
 	return PG_EXIT_USAGE;
 }

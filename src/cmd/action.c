@@ -471,9 +471,8 @@ static int run_gate(struct action *a)
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (job.baseline_history && !job.history) {
-		job.history = in(a, "history");
+		job.history_from = in(a, "history");
 		job.history_branch = in(a, "history_branch");
-		job.history_no_append = 1;
 	}
 	printf("::group::profgate: summarize and gate%s\n",
 	       job.history ? ", append to the history" : "");

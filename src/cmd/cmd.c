@@ -93,6 +93,7 @@ void cmd_usage(const struct cmd_spec *spec, FILE *out)
 		else
 			fprintf(out, "  %-28s %s\n", left, o->help);
 	}
+	fprintf(out, "  %-28s %s\n", "-q, --quiet", "no progress line on stderr");
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
@@ -138,6 +139,10 @@ int cmd_parse(const struct cmd_spec *spec, int argc, char **argv, const char **p
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			*help = 1;
 			return 0;
+		}
+		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			term_set_quiet(1);
+			continue;
 		}
 		if (a[1] == '-') {
 			const char *eq = strchr(a + 2, '=');
@@ -250,8 +255,14 @@ static int read_resolved(const struct source_set *src, struct trace *t, int thre
 		paths[i] = src->files[i].path;
 		dups[i] = src->files[i].duplicate_of;
 	}
+	struct trace_progress progress = {0};
+
+	t->progress = &progress;
+	term_progress_begin("reading", &progress, src->n_files, 0);
 	if (read_paths(t, paths, dups, src->n_files, threads, &errors) > 0)
 		rc = PG_EXIT_INPUT;
+	term_progress_end();
+	t->progress = NULL;
 	for (uint32_t i = 0; i < src->n_files; i++)
 		if (errors[i]) {
 			fprintf(stderr, "profgate: %s\n", errors[i]);
@@ -271,8 +282,13 @@ void cmd_trace_for_summary(struct trace *t)
 
 int cmd_summarize_trace(struct trace *t, const struct analyze_options *ao, struct summary *s)
 {
+	int rc;
+
+	term_progress_begin("analysing", NULL, 0, t->n_events);
 	analyze_summarize(t, ao, s);
-	if (trace_digests_wait(t))
+	rc = trace_digests_wait(t);
+	term_progress_end();
+	if (rc)
 		return cmd_error(PG_EXIT_INPUT);
 	/* the summary lists the trace's files in order */
 	for (uint32_t i = 0; i < s->n_files && i < t->n_files; i++) {

@@ -92,6 +92,24 @@ int cmd_finish(int code);
  * for NULL or "-". PG_EXIT_OK, or PG_EXIT_INPUT with the error line written. */
 int cmd_write_output(const char *path, const struct pg_buf *b);
 
+/* ---- the terminal (term.c): colour and progress ---- */
+enum term_style { TERM_RESET, TERM_BAD, TERM_WARN, TERM_GOOD, TERM_DIM, TERM_BOLD };
+/* 1 when f gets colour: a terminal, NO_COLOR unset or empty, TERM not dumb. */
+int term_color(FILE *f);
+/* The SGR code of s for f, "" when f gets no colour. */
+const char *term_sgr(FILE *f, enum term_style s);
+/* A verdict's style: fail red, warn and inconclusive yellow, the rest green. */
+enum term_style term_verdict_style(const char *verdict);
+/* -q/--quiet (every command, cmd_parse): no progress line. */
+void term_set_quiet(int q);
+/* A phase of work that may take a while: after about two seconds a progress
+ * line on stderr (a terminal only) names it with the files and events of p
+ * (NULL: events alone), until term_progress_end() wipes it. One at a time. */
+struct trace_progress;
+void term_progress_begin(const char *phase, const struct trace_progress *p, uint32_t n_files,
+			 uint64_t events);
+void term_progress_end(void);
+
 /* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
 int cmd_parse_threads(const char *cmd, const char *text, int *out);
 
@@ -164,7 +182,9 @@ struct cmd_gate_job {
 	int baseline_history;
 	char *baseline_ref; /* "refs/heads/<branch>"; NULL for "*" (any) */
 	uint32_t baseline_n;
-	int history_no_append; /* read the history (a window baseline) but append nothing */
+	/* where the history is read (a window baseline, the noise runs) without
+	 * appending; NULL: history's remote */
+	const char *history_from;
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */
@@ -173,6 +193,11 @@ struct cmd_gate_job {
 	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
+/* The remote job reads its history from: history_from, else history; NULL: none. */
+static inline const char *cmd_gate_history_read(const struct cmd_gate_job *job)
+{
+	return job->history_from ? job->history_from : job->history;
+}
 
 struct history_record;
 /*
@@ -238,6 +263,29 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 			   const struct summary *cand, struct summary **runs, uint32_t *n_runs);
 int cmd_history_kinds(char *text, const char **kinds);
+struct history_filter;
+struct history_list;
+/*
+ * history_read() of f for a command (what names it in messages), with
+ * f->series as a user names it (src/cmd/history_read.c): a series' name, its
+ * gate label or a unique prefix of its name. When the name is not a series'
+ * name, f->series is set to the one it means (*series_out, to free; NULL
+ * otherwise). 0, a read's error, PG_EUSAGE for a name that means several
+ * series, PG_ENOTFOUND for one that means none (the message lists the
+ * nearest).
+ */
+int cmd_history_read(const char *what, const struct history_store_opts *o, struct history_filter *f,
+		     struct history_list *l, int *exists, char **series_out);
+/*
+ * The kinds a read used and skipped, of l's records (of series; NULL: all):
+ * with_used, "used 4 nightly records, 1 main record" (or "used no main or
+ * nightly records"); then, when records of other kinds exist, "; skipped 3
+ * manual records (HINT)", HINT being hint or, for NULL, "--kind K,K to include
+ * them". Returns the records skipped.
+ */
+uint32_t cmd_history_kinds_note(const struct history_list *l, const char *series,
+				const char *const *kinds, int with_used, const char *hint,
+				struct pg_buf *out);
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);
 int cmd_history_compact(int argc, char **argv);
@@ -265,6 +313,31 @@ struct cmd_comment_job {
 int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out);
 /* A pull request number from text: 1 and up; -1 when it is not one. */
 int64_t cmd_parse_pr(const char *text);
+
+/*
+ * A command of the table main() dispatches on (src/main.c), and a subcommand
+ * of `history`: its name, function, one-line summary and option table (NULL
+ * for one that parses its own: `action`, and `history` itself, whose sub
+ * lists its subcommands, up to an entry with a NULL name). The completion
+ * scripts and the man page are generated from these tables (complete.c).
+ */
+struct cmd_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const struct cmd_spec *spec;
+	const struct cmd_command *sub;
+};
+extern const struct cmd_command cmd_history_commands[];
+/* `profgate completion bash|zsh` and `profgate man` (hidden commands): the
+ * script or the page for the n commands of table, on stdout. */
+int cmd_completion(int argc, char **argv, const struct cmd_command *table, size_t n);
+int cmd_man(int argc, char **argv, const struct cmd_command *table, size_t n);
+
+extern const struct cmd_spec cmd_inspect_spec, cmd_summarize_spec, cmd_merge_spec, cmd_report_spec,
+    cmd_compare_spec, cmd_gate_spec, cmd_fetch_spec, cmd_publish_spec, cmd_comment_spec,
+    cmd_history_append_spec, cmd_history_show_spec, cmd_history_flush_spec,
+    cmd_history_baseline_spec, cmd_history_trend_spec, cmd_history_compact_spec;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

@@ -125,7 +125,7 @@ static const struct cmd_opt comment_opts[] = {
     {"repo", 0, "OWNER/NAME", "the repository (default: GITHUB_REPOSITORY)", NULL, &opt_repo, 0},
 };
 
-static const struct cmd_spec comment_spec = {
+const struct cmd_spec cmd_comment_spec = {
     "comment", "",
     "Post a gate report as the pull request's sticky comment: one per series, found by the\n"
     "report's hidden marker and the token's own login, updated in place. The token comes from\n"
@@ -162,7 +162,7 @@ int cmd_comment(int argc, char **argv)
 	int n_pos, rc, stop;
 
 	opt_report = opt_pr = opt_mode = opt_repo = NULL;
-	stop = cmd_parse_or_help(&comment_spec, argc, argv, pos, &n_pos, NULL, &rc);
+	stop = cmd_parse_or_help(&cmd_comment_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
 	if (stop)
 		return cmd_finish(rc);

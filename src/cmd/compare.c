@@ -27,7 +27,7 @@ static const struct cmd_opt compare_opts[] = {
      opt_candidates, CMD_OPT_REPEATS | CMD_OPT_COLLECT},
 };
 
-static const struct cmd_spec compare_spec = {
+const struct cmd_spec cmd_compare_spec = {
     "compare", "BASELINE CANDIDATE",
     "Compare a candidate against a baseline (summaries, or profiles or W&B refs summarized\n"
     "on the fly): every metric with its delta, limit and verdict, the attribution of the\n"
@@ -43,7 +43,7 @@ int cmd_compare(int argc, char **argv)
 	int n_pos, threads = 0, rc;
 
 	opt_out = opt_thresholds = opt_report = opt_label = opt_threads = NULL;
-	if (cmd_parse_or_help(&compare_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
+	if (cmd_parse_or_help(&cmd_compare_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

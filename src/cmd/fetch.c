@@ -17,7 +17,7 @@ static const struct cmd_opt fetch_opts[] = {
      0},
 };
 
-static const struct cmd_spec fetch_spec = {
+const struct cmd_spec cmd_fetch_spec = {
     "fetch", "SOURCE",
     "Download the profile a W&B run logged (wandb://ENTITY/PROJECT/RUN_ID[:ALIAS] or a run\n"
     "URL: its jax_profile artifact, else its trainer.log_dir when that folder is here) or an\n"
@@ -88,7 +88,7 @@ int cmd_fetch(int argc, char **argv)
 
 	opt_out = NULL;
 	memset(&r, 0, sizeof(r));
-	if (cmd_parse_or_help(&fetch_spec, argc, argv, pos, &n_pos, NULL, &rc))
+	if (cmd_parse_or_help(&cmd_fetch_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
 	if (n_pos != 1 || !wandb_is_ref(pos[0])) {
 		pg_error_set(PG_EUSAGE, "fetch: give one W&B run or artifact ref (see 'profgate "

@@ -78,7 +78,11 @@ static int family_named(const struct gate_result *r, const char *family)
  * (pg_line), so no name can start a line of its own in a CI log. */
 static void print_metric(FILE *f, const struct gate_metric_result *m, struct pg_buf *tmp)
 {
-	fprintf(f, "  %-12s %s", gate_verdict_name(m->verdict), pg_line(tmp, m->name));
+	const char *v = gate_verdict_name(m->verdict);
+
+	/* the padding outside the codes, so columns line up with or without them */
+	fprintf(f, "  %s%s%s%*s %s", term_sgr(f, term_verdict_style(v)), v, term_sgr(f, TERM_RESET),
+		12 - (int)strlen(v), "", pg_line(tmp, m->name));
 	if (isfinite(m->delta_share))
 		fprintf(f, " %+.1f%%", 100 * m->delta_share);
 	if (m->note)
@@ -103,7 +107,9 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	uint32_t shown = 0;
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
 
-	fprintf(f, "profgate %s: %s", job->cmd, gate_verdict_name(r->verdict));
+	fprintf(f, "profgate %s: %s%s%s", job->cmd,
+		term_sgr(f, term_verdict_style(gate_verdict_name(r->verdict))),
+		gate_verdict_name(r->verdict), term_sgr(f, TERM_RESET));
 	if (job->label)
 		fprintf(f, " (%s)", pg_line(&a, job->label));
 	fprintf(f, "\n");
@@ -318,7 +324,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	side_c = (struct gate_side){rc_runs, nc, NULL, 0};
 	memset(&in, 0, sizeof(in));
 	/* too few runs on both sides: the series' recent records give the noise */
-	if (job->history && !job->baseline_history && nb < GATE_NOISE_MIN_RUNS &&
+	if (cmd_gate_history_read(job) && !job->baseline_history && nb < GATE_NOISE_MIN_RUNS &&
 	    nc < GATE_NOISE_MIN_RUNS && cmd_history_noise_runs(job, &th, &c[0], &nruns, &n_nruns)) {
 		rn = pg_xcalloc(n_nruns, sizeof(*rn));
 		for (uint32_t i = 0; i < n_nruns; i++)
@@ -371,7 +377,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rc = gate_verdict_exit(r.verdict);
 		if (!job->verdict_exit && rc == PG_EXIT_FAIL)
 			rc = PG_EXIT_OK;
-		if (job->history && !job->history_no_append) {
+		if (job->history) {
 			/* a required delivery that failed outranks the verdict's code */
 			int h = record_history(job, &r);
 			if (h != PG_EXIT_OK && job->history_required)
@@ -421,14 +427,19 @@ static const struct cmd_opt gate_opts[] = {
      &gate_job.label, 0},
     {"threads", 'j', "N", "read profiles on N threads (default: the number of cores)", NULL,
      &opt_threads, 0},
-    {"history", 0, "URL_OR_PATH", "append the result's record to the history on this remote", NULL,
-     &gate_job.history, 0},
+    {"history", 0, "URL_OR_PATH",
+     "append the result's record to the history on this remote (and read it as --history-from "
+     "does when that is not given)",
+     NULL, &gate_job.history, 0},
     {"history-branch", 0, "B", "the history branch (default: profgate-history)", NULL,
      &gate_job.history_branch, CMD_OPT_UNDER},
     {"history-required", 0, NULL, "exit 5 when the history push fails (default: a warning)",
      &gate_job.history_required, NULL, CMD_OPT_UNDER},
     {"kind", 0, "K", "the record's kind: pr, main, nightly or manual (default: from GITHUB_*)",
      NULL, &gate_job.kind, CMD_OPT_UNDER},
+    {"history-from", 0, "URL_OR_PATH",
+     "read the history here without appending: a history: baseline, the series' noise", NULL,
+     &gate_job.history_from, 0},
     {"comment", 0, "MODE", "post the report as the PR's sticky comment: always, on-alert, never",
      NULL, &opt_comment, 0},
     {"pr", 0, "N", "the pull request to comment on (default: from GITHUB_EVENT_PATH)", NULL,
@@ -437,12 +448,13 @@ static const struct cmd_opt gate_opts[] = {
      NULL, &opt_repo, CMD_OPT_UNDER},
 };
 
-static const struct cmd_spec gate_spec = {
+const struct cmd_spec cmd_gate_spec = {
     "gate", "",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
     "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
-    "candidate's series from runs on BRANCH ('*': any), read from --history; none: exit 3.",
+    "candidate's series from runs on BRANCH ('*': any), read from --history-from, else from\n"
+    "--history; none: exit 3. Only --history appends a record.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
 
 /* The pull request --comment goes to: --pr, else the event's. 0 with a note
@@ -504,7 +516,7 @@ int cmd_gate(int argc, char **argv)
 
 	*job = (struct cmd_gate_job){.cmd = "gate", .verdict_exit = 1};
 	opt_threads = opt_comment = opt_pr = opt_repo = NULL;
-	stop = cmd_parse_or_help(&gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
+	stop = cmd_parse_or_help(&cmd_gate_spec, argc, argv, pos, &n_pos, NULL, &rc);
 	free(pos);
 	if (stop)
 		return cmd_finish(rc);
@@ -530,9 +542,14 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (job->history_branch && history_branch_check(job->history_branch))
 		return cmd_error(PG_EXIT_USAGE);
-	if (!job->history && (job->history_branch || job->history_required || job->kind)) {
-		pg_error_set(PG_EUSAGE, "gate: --history-branch, --history-required and --kind go "
-					"with --history URL_OR_PATH");
+	if (!job->history && (job->history_required || job->kind)) {
+		pg_error_set(PG_EUSAGE,
+			     "gate: --history-required and --kind go with --history URL_OR_PATH");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (!cmd_gate_history_read(job) && job->history_branch) {
+		pg_error_set(PG_EUSAGE, "gate: --history-branch goes with --history URL_OR_PATH or "
+					"--history-from URL_OR_PATH");
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (opt_comment && github_comment_mode_parse(opt_comment, &mode)) {
@@ -550,11 +567,12 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (cmd_gate_baseline_runs(job, "gate: --baseline"))
 		return cmd_error(PG_EXIT_USAGE);
-	if (job->baseline_history && !job->history) {
+	if (job->baseline_history && !cmd_gate_history_read(job)) {
 		free(job->baseline_ref);
 		pg_error_set(PG_EUSAGE,
-			     "gate: --baseline %s reads the history: give --history "
-			     "URL_OR_PATH",
+			     "gate: --baseline %s reads the history: give --history-from "
+			     "URL_OR_PATH (to read it only) or --history URL_OR_PATH (to append "
+			     "this run too)",
 			     job->baseline);
 		return cmd_error(PG_EXIT_USAGE);
 	}

@@ -176,7 +176,7 @@ static const struct cmd_opt append_opts[] = {
      NULL, &opt_kind, 0},
 };
 
-static const struct cmd_spec append_spec = {
+const struct cmd_spec cmd_history_append_spec = {
     "history append", "RECORD.json",
     "Append a record (profgate.history/1), or the record of a verdict JSON from 'gate --json',\n"
     "to <series>/<YYYY-MM>.jsonl on the history branch, and push it. The token for https\n"
@@ -196,7 +196,7 @@ static int history_append_cmd(int argc, char **argv)
 
 	history_record_init(&r);
 	opt_repo = opt_branch = opt_kind = NULL;
-	if (cmd_parse_or_help(&append_spec, argc, argv, pos, &n_pos, NULL, &rc))
+	if (cmd_parse_or_help(&cmd_history_append_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
 	if (n_pos != 1 || !opt_repo) {
 		pg_error_set(PG_EUSAGE,
@@ -233,7 +233,8 @@ static const struct cmd_opt show_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
      NULL, &opt_repo, CMD_OPT_REQUIRED},
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
-    {"series", 0, "S", "only this series", NULL, &opt_series, 0},
+    {"series", 0, "S", "only this series: its name, its label or a unique prefix", NULL,
+     &opt_series, 0},
     {"label", 0, "L", "only records with this gate label", NULL, &opt_label, 0},
     {"kind", 0, "K", "only this kind: pr, main, nightly or manual", NULL, &opt_kind, 0},
     {"verdict", 0, "V", "only this verdict", NULL, &opt_verdict, 0},
@@ -242,7 +243,7 @@ static const struct cmd_opt show_opts[] = {
     {"json", 0, NULL, "print the records as JSON lines, as stored", &opt_json, NULL, 0},
 };
 
-static const struct cmd_spec show_spec = {
+const struct cmd_spec cmd_history_show_spec = {
     "history show", "",
     "Show the records on the history branch, oldest first: a table, or JSON lines with --json.\n"
     "A corrupt line is reported with its file and line and skipped.",
@@ -323,11 +324,12 @@ static int history_show_cmd(int argc, char **argv)
 	struct history_store_opts o;
 	struct history_filter f;
 	struct history_list l = {0};
+	char *series = NULL;
 	int n_pos, exists, rc;
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_verdict = opt_since = NULL;
 	opt_json = 0;
-	if (cmd_parse_or_help(&show_spec, argc, argv, pos, &n_pos, NULL, &rc))
+	if (cmd_parse_or_help(&cmd_history_show_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
 	if (n_pos != 0 || !opt_repo) {
 		pg_error_set(PG_EUSAGE,
@@ -342,7 +344,7 @@ static int history_show_cmd(int argc, char **argv)
 	}
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
-	rc = history_read(&o, &f, &l, &exists);
+	rc = cmd_history_read("history show", &o, &f, &l, &exists, &series);
 	if (rc) {
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;
@@ -360,6 +362,7 @@ static int history_show_cmd(int argc, char **argv)
 	rc = PG_EXIT_OK;
 out:
 	history_list_release(&l);
+	free(series);
 	free(pos);
 	return rc;
 }
@@ -372,7 +375,7 @@ static const struct cmd_opt flush_opts[] = {
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
 };
 
-static const struct cmd_spec flush_spec = {
+const struct cmd_spec cmd_history_flush_spec = {
     "history flush", "[DIR]",
     "Deliver pending records (kept when a push failed) to the history branch: the *.json\n"
     "records of DIR (an action's <output_dir>/pending, say), or, without DIR, those this\n"
@@ -391,7 +394,7 @@ static int history_flush_cmd(int argc, char **argv)
 	int n_pos, rc;
 
 	opt_repo = opt_branch = NULL;
-	if (cmd_parse_or_help(&flush_spec, argc, argv, pos, &n_pos, NULL, &rc))
+	if (cmd_parse_or_help(&cmd_history_flush_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
 	if (n_pos > 1 || !opt_repo) {
 		pg_error_set(PG_EUSAGE,
@@ -430,26 +433,29 @@ out:
 
 /* ---- dispatch ---- */
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} subcommands[] = {
-    {"append", history_append_cmd, "append a gate result to the history branch"},
-    {"show", history_show_cmd, "show the records of the history branch"},
-    {"flush", history_flush_cmd, "deliver pending records (kept when a push failed)"},
+const struct cmd_command cmd_history_commands[] = {
+    {"append", history_append_cmd, "append a gate result to the history branch",
+     &cmd_history_append_spec, NULL},
+    {"show", history_show_cmd, "show the records of the history branch", &cmd_history_show_spec,
+     NULL},
+    {"flush", history_flush_cmd, "deliver pending records (kept when a push failed)",
+     &cmd_history_flush_spec, NULL},
     {"baseline", cmd_history_baseline,
-     "the median of the last N main/nightly records, as a summary"},
-    {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)"},
-    {"compact", cmd_history_compact, "fold the branch into one commit, the old one archived"},
+     "the median of the last N main/nightly records, as a summary", &cmd_history_baseline_spec,
+     NULL},
+    {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)",
+     &cmd_history_trend_spec, NULL},
+    {"compact", cmd_history_compact, "fold the branch into one commit, the old one archived",
+     &cmd_history_compact_spec, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: profgate history <subcommand> [options]\n\n"
 		     "The JSONL history of gate results on a git branch.\n\nsubcommands:\n");
-	for (size_t i = 0; i < PG_ARRAY_LEN(subcommands); i++)
-		fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+	for (const struct cmd_command *c = cmd_history_commands; c->name; c++)
+		fprintf(out, "  %-8s %s\n", c->name, c->summary);
 	fprintf(out, "\n'profgate history <subcommand> --help' describes one.\n");
 }
 
@@ -463,9 +469,9 @@ int cmd_history(int argc, char **argv)
 		usage(stdout);
 		return cmd_finish(PG_EXIT_OK);
 	}
-	for (size_t i = 0; i < PG_ARRAY_LEN(subcommands); i++)
-		if (strcmp(argv[1], subcommands[i].name) == 0)
-			return cmd_finish(subcommands[i].fn(argc - 1, argv + 1));
+	for (const struct cmd_command *c = cmd_history_commands; c->name; c++)
+		if (strcmp(argv[1], c->name) == 0)
+			return cmd_finish(c->fn(argc - 1, argv + 1));
 	pg_error_set(PG_EUSAGE, "history: unknown subcommand '%s' (see 'profgate history --help')",
 		     argv[1]);
 	return cmd_error(PG_EXIT_USAGE);

@@ -102,8 +102,13 @@ int cmd_history_kinds(char *text, const char **kinds)
 	return 0;
 }
 
-static void describe(const struct history_window *w, struct pg_buf *b)
+/* What a window baseline's records were; hint as cmd_history_kinds_note's
+ * for the records of other kinds. */
+static void describe(const struct history_window *w, const struct history_list *l, const char *hint,
+		     struct pg_buf *b)
 {
+	struct pg_buf skipped = PG_BUF_INIT;
+
 	pg_buf_addf(b, "median of %u record%s of %s (", w->n, w->n == 1 ? "" : "s", w->series);
 	for (size_t i = 0; w->kinds[i]; i++)
 		pg_buf_addf(b, "%s%s", i ? ", " : "", w->kinds[i]);
@@ -114,32 +119,53 @@ static void describe(const struct history_window *w, struct pg_buf *b)
 	if (w->cut_field)
 		pg_buf_addf(b, " (%s changed from %s to %s after %s)", w->cut_field, w->cut_older,
 			    w->cut_newer, w->cut_time);
+	if (cmd_history_kinds_note(l, w->series, w->kinds, 0, hint, &skipped))
+		pg_buf_addf(b, "; %s", skipped.ptr);
+	pg_buf_release(&skipped);
 }
 
-/* Read the branch and select the window; prints errors, returns an exit code. */
+/* The hint of gate --baseline history:...: its kinds are fixed. */
+#define GATE_KINDS_HINT                                                                            \
+	"a history baseline takes main and nightly records; gate --history --kind main records "   \
+	"one"
+
+/* Read the branch and select the window; prints errors, returns an exit code.
+ * series_out non-NULL: f->series as a user names it (cmd_history_read), and
+ * *series_out the name it meant when another (to free). */
 static int read_window(const char *what, const char *remote, const char *branch,
-		       const struct history_filter *f, const struct history_window_opts *wo,
-		       struct history_list *l, struct history_window *w)
+		       struct history_filter *f, struct history_window_opts *wo, const char *hint,
+		       struct history_list *l, struct history_window *w, char **series_out)
 {
 	struct history_store_opts o;
+	struct pg_buf skipped = PG_BUF_INIT;
 	char why[1024];
 	int exists, rc;
 
 	memset(w, 0, sizeof(*w));
 	cmd_history_store_opts(&o, remote, branch);
-	rc = history_read(&o, f, l, &exists);
+	if (series_out) {
+		rc = cmd_history_read(what, &o, f, l, &exists, series_out);
+		if (*series_out)
+			wo->series = *series_out;
+	} else {
+		rc = history_read(&o, f, l, &exists);
+	}
 	if (rc)
 		return cmd_error(pg_exit_code(rc));
 	rc = history_window_select(l, wo, w);
 	if (!rc)
 		return PG_EXIT_OK;
 	snprintf(why, sizeof(why), "%s", pg_error_last());
+	if (rc == PG_ENOTFOUND)
+		cmd_history_kinds_note(l, NULL, w->kinds, 0, hint, &skipped);
 	if (rc == PG_ENOTFOUND && !exists)
 		pg_error_set(rc, "%s: %s: the branch '%s' does not exist at '%s' yet", what, why,
 			     branch ? branch : HISTORY_DEFAULT_BRANCH, remote);
 	else
-		pg_error_set(rc, "%s: %s in %s", what, why,
-			     branch ? branch : HISTORY_DEFAULT_BRANCH);
+		pg_error_set(rc, "%s: %s in %s%s%s", what, why,
+			     branch ? branch : HISTORY_DEFAULT_BRANCH, skipped.len ? "; " : "",
+			     skipped.len ? skipped.ptr : "");
+	pg_buf_release(&skipped);
 	return cmd_error(pg_exit_code(rc));
 }
 
@@ -178,7 +204,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	*n_runs = 0;
 	memset(&w, 0, sizeof(w));
 	series_opts(job, th, cand, NULL, CMD_NOISE_RECORDS, &series, &wo, &f);
-	cmd_history_store_opts(&o, job->history, job->history_branch);
+	cmd_history_store_opts(&o, cmd_gate_history_read(job), job->history_branch);
 	/* quietly: no history is no noise estimate, and the append reports a bad remote */
 	if (history_read(&o, &f, &l, &exists) == 0 && history_window_select(&l, &wo, &w) == 0 &&
 	    w.n >= GATE_NOISE_MIN_RUNS) {
@@ -209,7 +235,8 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	*n_runs = 0;
 	series_opts(job, th, cand, job->baseline_ref, job->baseline_n, &series, &wo, &f);
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
-	rc = read_window(what.ptr, job->history, job->history_branch, &f, &wo, &l, &w);
+	rc = read_window(what.ptr, cmd_gate_history_read(job), job->history_branch, &f, &wo,
+			 GATE_KINDS_HINT, &l, &w, NULL);
 	if (rc == PG_EXIT_OK) {
 		summary_release(b);
 		history_baseline_summary(&w, cand, b);
@@ -217,7 +244,7 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 		*n_runs = w.n;
 		history_window_runs(&w, cand, *runs);
 		history_window_json(&w, job->history_branch, window_json);
-		describe(&w, note);
+		describe(&w, &l, GATE_KINDS_HINT, note);
 	}
 	history_window_release(&w);
 	history_list_release(&l);
@@ -235,7 +262,8 @@ static const struct cmd_opt baseline_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
      NULL, &opt_repo, CMD_OPT_REQUIRED},
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
-    {"series", 0, "S", "the series", NULL, &opt_series, CMD_OPT_REQUIRED},
+    {"series", 0, "S", "the series: its name, its label or a unique prefix", NULL, &opt_series,
+     CMD_OPT_REQUIRED},
     {"label", 0, "L", "the gate label of the series (when it names one series)", NULL, &opt_label,
      CMD_OPT_OR},
     {"records", 'n', "N", "records in the window, 1 to 100 (default: 5)", NULL, &opt_n, 0},
@@ -250,7 +278,7 @@ static const struct cmd_opt baseline_opts[] = {
      &opt_out, 0},
 };
 
-static const struct cmd_spec baseline_spec = {
+const struct cmd_spec cmd_history_baseline_spec = {
     "history baseline", "",
     "Write the median of the last N main/nightly records of one series as a summary JSON that\n"
     "'gate --baseline' takes: per-metric medians, one steady step per record (its median). The\n"
@@ -265,7 +293,7 @@ static int baseline_args(int argc, char **argv, int *help, uint32_t *n, const ch
 
 	opt_repo = opt_branch = opt_series = opt_label = opt_n = opt_kind = opt_ref =
 	    opt_thresholds = opt_out = NULL;
-	rc = cmd_parse(&baseline_spec, argc, argv, pos, &n_pos, help);
+	rc = cmd_parse(&cmd_history_baseline_spec, argc, argv, pos, &n_pos, help);
 	free(pos);
 	if (rc || *help)
 		return rc;
@@ -285,13 +313,14 @@ static int baseline_args(int argc, char **argv, int *help, uint32_t *n, const ch
 	return 0;
 }
 
-static int write_baseline(const struct history_window *w, const struct summary *s)
+static int write_baseline(const struct history_window *w, const struct history_list *l,
+			  const struct summary *s)
 {
 	struct pg_buf json = PG_BUF_INIT, note = PG_BUF_INIT;
 	int rc = PG_EXIT_OK;
 
 	summary_write_json(s, &json);
-	describe(w, &note);
+	describe(w, l, NULL, &note);
 	if (opt_out && strcmp(opt_out, "-") != 0) {
 		if (pg_write_file_atomic(opt_out, json.ptr, json.len))
 			rc = cmd_error(PG_EXIT_INPUT);
@@ -309,7 +338,7 @@ static int write_baseline(const struct history_window *w, const struct summary *
 int cmd_history_baseline(int argc, char **argv)
 {
 	const char *kinds[CMD_HISTORY_KINDS + 1];
-	char *ref = NULL, *kinds_text = NULL;
+	char *ref = NULL, *kinds_text = NULL, *series = NULL;
 	struct gate_thresholds th;
 	struct history_list l = {0};
 	struct history_window w;
@@ -328,17 +357,17 @@ int cmd_history_baseline(int argc, char **argv)
 		goto out;
 	}
 	if (help) {
-		cmd_usage(&baseline_spec, stdout);
+		cmd_usage(&cmd_history_baseline_spec, stdout);
 		rc = PG_EXIT_OK;
 		goto out;
 	}
 	wo = (struct history_window_opts){opt_series, opt_label,   kinds,	 ref,
 					  n,	      th.identity, th.n_identity};
 	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL};
-	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, &l, &w);
+	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, NULL, &l, &w, &series);
 	if (rc == PG_EXIT_OK) {
 		history_baseline_summary(&w, NULL, &s);
-		rc = write_baseline(&w, &s);
+		rc = write_baseline(&w, &l, &s);
 	}
 out:
 	summary_release(&s);
@@ -347,5 +376,6 @@ out:
 	gate_thresholds_release(&th);
 	free(ref);
 	free(kinds_text);
+	free(series);
 	return rc;
 }

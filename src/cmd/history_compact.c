@@ -21,7 +21,7 @@ static const struct cmd_opt compact_opts[] = {
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
 };
 
-static const struct cmd_spec compact_spec = {
+const struct cmd_spec cmd_history_compact_spec = {
     "history compact", "",
     "Fold the history branch into one root commit with the same records and shards, the old\n"
     "commits kept on the branch <branch>-archive/<day>-<commit>. The branch moves only if no\n"
@@ -39,7 +39,7 @@ int cmd_history_compact(int argc, char **argv)
 
 	memset(&res, 0, sizeof(res));
 	opt_repo = opt_branch = NULL;
-	if (cmd_parse_or_help(&compact_spec, argc, argv, pos, &n_pos, NULL, &rc))
+	if (cmd_parse_or_help(&cmd_history_compact_spec, argc, argv, pos, &n_pos, NULL, &rc))
 		goto out;
 	if (n_pos != 0 || !opt_repo) {
 		pg_error_set(PG_EUSAGE, "history compact: give --repo URL_OR_PATH (see 'profgate "

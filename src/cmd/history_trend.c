@@ -21,7 +21,8 @@ static const struct cmd_opt trend_opts[] = {
     {"repo", 0, "URL_OR_PATH", "the history remote: a bare repository path, file:// or https://",
      NULL, &opt_repo, CMD_OPT_REQUIRED},
     {"branch", 0, "B", "the history branch (default: profgate-history)", NULL, &opt_branch, 0},
-    {"series", 0, "S", "only this series", NULL, &opt_series, 0},
+    {"series", 0, "S", "only this series: its name, its label or a unique prefix", NULL,
+     &opt_series, 0},
     {"label", 0, "L", "only series of this gate label", NULL, &opt_label, CMD_OPT_OR},
     {"kind", 0, "K,K", "the kinds of record in the trend (default: main,nightly)", NULL, &opt_kind,
      0},
@@ -39,7 +40,7 @@ static const struct cmd_opt trend_opts[] = {
      &opt_fail_on_flag, NULL, 0},
 };
 
-static const struct cmd_spec trend_spec = {
+const struct cmd_spec cmd_history_trend_spec = {
     "history trend", "",
     "Per series and metric: the values over time, change points with their size and\n"
     "confidence, and the nightly rule (a metric past its warn limit in K nightly records in a\n"
@@ -57,7 +58,7 @@ static int trend_args(int argc, char **argv, int *help, uint32_t *n, const char 
 	opt_repo = opt_branch = opt_series = opt_label = opt_kind = opt_metric = opt_since =
 	    opt_thresholds = opt_n = opt_format = opt_out = NULL;
 	opt_fail_on_flag = 0;
-	rc = cmd_parse(&trend_spec, argc, argv, pos, &n_pos, help);
+	rc = cmd_parse(&cmd_history_trend_spec, argc, argv, pos, &n_pos, help);
 	free(pos);
 	if (rc || *help)
 		return rc;
@@ -85,23 +86,35 @@ static int trend_args(int argc, char **argv, int *help, uint32_t *n, const char 
 }
 
 /* The records of the kinds asked for: none for a series or label named is an
- * unknown series (exit 3); none at all is an empty trend. */
-static int check_found(const struct history_trend *t, int exists)
+ * unknown series (exit 3); none at all is an empty trend. Either way a line
+ * on stderr says which kinds were used and how many records of others were
+ * skipped. */
+static int check_found(const struct history_trend *t, const struct history_list *l,
+		       const char *const *kinds, int exists)
 {
 	const char *what = opt_series ? "series" : "label";
+	struct pg_buf note = PG_BUF_INIT;
+	int rc = PG_EXIT_OK;
 
 	if (t->n > 0 || (!opt_series && !opt_label)) {
+		cmd_history_kinds_note(l, NULL, kinds, 1, NULL, &note);
 		if (!exists)
 			fprintf(stderr,
 				"profgate: history: no branch '%s' at '%s' yet: no records\n",
 				opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH, opt_repo);
-		return PG_EXIT_OK;
+		else if (l->n)
+			fprintf(stderr, "profgate: history trend: %s\n", note.ptr);
+		goto out;
 	}
-	pg_error_set(PG_ENOTFOUND, "history trend: no %s records of %s '%s'%s%s",
+	cmd_history_kinds_note(l, NULL, kinds, 0, NULL, &note);
+	pg_error_set(PG_ENOTFOUND, "history trend: no %s records of %s '%s'%s%s%s%s",
 		     opt_kind ? opt_kind : "main or nightly", what,
 		     opt_series ? opt_series : opt_label, opt_since ? " since " : "",
-		     opt_since ? opt_since : "");
-	return cmd_error(PG_EXIT_INPUT);
+		     opt_since ? opt_since : "", note.len ? "; " : "", note.len ? note.ptr : "");
+	rc = cmd_error(PG_EXIT_INPUT);
+out:
+	pg_buf_release(&note);
+	return rc;
 }
 
 static int write_trend(const struct history_trend *t, const struct history_filter *f)
@@ -134,7 +147,7 @@ static int write_trend(const struct history_trend *t, const struct history_filte
 int cmd_history_trend(int argc, char **argv)
 {
 	const char *kinds[CMD_HISTORY_KINDS + 1];
-	char *kinds_text = NULL;
+	char *kinds_text = NULL, *series = NULL;
 	struct gate_thresholds th;
 	struct history_store_opts o;
 	struct history_filter f;
@@ -152,19 +165,21 @@ int cmd_history_trend(int argc, char **argv)
 		goto out;
 	}
 	if (help) {
-		cmd_usage(&trend_spec, stdout);
+		cmd_usage(&cmd_history_trend_spec, stdout);
 		rc = PG_EXIT_OK;
 		goto out;
 	}
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	f = (struct history_filter){opt_series, opt_label, NULL, NULL, opt_since};
-	if ((rc = history_read(&o, &f, &l, &exists))) {
+	if ((rc = cmd_history_read("history trend", &o, &f, &l, &exists, &series))) {
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
+	if (series)
+		opt_series = series;
 	to = (struct history_trend_opts){opt_metric, kinds, &th, n, 0, 0};
 	history_trend_build(&l, &to, &t);
-	rc = check_found(&t, exists);
+	rc = check_found(&t, &l, kinds, exists);
 	if (rc == PG_EXIT_OK)
 		rc = write_trend(&t, &f);
 out:
@@ -172,5 +187,6 @@ out:
 	history_list_release(&l);
 	gate_thresholds_release(&th);
 	free(kinds_text);
+	free(series);
 	return rc;
 }

@@ -22,7 +22,7 @@ static const struct cmd_opt inspect_opts[] = {
     CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
-static const struct cmd_spec inspect_spec = {
+const struct cmd_spec cmd_inspect_spec = {
     "inspect", "INPUT...",
     "Show what each profile file holds: format, dialect, producer, event counts,\n"
     "devices, tracks, step markers and quality warnings. An INPUT may be a file or a\n"
@@ -468,7 +468,7 @@ int cmd_inspect(int argc, char **argv)
 
 	opt_json = 0;
 	opt_capture = opt_threads = NULL;
-	if (cmd_parse_or_help(&inspect_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
+	if (cmd_parse_or_help(&cmd_inspect_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

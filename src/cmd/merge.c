@@ -20,7 +20,7 @@ static const struct cmd_opt merge_opts[] = {
      &opt_allow_mixed, NULL, 0},
 };
 
-static const struct cmd_spec merge_spec = {
+const struct cmd_spec cmd_merge_spec = {
     "merge", "SUMMARY...",
     "Combine summaries of the hosts or ranks of one capture (from 'profgate summarize') into\n"
     "one summary with every device: steps joined by number, totals added, statistics\n"
@@ -36,7 +36,7 @@ int cmd_merge(int argc, char **argv)
 
 	opt_out = NULL;
 	opt_allow_mixed = 0;
-	if (cmd_parse_or_help(&merge_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
+	if (cmd_parse_or_help(&cmd_merge_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

@@ -29,7 +29,7 @@ static const struct cmd_opt publish_opts[] = {
      CMD_OPT_REPEATS},
 };
 
-static const struct cmd_spec publish_spec = {
+const struct cmd_spec cmd_publish_spec = {
     "publish", "SUMMARY",
     "Log a summary (and a report) to W&B as a new version of an artifact of type\n"
     "profile_summary with the aliases latest and --alias; with --run, from that run, and\n"
@@ -178,7 +178,7 @@ int cmd_publish(int argc, char **argv)
 	int n_pos, rc = PG_EXIT_OK;
 
 	opt_report = opt_run = opt_project = opt_name = opt_alias = NULL;
-	if (cmd_parse_or_help(&publish_spec, argc, argv, pos, &n_pos, collect_aliases, &rc)) {
+	if (cmd_parse_or_help(&cmd_publish_spec, argc, argv, pos, &n_pos, collect_aliases, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

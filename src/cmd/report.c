@@ -15,7 +15,7 @@ static const struct cmd_opt report_opts[] = {
     {"output", 'o', "FILE", "write the report here (default: standard output)", NULL, &opt_out, 0},
 };
 
-static const struct cmd_spec report_spec = {
+const struct cmd_spec cmd_report_spec = {
     "report", "SUMMARY",
     "Render a summary (from 'profgate summarize') as a markdown report: step time, where\n"
     "the time goes per device, families, ops, collectives, gaps, regions, what to try next\n"
@@ -30,7 +30,7 @@ int cmd_report(int argc, char **argv)
 	int n_pos, rc = PG_EXIT_OK;
 
 	opt_out = NULL;
-	if (cmd_parse_or_help(&report_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
+	if (cmd_parse_or_help(&cmd_report_spec, argc, argv, pos, &n_pos, NULL, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

@@ -35,7 +35,7 @@ static const struct cmd_opt summarize_opts[] = {
     CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
-static const struct cmd_spec summarize_spec = {
+const struct cmd_spec cmd_summarize_spec = {
     "summarize", "INPUT...",
     "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
     "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
@@ -143,7 +143,7 @@ int cmd_summarize(int argc, char **argv)
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
 	opt_allow_mixed = 0;
 	memset(&src, 0, sizeof(src));
-	if (cmd_parse_or_help(&summarize_spec, argc, argv, pos, &n_pos, collect_labels, &rc)) {
+	if (cmd_parse_or_help(&cmd_summarize_spec, argc, argv, pos, &n_pos, collect_labels, &rc)) {
 		free(pos);
 		return cmd_finish(rc);
 	}

@@ -4,6 +4,7 @@
  */
 #include "read.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -199,6 +200,7 @@ struct job {
 };
 
 struct files {
+	struct trace_progress *progress;
 	int want_sha256;
 	int host_markers_only;
 	int threads;
@@ -223,6 +225,10 @@ static void read_job(void *arg, uint32_t i, void *scratch)
 		j->rc = read_path_hashing(&j->tr, j->path, p->n == 1);
 		if (j->rc)
 			j->err = pg_xstrdup(pg_error_last());
+	}
+	if (p->progress) {
+		atomic_fetch_add(&p->progress->events, j->tr.n_events);
+		atomic_fetch_add(&p->progress->files, 1);
 	}
 }
 
@@ -258,6 +264,7 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 
 	memset(&p, 0, sizeof(p));
 	p.jobs = pg_xcalloc(n ? n : 1, sizeof(*p.jobs));
+	p.progress = t->progress;
 	p.want_sha256 = t->want_sha256;
 	p.host_markers_only = t->host_markers_only;
 	p.threads = threads;

@@ -173,6 +173,13 @@ struct trace_evblock {
 	struct trace_event ev[TRACE_EVBLOCK_SIZE];
 };
 
+/* What a read of several files has done so far, for a progress line: the
+ * reading threads add to it as each file is read, anyone may look. */
+struct trace_progress {
+	_Atomic uint32_t files;	 /* files read */
+	_Atomic uint64_t events; /* events in them */
+};
+
 struct trace {
 	struct pg_arena strings_arena;
 	/* interned strings */
@@ -203,7 +210,8 @@ struct trace {
 
 	struct trace_file *files;
 	uint32_t n_files, cap_files;
-	int want_sha256;    /* readers hash each file's bytes (on a thread of its own) */
+	int want_sha256; /* readers hash each file's bytes (on a thread of its own) */
+	struct trace_progress *progress; /* read_paths counts into it; NULL: none (the caller's) */
 	int decode_threads; /* threads a reader may use within one file (XPlane lines) */
 	/* The caller reads host threads only for step markers (summarize): a
 	 * reader may count, not decode, the host-thread events of a file whose

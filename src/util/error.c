@@ -165,18 +165,31 @@ void pg_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* -q/--quiet: no progress lines; 1 while a progress line is on screen. */
+static int progress_quiet, progress_open;
+
+void pg_progress_set_quiet(int quiet)
+{
+	progress_quiet = quiet;
+}
+
 void pg_progress(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (progress_quiet)
+		return;
 	va_start(ap, fmt);
 	log_write("\r", "", fmt, ap);
 	va_end(ap);
+	progress_open = 1;
 }
 
 void pg_progress_end(void)
 {
-	fputc('\n', stderr);
+	if (progress_open)
+		fputc('\n', stderr);
+	progress_open = 0;
 }
 
 const char *pg_error_last(void)

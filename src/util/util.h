@@ -50,10 +50,12 @@ void pg_error_clear(void);
  * it takes): pg_log writes the line (no prefix added), registered secrets
  * redacted, made one line as pg_sanitize_line() does. pg_progress rewrites
  * the current terminal line in place ("\r" and the text, no newline);
- * pg_progress_end ends it. */
+ * pg_progress_end ends it. pg_progress_set_quiet(1) (-q/--quiet) makes
+ * pg_progress print nothing. */
 void pg_log(const char *fmt, ...) PG_PRINTF(1, 2);
 void pg_progress(const char *fmt, ...) PG_PRINTF(1, 2);
 void pg_progress_end(void);
+void pg_progress_set_quiet(int quiet);
 
 /*
  * The secrets this process holds (tokens, API keys), so that no message can

@@ -75,10 +75,11 @@ usage_of() {
 	     { exit }
 	     END { print u }' "$1"
 }
-# help_opts FILE: the long options of a --help option list but --help, one a line.
+# help_opts FILE: the long options of a --help option list but the two every command takes
+# (--help, --quiet: not in usage lines), one a line.
 help_opts() {
 	sed -n '/^options:$/,$s/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' "$1" |
-		grep -vx -- --help | sort -u
+		grep -vx -e --help -e --quiet | sort -u
 }
 # text_opts TEXT HELPFILE: the options TEXT names, a short one as its long name in HELPFILE.
 text_opts() {

@@ -6,7 +6,7 @@
 # --baseline history:main[:N]` (the window in the verdict JSON and the record; a short window
 # says so) and `history trend` (markdown with Mermaid charts, profgate.trend/1 JSON: the change
 # point at day 7 with its size and confidence, none in the flat series, the nightly rule), and
-# bad inputs: unknown series, empty window, bad N, missing --history, with one line and their
+# bad inputs: unknown series, empty window, bad N, missing --history(-from), with one line and their
 # exit codes.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
@@ -98,7 +98,7 @@ series=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlin
 # ---- history baseline ----
 pg history baseline --repo "$T/r.git" --label bench --ref main -n 5 -o "$T/bl.json"
 check "history baseline -n 5 -o: exit 0, one line naming the window" \
-	eval '[ "$rc" -eq 0 ] && [ "$(lines "$T/out")" -eq 1 ] && grep -q "^history baseline: median of 5 records of $series (main, nightly on refs/heads/main), 2024-05-08T06:00:00Z .. 2024-05-12T06:00:00Z, written to " "$T/out"'
+	eval '[ "$rc" -eq 0 ] && [ "$(lines "$T/out")" -eq 1 ] && grep -q "^history baseline: median of 5 records of $series (main, nightly on refs/heads/main), 2024-05-08T06:00:00Z .. 2024-05-12T06:00:00Z; skipped 1 pr record (--kind main,nightly,pr to include it), written to " "$T/out"'
 jf "the baseline is a summary: one steady step per record, the records' medians" "$T/bl.json" \
 	"j['schema'] == 'profgate.summary/1' and j['steps']['source'] == 'history-window'" \
 	"[s['us'] for s in j['steps']['all']] == [x['metrics']['step.median_us'] for x in [json.loads(l) for l in open('$T/all.jsonl')] if x['kind'] == 'nightly'][-5:]" \
@@ -108,7 +108,7 @@ jf "the baseline is a summary: one steady step per record, the records' medians"
 pg history baseline --repo "$T/r.git" --series "$series"
 jf "history baseline to stdout: the summary on stdout" "$T/out" "j['steps']['steady']['count'] == 5"
 check "... and its line on stderr; without --ref the dev run is the newest" \
-	eval '[ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: history baseline: median of 5 records .*2024-05-12T10:00:00Z$" "$T/err"'
+	eval '[ "$(lines "$T/err")" -eq 1 ] && grep -q "^profgate: history baseline: median of 5 records .*2024-05-12T10:00:00Z; skipped 1 pr record (--kind main,nightly,pr to include it)$" "$T/err"'
 pg history baseline --repo "$T/r.git" --series "$series" --ref main -n 20 -o "$T/short.json"
 check "history baseline -n 20: 12 records, the window is short" \
 	eval '[ "$rc" -eq 0 ] && grep -q "median of 12 records .*; 12 of 20 asked for: the window is short" "$T/out"'
@@ -126,7 +126,7 @@ pge PROFGATE_TIME=2024-05-13T06:00:00Z GITHUB_EVENT_NAME=schedule GITHUB_REF=ref
 check "gate --baseline history:main, 16% slower than the window: fail (exit 1)" \
 	eval '[ "$rc" -eq 1 ] && grep -q "^profgate gate: fail (bench)" "$T/out"'
 check "stdout says what the baseline was" \
-	grep -q "^  baseline: history:main: median of 5 records of $series (main, nightly on refs/heads/main), 2024-05-08T06:00:00Z .. 2024-05-12T06:00:00Z$" "$T/out"
+	grep -q "^  baseline: history:main: median of 5 records of $series (main, nightly on refs/heads/main), 2024-05-08T06:00:00Z .. 2024-05-12T06:00:00Z; skipped 1 pr record (a history baseline takes main and nightly records; gate --history --kind main records one)$" "$T/out"
 jf "the verdict JSON: the window (ref, kinds, series, 5 records), 5 vs 5 step samples" "$T/v.json" \
 	"j['baseline']['path'] == 'history:main' and j['baseline']['sha256'] is None" \
 	"j['baseline']['history']['ref'] == 'refs/heads/main' and j['baseline']['history']['kinds'] == ['main', 'nightly']" \
@@ -161,13 +161,13 @@ one_line "history:main:0" 2 "N '0' is not a whole number from 1 to 100"
 pg gate -b history: -c "$T/c12.json" --history "$T/r.git"
 one_line "history: without a branch" 2 "give the branch whose runs make the baseline"
 pg gate -b history:main -c "$T/c12.json"
-one_line "history:main without --history" 2 "give --history URL_OR_PATH"
+one_line "history:main without --history" 2 "give --history-from URL_OR_PATH (to read it only) or --history URL_OR_PATH (to append this run too)"
 pg gate -b history:main -b "$T/c12.json" -c "$T/c12.json" --history "$T/r.git"
 one_line "history:main and a file as --baseline" 2 "gate: --baseline history:main is a set of runs itself: give it alone"
 pg gate -b "$T/c12.json" -b 'history:*' -c "$T/c12.json"
 one_line "a file and history:* as --baseline, no --history" 2 "gate: --baseline history:* is a set of runs itself: give it alone"
 pg history baseline --repo "$T/r.git" --series nope-00000000
-one_line "history baseline of an unknown series" 3 "no main or nightly records of series 'nope-00000000'"
+one_line "history baseline of an unknown series" 3 "history baseline: no series 'nope-00000000' on profgate-history; nearest: "
 pg history baseline --repo "$T/r.git" --label bench -n 101
 one_line "history baseline -n 101" 2 "N '101' is not a whole number from 1 to 100"
 pg history baseline --repo "$T/r.git" --label bench --kind weekly
@@ -231,7 +231,7 @@ check "--fail-on-flag with a flag: exit 1, the report still written" eval '[ "$r
 pg history trend --repo "$T/r.git" --since 2024-05-10 --label flat --format json
 jf "--since keeps the later records" "$T/out" "len(j['series'][0]['records']) == 3"
 pg history trend --repo "$T/r.git" --series nope-00000000
-one_line "history trend of an unknown series" 3 "no main or nightly records of series 'nope-00000000'"
+one_line "history trend of an unknown series" 3 "history trend: no series 'nope-00000000' on profgate-history; nearest: "
 pg history trend --repo "$T/r.git" --format xml
 one_line "history trend --format xml" 2 "--format 'xml'"
 pg history trend --repo "$T/r.git" -n 0
