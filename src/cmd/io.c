@@ -1,0 +1,178 @@
+/*
+ * What every command does with its inputs and outputs beyond reading and
+ * writing them: "-" as standard input, an output that would overwrite an
+ * input refused before anything is read or written, and the note that a
+ * folder's profgate outputs were left out.
+ *
+ * Standard input is spooled to a temporary file: a profile is opened more
+ * than once (sniffed, read, hashed), so it must be a regular file. The
+ * spool's path stands in for "-" while the command runs, and a summary made
+ * of it names the file "-" again (cmd_stdin_unname).
+ *
+ * Overwrites are judged by device and inode, not by name: the output (when it
+ * exists) against every input file, and against every file a folder input
+ * resolves to (source_resolve: the capture that would be read, without
+ * profgate's own outputs, which are never read). An output that does not
+ * exist yet overwrites nothing; one in an input folder that is profgate's
+ * own output is rewritten, which is what `summarize prof -o
+ * prof/summary.json` run twice needs.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../source/source.h"
+#include "../summary/summary.h"
+
+#define SPOOL_CHUNK (1 << 16)
+
+static int is_stdin(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
+static int spool(const char *cmd, struct cmd_stdin *in)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path = pg_xasprintf("%s/profgate-stdin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *chunk = pg_xmalloc(SPOOL_CHUNK);
+	size_t n;
+	int fd = mkstemp(path), rc = 0;
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+
+	if (!f) {
+		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
+				  strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	while ((n = fread(chunk, 1, SPOOL_CHUNK, stdin)) > 0)
+		if (fwrite(chunk, 1, n, f) != n)
+			break;
+	if (ferror(stdin))
+		rc = pg_error_set(PG_EIO, "%s: cannot read standard input: %s", cmd,
+				  strerror(errno));
+	else if (ferror(f) || fclose(f) != 0)
+		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
+				  strerror(errno));
+	else
+		f = NULL;
+	if (f)
+		fclose(f);
+out:
+	free(chunk);
+	if (rc) {
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+		return rc;
+	}
+	in->path = path;
+	return 0;
+}
+
+int cmd_stdin_take(const char *cmd, const char **inputs, int n, struct cmd_stdin *in)
+{
+	int at = -1;
+
+	in->path = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!is_stdin(inputs[i]))
+			continue;
+		if (at >= 0)
+			return pg_error_set(PG_EUSAGE,
+					    "%s: '-' (standard input) given twice: it can be one "
+					    "input only",
+					    cmd);
+		at = i;
+	}
+	if (at < 0)
+		return 0;
+	if (spool(cmd, in))
+		return PG_EIO;
+	inputs[at] = in->path;
+	return 0;
+}
+
+void cmd_stdin_unname(const struct cmd_stdin *in, struct summary *s)
+{
+	for (uint32_t i = 0; in->path && i < s->n_files; i++)
+		if (strcmp(s->files[i].path, in->path) == 0) {
+			free(s->files[i].path);
+			s->files[i].path = pg_xstrdup("-");
+		}
+}
+
+void cmd_stdin_release(struct cmd_stdin *in)
+{
+	if (in->path)
+		unlink(in->path);
+	free(in->path);
+	in->path = NULL;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* A folder input: the files it resolves to, against the output. */
+static int check_folder(const char *cmd, const char *out, const struct stat *so, const char *dir,
+			const char *capture)
+{
+	struct source_set src;
+	const char *inputs[1] = {dir};
+	struct stat st;
+	int rc = 0;
+
+	if (source_resolve(&src, inputs, 1, capture) != 0) {
+		/* the read reports it */
+		source_set_release(&src);
+		return 0;
+	}
+	for (uint32_t i = 0; i < src.n_files && !rc; i++)
+		if (stat(src.files[i].path, &st) == 0 && same_file(&st, so))
+			rc = pg_error_set(PG_EUSAGE,
+					  "%s: the output '%s' would overwrite '%s', a profile "
+					  "read from the input folder '%s': give another output",
+					  cmd, out, src.files[i].path, dir);
+	source_set_release(&src);
+	return rc;
+}
+
+int cmd_check_outputs(const char *cmd, const char *const *outputs, int n_out,
+		      const char *const *inputs, int n_in, const char *capture)
+{
+	for (int o = 0; o < n_out; o++) {
+		const char *out = outputs[o];
+		struct stat so, si;
+
+		if (!out || is_stdin(out) || stat(out, &so) != 0)
+			continue; /* standard output, or a new file: nothing is overwritten */
+		for (int i = 0; i < n_in; i++) {
+			const char *in = inputs[i];
+			if (!in || is_stdin(in) || stat(in, &si) != 0)
+				continue;
+			if (same_file(&si, &so))
+				return pg_error_set(PG_EUSAGE,
+						    "%s: the output '%s' is the input '%s': give "
+						    "another output",
+						    cmd, out, in);
+			if (S_ISDIR(si.st_mode) && check_folder(cmd, out, &so, in, capture))
+				return PG_EUSAGE;
+		}
+	}
+	return 0;
+}
+
+void cmd_note_own_outputs(const struct source_set *src)
+{
+	for (uint32_t i = 0; i < src->n_own_notes; i++)
+		fprintf(stderr, "profgate: note: %s\n", src->notes[src->own_notes[i]]);
+}
