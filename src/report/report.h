@@ -59,4 +59,24 @@ int report_host_profile(const struct summary *s);
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
 
+/* ---- a metric's change (change.c): one unit per kind of metric ---- */
+struct gate_metric_result;
+struct gate_rule;
+enum report_unit { REPORT_U_TIME, REPORT_U_SHARE, REPORT_U_GBPS, REPORT_U_TFLOPS, REPORT_U_NUMBER };
+/* The unit of a metric from the metric table (summary_metric_unit). */
+enum report_unit report_metric_unit(const char *metric);
+/* v with a sign and d decimals and suffix; what rounds to zero prints as +0;
+ * "—" when not finite. */
+void report_signed_fixed(struct pg_buf *b, double v, int d, const char *suffix);
+/* A signed time ("+5.86 ms"); under 0.05 us prints as +0. */
+void report_signed_time(struct pg_buf *b, double us);
+/* The decimals a change of x (percent when relative, else percentage points)
+ * needs so that, as printed, it reaches each limit of rule exactly when the
+ * exact change does: 1, or more up to 6. */
+int report_change_decimals(const struct gate_rule *rule, double x, int relative);
+/* A metric's change: shares in percentage points ("+17.3 pp"), the rest
+ * relative to the baseline ("+25.0%", times with "(+5.86 ms)" beside it), the
+ * absolute change when the baseline is 0; "—" when a side is absent. */
+void report_metric_change(struct pg_buf *b, const struct gate_metric_result *m);
+
 #endif
