@@ -64,6 +64,42 @@ void report_signed_time(struct pg_buf *b, double us)
 	report_time(b, us);
 }
 
+void report_value(struct pg_buf *b, enum report_unit u, double v)
+{
+	if (!isfinite(v)) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	switch (u) {
+	case REPORT_U_TIME: report_time(b, v); break;
+	case REPORT_U_SHARE: pg_buf_addf(b, "%.1f%%", 100 * v); break;
+	case REPORT_U_GBPS: pg_buf_addf(b, "%.2f GB/s", v); break;
+	case REPORT_U_TFLOPS: pg_buf_addf(b, "%.2f TFLOP/s", v); break;
+	default: pg_buf_addf(b, "%.4g", v); break;
+	}
+}
+
+void report_limit(struct pg_buf *b, const struct gate_limit *l, enum gate_direction dir,
+		  enum report_unit u)
+{
+	char sign = dir == GATE_HIGHER_IS_BETTER ? '-' : '+';
+
+	/* every digit the thresholds file gives: a limit is never rounded */
+	if (l->has_relative)
+		pg_buf_addf(b, "%c%.10g%%", sign, 100 * fabs(l->relative));
+	if (l->has_relative && l->has_absolute)
+		pg_buf_adds(b, " and ");
+	if (l->has_absolute) {
+		double a = fabs(l->absolute);
+		if (u == REPORT_U_SHARE)
+			pg_buf_addf(b, "%c%.10g pp", sign, 100 * a);
+		else {
+			pg_buf_addc(b, sign);
+			report_value(b, u, a);
+		}
+	}
+}
+
 /* Whether x reaches the limit lim (printed units, signed toward worse), with
  * the gate's tolerance (gate_limit_reaches) scaled to them. */
 static int reaches(double x, double lim)
@@ -104,38 +140,45 @@ int report_change_decimals(const struct gate_rule *rule, double x, int relative)
 	return d;
 }
 
-void report_metric_change(struct pg_buf *b, const struct gate_metric_result *m)
+void report_change(struct pg_buf *b, const char *metric, double delta, double delta_share,
+		   const struct gate_rule *rule, int with_time)
 {
-	enum report_unit u = report_metric_unit(m->name);
+	enum report_unit u = report_metric_unit(metric);
+	double x;
 
-	if (!m->has_baseline || !m->has_candidate) {
-		pg_buf_adds(b, "—");
-		return;
-	}
 	if (u == REPORT_U_SHARE) {
-		double x = 100 * m->delta;
-		report_signed_fixed(b, x, report_change_decimals(m->rule, x, 0), " pp");
+		x = 100 * delta;
+		report_signed_fixed(b, x, report_change_decimals(rule, x, 0), " pp");
 		return;
 	}
-	if (!isfinite(m->delta_share)) {
+	if (!isfinite(delta_share)) {
 		switch (u) {
-		case REPORT_U_TIME: report_signed_time(b, m->delta); break;
-		case REPORT_U_GBPS: report_signed_fixed(b, m->delta, 2, " GB/s"); break;
-		case REPORT_U_TFLOPS: report_signed_fixed(b, m->delta, 2, " TFLOP/s"); break;
+		case REPORT_U_TIME: report_signed_time(b, delta); break;
+		case REPORT_U_GBPS: report_signed_fixed(b, delta, 2, " GB/s"); break;
+		case REPORT_U_TFLOPS: report_signed_fixed(b, delta, 2, " TFLOP/s"); break;
 		default:
-			if (isfinite(m->delta))
-				pg_buf_addf(b, "%+.4g", m->delta);
+			if (isfinite(delta))
+				pg_buf_addf(b, "%+.4g", delta);
 			else
 				pg_buf_adds(b, "—");
 			break;
 		}
 		return;
 	}
-	double x = 100 * m->delta_share;
-	report_signed_fixed(b, x, report_change_decimals(m->rule, x, 1), "%");
-	if (u == REPORT_U_TIME) {
+	x = 100 * delta_share;
+	report_signed_fixed(b, x, report_change_decimals(rule, x, 1), "%");
+	if (u == REPORT_U_TIME && with_time) {
 		pg_buf_adds(b, " (");
-		report_signed_time(b, m->delta);
+		report_signed_time(b, delta);
 		pg_buf_adds(b, ")");
 	}
+}
+
+void report_metric_change(struct pg_buf *b, const struct gate_metric_result *m)
+{
+	if (!m->has_baseline || !m->has_candidate) {
+		pg_buf_adds(b, "—");
+		return;
+	}
+	report_change(b, m->name, m->delta, m->delta_share, m->rule, 1);
 }

@@ -44,21 +44,6 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-static void value(struct pg_buf *b, enum report_unit u, double v)
-{
-	if (!isfinite(v)) {
-		pg_buf_adds(b, "—");
-		return;
-	}
-	switch (u) {
-	case REPORT_U_TIME: report_time(b, v); break;
-	case REPORT_U_SHARE: pg_buf_addf(b, "%.1f%%", 100 * v); break;
-	case REPORT_U_GBPS: pg_buf_addf(b, "%.2f GB/s", v); break;
-	case REPORT_U_TFLOPS: pg_buf_addf(b, "%.2f TFLOP/s", v); break;
-	default: pg_buf_addf(b, "%.4g", v); break;
-	}
-}
-
 static void pvalue(struct pg_buf *b, double p)
 {
 	if (!isfinite(p))
@@ -525,26 +510,6 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 
 /* ---- the metric table ---- */
 
-static void limit_part(struct pg_buf *b, const struct gate_limit *l, enum gate_direction dir,
-		       enum report_unit u)
-{
-	char sign = dir == GATE_HIGHER_IS_BETTER ? '-' : '+';
-
-	if (l->has_relative)
-		pg_buf_addf(b, "%c%.10g%%", sign, 100 * fabs(l->relative));
-	if (l->has_relative && l->has_absolute)
-		pg_buf_adds(b, " and ");
-	if (l->has_absolute) {
-		double a = fabs(l->absolute);
-		if (u == REPORT_U_SHARE)
-			pg_buf_addf(b, "%c%.10g pp", sign, 100 * a);
-		else {
-			pg_buf_addc(b, sign);
-			value(b, u, a);
-		}
-	}
-}
-
 static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enum report_unit u)
 {
 	const struct gate_rule *rule = m->rule;
@@ -557,11 +522,11 @@ static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enu
 	}
 	if (warn) {
 		pg_buf_adds(b, "warn ");
-		limit_part(b, &rule->warn, rule->direction, u);
+		report_limit(b, &rule->warn, rule->direction, u);
 	}
 	if (fail) {
 		pg_buf_adds(b, warn ? ", fail " : "fail ");
-		limit_part(b, &rule->fail, rule->direction, u);
+		report_limit(b, &rule->fail, rule->direction, u);
 	}
 }
 
@@ -598,12 +563,12 @@ static void metric_row(struct pg_buf *b, const struct gate_metric_result *m,
 	report_code_cut(b, m->name, c);
 	pg_buf_adds(b, " | ");
 	if (m->has_baseline)
-		value(b, u, m->baseline);
+		report_value(b, u, m->baseline);
 	else
 		pg_buf_adds(b, "—");
 	pg_buf_adds(b, " | ");
 	if (m->has_candidate)
-		value(b, u, m->candidate);
+		report_value(b, u, m->candidate);
 	else
 		pg_buf_adds(b, "—");
 	pg_buf_adds(b, " | ");
@@ -878,8 +843,8 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			subject(b, m, &cuts[i]);
 			pg_buf_adds(b, " | ");
 			if (m->has_candidate || m->has_baseline)
-				value(b, report_metric_unit(m->name),
-				      m->has_candidate ? m->candidate : m->baseline);
+				report_value(b, report_metric_unit(m->name),
+					     m->has_candidate ? m->candidate : m->baseline);
 			else
 				pg_buf_adds(b, "—");
 			if (m->step_share >= 0)
