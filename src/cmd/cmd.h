@@ -106,6 +106,9 @@ struct cmd_stdin {
 int cmd_stdin_take(const char *cmd, const char **inputs, int n, struct cmd_stdin *in);
 /* A summary made of the spool names its file "-". */
 void cmd_stdin_unname(const struct cmd_stdin *in, struct summary *s);
+struct trace;
+/* A trace read of the spool (inspect) names its file "-". */
+void cmd_stdin_unname_trace(const struct cmd_stdin *in, struct trace *t);
 void cmd_stdin_release(struct cmd_stdin *in);
 /*
  * Before anything is read or written: 0 when no output (NULL and "-" are

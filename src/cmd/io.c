@@ -28,6 +28,7 @@
 
 #include "../source/source.h"
 #include "../summary/summary.h"
+#include "../trace/trace.h"
 
 #define SPOOL_CHUNK (1 << 16)
 
@@ -106,6 +107,15 @@ void cmd_stdin_unname(const struct cmd_stdin *in, struct summary *s)
 		if (strcmp(s->files[i].path, in->path) == 0) {
 			free(s->files[i].path);
 			s->files[i].path = pg_xstrdup("-");
+		}
+}
+
+void cmd_stdin_unname_trace(const struct cmd_stdin *in, struct trace *t)
+{
+	for (uint32_t i = 0; in->path && i < t->n_files; i++)
+		if (strcmp(t->files[i].path, in->path) == 0) {
+			free(t->files[i].path);
+			t->files[i].path = pg_xstrdup("-");
 		}
 }
 

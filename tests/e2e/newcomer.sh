@@ -59,6 +59,9 @@ check "summarize X | report -: the report" eval '[ $? -eq 0 ] && grep -q "^# pro
 "$PROFGATE" compare "$BASE" - --json - <"$CAND" >stdin-v.json 2>"$T/err"
 check "compare BASE - reads the candidate from standard input" \
 	eval '[ $? -eq 0 ] && grep -q "\"verdict\": \"fail\"" stdin-v.json'
+"$PROFGATE" inspect - <"$BASE" >inspect.txt 2>"$T/err"
+check "inspect - reads standard input, the file named '-'" \
+	eval '[ $? -eq 0 ] && head -1 inspect.txt | grep -qx -- - && grep -q "dialect kineto" inspect.txt'
 pg compare - - --json -
 check "'-' twice: exit 2" [ "$rc" -eq 2 ]
 
