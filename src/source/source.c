@@ -22,7 +22,9 @@
  *  - profgate's own outputs (summaries, verdicts, records, trends, reports:
  *    known by content, source_profgate_output) are no candidates at all, so
  *    `summarize prof -o prof/summary.json` reads the same capture again; each
- *    gets a note (own_notes);
+ *    gets a note (own_notes). A folder that holds no profile and one summary
+ *    (a W&B artifact of a published summary) resolves to that summary, which
+ *    `gate` reads as one;
  *  - byte-identical files (same size and sha256) are read once and reported.
  */
 #include "source.h"
@@ -55,6 +57,10 @@ struct cands {
 	uint32_t n, cap;
 	char **own; /* "<path>: profgate's own output (<what>)" of files left out */
 	uint32_t n_own;
+	/* the summaries among them: the last one's place, and how many */
+	char *summary_dir, *summary_base;
+	struct stat summary_st;
+	uint32_t n_summaries, summary_own;
 	uint32_t seen;
 	int truncated;
 };
@@ -237,9 +243,18 @@ static int walk(struct cands *cs, const char *dir, int depth)
 				   S_ISREG(st.st_mode))) &&
 				 classify(names[i], &kind)) {
 				if (kind != SOURCE_XPLANE && kind != SOURCE_RIEGELI &&
-				    source_profgate_output(p, what, sizeof(what)))
+				    source_profgate_output(p, what, sizeof(what))) {
+					if (strncmp(what, "profgate.summary/", 17) == 0) {
+						free(cs->summary_dir);
+						free(cs->summary_base);
+						cs->summary_dir = pg_xstrdup(dir);
+						cs->summary_base = pg_xstrdup(names[i]);
+						cs->summary_st = st;
+						cs->summary_own = cs->n_own;
+						cs->n_summaries++;
+					}
 					add_own(cs, p, what);
-				else
+				} else
 					add_cand(cs, dir, names[i], kind, &st);
 			}
 		}
@@ -448,6 +463,8 @@ static void free_cands(struct cands *cs)
 	for (uint32_t i = 0; i < cs->n_own; i++)
 		free(cs->own[i]);
 	free(cs->own);
+	free(cs->summary_dir);
+	free(cs->summary_base);
 }
 
 static void add_file(struct source_set *s, const char *path, enum source_kind kind, uint64_t bytes)
@@ -543,7 +560,12 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 	rc = walk(&cs, root, 0);
 	if (rc)
 		goto out;
+	if (cs.n == 0 && cs.n_summaries == 1)
+		add_cand(&cs, cs.summary_dir, cs.summary_base, SOURCE_JSON, &cs.summary_st);
 	for (uint32_t i = 0; i < cs.n_own; i++) {
+		if (cs.n_summaries == 1 && cs.n == 1 && i == cs.summary_own &&
+		    cs.v[0].kind == SOURCE_JSON && strcmp(cs.v[0].base, cs.summary_base) == 0)
+			continue; /* the folder's one summary, read as one */
 		s->own_notes =
 		    pg_xrealloc(s->own_notes, (s->n_own_notes + 1) * sizeof(*s->own_notes));
 		s->own_notes[s->n_own_notes++] = s->n_notes;
