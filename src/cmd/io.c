@@ -4,8 +4,9 @@
  * input refused before anything is read or written, and the note that a
  * folder's profgate outputs were left out.
  *
- * Standard input is spooled to a temporary file: a profile is opened more
- * than once (sniffed, read, hashed), so it must be a regular file. The
+ * Standard input is spooled to a temporary file (<TMPDIR>/profgate-XXXXXX/
+ * standard-input, so messages about it say what it is): a profile is opened
+ * more than once (sniffed, read, hashed), so it must be a regular file. The
  * spool's path stands in for "-" while the command runs, and a summary made
  * of it names the file "-" again (cmd_stdin_unname).
  *
@@ -37,20 +38,29 @@ static int is_stdin(const char *path)
 	return path && strcmp(path, "-") == 0;
 }
 
+/* Standard input into <TMPDIR>/profgate-XXXXXX/standard-input: a name that
+ * says what it is in any message about the file. */
 static int spool(const char *cmd, struct cmd_stdin *in)
 {
 	const char *tmp = getenv("TMPDIR");
-	char *path = pg_xasprintf("%s/profgate-stdin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	char *chunk = pg_xmalloc(SPOOL_CHUNK);
+	char *dir = pg_xasprintf("%s/profgate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *path = NULL, *chunk = NULL;
 	size_t n;
-	int fd = mkstemp(path), rc = 0;
-	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	FILE *f = NULL;
+	int rc = 0;
 
+	if (!mkdtemp(dir)) {
+		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, dir,
+				  strerror(errno));
+		free(dir);
+		return rc;
+	}
+	path = pg_xasprintf("%s/standard-input", dir);
+	chunk = pg_xmalloc(SPOOL_CHUNK);
+	f = fopen(path, "wbx");
 	if (!f) {
 		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
 				  strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		goto out;
 	}
 	while ((n = fread(chunk, 1, SPOOL_CHUNK, stdin)) > 0)
@@ -59,21 +69,22 @@ static int spool(const char *cmd, struct cmd_stdin *in)
 	if (ferror(stdin))
 		rc = pg_error_set(PG_EIO, "%s: cannot read standard input: %s", cmd,
 				  strerror(errno));
-	else if (ferror(f) || fclose(f) != 0)
+	else if (ferror(f))
 		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
 				  strerror(errno));
-	else
-		f = NULL;
-	if (f)
-		fclose(f);
+	if (fclose(f) != 0 && !rc)
+		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
+				  strerror(errno));
 out:
 	free(chunk);
 	if (rc) {
-		if (fd >= 0)
-			unlink(path);
+		unlink(path);
+		rmdir(dir);
 		free(path);
+		free(dir);
 		return rc;
 	}
+	free(dir);
 	in->path = path;
 	return 0;
 }
@@ -121,8 +132,14 @@ void cmd_stdin_unname_trace(const struct cmd_stdin *in, struct trace *t)
 
 void cmd_stdin_release(struct cmd_stdin *in)
 {
-	if (in->path)
-		unlink(in->path);
+	char *slash;
+
+	if (!in->path)
+		return;
+	unlink(in->path);
+	slash = strrchr(in->path, '/');
+	*slash = 0;
+	rmdir(in->path);
 	free(in->path);
 	in->path = NULL;
 }
