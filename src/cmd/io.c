@@ -5,7 +5,8 @@
  * folder's profgate outputs were left out.
  *
  * Standard input is spooled to a temporary file (<TMPDIR>/profgate-XXXXXX/
- * standard-input, so messages about it say what it is): a profile is opened
+ * standard-input, so messages about it say what it is; .xplane.pb when the
+ * bytes are no JSON, as the readers go by that name): a profile is opened
  * more than once (sniffed, read, hashed), so it must be a regular file. The
  * spool's path stands in for "-" while the command runs, and a summary made
  * of it names the file "-" again (cmd_stdin_unname).
@@ -38,8 +39,22 @@ static int is_stdin(const char *path)
 	return path && strcmp(path, "-") == 0;
 }
 
-/* Standard input into <TMPDIR>/profgate-XXXXXX/standard-input: a name that
- * says what it is in any message about the file. */
+/* Bytes that are no JSON (not gzip, not '{' or '[' after white space): an
+ * XPlane protobuf, which the readers know by its name. */
+static int xplane_bytes(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
+		return 0;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+		i++;
+	return i < n && p[i] != '{' && p[i] != '[';
+}
+
+/* Standard input into <TMPDIR>/profgate-XXXXXX/standard-input (.xplane.pb
+ * when it holds XPlane): a name that says what it is in any message about
+ * the file. */
 static int spool(const char *cmd, struct cmd_stdin *in)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -55,15 +70,16 @@ static int spool(const char *cmd, struct cmd_stdin *in)
 		free(dir);
 		return rc;
 	}
-	path = pg_xasprintf("%s/standard-input", dir);
 	chunk = pg_xmalloc(SPOOL_CHUNK);
+	n = fread(chunk, 1, SPOOL_CHUNK, stdin);
+	path = pg_xasprintf("%s/standard-input%s", dir, xplane_bytes(chunk, n) ? ".xplane.pb" : "");
 	f = fopen(path, "wbx");
 	if (!f) {
 		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
 				  strerror(errno));
 		goto out;
 	}
-	while ((n = fread(chunk, 1, SPOOL_CHUNK, stdin)) > 0)
+	for (; n > 0; n = fread(chunk, 1, SPOOL_CHUNK, stdin))
 		if (fwrite(chunk, 1, n, f) != n)
 			break;
 	if (ferror(stdin))

@@ -59,6 +59,15 @@ check "summarize X | report -: the report" eval '[ $? -eq 0 ] && grep -q "^# pro
 "$PROFGATE" compare "$BASE" - --json - <"$CAND" >stdin-v.json 2>"$T/err"
 check "compare BASE - reads the candidate from standard input" \
 	eval '[ $? -eq 0 ] && grep -q "\"verdict\": \"fail\"" stdin-v.json'
+XP=${PG_CORPUS:-$TOP/../shared/corpus}/AMD-AGI__TraceLens/jax08_attention_tw003.xplane.pb
+if [ -f "$XP" ]; then
+	"$PROFGATE" summarize - <"$XP" >xp-stdin.json 2>"$T/err"
+	"$PROFGATE" summarize "$XP" >xp-file.json 2>>"$T/err"
+	check "an XPlane on standard input: the summary of the file, but for its path" \
+		eval '[ "$(grep -v "\"path\": " xp-stdin.json)" = "$(grep -v "\"path\": " xp-file.json)" ] && [ -s xp-file.json ]'
+else
+	skip "corpus absent: an XPlane on standard input"
+fi
 "$PROFGATE" inspect - <"$BASE" >inspect.txt 2>"$T/err"
 check "inspect - reads standard input, the file named '-'" \
 	eval '[ $? -eq 0 ] && head -1 inspect.txt | grep -qx -- - && grep -q "dialect kineto" inspect.txt'
