@@ -79,7 +79,7 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 						  GATE_IMPROVED};
 	FILE *f = stdout;
 	uint32_t shown = 0;
-	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 
 	fprintf(f, "profgate %s: %s", job->cmd, gate_verdict_name(r->verdict));
 	if (job->label)
@@ -144,7 +144,6 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 out:
 	pg_buf_release(&a);
 	pg_buf_release(&b);
-	pg_buf_release(&c);
 }
 
 /* A field's value in a refusal: quoted, or null. */
