@@ -212,42 +212,6 @@ static int split_runs(struct action *a, int i)
 	return 0;
 }
 
-/* "strict" and "nightly" name the shipped sets beside the binary (installed:
- * ../share/profgate/thresholds; a build tree: ../thresholds). */
-static int resolve_thresholds(struct action *a, const char *v)
-{
-	static const char *const dirs[] = {"/../share/profgate/thresholds", "/../thresholds",
-					   "/../../thresholds"};
-	char exe[4096];
-	ssize_t n;
-	struct stat st;
-
-	if (!v || strcmp(v, "default") == 0)
-		return 0;
-	if (strchr(v, '/') || strstr(v, ".json") || stat(v, &st) == 0) {
-		a->thresholds = pg_xstrdup(v);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		*strrchr(exe, '/') = 0;
-		for (size_t i = 0; i < PG_ARRAY_LEN(dirs); i++) {
-			struct pg_buf p = PG_BUF_INIT;
-			pg_buf_addf(&p, "%s%s/%s.json", exe, dirs[i], v);
-			if (stat(p.ptr, &st) == 0) {
-				a->thresholds = pg_buf_detach(&p, NULL);
-				return 0;
-			}
-			pg_buf_release(&p);
-		}
-	}
-	return pg_error_set(PG_EUSAGE,
-			    "action: thresholds '%s': no such file, and not a shipped "
-			    "set (default, strict, nightly)",
-			    v);
-}
-
 static int validate(struct action *a)
 {
 	const char *fail_on = in(a, "fail_on"), *kind = in(a, "kind");
@@ -263,8 +227,7 @@ static int validate(struct action *a)
 	    parse_bool("check_run", in(a, "check_run"), &a->check_run) ||
 	    parse_bool("history_required", in(a, "history_required"), &a->history_required))
 		return PG_EUSAGE;
-	if (strcmp(fail_on, "fail") != 0 && strcmp(fail_on, "warn") != 0 &&
-	    strcmp(fail_on, "never") != 0)
+	if (cmd_fail_on_check(fail_on))
 		return pg_error_set(PG_EUSAGE,
 				    "action: input 'fail_on' is '%s': give fail, warn "
 				    "or never",
@@ -274,7 +237,7 @@ static int validate(struct action *a)
 				    "action: input 'kind' is '%s': give pr, main, "
 				    "nightly or manual",
 				    kind);
-	return resolve_thresholds(a, in(a, "thresholds"));
+	return cmd_resolve_thresholds("action", in(a, "thresholds"), &a->thresholds);
 }
 
 /* ---- secrets and the user ---- */
@@ -594,22 +557,6 @@ static const char *verdict_of(const struct action *a)
 	return a->outcome.verdict ? a->outcome.verdict : "error";
 }
 
-/* fail_on: fail (fail 1, incomparable 4), warn (also warn and inconclusive:
- * 1), never (0). */
-static int verdict_exit(const char *fail_on, const char *v)
-{
-	if (strcmp(fail_on, "never") == 0)
-		return PG_EXIT_OK;
-	if (strcmp(v, "fail") == 0)
-		return PG_EXIT_FAIL;
-	if (strcmp(v, "incomparable") == 0)
-		return PG_EXIT_INCOMPARABLE;
-	if (strcmp(fail_on, "warn") == 0 &&
-	    (strcmp(v, "warn") == 0 || strcmp(v, "inconclusive") == 0))
-		return PG_EXIT_FAIL;
-	return PG_EXIT_OK;
-}
-
 static int write_outputs(const struct action *a, const char *verdict, int code)
 {
 	const char *path = getenv("GITHUB_OUTPUT");
@@ -701,7 +648,7 @@ static int finish(struct action *a, int gate_rc)
 	else if (a->delivery_failed)
 		code = PG_EXIT_DELIVERY;
 	else
-		code = verdict_exit(in(a, "fail_on"), verdict);
+		code = cmd_fail_on_exit(in(a, "fail_on"), verdict);
 	annotate(a);
 	if (write_summary(a) || write_outputs(a, verdict, code))
 		code = fail_step(code ? code : PG_EXIT_INPUT);

@@ -308,6 +308,7 @@ int cmd_read_inputs(struct source_set *src, struct trace *t, const char *const *
 		cmd_trace_for_summary(t);
 	if ((rc = source_resolve(src, inputs, n, capture)) != 0)
 		return cmd_error(pg_exit_code(rc));
+	cmd_note_own_outputs(src);
 	return read_resolved(src, t, threads);
 }
 
@@ -349,10 +350,14 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s)
  * with other keys. */
 static int looks_like_summary(const char *path)
 {
-	char head[4097];
+	char head[4097], what[64];
 	size_t n;
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 
+	/* any schema of profgate's: the summary reader names it when it is not one */
+	if (source_profgate_output(path, what, sizeof(what)))
+		return strcmp(what, "report markdown") != 0;
+	f = fopen(path, "rb");
 	if (!f)
 		return 0;
 	n = fread(head, 1, sizeof(head) - 1, f);
@@ -381,6 +386,7 @@ static int load_source(const char *path, const char *capture, int threads, struc
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;
 	}
+	cmd_note_own_outputs(&src);
 	if (src.n_origins && src.n_files == 1 && looks_like_summary(src.files[0].path)) {
 		summary_release(s);
 		if (pg_sha256_file(src.files[0].path, sha) ||

@@ -110,6 +110,36 @@ void term_progress_begin(const char *phase, const struct trace_progress *p, uint
 			 uint64_t events);
 void term_progress_end(void);
 
+struct summary;
+/* ---- inputs and outputs (io.c) ---- */
+
+/* Standard input given as "-", kept in a temporary file while the command
+ * runs. */
+struct cmd_stdin {
+	char *path; /* the spool; NULL when no input is "-" */
+};
+/* The one "-" among inputs (at most one: else PG_EUSAGE) replaced by the
+ * spool of standard input. 0, or PG_EUSAGE / PG_EIO with the message set;
+ * cmd_stdin_release in either case. */
+int cmd_stdin_take(const char *cmd, const char **inputs, int n, struct cmd_stdin *in);
+/* A summary made of the spool names its file "-". */
+void cmd_stdin_unname(const struct cmd_stdin *in, struct summary *s);
+struct trace;
+/* A trace read of the spool (inspect) names its file "-". */
+void cmd_stdin_unname_trace(const struct cmd_stdin *in, struct trace *t);
+void cmd_stdin_release(struct cmd_stdin *in);
+/*
+ * Before anything is read or written: 0 when no output (NULL and "-" are
+ * none) is an input file (same device and inode) or a file a folder input
+ * would read (resolved with capture); else PG_EUSAGE with the one-line
+ * message set, which names the output and the input.
+ */
+int cmd_check_outputs(const char *cmd, const char *const *outputs, int n_out,
+		      const char *const *inputs, int n_in, const char *capture);
+struct source_set;
+/* One stderr note per profgate output a folder held and the read left out. */
+void cmd_note_own_outputs(const struct source_set *src);
+
 /* -j/--threads: NULL gives the number of cores. 0, or PG_EUSAGE with the message set. */
 int cmd_parse_threads(const char *cmd, const char *text, int *out);
 
@@ -171,8 +201,9 @@ struct cmd_gate_job {
 	const char *json_out;	/* NULL: none; "-": standard output */
 	const char *report_out; /* NULL: none; "-": standard output */
 	int threads;
-	int verdict_exit; /* 1: exit by the verdict (gate); 0: only 4 for incomparable */
-	int quiet;	  /* no verdict lines on stdout (the JSON goes there) */
+	int verdict_exit;    /* 1: exit by the verdict (gate); 0: only 4 for incomparable */
+	const char *fail_on; /* with verdict_exit: cmd_fail_on_exit's; NULL: "fail" */
+	int quiet;	     /* no verdict lines on stdout (the JSON goes there) */
 	/* gate --history: append the result's record after the verdict */
 	const char *history, *history_branch; /* remote, branch (NULL: the default) */
 	const char *kind;		      /* the record's kind; NULL: from the environment */
@@ -219,9 +250,21 @@ struct history_store_opts;
 void cmd_history_store_opts(struct history_store_opts *o, const char *remote, const char *branch);
 
 struct gate_thresholds;
-/* A thresholds file, or the built-in default for NULL or "default". th is
+/* ---- thresholds and fail-on (thresholds.c) ---- */
+/* A --thresholds value: NULL or "default" gives *path NULL (the built-in
+ * set); a shipped set's name (strict, nightly: thresholds/ as installed) its
+ * file; a path itself. 0, or PG_EUSAGE with a message listing the known
+ * names. *path is malloc'd. */
+int cmd_resolve_thresholds(const char *cmd, const char *value, char **path);
+/* The thresholds a --thresholds value names (cmd_resolve_thresholds). th is
  * always initialised (release it); 0 or PG_EUSAGE with the message set. */
-int cmd_load_thresholds(const char *path, struct gate_thresholds *th);
+int cmd_load_thresholds(const char *cmd, const char *value, struct gate_thresholds *th);
+/* fail_on (gate --fail-on, the Action's fail_on): "fail", "warn" or "never";
+ * 0 when it is one, else -1. */
+int cmd_fail_on_check(const char *fail_on);
+/* The exit for a verdict (its name) under fail_on (NULL: "fail"): fail 1 and
+ * incomparable 4; with "warn" also warn and inconclusive 1; "never" 0. */
+int cmd_fail_on_exit(const char *fail_on, const char *verdict);
 
 /* "history:<branch>[:N]" (gate --baseline): 1 when spec is one, with *ref
  * ("refs/heads/<branch>", to free; NULL for "*") and *n set; 0 when it is

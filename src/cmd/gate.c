@@ -18,33 +18,6 @@
 #include "../report/report.h"
 #include "../summary/summary.h"
 
-#define THRESHOLDS_MAX_BYTES (1 << 20)
-
-/* A thresholds file, or the built-in default for NULL or "default". Errors
- * are configuration errors: exit 2. */
-int cmd_load_thresholds(const char *path, struct gate_thresholds *th)
-{
-	struct pg_buf text = PG_BUF_INIT;
-	int rc;
-
-	if (!path || strcmp(path, "default") == 0) {
-		gate_thresholds_default(th);
-		return 0;
-	}
-	memset(th, 0, sizeof(*th));
-	rc = pg_read_small(path, THRESHOLDS_MAX_BYTES, 0, &text);
-	if (rc == PG_EIO)
-		rc = pg_error_set(PG_EUSAGE, "cannot read thresholds file '%s': %s", path,
-				  strerror(errno));
-	else if (rc == PG_ELIMIT)
-		rc = pg_error_set(PG_EUSAGE, "%s: larger than %d bytes; not a thresholds file",
-				  path, THRESHOLDS_MAX_BYTES);
-	else if (rc == 0)
-		rc = gate_thresholds_parse(text.ptr, text.len, path, th);
-	pg_buf_release(&text);
-	return rc;
-}
-
 static int write_out(const char *path, const struct pg_buf *b)
 {
 	if (strcmp(path, "-") == 0) {
@@ -79,12 +52,16 @@ static int family_named(const struct gate_result *r, const char *family)
 static void print_metric(FILE *f, const struct gate_metric_result *m, struct pg_buf *tmp)
 {
 	const char *v = gate_verdict_name(m->verdict);
+	struct pg_buf change = PG_BUF_INIT;
 
 	/* the padding outside the codes, so columns line up with or without them */
 	fprintf(f, "  %s%s%s%*s %s", term_sgr(f, term_verdict_style(v)), v, term_sgr(f, TERM_RESET),
 		12 - (int)strlen(v), "", pg_line(tmp, m->name));
-	if (isfinite(m->delta_share))
-		fprintf(f, " %+.1f%%", 100 * m->delta_share);
+	/* the unit and digits of the report's change column (report/change.c) */
+	report_metric_change(&change, m);
+	if (strcmp(change.ptr, "—") != 0)
+		fprintf(f, " %s", change.ptr);
+	pg_buf_release(&change);
 	if (m->note)
 		fprintf(f, " (%s)", pg_line(tmp, m->note));
 	fprintf(f, "\n");
@@ -105,7 +82,7 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 						  GATE_IMPROVED};
 	FILE *f = stdout;
 	uint32_t shown = 0;
-	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 
 	fprintf(f, "profgate %s: %s%s%s", job->cmd,
 		term_sgr(f, term_verdict_style(gate_verdict_name(r->verdict))),
@@ -113,19 +90,8 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	if (job->label)
 		fprintf(f, " (%s)", pg_line(&a, job->label));
 	fprintf(f, "\n");
-	if (r->verdict == GATE_INCOMPARABLE) {
-		fprintf(f, "  refused: %s\n",
-			strcmp(r->provenance, "identical-inputs") == 0
-			    ? "the baseline and the candidate are the same bytes"
-			    : pg_line(&a, r->refusal ? r->refusal : "the runs differ in identity"));
-		for (uint32_t i = 0; i < r->n_diff; i++)
-			if (strcmp(r->diff[i].field, "workload") != 0) /* the reason has it */
-				fprintf(f, "  %s: baseline %s, candidate %s\n",
-					pg_line(&a, r->diff[i].field),
-					pg_line(&b, r->diff[i].baseline),
-					pg_line(&c, r->diff[i].candidate));
-		goto out;
-	}
+	if (r->verdict == GATE_INCOMPARABLE)
+		goto out; /* the refusal goes to stderr (print_refusal) */
 	if (r->has_step) {
 		fprintf(f, "  steady median step: ");
 		print_time(f, r->step_baseline_us);
@@ -181,6 +147,42 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 		    "rerun it, or give several --candidate runs\n",
 		    100 * r->jitter_candidate);
 out:
+	pg_buf_release(&a);
+	pg_buf_release(&b);
+}
+
+/* A field's value in a refusal: quoted, or null. */
+static const char *quoted(struct pg_buf *b, const char *v)
+{
+	struct pg_buf t = PG_BUF_INIT;
+
+	pg_buf_reset(b);
+	if (!v || strcmp(v, "null") == 0)
+		pg_buf_adds(b, "null");
+	else
+		pg_buf_addf(b, "'%s'", pg_line(&t, v));
+	pg_buf_release(&t);
+	return b->ptr;
+}
+
+/* A refusal (exit 4) always goes to stderr, whatever stdout carries (the
+ * JSON, the report or the verdict lines): one line with the reason, then each
+ * identity field that differs in words. The workload's diff is in the
+ * reason. */
+static void print_refusal(const struct gate_result *r, const struct cmd_gate_job *job)
+{
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT, c = PG_BUF_INIT;
+
+	fflush(stdout);
+	fprintf(stderr, "profgate: %s: refused (incomparable): %s\n", job->cmd,
+		strcmp(r->provenance, "identical-inputs") == 0
+		    ? "the baseline and the candidate are the same bytes"
+		    : pg_line(&a, r->refusal ? r->refusal : "the runs differ in identity"));
+	for (uint32_t i = 0; i < r->n_diff; i++)
+		if (strcmp(r->diff[i].field, "workload") != 0)
+			fprintf(stderr, "  %s: baseline %s vs candidate %s\n",
+				pg_line(&a, r->diff[i].field), quoted(&b, r->diff[i].baseline),
+				quoted(&c, r->diff[i].candidate));
 	pg_buf_release(&a);
 	pg_buf_release(&b);
 	pg_buf_release(&c);
@@ -286,14 +288,36 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	struct pg_buf json = PG_BUF_INIT, md = PG_BUF_INIT, window = PG_BUF_INIT,
 		      note = PG_BUF_INIT, series = PG_BUF_INIT;
 	const char *same;
+	const char **inputs = pg_xcalloc(nb + nc, sizeof(char *));
+	const char *outputs[] = {job->json_out, job->report_out, job->baseline_summary_out,
+				 job->candidate_summary_out};
+	struct cmd_stdin sin = {NULL};
 	int rc;
 
 	summary_init(&window_b);
-	if (cmd_load_thresholds(job->thresholds, &th)) {
+	if (cmd_load_thresholds(job->cmd, job->thresholds, &th)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		nb = nc = 0;
 		goto out;
 	}
+	for (uint32_t i = 0; i < nb; i++)
+		inputs[i] = bp[i];
+	for (uint32_t i = 0; i < nc; i++)
+		inputs[nb + i] = cp[i];
+	/* before anything is read or written: no output overwrites an input */
+	if (cmd_check_outputs(job->cmd, outputs, (int)PG_ARRAY_LEN(outputs), inputs, (int)(nb + nc),
+			      NULL)) {
+		rc = cmd_error(PG_EXIT_USAGE);
+		nb = nc = 0;
+		goto out;
+	}
+	if ((rc = cmd_stdin_take(job->cmd, inputs, (int)(nb + nc), &sin)) != 0) {
+		rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		nb = nc = 0;
+		goto out;
+	}
+	bp = inputs;
+	cp = inputs + nb;
 	if (job->baseline_history) {
 		/* the window is the candidate's series: the candidate comes first */
 		nb = 0;
@@ -310,6 +334,10 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	}
 	if (rc != PG_EXIT_OK)
 		goto out;
+	for (uint32_t i = 0; i < nb; i++)
+		cmd_stdin_unname(&sin, &b[i]);
+	for (uint32_t i = 0; i < nc; i++)
+		cmd_stdin_unname(&sin, &c[i]);
 	rb = pg_xcalloc(nb + n_hruns + 1, sizeof(*rb));
 	rc_runs = pg_xcalloc(nc, sizeof(*rc_runs));
 	for (uint32_t i = 0; i < nb; i++)
@@ -374,9 +402,13 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 			if (job->json_out && strcmp(job->json_out, "-") != 0)
 				printf("  verdict JSON: %s\n", job->json_out);
 		}
-		rc = gate_verdict_exit(r.verdict);
-		if (!job->verdict_exit && rc == PG_EXIT_FAIL)
-			rc = PG_EXIT_OK;
+		if (r.verdict == GATE_INCOMPARABLE)
+			print_refusal(&r, job);
+		/* compare reports and fails nothing but a refusal */
+		if (job->verdict_exit)
+			rc = cmd_fail_on_exit(job->fail_on, gate_verdict_name(r.verdict));
+		else
+			rc = r.verdict == GATE_INCOMPARABLE ? PG_EXIT_INCOMPARABLE : PG_EXIT_OK;
 		if (job->history) {
 			/* a required delivery that failed outranks the verdict's code */
 			int h = record_history(job, &r);
@@ -402,6 +434,8 @@ out:
 	free(sha_b);
 	free(sha_c);
 	gate_thresholds_release(&th);
+	cmd_stdin_release(&sin);
+	free(inputs);
 	return rc;
 }
 
@@ -417,8 +451,13 @@ static const struct cmd_opt gate_opts[] = {
      NULL, opt_baselines, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
     {"candidate", 'c', "C", "the candidate, the same kinds of input; several runs: repeat it", NULL,
      opt_candidates, CMD_OPT_REQUIRED | CMD_OPT_REPEATS | CMD_OPT_COLLECT},
-    {"thresholds", 't', "FILE", "a thresholds file (default: the built-in default.json)", NULL,
+    {"thresholds", 't', "NAME|FILE",
+     "a shipped set (default, strict, nightly) or a thresholds file (default: default)", NULL,
      &gate_job.thresholds, 0},
+    {"fail-on", 0, "fail|warn|never",
+     "what fails: fail (fail 1, incomparable 4), warn (also warn and inconclusive: 1), never "
+     "(exit 0); default: fail",
+     NULL, &gate_job.fail_on, 0},
     {"report", 'r', "FILE", "write the markdown report here ('-': standard output)", NULL,
      &gate_job.report_out, 0},
     {"json", 0, "FILE", "write the verdict JSON here ('-': standard output)", NULL,
@@ -451,7 +490,8 @@ static const struct cmd_opt gate_opts[] = {
 const struct cmd_spec cmd_gate_spec = {
     "gate", "",
     "Decide pass, warn or fail for a candidate against a baseline. Unlike runs and identical\n"
-    "inputs are refused (exit 4). Exit 0: pass, improved, warn or inconclusive; 1: fail.\n"
+    "inputs are refused (exit 4, the reason on stderr). Exit 0: pass, improved, warn or\n"
+    "inconclusive; 1: fail (--fail-on warn: also warn and inconclusive; never: always 0).\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
     "candidate's series from runs on BRANCH ('*': any), read from --history-from, else from\n"
     "--history; none: exit 3. Only --history appends a record.",
@@ -535,6 +575,11 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (cmd_parse_threads("gate", opt_threads, &job->threads))
 		return cmd_error(PG_EXIT_USAGE);
+	if (job->fail_on && cmd_fail_on_check(job->fail_on)) {
+		pg_error_set(PG_EUSAGE, "gate: --fail-on '%s': give fail, warn or never",
+			     job->fail_on);
+		return cmd_error(PG_EXIT_USAGE);
+	}
 	if (job->kind && !history_kind_valid(job->kind)) {
 		pg_error_set(PG_EUSAGE, "gate: --kind '%s': give pr, main, nightly or manual",
 			     job->kind);

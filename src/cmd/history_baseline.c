@@ -271,9 +271,9 @@ static const struct cmd_opt baseline_opts[] = {
      0},
     {"ref", 0, "BRANCH", "only records of runs on this git branch (their GITHUB_REF)", NULL,
      &opt_ref, 0},
-    {"thresholds", 't', "FILE",
-     "whose identity fields the window must agree on (default: built-in)", NULL, &opt_thresholds,
-     0},
+    {"thresholds", 't', "NAME|FILE",
+     "a shipped set or a file whose identity fields the window must agree on (default: default)",
+     NULL, &opt_thresholds, 0},
     {"output", 'o', "FILE", "write the baseline summary here (default: standard output)", NULL,
      &opt_out, 0},
 };
@@ -352,7 +352,7 @@ int cmd_history_baseline(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	summary_init(&s);
 	if (baseline_args(argc, argv, &help, &n, kinds, &ref, &kinds_text) ||
-	    cmd_load_thresholds(opt_thresholds, &th)) {
+	    cmd_load_thresholds("history baseline", opt_thresholds, &th)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
 	}

@@ -29,7 +29,8 @@ static const struct cmd_opt trend_opts[] = {
     {"metric", 0, "GLOB", "only metrics matching this glob (e.g. 'step.*')", NULL, &opt_metric, 0},
     {"since", 0, "ISO", "only records at or after this UTC date or time (2024-05-01)", NULL,
      &opt_since, 0},
-    {"thresholds", 't', "FILE", "the limits and K of the nightly rule (default: built-in)", NULL,
+    {"thresholds", 't', "NAME|FILE",
+     "the limits and K of the nightly rule: a shipped set or a file (default: default)", NULL,
      &opt_thresholds, 0},
     {"records", 'n', "N", "baseline records of the nightly rule, 1 to 100 (default: 5)", NULL,
      &opt_n, 0},
@@ -160,7 +161,7 @@ int cmd_history_trend(int argc, char **argv)
 	memset(&th, 0, sizeof(th));
 	memset(&t, 0, sizeof(t));
 	if (trend_args(argc, argv, &help, &n, kinds, &kinds_text) ||
-	    cmd_load_thresholds(opt_thresholds, &th)) {
+	    cmd_load_thresholds("history trend", opt_thresholds, &th)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
 	}

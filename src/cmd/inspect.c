@@ -460,6 +460,7 @@ static void readout_json(struct pg_json *j, const struct readout *r)
 int cmd_inspect(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
+	struct cmd_stdin in = {NULL};
 	struct trace t;
 	struct source_set src;
 	struct pg_buf out = PG_BUF_INIT;
@@ -481,7 +482,13 @@ int cmd_inspect(int argc, char **argv)
 		free(pos);
 		return cmd_error(PG_EXIT_USAGE);
 	}
+	if ((rc = cmd_stdin_take("inspect", pos, n_pos, &in)) != 0) {
+		cmd_stdin_release(&in);
+		free(pos);
+		return cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+	}
 	rc = cmd_read_inputs(&src, &t, pos, n_pos, opt_capture, threads, 0);
+	cmd_stdin_unname_trace(&in, &t);
 	struct analyze_marker *marks =
 	    pg_xcalloc((size_t)t.n_files * ANALYZE_MARK_COUNT + 1, sizeof(*marks));
 	analyze_markers(&t, marks);
@@ -521,6 +528,7 @@ int cmd_inspect(int argc, char **argv)
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);
+	cmd_stdin_release(&in);
 	free(pos);
 	return cmd_finish(rc);
 }

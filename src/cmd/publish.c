@@ -187,7 +187,16 @@ int cmd_publish(int argc, char **argv)
 			     "publish: give exactly one summary (see 'profgate publish --help')");
 		rc = cmd_error(PG_EXIT_USAGE);
 	} else {
-		rc = run_publish(pos[0]);
+		const char *inputs[2] = {pos[0], opt_report};
+		struct cmd_stdin in = {NULL};
+		rc = cmd_stdin_take("publish", inputs, opt_report ? 2 : 1, &in);
+		if (rc)
+			rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+		else {
+			opt_report = inputs[1];
+			rc = run_publish(inputs[0]);
+		}
+		cmd_stdin_release(&in);
 	}
 	free(pos);
 	return cmd_finish(rc);

@@ -24,7 +24,8 @@ static int n_labels;
 static int opt_allow_mixed;
 
 static const struct cmd_opt summarize_opts[] = {
-    {"output", 'o', "FILE", "write the summary here (default: standard output)", NULL, &opt_out, 0},
+    {"output", 'o', "FILE", "write the summary here ('-', the default: standard output)", NULL,
+     &opt_out, 0},
     {"warmup", 0, "N", "exclude the first N captured steps (default: leading outliers)", NULL,
      &opt_warmup, 0},
     {"label", 'l', "KEY=VALUE", "a label recorded in the identity (repeatable)", NULL, &opt_label,
@@ -39,8 +40,9 @@ const struct cmd_spec cmd_summarize_spec = {
     "summarize", "INPUT...",
     "Reduce profiles to one profgate.summary/1 JSON: steps, the time split per device,\n"
     "ops, families, collectives, gaps, regions, quality warnings and identity. An INPUT is a\n"
-    "profile file or directory, or a W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID);\n"
-    "many hosts or ranks become one summary with every device.",
+    "profile file or directory, a W&B run or artifact (wandb://ENTITY/PROJECT/RUN_ID), or\n"
+    "'-' for standard input; many hosts or ranks become one summary with every device.\n"
+    "profgate's own outputs in a directory are skipped; an output that is an input is refused.",
     summarize_opts, (int)PG_ARRAY_LEN(summarize_opts)};
 
 /* --label repeats: collect every value from argv before the table parser keeps the last. */
@@ -138,6 +140,7 @@ int cmd_summarize(int argc, char **argv)
 	struct summary s;
 	struct analyze_options ao;
 	struct pg_buf out = PG_BUF_INIT;
+	struct cmd_stdin in = {NULL};
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
@@ -166,6 +169,15 @@ int cmd_summarize(int argc, char **argv)
 				     "summarize: no input given (see 'profgate summarize --help')");
 		return cmd_error(PG_EXIT_USAGE);
 	}
+	if (cmd_check_outputs("summarize", &opt_out, 1, pos, n_pos, opt_capture)) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if ((rc = cmd_stdin_take("summarize", pos, n_pos, &in)) != 0) {
+		cmd_stdin_release(&in);
+		free(pos);
+		return cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);
+	}
 	rc = cmd_read_inputs(&src, &t, pos, n_pos, opt_capture, threads, 1);
 	if (rc == PG_EXIT_OK) {
 		ao.version = PG_VERSION;
@@ -179,6 +191,7 @@ int cmd_summarize(int argc, char **argv)
 			rc = cmd_error(PG_EXIT_INCOMPARABLE);
 		if (rc == PG_EXIT_OK) {
 			cmd_apply_origins(&src, &s);
+			cmd_stdin_unname(&in, &s);
 			summary_write_json(&s, &out);
 		}
 		summary_release(&s);
@@ -188,6 +201,7 @@ int cmd_summarize(int argc, char **argv)
 	pg_buf_release(&out);
 	trace_release(&t);
 	source_set_release(&src);
+	cmd_stdin_release(&in);
 	free(pos);
 	return cmd_finish(rc);
 }

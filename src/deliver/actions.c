@@ -6,6 +6,8 @@
  */
 #include "deliver.h"
 
+#include "../report/report.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -177,63 +179,74 @@ static const char *str_of(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* A metric's value in its unit, for people. */
+/* A metric's value in its unit, for people (report/change.c). */
 static void value_text(struct pg_buf *b, const char *name, const cJSON *v)
 {
-	double x, a;
-
 	if (!cJSON_IsNumber(v)) {
 		pg_buf_adds(b, "none");
 		return;
 	}
-	x = v->valuedouble;
-	a = fabs(x);
-	if (ends_with(name, "_share"))
-		pg_buf_addf(b, "%.1f%%", 100 * x);
-	else if (!ends_with(name, "_us") && !ends_with(name, "us_per_step"))
-		pg_buf_addf(b, "%.4g", x);
-	else if (a >= 1e6)
-		pg_buf_addf(b, "%.3f s", x / 1e6);
-	else if (a >= 1e3)
-		pg_buf_addf(b, "%.2f ms", x / 1e3);
-	else
-		pg_buf_addf(b, "%.1f us", x);
+	report_value(b, report_metric_unit(name), v->valuedouble);
 }
 
-/* "+25.0%" of a limit: its relative part, else its absolute part. */
-static void limit_text(struct pg_buf *b, const char *name, const cJSON *limit, const char *tier)
+static void limit_of(const cJSON *t, struct gate_limit *l)
 {
-	const cJSON *t = member(limit, tier);
 	const cJSON *rel = member(t, "relative"), *abs_ = member(t, "absolute");
 
-	if (cJSON_IsNumber(rel))
-		pg_buf_addf(b, "; %s limit %+.1f%%", tier, 100 * rel->valuedouble);
-	else if (cJSON_IsNumber(abs_)) {
-		pg_buf_addf(b, "; %s limit ", tier);
-		value_text(b, name, abs_);
-	}
+	memset(l, 0, sizeof(*l));
+	if ((l->has_relative = cJSON_IsNumber(rel)))
+		l->relative = rel->valuedouble;
+	if ((l->has_absolute = cJSON_IsNumber(abs_)))
+		l->absolute = abs_->valuedouble;
+}
+
+/* The rule's direction and limits from the verdict JSON's "limit". */
+static void rule_of(const cJSON *limit, struct gate_rule *r)
+{
+	const char *dir = str_of(limit, "direction");
+
+	memset(r, 0, sizeof(*r));
+	r->direction = dir && strcmp(dir, "higher") == 0  ? GATE_HIGHER_IS_BETTER
+		       : dir && strcmp(dir, "lower") == 0 ? GATE_LOWER_IS_BETTER
+							  : GATE_INFO;
+	limit_of(member(limit, "warn"), &r->warn);
+	limit_of(member(limit, "fail"), &r->fail);
 }
 
 static void metric_line(struct pg_buf *out, const char *level, const cJSON *m)
 {
 	const char *name = str_of(m, "name");
-	const cJSON *share = member(m, "delta_share");
+	const cJSON *share = member(m, "delta_share"), *delta = member(m, "delta");
+	const cJSON *limit = member(m, "limit"), *base = member(m, "baseline"),
+		    *cand = member(m, "candidate");
+	double d = NAN;
+	const char *tier = level[0] == 'e' ? "fail" : "warn";
 	struct pg_buf msg = PG_BUF_INIT, title = PG_BUF_INIT;
+	struct gate_rule rule;
+	struct gate_limit l;
 
 	pg_buf_addf(&title, "profgate %s: %s", level[0] == 'e' ? "fail" : "warn", name);
 	pg_buf_addf(&msg, "%s: ", name);
-	value_text(&msg, name, member(m, "baseline"));
+	value_text(&msg, name, base);
 	pg_buf_adds(&msg, " -> ");
-	value_text(&msg, name, member(m, "candidate"));
-	if (cJSON_IsNumber(share))
-		pg_buf_addf(&msg, " (%+.1f%%)", 100 * share->valuedouble);
-	limit_text(&msg, name, member(m, "limit"), level[0] == 'e' ? "fail" : "warn");
+	value_text(&msg, name, cand);
+	rule_of(limit, &rule);
+	if (cJSON_IsNumber(delta))
+		d = delta->valuedouble;
+	else if (cJSON_IsNumber(base) && cJSON_IsNumber(cand))
+		d = cand->valuedouble - base->valuedouble;
+	if (isfinite(d)) {
+		/* as the report and the terminal print it: pp for shares, % for the rest */
+		pg_buf_adds(&msg, " (");
+		report_change(&msg, name, d, cJSON_IsNumber(share) ? share->valuedouble : NAN,
+			      &rule, 0);
+		pg_buf_adds(&msg, ")");
+	}
+	limit_of(member(limit, tier), &l);
+	if (l.has_relative || l.has_absolute) {
+		pg_buf_addf(&msg, "; %s limit ", tier);
+		report_limit(&msg, &l, rule.direction, report_metric_unit(name));
+	}
 	if (str_of(m, "note"))
 		pg_buf_addf(&msg, "; %s", str_of(m, "note"));
 	pg_buf_addf(out, "::%s title=", level);

@@ -38,87 +38,10 @@
 
 /* ---- formatting ---- */
 
-enum unit { U_TIME, U_SHARE, U_GBPS, U_TFLOPS, U_NUMBER };
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* The unit from the last component of a metric name ("op.fusion.3.us_per_step":
- * "us_per_step"), so an op name cannot change it. */
-static enum unit unit_of(const char *name)
-{
-	const char *leaf = name ? strrchr(name, '.') : NULL;
-	leaf = leaf ? leaf + 1 : name ? name : "";
-	if (ends_with(leaf, "_share"))
-		return U_SHARE;
-	if (ends_with(leaf, "_us") || strstr(leaf, "us_per_step"))
-		return U_TIME;
-	if (strstr(leaf, "gbps"))
-		return U_GBPS;
-	if (strstr(leaf, "tflops"))
-		return U_TFLOPS;
-	return U_NUMBER;
-}
-
-/* v with a sign and d decimals; what rounds to zero prints as +0. */
-static void signed_fixed(struct pg_buf *b, double v, int d, const char *suffix)
-{
-	double scale = pow(10, d);
-	if (!isfinite(v)) {
-		pg_buf_adds(b, "—");
-		return;
-	}
-	if (round(fabs(v) * scale) == 0)
-		v = 0;
-	pg_buf_addf(b, "%+.*f%s", d, v, suffix);
-}
-
-static void signed_time(struct pg_buf *b, double us)
-{
-	if (!isfinite(us)) {
-		pg_buf_adds(b, "—");
-		return;
-	}
-	if (fabs(us) < 0.05)
-		us = 0;
-	if (us >= 0)
-		pg_buf_addc(b, '+');
-	report_time(b, us);
-}
-
-static void value(struct pg_buf *b, enum unit u, double v)
-{
-	if (!isfinite(v)) {
-		pg_buf_adds(b, "—");
-		return;
-	}
-	switch (u) {
-	case U_TIME: report_time(b, v); break;
-	case U_SHARE: pg_buf_addf(b, "%.1f%%", 100 * v); break;
-	case U_GBPS: pg_buf_addf(b, "%.2f GB/s", v); break;
-	case U_TFLOPS: pg_buf_addf(b, "%.2f TFLOP/s", v); break;
-	default: pg_buf_addf(b, "%.4g", v); break;
-	}
-}
-
-/* An absolute change in the metric's unit; shares in percentage points. */
-static void signed_value(struct pg_buf *b, enum unit u, double v)
-{
-	switch (u) {
-	case U_TIME: signed_time(b, v); break;
-	case U_SHARE: signed_fixed(b, 100 * v, 1, " pp"); break;
-	case U_GBPS: signed_fixed(b, v, 2, " GB/s"); break;
-	case U_TFLOPS: signed_fixed(b, v, 2, " TFLOP/s"); break;
-	default:
-		if (isfinite(v))
-			pg_buf_addf(b, "%+.4g", v);
-		else
-			pg_buf_adds(b, "—");
-		break;
-	}
 }
 
 static void pvalue(struct pg_buf *b, double p)
@@ -354,17 +277,17 @@ static void step_test(const struct gate_result *r, struct pg_buf *b)
 static void step_line(const struct gate_result *r, struct pg_buf *b)
 {
 	step_change(b, r->step_baseline_us, r->step_candidate_us);
-	signed_time(b, r->step_delta_us);
+	report_signed_time(b, r->step_delta_us);
 	pg_buf_adds(b, ", ");
-	signed_fixed(b, 100 * r->step_delta_share, 1, "%");
+	report_signed_fixed(b, 100 * r->step_delta_share, 1, "%");
 	if (r->has_interval) {
 		if (r->confidence > 0 && r->confidence < 1)
 			pg_buf_addf(b, ", %g%% interval ", 100 * r->confidence);
 		else
 			pg_buf_adds(b, ", interval ");
-		signed_fixed(b, 100 * r->interval_lo_share, 1, "%");
+		report_signed_fixed(b, 100 * r->interval_lo_share, 1, "%");
 		pg_buf_adds(b, " to ");
-		signed_fixed(b, 100 * r->interval_hi_share, 1, "%");
+		report_signed_fixed(b, 100 * r->interval_hi_share, 1, "%");
 	}
 	step_test(r, b);
 	pg_buf_adds(b, ").");
@@ -399,7 +322,7 @@ static void no_step_line(const struct gate_result *r, struct pg_buf *b)
 	if (m && m->has_baseline && m->has_candidate) {
 		pg_buf_addc(b, ' ');
 		step_change(b, m->baseline, m->candidate);
-		signed_fixed(b, 100 * m->delta_share, 1, "%");
+		report_signed_fixed(b, 100 * m->delta_share, 1, "%");
 		pg_buf_adds(b, "), not judged.");
 	}
 	pg_buf_adds(b, "\n\n");
@@ -542,7 +465,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		return;
 	line_names_of(r, &ln);
 	pg_buf_adds(b, "Where the time went: ");
-	signed_time(b, r->step_delta_us);
+	report_signed_time(b, r->step_delta_us);
 	pg_buf_adds(b, " per step: ");
 	for (uint32_t i = 0; i < r->n_attribution; i++) {
 		const struct gate_attribution *a = &r->attribution[i];
@@ -553,7 +476,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 			continue;
 		}
 		pg_buf_adds(b, shown ? ", " : "");
-		signed_time(b, a->delta_us_per_step);
+		report_signed_time(b, a->delta_us_per_step);
 		pg_buf_adds(b, " ");
 		switch (a->kind) {
 		case GATE_ATTR_FAMILY: report_text(b, a->name, NAME_MAX_BYTES); break;
@@ -580,34 +503,14 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 	if (left)
 		pg_buf_addf(b, "; %u more not shown", left);
 	pg_buf_adds(b, "; the other parts: ");
-	signed_time(b, r->attribution_remainder_us);
+	report_signed_time(b, r->attribution_remainder_us);
 	pg_buf_addf(b, " together, none beyond its noise (listed: |z| of at least %g).\n\n",
 		    r->attribution_z);
 }
 
 /* ---- the metric table ---- */
 
-static void limit_part(struct pg_buf *b, const struct gate_limit *l, enum gate_direction dir,
-		       enum unit u)
-{
-	char sign = dir == GATE_HIGHER_IS_BETTER ? '-' : '+';
-
-	if (l->has_relative)
-		pg_buf_addf(b, "%c%g%%", sign, 100 * fabs(l->relative));
-	if (l->has_relative && l->has_absolute)
-		pg_buf_adds(b, " and ");
-	if (l->has_absolute) {
-		double a = fabs(l->absolute);
-		if (u == U_SHARE)
-			pg_buf_addf(b, "%c%g pp", sign, 100 * a);
-		else {
-			pg_buf_addc(b, sign);
-			value(b, u, a);
-		}
-	}
-}
-
-static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enum unit u)
+static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enum report_unit u)
 {
 	const struct gate_rule *rule = m->rule;
 	int warn = rule && (rule->warn.has_relative || rule->warn.has_absolute);
@@ -619,30 +522,17 @@ static void limit_cell(struct pg_buf *b, const struct gate_metric_result *m, enu
 	}
 	if (warn) {
 		pg_buf_adds(b, "warn ");
-		limit_part(b, &rule->warn, rule->direction, u);
+		report_limit(b, &rule->warn, rule->direction, u);
 	}
 	if (fail) {
 		pg_buf_adds(b, warn ? ", fail " : "fail ");
-		limit_part(b, &rule->fail, rule->direction, u);
+		report_limit(b, &rule->fail, rule->direction, u);
 	}
 }
 
-static void change_cell(struct pg_buf *b, const struct gate_metric_result *m, enum unit u)
+static void change_cell(struct pg_buf *b, const struct gate_metric_result *m)
 {
-	if (!m->has_baseline || !m->has_candidate) {
-		pg_buf_adds(b, "—");
-		return;
-	}
-	if (u == U_SHARE || !isfinite(m->delta_share)) {
-		signed_value(b, u, m->delta);
-		return;
-	}
-	signed_fixed(b, 100 * m->delta_share, 1, "%");
-	if (u == U_TIME) {
-		pg_buf_adds(b, " (");
-		signed_time(b, m->delta);
-		pg_buf_adds(b, ")");
-	}
+	report_metric_change(b, m);
 }
 
 static void verdict_cell(struct pg_buf *b, const struct gate_metric_result *m)
@@ -667,22 +557,22 @@ static void verdict_cell(struct pg_buf *b, const struct gate_metric_result *m)
 static void metric_row(struct pg_buf *b, const struct gate_metric_result *m,
 		       const struct report_cut *c)
 {
-	enum unit u = unit_of(m->name);
+	enum report_unit u = report_metric_unit(m->name);
 
 	pg_buf_adds(b, "| ");
 	report_code_cut(b, m->name, c);
 	pg_buf_adds(b, " | ");
 	if (m->has_baseline)
-		value(b, u, m->baseline);
+		report_value(b, u, m->baseline);
 	else
 		pg_buf_adds(b, "—");
 	pg_buf_adds(b, " | ");
 	if (m->has_candidate)
-		value(b, u, m->candidate);
+		report_value(b, u, m->candidate);
 	else
 		pg_buf_adds(b, "—");
 	pg_buf_adds(b, " | ");
-	change_cell(b, m, u);
+	change_cell(b, m);
 	pg_buf_adds(b, " | ");
 	limit_cell(b, m, u);
 	pg_buf_adds(b, " | ");
@@ -834,7 +724,7 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, " | ");
 		report_time(b, y);
 		pg_buf_adds(b, " | ");
-		signed_time(b, y - x);
+		report_signed_time(b, y - x);
 		pg_buf_addf(b, " | %.1f%% → %.1f%% |\n", tb > 0 ? 100 * x / tb : 0,
 			    tc > 0 ? 100 * y / tc : 0);
 	}
@@ -843,7 +733,7 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, " | ");
 	report_time(b, tc);
 	pg_buf_adds(b, " | ");
-	signed_time(b, tc - tb);
+	report_signed_time(b, tc - tb);
 	pg_buf_adds(b, " | |\n\n");
 }
 
@@ -857,7 +747,7 @@ static void mover_row(struct pg_buf *b, const struct gate_metric_result *m,
 	pg_buf_adds(b, " | ");
 	report_time(b, m->candidate);
 	pg_buf_adds(b, " | ");
-	change_cell(b, m, U_TIME);
+	change_cell(b, m);
 	pg_buf_adds(b, " | ");
 	verdict_cell(b, m);
 	pg_buf_adds(b, " |\n");
@@ -889,7 +779,8 @@ static void top(const struct gate_result *r, struct pg_buf *b, int sign, const c
 			const struct gate_metric_result *m = &r->metrics[i];
 			if (m->kind != kinds[k] || !m->has_baseline || !m->has_candidate ||
 			    m->verdict == GATE_NEW || m->verdict == GATE_GONE ||
-			    unit_of(m->name) != U_TIME || !(sign * m->delta >= min_move))
+			    report_metric_unit(m->name) != REPORT_U_TIME ||
+			    !(sign * m->delta >= min_move))
 				continue;
 			rows[n++] = (struct row){m, i, sign * m->delta};
 		}
@@ -929,7 +820,8 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			if (m->verdict != sides[k])
 				continue;
 			double v = m->has_candidate ? m->candidate : m->baseline;
-			rows[n++] = (struct row){m, i, unit_of(m->name) == U_TIME ? fabs(v) : -1};
+			rows[n++] = (struct row){
+			    m, i, report_metric_unit(m->name) == REPORT_U_TIME ? fabs(v) : -1};
 		}
 		qsort(rows + start[k], n - start[k], sizeof(*rows), by_key);
 		total[k] = n - start[k];
@@ -951,8 +843,8 @@ static void new_gone(const struct gate_result *r, struct pg_buf *b)
 			subject(b, m, &cuts[i]);
 			pg_buf_adds(b, " | ");
 			if (m->has_candidate || m->has_baseline)
-				value(b, unit_of(m->name),
-				      m->has_candidate ? m->candidate : m->baseline);
+				report_value(b, report_metric_unit(m->name),
+					     m->has_candidate ? m->candidate : m->baseline);
 			else
 				pg_buf_adds(b, "—");
 			if (m->step_share >= 0)

@@ -7,6 +7,7 @@
 #ifndef PG_REPORT_H
 #define PG_REPORT_H
 
+#include "../gate/gate.h"
 #include "../summary/summary.h"
 #include "../util/util.h"
 
@@ -58,5 +59,35 @@ void report_mermaid(struct pg_buf *b, const char *s, size_t max);
 int report_host_profile(const struct summary *s);
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
+
+/* ---- a metric's change (change.c): one unit per kind of metric ---- */
+enum report_unit { REPORT_U_TIME, REPORT_U_SHARE, REPORT_U_GBPS, REPORT_U_TFLOPS, REPORT_U_NUMBER };
+/* The unit of a metric from the metric table (summary_metric_unit). */
+enum report_unit report_metric_unit(const char *metric);
+/* v with a sign and d decimals and suffix; what rounds to zero prints as +0;
+ * "—" when not finite. */
+void report_signed_fixed(struct pg_buf *b, double v, int d, const char *suffix);
+/* A signed time ("+5.86 ms"); under 0.05 us prints as +0. */
+void report_signed_time(struct pg_buf *b, double us);
+/* The decimals a change of x (percent when relative, else percentage points)
+ * needs so that, as printed, it reaches each limit of rule exactly when the
+ * exact change does: 1, or more up to 6. */
+int report_change_decimals(const struct gate_rule *rule, double x, int relative);
+/* A metric's value in its unit: a time, a share in percent, GB/s, TFLOP/s. */
+void report_value(struct pg_buf *b, enum report_unit u, double v);
+/* A limit as the thresholds file gives it, signed toward worse: "+25%",
+ * "+2 pp", "+25% and +50 us", with every digit the file has. */
+void report_limit(struct pg_buf *b, const struct gate_limit *l, enum gate_direction dir,
+		  enum report_unit u);
+/* A change of metric (delta in its unit, delta_share relative to the
+ * baseline, NAN when the baseline is 0): shares in percentage points, the
+ * rest relative, with the time beside it when with_time; digits as
+ * report_change_decimals says for rule (NULL: one decimal). */
+void report_change(struct pg_buf *b, const char *metric, double delta, double delta_share,
+		   const struct gate_rule *rule, int with_time);
+/* A metric's change: shares in percentage points ("+17.3 pp"), the rest
+ * relative to the baseline ("+25.0%", times with "(+5.86 ms)" beside it), the
+ * absolute change when the baseline is 0; "—" when a side is absent. */
+void report_metric_change(struct pg_buf *b, const struct gate_metric_result *m);
 
 #endif

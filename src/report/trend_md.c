@@ -43,7 +43,7 @@ static void show_value(struct pg_buf *b, double v, const char *unit)
 static void show_delta(struct pg_buf *b, const struct history_cp *c, const char *unit)
 {
 	if (strcmp(unit, "share") == 0)
-		pg_buf_addf(b, "%+.2f points", 100 * (c->after - c->before));
+		pg_buf_addf(b, "%+.2f pp", 100 * (c->after - c->before));
 	else if (c->before != 0)
 		pg_buf_addf(b, "%+.1f%%", 100 * (c->after - c->before) / fabs(c->before));
 	else

@@ -19,6 +19,12 @@
  *    other *.json files count only when nothing else is there;
  *  - xprof tool tables (<tool>.json) and .xplane.riegeli files are skipped
  *    with a note; a capture of nothing else is refused, naming them;
+ *  - profgate's own outputs (summaries, verdicts, records, trends, reports:
+ *    known by content, source_profgate_output) are no candidates at all, so
+ *    `summarize prof -o prof/summary.json` reads the same capture again; each
+ *    gets a note (own_notes). A folder that holds no profile and one summary
+ *    (a W&B artifact of a published summary) resolves to that summary, which
+ *    `gate` reads as one;
  *  - byte-identical files (same size and sha256) are read once and reported.
  */
 #include "source.h"
@@ -49,6 +55,12 @@ struct cand {
 struct cands {
 	struct cand *v;
 	uint32_t n, cap;
+	char **own; /* "<path>: profgate's own output (<what>)" of files left out */
+	uint32_t n_own;
+	/* the summaries among them: the last one's place, and how many */
+	char *summary_dir, *summary_base;
+	struct stat summary_st;
+	uint32_t n_summaries, summary_own;
 	uint32_t seen;
 	int truncated;
 };
@@ -149,6 +161,43 @@ static void add_cand(struct cands *cs, const char *dir, const char *base, enum s
 		host_name(c);
 }
 
+int source_profgate_output(const char *path, char *what, size_t n)
+{
+	static const char *const keys[] = {"{", "\"schema\"", ":", "\"profgate."};
+	char head[256];
+	const char *p = head;
+	size_t got;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return 0;
+	got = fread(head, 1, sizeof(head) - 1, f);
+	fclose(f);
+	head[got] = 0;
+	if (strncmp(head, "# profgate", 10) == 0 || strncmp(head, "## profgate", 11) == 0) {
+		snprintf(what, n, "report markdown");
+		return 1;
+	}
+	for (size_t i = 0; i < PG_ARRAY_LEN(keys); i++) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (strncmp(p, keys[i], strlen(keys[i])) != 0)
+			return 0;
+		p += strlen(keys[i]);
+	}
+	got = strcspn(p, "\"\n");
+	if (p[got] != '"')
+		return 0;
+	snprintf(what, n, "profgate.%.*s", (int)got, p);
+	return 1;
+}
+
+static void add_own(struct cands *cs, const char *path, const char *what)
+{
+	cs->own = pg_xrealloc(cs->own, (cs->n_own + 1) * sizeof(char *));
+	cs->own[cs->n_own++] = pg_xasprintf("%s: profgate's own output (%s)", path, what);
+}
+
 /* Walk dir; entries in name order so the result never depends on readdir. */
 static int walk(struct cands *cs, const char *dir, int depth)
 {
@@ -185,14 +234,29 @@ static int walk(struct cands *cs, const char *dir, int depth)
 		char *p = pg_xasprintf("%s/%s", dir, names[i]);
 		struct stat st;
 		enum source_kind kind;
+		char what[64];
 		if (lstat(p, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				walk(cs, p, depth + 1);
 			else if ((S_ISREG(st.st_mode) ||
 				  (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
 				   S_ISREG(st.st_mode))) &&
-				 classify(names[i], &kind))
-				add_cand(cs, dir, names[i], kind, &st);
+				 classify(names[i], &kind)) {
+				if (kind != SOURCE_XPLANE && kind != SOURCE_RIEGELI &&
+				    source_profgate_output(p, what, sizeof(what))) {
+					if (strncmp(what, "profgate.summary/", 17) == 0) {
+						free(cs->summary_dir);
+						free(cs->summary_base);
+						cs->summary_dir = pg_xstrdup(dir);
+						cs->summary_base = pg_xstrdup(names[i]);
+						cs->summary_st = st;
+						cs->summary_own = cs->n_own;
+						cs->n_summaries++;
+					}
+					add_own(cs, p, what);
+				} else
+					add_cand(cs, dir, names[i], kind, &st);
+			}
 		}
 		free(p);
 		free(names[i]);
@@ -396,6 +460,11 @@ static void free_cands(struct cands *cs)
 		free(cs->v[i].worker);
 	}
 	free(cs->v);
+	for (uint32_t i = 0; i < cs->n_own; i++)
+		free(cs->own[i]);
+	free(cs->own);
+	free(cs->summary_dir);
+	free(cs->summary_base);
 }
 
 static void add_file(struct source_set *s, const char *path, enum source_kind kind, uint64_t bytes)
@@ -480,7 +549,7 @@ static int cmp_cand_dir(const void *a, const void *b)
 
 static int resolve_dir(struct source_set *s, const char *dir, const char *capture)
 {
-	struct cands cs = {NULL, 0, 0, 0, 0};
+	struct cands cs = {0};
 	struct groups g = {NULL, 0};
 	int rc;
 	char *root = pg_xstrdup(dir);
@@ -491,13 +560,25 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 	rc = walk(&cs, root, 0);
 	if (rc)
 		goto out;
+	if (cs.n == 0 && cs.n_summaries == 1)
+		add_cand(&cs, cs.summary_dir, cs.summary_base, SOURCE_JSON, &cs.summary_st);
+	for (uint32_t i = 0; i < cs.n_own; i++) {
+		if (cs.n_summaries == 1 && cs.n == 1 && i == cs.summary_own &&
+		    cs.v[0].kind == SOURCE_JSON && strcmp(cs.v[0].base, cs.summary_base) == 0)
+			continue; /* the folder's one summary, read as one */
+		s->own_notes =
+		    pg_xrealloc(s->own_notes, (s->n_own_notes + 1) * sizeof(*s->own_notes));
+		s->own_notes[s->n_own_notes++] = s->n_notes;
+		note(s, "skipped %s", cs.own[i]);
+	}
 	if (cs.truncated)
 		note(s, "%s: stopped after %d entries; name a smaller folder", root, MAX_ENTRIES);
 	if (cs.n == 0) {
-		rc = pg_error_set(PG_ENOTFOUND,
-				  "no profiles in '%s' (looked for *.xplane.pb, *.trace.json.gz, "
-				  "perfetto_trace.json.gz, *.pt.trace.json[.gz], *.json[.gz])",
-				  root);
+		rc =
+		    pg_error_set(PG_ENOTFOUND,
+				 "no profiles in '%s' (looked for *.xplane.pb, *.trace.json.gz, "
+				 "perfetto_trace.json.gz, *.pt.trace.json[.gz], *.json[.gz]%s)",
+				 root, cs.n_own ? "; profgate's own outputs are not profiles" : "");
 		goto out;
 	}
 	/* group consecutive runs of one folder, folders in name order */
@@ -662,6 +743,7 @@ void source_set_release(struct source_set *s)
 	for (uint32_t i = 0; i < s->n_notes; i++)
 		free(s->notes[i]);
 	free(s->notes);
+	free(s->own_notes);
 	for (uint32_t i = 0; i < s->n_origins; i++)
 		source_origin_release(&s->origins[i]);
 	free(s->origins);

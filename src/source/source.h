@@ -62,6 +62,11 @@ struct source_set {
 	uint32_t n_chosen;
 	char **notes; /* what was chosen and why, duplicates, skipped files */
 	uint32_t n_notes;
+	/* the notes (indices into notes) of profgate's own outputs skipped in a
+	 * folder: commands that read a folder say so, since they may have
+	 * written them there */
+	uint32_t *own_notes;
+	uint32_t n_own_notes;
 	struct source_origin *origins; /* one per W&B input, in input order */
 	uint32_t n_origins;
 };
@@ -77,6 +82,15 @@ struct source_set {
 int source_resolve(struct source_set *out, const char *const *inputs, int n_inputs,
 		   const char *capture) PG_WUR;
 void source_set_release(struct source_set *s);
+/*
+ * What profgate itself writes, known by its content whatever its name: a
+ * JSON document whose first key is "schema" with a "profgate." value (a
+ * summary, verdict, history record, trend or thresholds file), or a markdown
+ * report (its first line a "# profgate" or "## profgate" heading). Copies the
+ * schema (or "report markdown") into what (size n) and returns 1, else 0.
+ * Reads the file's first bytes only.
+ */
+int source_profgate_output(const char *path, char *what, size_t n);
 const char *source_kind_name(enum source_kind k);
 void source_origin_release(struct source_origin *o);
 

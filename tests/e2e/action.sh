@@ -141,7 +141,7 @@ pycheck "the job summary: the report, under 1 MiB" 'm = open(sys.argv[1]).read()
 ocheck "annotations: 1 error (the matmul family), no warning, titles escaped" \
 	"len([l for l in out if l.startswith('::error title=profgate fail%3A ')]) == 1" \
 	"len([l for l in out if l.startswith('::warning title=profgate warn%3A ')]) == 0" \
-	"[l for l in out if l.startswith('::error ')][0].startswith('::error title=profgate fail%3A family.matmul.us_per_step::family.matmul.us_per_step: 23.46 ms -> 29.32 ms (+25.0%25); fail limit +25.0%25')"
+	"[l for l in out if l.startswith('::error ')][0].startswith('::error title=profgate fail%3A family.matmul.us_per_step::family.matmul.us_per_step: 23.46 ms -> 29.32 ms (+25.0%25); fail limit +25%25')"
 ocheck "groups around the stages, balanced; the last line says the verdict and the exit" \
 	"[l for l in cmds if l.startswith('::group::')] == ['::group::profgate: summarize and gate, append to the history', '::group::profgate: PR comment']" \
 	"len([l for l in cmds if l == '::endgroup::']) == 2" \

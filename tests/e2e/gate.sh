@@ -42,7 +42,7 @@ pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --json "$T/v2.json"
 check "the same inputs give the same bytes (JSON and report)" \
 	sh -c "cmp -s '$T/v1.json' '$T/v2.json' && cmp -s '$T/r1.md' '$T/r2.md'"
 
-pg compare "$BASE" "$CAND"
+pg compare "$BASE" "$CAND" --json -
 check "compare on raw profiles exits 0 for a regression" [ "$rc" -eq 0 ]
 cp "$T/out" "$T/c.json"
 check "compare on raw profiles decides as on their summaries" \
@@ -122,7 +122,7 @@ if [ -f "$RN" ] && [ -f "$OWL/mi300_facebook_timesformer-base-finetuned-k400__10
 	pg gate -b "$RN" -c "$OWL/mi300_facebook_timesformer-base-finetuned-k400__1016002.json.gz" \
 		--json "$T/rn-tsf.json"
 	check "ResNet-50 against TimeSformer on MI300X: exit 4, one reason line naming both models and the ops only each runs" \
-		sh -c "[ $rc -eq 4 ] && [ \$(grep -c '^  refused: ' '$T/out') -eq 1 ] && grep -q '^  refused: gpu (model unknown) vs AMD Instinct MI300X VF: device_kind differs.*different workloads: 0.0% .*only here: void cudnn' '$T/out'"
+		sh -c "[ $rc -eq 4 ] && [ \$(grep -c 'refused' '$T/err') -eq 1 ] && grep -q '^profgate: gate: refused (incomparable): gpu (model unknown) vs AMD Instinct MI300X VF: device_kind differs.*different workloads: 0.0% .*only here: void cudnn' '$T/err'"
 	check "... the verdict JSON has the workload diff, the overlap and the reason" python3 -c "
 import json
 d=json.load(open('$T/rn-tsf.json'))['provenance']
@@ -146,7 +146,7 @@ assert [x['field'] for x in d['diff']]==['workload'] and 0.1<d['workload_overlap
 		sh -c "[ $rc -ne 4 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"provenance\"][\"result\"])' '$T/tsf-qwen2.json')\" = comparable ]"
 	pg gate -b "$RN" -c "$TSF"
 	check "an unknown GPU model is never comparable with a known one: exit 4, both named" \
-		sh -c "[ $rc -eq 4 ] && grep -q 'refused: gpu (model unknown) vs NVIDIA H100 80GB HBM3' '$T/out'"
+		sh -c "[ $rc -eq 4 ] && grep -q 'refused (incomparable): gpu (model unknown) vs NVIDIA H100 80GB HBM3' '$T/err'"
 else
 	skip "corpus absent: unlike workloads"
 fi

@@ -22,7 +22,7 @@ check "unreadable input exits 3 and writes no output file" sh -c "[ $rc -eq 3 ] 
 
 pg report "$T/bad.json"
 check "report of a file that is not a summary exits 3 with one line" \
-	sh -c "[ $rc -eq 3 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'not JSON\|not a profgate summary' '$T/err'"
+	sh -c "[ $rc -eq 3 ] && [ \$(wc -l <'$T/err') -eq 1 ] && grep -q 'not JSON\|not a profgate summary\|not a profile' '$T/err'"
 printf '{"schema": "profgate.summary/9"}' >"$T/future.json"
 pg report "$T/future.json"
 check "report refuses another schema, naming it" sh -c "[ $rc -eq 3 ] && grep -q 'profgate.summary/9' '$T/err'"

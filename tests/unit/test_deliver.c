@@ -305,7 +305,7 @@ static void test_annotations(void **state)
 			       "::error title=profgate fail%3A op.evil%2Ckernel%3Ax%25y%0A%3A%3A"
 			       "error%3A%3Apwned.us_per_step::op.evil,kernel:x%25y%0A::error::"
 			       "pwned.us_per_step: 1.00 ms -> 1.30 ms (+30.0%25); fail limit "
-			       "+25.0%25\n"));
+			       "+25%25\n"));
 	assert_non_null(strstr(b.ptr, "::warning title=profgate warn%3A step.median_us::"));
 	assert_int_equal(actions_annotations("[]", 2, 10, &b), PG_EFORMAT);
 	pg_buf_release(&b);

@@ -276,6 +276,55 @@ static void test_time(void **state)
 }
 
 /* A small trace with a hostile kernel name, summarized, written, read, written. */
+/* A change prints in its metric's unit, with the digits that put it on the
+ * side of each limit the exact value is on (report/change.c). */
+static void test_change_units_and_digits(void **state)
+{
+	struct gate_rule rule;
+	struct pg_buf b = PG_BUF_INIT;
+	struct {
+		const char *metric;
+		double delta, delta_share;
+		const char *want;
+	} cases[] = {
+	    /* both print +25.0% at one decimal; only the first reaches "fail +25%" */
+	    {"op.gemm.us_per_step", 250.001, 0.250001, "+25.0% (+250.0 us)"},
+	    {"op.gemm.us_per_step", 249.9997, 0.2499997, "+24.99997% (+250.0 us)"},
+	    {"family.matmul.us_per_step", 5863.8, 0.2, "+20.0% (+5.86 ms)"},
+	    /* a share: percentage points, never relative */
+	    {"breakdown.exposed_comm_share", 0.173, 0.407, "+17.3 pp"},
+	    {"breakdown.idle_share", -0.0199999, -0.5, "-2.0 pp"},
+	    /* from 0: the absolute change */
+	    {"op.new.us_per_step", 812, NAN, "+812.0 us"},
+	};
+
+	(void)state;
+	memset(&rule, 0, sizeof(rule));
+	rule.direction = GATE_LOWER_IS_BETTER;
+	rule.warn.has_relative = 1;
+	rule.warn.relative = 0.1;
+	rule.fail.has_relative = 1;
+	rule.fail.relative = 0.25;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pg_buf_reset(&b);
+		report_change(&b, cases[i].metric, cases[i].delta, cases[i].delta_share,
+			      strstr(cases[i].metric, "share") ? NULL : &rule, 1);
+		assert_string_equal(b.ptr, cases[i].want);
+	}
+	/* a share's absolute limit of 2 pp: -1.99999 pp is not past -2 pp (higher is better) */
+	memset(&rule, 0, sizeof(rule));
+	rule.direction = GATE_HIGHER_IS_BETTER;
+	rule.warn.has_absolute = 1;
+	rule.warn.absolute = 0.02;
+	pg_buf_reset(&b);
+	report_change(&b, "breakdown.compute_share", -0.0199999, -0.1, &rule, 1);
+	assert_string_equal(b.ptr, "-1.99999 pp");
+	pg_buf_reset(&b);
+	report_limit(&b, &rule.warn, rule.direction, report_metric_unit("breakdown.compute_share"));
+	assert_string_equal(b.ptr, "-2 pp");
+	pg_buf_release(&b);
+}
+
 static void test_round_trip_and_report(void **state)
 {
 	struct trace t;
@@ -1312,6 +1361,7 @@ int main(void)
 	    cmocka_unit_test(test_cut_names),
 	    cmocka_unit_test(test_cut_names_utf8),
 	    cmocka_unit_test(test_cut_names_escaped),
+	    cmocka_unit_test(test_change_units_and_digits),
 	    cmocka_unit_test(test_round_trip_and_report),
 	    cmocka_unit_test(test_shares_report),
 	    cmocka_unit_test(test_host_section),
