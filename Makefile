@@ -134,16 +134,17 @@ deps:
 	@sh scripts/deps.sh
 
 # The test command of the README: deps, the release tarball and its clean-root run (the setup
-# action's suite serves it), a normal build with -Werror, every test, then the same tests against
-# an ASan+UBSan build; the image steps on the host; the lint of every workflow users copy.
+# action's suite serves it), the lint of every workflow users copy (its suite uses the installed
+# checkers), a normal build with -Werror, every test, then the same tests against an ASan+UBSan
+# build; the image steps on the host.
 check: deps
 	$(Q)sh scripts/deps.sh dist
 	$(Q)$(MAKE) --no-print-directory DEVELOPER=1 dist-check
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory DEVELOPER=1 test
 	$(Q)$(MAKE) --no-print-directory DEVELOPER=1 BUILD=$(BUILD)/asan SANITIZE=address,undefined CFLAGS="-O1 -g" test
 	$(Q)$(MAKE) --no-print-directory check-format
 	$(Q)$(MAKE) --no-print-directory image-check
-	$(Q)$(MAKE) --no-print-directory lint
 
 # The Docker image's steps (scripts/image.sh) on the host: the package names exist, the build
 # installs into a scratch root, and the installed tree works with the runtime packages only.
