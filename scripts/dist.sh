@@ -132,12 +132,12 @@ verify() {
 	tarball=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 	[ -f "$tarball" ] || die "$1: no such file"
 	echo "1..4"
-	(cd "$(dirname "$tarball")" && sha256sum -c --quiet "$(basename "$tarball").sha256") >/dev/null 2>&1 &&
-		echo "ok 1 - the tarball matches its .sha256" ||
-		{
-			echo "not ok 1 - the tarball does not match its .sha256"
-			fail=1
-		}
+	if (cd "$(dirname "$tarball")" && sha256sum -c --quiet "$(basename "$tarball").sha256") >/dev/null 2>&1; then
+		echo "ok 1 - the tarball matches its .sha256"
+	else
+		echo "not ok 1 - the tarball does not match its .sha256"
+		fail=1
+	fi
 	scratch=$(mktemp -d "${TMPDIR:-/tmp}/pg-distck.XXXXXX")
 	trap 'rm -rf "$scratch"' EXIT
 	name=$(basename "$tarball" .tar.gz)
@@ -189,11 +189,11 @@ verify() {
 	# /proc/self/exe, as on any real machine; the mount ends with the namespace
 	mkdir -p "$scratch/root/proc"
 	in_root() {
-		env -i PATH=/opt/$name/bin PROFGATE_CACHE_DIR=/tmp/cache HOME=/tmp NO_COLOR=1 \
+		env -i PATH="/opt/$name/bin" PROFGATE_CACHE_DIR=/tmp/cache HOME=/tmp NO_COLOR=1 \
 			"$unshare" --mount --propagation private "$sh" -c \
 			'm=$1 c=$2 && shift 2 && "$m" -t proc proc "$0/proc" && exec "$c" "$0" "$@"' "$scratch/root" "$mount" "$chroot" "$@"
 	}
-	if ! in_root /opt/$name/bin/profgate --version >/dev/null 2>"$scratch/log" &&
+	if ! in_root "/opt/$name/bin/profgate" --version >/dev/null 2>"$scratch/log" &&
 		grep -q 'unshare\|mount' "$scratch/log"; then
 		echo "ok 4 # skip no private mount namespace here: $(head -n 1 "$scratch/log")"
 		return "${fail:-0}"
@@ -204,12 +204,12 @@ verify() {
 	fi
 	rc=0
 	{
-		in_root /opt/$name/bin/profgate summarize /work/baseline.pt.trace.json.gz -o /work/b.json &&
-			in_root /opt/$name/bin/profgate summarize /work/candidate.pt.trace.json.gz -o /work/c.json &&
+		in_root "/opt/$name/bin/profgate" summarize /work/baseline.pt.trace.json.gz -o /work/b.json &&
+			in_root "/opt/$name/bin/profgate" summarize /work/candidate.pt.trace.json.gz -o /work/c.json &&
 			{
 				# shellcheck disable=SC2086 # $hist is empty or two options
-				in_root /opt/$name/bin/profgate gate --baseline /work/b.json --candidate /work/c.json \
-					--thresholds /opt/$name/share/profgate/thresholds/default.json \
+				in_root "/opt/$name/bin/profgate" gate --baseline /work/b.json --candidate /work/c.json \
+					--thresholds "/opt/$name/share/profgate/thresholds/default.json" \
 					--json /work/verdict.json --report /work/report.md $hist || rc=$?
 			}
 	} >"$scratch/log" 2>&1 || rc=$?

@@ -21,6 +21,12 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 fi
 VERSION=$(sed -n 's/^VERSION := //p' "$TOP/Makefile")
 ARCH=$(uname -m)
+# the runner's name for it
+case $ARCH in
+x86_64) RUNNER_ARCH=X64 ;;
+aarch64) RUNNER_ARCH=ARM64 ;;
+*) RUNNER_ARCH=$ARCH ;;
+esac
 NAME=profgate-$VERSION-linux-$ARCH
 tarball=${PG_DIST:-${PG_BUILD:-$TOP/build}/dist/$NAME.tar.gz}
 if [ ! -f "$tarball" ]; then
@@ -51,7 +57,7 @@ run_setup() {
 	mkdir -p "$T/$_c/tmp" "$T/toolcache"
 	: >"$T/$_c/path"
 	: >"$T/$_c/output"
-	env -i PATH=/usr/bin:/bin HOME="$T/$_c" RUNNER_OS=Linux RUNNER_ARCH=$(case $ARCH in x86_64) echo X64 ;; aarch64) echo ARM64 ;; *) echo "$ARCH" ;; esac) \
+	env -i PATH=/usr/bin:/bin HOME="$T/$_c" RUNNER_OS=Linux RUNNER_ARCH="$RUNNER_ARCH" \
 		RUNNER_TOOL_CACHE="$T/toolcache" RUNNER_TEMP="$T/$_c/tmp" GITHUB_PATH="$T/$_c/path" \
 		GITHUB_OUTPUT="$T/$_c/output" GITHUB_ACTION_PATH="$T/action" "$@" \
 		python3 - "$T/action/action.yml" "$_with" "$URL" >"$T/$_c/out" 2>&1 <<'EOF'
