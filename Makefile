@@ -2,7 +2,8 @@
 #   make            build build/profgate
 #   make check      install missing deps, build, run every test, then again under ASan+UBSan
 #   make demo       run the main job on the bundled example profiles
-#   make bench      speed and memory against reference tools, side by side (BENCH=history: those rows)
+#   make bench      speed and memory against reference tools, side by side (BENCH=history or
+#                   BENCH=merge: those rows)
 #   make fuzz       build the libFuzzer targets with clang, run each FUZZ_SECONDS (docs/robustness.md "Fuzzing")
 #   make valgrind   end-to-end suites with every profgate run under valgrind memcheck
 #   make noise      gate many real CPU training runs against each other: the confusion table
