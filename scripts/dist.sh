@@ -131,7 +131,7 @@ verify() {
 	[ $# -eq 1 ] || die "usage: dist.sh verify TARBALL"
 	tarball=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 	[ -f "$tarball" ] || die "$1: no such file"
-	echo "1..4"
+	echo "1..5"
 	if (cd "$(dirname "$tarball")" && sha256sum -c --quiet "$(basename "$tarball").sha256") >/dev/null 2>&1; then
 		echo "ok 1 - the tarball matches its .sha256"
 	else
@@ -179,6 +179,7 @@ verify() {
 	mount=$(command -v mount || :)
 	if [ "$(id -u)" != 0 ] || [ -z "$chroot" ] || [ -z "$unshare" ] || [ -z "$mount" ] || ! command -v dpkg >/dev/null 2>&1; then
 		echo "ok 4 # skip the clean-root run needs root, chroot, unshare, mount and dpkg (for glibc's file list)"
+		echo "ok 5 # skip the same for TLS in the clean root"
 		return "${fail:-0}"
 	fi
 	glibc_root "$scratch/root"
@@ -188,14 +189,18 @@ verify() {
 	# a private mount namespace with /proc mounted in the root: the loader expands $ORIGIN from
 	# /proc/self/exe, as on any real machine; the mount ends with the namespace
 	mkdir -p "$scratch/root/proc"
+	# $root_env: more VAR=VALUE words for the run (values without blanks)
+	root_env=
 	in_root() {
-		env -i PATH="/opt/$name/bin" PROFGATE_CACHE_DIR=/tmp/cache HOME=/tmp NO_COLOR=1 \
+		# shellcheck disable=SC2086 # $root_env is a list of words
+		env -i PATH="/opt/$name/bin" PROFGATE_CACHE_DIR=/tmp/cache HOME=/tmp NO_COLOR=1 $root_env \
 			"$unshare" --mount --propagation private "$sh" -c \
 			'm=$1 c=$2 && shift 2 && "$m" -t proc proc "$0/proc" && exec "$c" "$0" "$@"' "$scratch/root" "$mount" "$chroot" "$@"
 	}
 	if ! in_root "/opt/$name/bin/profgate" --version >/dev/null 2>"$scratch/log" &&
 		grep -q 'unshare\|mount' "$scratch/log"; then
 		echo "ok 4 # skip no private mount namespace here: $(head -n 1 "$scratch/log")"
+		echo "ok 5 # skip the same for TLS in the clean root"
 		return "${fail:-0}"
 	fi
 	hist=
@@ -224,6 +229,46 @@ verify() {
 	else
 		echo "not ok 4 - in the clean root: gate exit $rc, verdict '${verdict:-none}'${others:+, non-glibc libraries $others}"
 		sed 's/^/# /' "$scratch/log"
+		fail=1
+	fi
+	# TLS in the clean root: the bundled libcurl and libgit2 trust the CA bundle they find at
+	# Fedora's path (no Debian bundle, no SSL_CERT_FILE); an HTTPS server on loopback with a
+	# certificate for localhost that a CA made here signed; it answers 404 to everything
+	if ! command -v openssl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1 ||
+		! (cd "$scratch" &&
+			openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=profgate-test-ca &&
+			openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=localhost &&
+			printf 'subjectAltName=DNS:localhost\n' >ext &&
+			openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext) \
+			>"$scratch/openssl.log" 2>&1; then
+		echo "ok 5 # skip TLS in the clean root needs openssl and python3 (a CA and an HTTPS server)"
+		return "${fail:-0}"
+	fi
+	mkdir -p "$scratch/root/etc/pki/tls/certs" "$scratch/tls"
+	cp "$scratch/ca.pem" "$scratch/root/etc/pki/tls/certs/ca-bundle.crt"
+	echo "127.0.0.1 localhost" >"$scratch/root/etc/hosts"
+	python3 "$TOP/tests/e2e/lib/tls_server.py" "$scratch/srv.pem" "$scratch/srv.key" "$scratch/tls" \
+		"$scratch/tls/log" 2>/dev/null &
+	server=$!
+	i=0
+	while [ ! -s "$scratch/tls/port" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	url=https://localhost:$(cat "$scratch/tls/port" 2>/dev/null)
+	trc=0 hrc=0
+	root_env="GITHUB_API_URL=$url GITHUB_TOKEN=tok PROFGATE_HTTP_ATTEMPTS=1"
+	in_root "/opt/$name/bin/profgate" comment --report /work/report.md --pr 7 --repo o/r \
+		>"$scratch/tls.log" 2>&1 || trc=$?
+	root_env=
+	in_root "/opt/$name/bin/profgate" history show --repo "$url/h.git" >>"$scratch/tls.log" 2>&1 || hrc=$?
+	kill "$server" 2>/dev/null
+	if [ "$trc" -eq 5 ] && [ "$hrc" -eq 3 ] && grep -q '^GET /user$' "$scratch/tls/log" &&
+		grep -q '^GET /h.git/info/refs' "$scratch/tls/log" && ! grep -qi certificate "$scratch/tls.log"; then
+		echo "ok 5 - in the clean root, TLS trusts the bundle at Fedora's path: comment and a history fetch reach an HTTPS server"
+	else
+		echo "not ok 5 - TLS in the clean root: comment exit $trc, history exit $hrc"
+		sed 's/^/# /' "$scratch/tls.log" "$scratch/tls/log" 2>/dev/null
 		fail=1
 	fi
 	return "${fail:-0}"
