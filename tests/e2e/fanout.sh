@@ -1,8 +1,8 @@
 #!/bin/sh
 # The fan-out recipes (docs/action.md "Fan-out"), run as written: examples/slurm/*.sbatch as the
 # tasks of a 1,024-task array (each summarizes one rank of a generated 1,024-rank capture) and as
-# an 8-task array (128 ranks each), then merge-gate.sbatch; and the merge step of
-# examples/fanout-matrix.yml on per-node summaries. Every route gives the bytes of one
+# an 8-task array (128 ranks each), then merge-gate.sbatch; submit.sh with a stand-in sbatch that
+# runs what it is given; and the merge step of examples/fanout-matrix.yml on per-node summaries. Every route gives the bytes of one
 # `profgate summarize` of all 1,024 files, and the gate judges the merged capture (1,024 devices)
 # against the baseline's. The merge's speed is a `make bench` row, not a test here.
 # The ranks: tests/data/examples/kineto_trace_compare (a small real Kineto trace), its rank set to
@@ -103,6 +103,44 @@ env -u SLURM_ARRAY_TASK_ID sh "$SL/summarize.sbatch" "$T/s8" >"$T/noarray.log" 2
 orc=$?
 check "summarize.sbatch outside an array: refused, saying how to submit it" \
 	eval '[ "$orc" -ne 0 ] && grep -q "sbatch --array" "$T/noarray.log"'
+
+# ---- submit.sh, with a stand-in for sbatch that runs what it is given at once ----
+# (--parsable prints the job id; --array=A-B runs the script as each task, in order;
+# --dependency is accepted as the order already holds)
+cat >"$T/bin/sbatch" <<'EOF'
+#!/bin/sh
+array=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--parsable | --dependency=*) shift ;;
+	--array=*) array=${1#--array=}; shift ;;
+	*) break ;;
+	esac
+done
+n=$(($(cat "$SBATCH_IDS" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$SBATCH_IDS"
+echo "$n $array $*" >>"$SBATCH_LOG"
+if [ -n "$array" ]; then
+	lo=${array%-*} hi=${array#*-} i=${array%-*}
+	while [ "$i" -le "$hi" ]; do
+		SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) sh "$@" >>"$SBATCH_OUT" 2>&1 || exit 1
+		i=$((i + 1))
+	done
+else
+	sh "$@" >>"$SBATCH_OUT" 2>&1
+	echo "exit $?" >>"$SBATCH_OUT"
+fi
+echo "$n"
+EOF
+chmod +x "$T/bin/sbatch"
+SBATCH_IDS=$T/sb.ids SBATCH_LOG=$T/sb.log SBATCH_OUT=$T/sb.out \
+	sh "$SL/submit.sh" cand "$T/sub" "$T/base.summary.json" 16 fanout >"$T/submit.out" 2>&1
+src=$?
+check "submit.sh: lists the 1,024 files sorted, submits a 16-task array then the merge-and-gate job" \
+	eval '[ "$src" -eq 0 ] && [ "$(wc -l <"$T/sub/files")" -eq $RANKS ] && LC_ALL=C sort -c "$T/sub/files" && grep -q "^1 0-15 .*summarize.sbatch $T/sub$" "$T/sb.log" && grep -q "^2  .*merge-gate.sbatch $T/sub $T/base.summary.json fanout$" "$T/sb.log"'
+check "submit.sh's pipeline: 16 summaries, merged into summarize's bytes, gated with the 1,024-task run's exit" \
+	eval '[ "$(ls "$T/sub/summaries" | wc -l)" -eq 16 ] && cmp -s "$T/sub/candidate.summary.json" "$T/s1024/candidate.summary.json" && grep -qx "exit $grc" "$T/sb.out"'
+[ "$src" -eq 0 ] || diag_file "$T/submit.out"
 
 # ---- the Actions matrix: each node's job summarizes its ranks, one job merges ----
 mkdir -p "$T/m/summaries"
