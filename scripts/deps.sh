@@ -2,7 +2,8 @@
 # Install what a fresh Debian (bookworm) machine lacks to build and test profgate: the build and
 # test packages of scripts/packages.sh. As root it runs apt-get; otherwise it names the packages
 # to install.
-# `sh scripts/deps.sh fuzz` adds what `make fuzz` needs (PG_FUZZ_PACKAGES).
+# `sh scripts/deps.sh fuzz` adds what `make fuzz` needs (PG_FUZZ_PACKAGES), `sh scripts/deps.sh
+# dist` what `make dist` needs (PG_DIST_PACKAGES).
 set -e
 . "$(dirname "$0")/packages.sh"
 need=""
@@ -15,8 +16,13 @@ else
 	pkg-config --exists libgit2 libcurl libcjson zlib libprotobuf-c libcrypto cmocka 2>/dev/null &&
 		command -v protoc-c >/dev/null 2>&1 || need=" $PG_BUILD_PACKAGES $PG_TEST_PACKAGES"
 fi
-if [ "${1:-}" = fuzz ] && command -v dpkg-query >/dev/null 2>&1; then
-	for p in $PG_FUZZ_PACKAGES; do
+extra=
+case ${1:-} in
+fuzz) extra=$PG_FUZZ_PACKAGES ;;
+dist) extra=$PG_DIST_PACKAGES ;;
+esac
+if [ -n "$extra" ] && command -v dpkg-query >/dev/null 2>&1; then
+	for p in $extra; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || need="$need $p"
 	done
 fi

@@ -215,10 +215,12 @@ static inline const char *arg(const struct az *z, const struct trace_event *e, t
 	return v ? trace_str_get(z->t, v) : NULL;
 }
 
-/* Correlation ids are per file (per process): the key tells files apart. */
+/* Correlation ids are per file (per process): the key tells files apart. The
+ * file goes above bit 32, where CUPTI's 32-bit ids never reach, so that every
+ * file of a capture (thousands of ranks) has keys of its own. */
 static inline uint64_t corr_key(uint64_t corr, uint32_t file)
 {
-	return corr ^ ((uint64_t)file << 56);
+	return corr ^ ((uint64_t)file << 32);
 }
 
 /* The answer for the last argument set and category met per name (an op's events

@@ -230,5 +230,9 @@ int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s)
 		return pg_error_set(PG_EDELIVERY, "cannot set up libgit2's sockets: %s",
 				    e && e->message ? e->message : "unknown libgit2 error");
 	}
+	/* a libgit2 without TLS refuses the option: https remotes then fail
+	 * with its own message, as before */
+	if (http_ca_bundle())
+		(void)git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, http_ca_bundle(), NULL);
 	return 0;
 }

@@ -390,6 +390,8 @@ static CURL *make_handle(const struct http_request *rq, const struct limits *l, 
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "profgate/" PG_VERSION);
+	if (http_ca_bundle())
+		curl_easy_setopt(c, CURLOPT_CAINFO, http_ca_bundle());
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, heads);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);

@@ -121,6 +121,13 @@ void http_error_message(const struct http_response *rs, char *out, size_t out_le
 /* 1 when url (scheme://...) carries user info: "user[:password]@host". */
 int http_url_has_userinfo(const char *url);
 
+/* ---- TLS (tls.c) ---- */
+
+/* The CA bundle to trust: SSL_CERT_FILE when set, else the first readable of
+ * the distributions' usual bundle files, else NULL (the libraries' built-in
+ * default). A static string or the environment's; never freed. */
+const char *http_ca_bundle(void);
+
 /* ---- libgit2's connections (git_stream.c) ---- */
 
 /*

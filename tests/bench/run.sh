@@ -3,9 +3,10 @@
 # alternately, and report median wall times, their ratio and profgate's peak RSS against the goals;
 # then a synthetic XPlane of 15.4M events against `cat FILE`, and a folder of 64 per-rank Kineto
 # files read with -j 1 against -j 2.
-# Then the history rows (tests/bench/history.sh: reads of generated history branches).
+# Then the history rows (tests/bench/history.sh: reads of generated history branches) and the merge
+# rows (tests/bench/merge.sh: 1,024 per-rank summaries merged into one).
 # Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history
-# (make bench BENCH=history) runs the history rows alone.
+# or PG_BENCH=merge (make bench BENCH=history, BENCH=merge) runs those rows alone.
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -13,8 +14,9 @@ top=$(git rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/../.." &
 case ${PG_BENCH:-all} in
 all) ;;
 history) exec sh "$top/tests/bench/history.sh" "$BUILD" ;;
+merge) exec sh "$top/tests/bench/merge.sh" "$BUILD" ;;
 *)
-	echo "bench: PG_BENCH='$PG_BENCH': give all or history" >&2
+	echo "bench: PG_BENCH='$PG_BENCH': give all, history or merge" >&2
 	exit 2
 	;;
 esac
@@ -39,7 +41,8 @@ MIB=1048576
 if [ ! -d "$CORPUS" ] || [ ! -f "$CORPUS/$SOURCE" ]; then
 	echo "bench: skipped: no corpus at $CORPUS (set PG_CORPUS); the generated inputs need" \
 		"$SOURCE from it as their source"
-	exec sh "$top/tests/bench/history.sh" "$BUILD"
+	sh "$top/tests/bench/history.sh" "$BUILD"
+	exec sh "$top/tests/bench/merge.sh" "$BUILD"
 fi
 CORPUS=$(cd "$CORPUS" && pwd)
 for b in "$PG" "$GEN" "$XGEN" "$TIMER"; do
@@ -372,3 +375,4 @@ echo "bench: other processes used $others cores on average during the timed runs
 cat "$OUT/inspect.md"
 echo "bench: table written to $OUT/inspect.md" >&2
 sh "$top/tests/bench/history.sh" "$BUILD"
+sh "$top/tests/bench/merge.sh" "$BUILD"

@@ -19,7 +19,7 @@ check "action --help: exit 0, inputs and outputs listed" \
 	eval '[ "$rc" -eq 0 ] && grep -q "^inputs:" "$T/help" && grep -q "^outputs:" "$T/help"'
 
 # ---- action.yml against the code ----
-pycheck "action.yml: a Docker action on the Dockerfile, no entrypoint or args of its own" \
+pycheck "action.yml: a Docker action on the Dockerfile (release commits pin the image), no entrypoint or args of its own" \
 	'import yaml; a = yaml.safe_load(open(sys.argv[1]))' "$TOP/action.yml" \
 	"a['runs'] == {'using': 'docker', 'image': 'Dockerfile'}" \
 	"a['name'] == 'profgate' and a['description']"
@@ -120,24 +120,41 @@ r = "".join(open(f).read() for f in [os.path.join(top, "README.md")] + sorted(gl
 flows = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", r, re.S)]
 flows += [yaml.safe_load(open(f)) for f in sorted(glob.glob(os.path.join(top, "examples", "*.yml")))]
 steps = [s for f in flows for j in f["jobs"].values() for s in j["steps"]]
-ours = [s for s in steps if s.get("uses", "").endswith("/profgate@v1")]' \
+ours = [s for s in steps if s.get("uses", "").endswith("/profgate@v1")]
+setup = yaml.safe_load(open(os.path.join(top, "setup", "action.yml")))
+setups = [s for s in steps if s.get("uses", "").endswith("/profgate/setup@v1")]
+runs = [s for s in steps if s.get("run", "").strip() == "profgate action"]' \
 	"$TOP/action.yml" \
-	"len(flows) == 10 and all(f.get('name') and f.get(True) is not None for f in flows)" \
-	"len(ours) == 10" \
+	"len(flows) == 13 and all(f.get('name') and f.get(True) is not None for f in flows)" \
+	"len(ours) == 11" \
 	"all(set(s['with']) <= set(a['inputs']) for s in ours)" \
 	"all({'baseline', 'candidate'} <= set(s['with']) for s in ours)" \
-	"all(isinstance(v, str) for s in ours for v in s['with'].values())"
-check "examples/: the pre-merge gate, the nightly job and the fork-safe pair" \
-	eval '[ -f "$TOP/examples/pr-gate.yml" ] && [ -f "$TOP/examples/nightly.yml" ] && [ -f "$TOP/examples/fork-gate.yml" ] && [ -f "$TOP/examples/fork-report.yml" ]'
-for f in pr-gate nightly fork-gate fork-report; do
-	python3 - "$TOP/examples/$f.yml" "$TOP/docs/action.md" >"$T/why" 2>&1 <<'EOF' || :
+	"all(isinstance(v, str) for s in ours for v in s['with'].values())" \
+	"len(setups) == 7 and all(set(s.get('with', {})) <= set(setup['inputs']) for s in setups)" \
+	"len(runs) == 2 and all({'INPUT_BASELINE', 'INPUT_CANDIDATE', 'INPUT_GITHUB_TOKEN'} <= set(s['env']) for s in runs)" \
+	"all({k[len('INPUT_'):].lower() for k in s['env'] if k.startswith('INPUT_')} <= set(a['inputs']) for s in runs)"
+check "examples/: the pre-merge gate, the nightly job, the fork-safe pair, the self-hosted job, the matrix fan-out" \
+	eval 'for f in pr-gate nightly fork-gate fork-report self-hosted fanout-matrix; do [ -f "$TOP/examples/$f.yml" ] || exit 1; done'
+for f in "$TOP"/examples/*.yml; do
+	python3 - "$f" "$TOP/docs/action.md" >"$T/why" 2>&1 <<'EOF' || :
 import re, sys, yaml
 ex = yaml.safe_load(open(sys.argv[1]))
 readme = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", open(sys.argv[2]).read(), re.S)]
 sys.exit(0 if ex in readme else "not in docs/action.md")
 EOF
-	if [ -s "$T/why" ]; then not_ok "examples/$f.yml is docs/action.md's workflow"; diag_file "$T/why"; else
-		ok "examples/$f.yml is docs/action.md's workflow"; fi
+	if [ -s "$T/why" ]; then not_ok "examples/$(basename "$f") is docs/action.md's workflow"; diag_file "$T/why"; else
+		ok "examples/$(basename "$f") is docs/action.md's workflow"; fi
 done
+pycheck "a self-hosted job never runs a fork's pull request; a GPU capture uploads its profiles, a job on ubuntu-latest gates" \
+	'import yaml, glob, os
+top = os.path.dirname(sys.argv[1])
+flows = {os.path.basename(f): yaml.safe_load(open(f)) for f in sorted(glob.glob(os.path.join(top, "examples", "*.yml")))}
+guard = "github.event.pull_request.head.repo.full_name == github.repository"
+selfhosted = [(n, j) for n, f in flows.items() for j in f["jobs"].values() if "self-hosted" in j["runs-on"]]
+prs = [(n, j) for n, j in selfhosted if "pull_request" in flows[n][True]]
+up = lambda j: any(s.get("uses", "").startswith("actions/upload-artifact") for s in j["steps"])' \
+	"$TOP/action.yml" \
+	"len(prs) == 3 and all(j.get('if') == guard for n, j in prs)" \
+	"all(up(flows[n]['jobs']['capture']) and flows[n]['jobs']['gate']['runs-on'] == 'ubuntu-latest' for n in ('pr-gate.yml', 'nightly.yml'))"
 
 done_testing
