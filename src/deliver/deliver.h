@@ -66,7 +66,9 @@ struct github {
 	char *repo;  /* "owner/name" */
 	char *token; /* sent as "Authorization: Bearer"; redacted from every message */
 	char *login; /* the token's own login once known (github_login) */
+	int any_bot; /* an app's token whose login is unknown: any bot's comment is ours */
 	uint32_t max_wait_s; /* per wait between retries; 0: the wrapper's default */
+	long last_status;    /* the last answer's HTTP status (0: none arrived) */
 };
 
 /*
@@ -78,10 +80,11 @@ int github_init(struct github *g, const char *api, const char *repo, const char 
 void github_release(struct github *g);
 
 /*
- * The login comments by this token carry: GET /user for a personal token; an
- * Actions GITHUB_TOKEN (or another app's token) cannot read /user, and its
- * comments are by "github-actions[bot]" (PROFGATE_GITHUB_LOGIN overrides the
- * guess for other apps). Cached in g->login. 0, or PG_EDELIVERY.
+ * The login comments by this token carry: PROFGATE_GITHUB_LOGIN when set,
+ * else GET /user for a personal token. An app's installation token (the
+ * Actions GITHUB_TOKEN or another app's) cannot read /user: then g->login is
+ * "github-actions[bot]" and g->any_bot is set, so that a comment by any bot
+ * account counts as ours. Cached in g->login. 0, or PG_EDELIVERY.
  */
 int github_login(struct github *g) PG_WUR;
 
@@ -105,14 +108,22 @@ struct github_comment_result {
  * (PATCH), else one is created (POST) unless mode says not to. The body is md
  * fitted to GITHUB_COMMENT_MAX_BYTES, headed by an all-clear line when an
  * on-alert comment is updated with a verdict that is no alert, and followed
- * by run_url (NULL for none). A 422 "too long" is retried once at half the
- * size. out is initialised here; free out->url. 0; PG_EUSAGE when md has no
- * marker; PG_EDELIVERY with a one-line message naming the call and GitHub's
- * reason.
+ * by run_url (NULL for none). When the verdict fails the gate (fail,
+ * incomparable), mentions (NULL or "" for none; "@user @org/team", checked
+ * by github_mentions_check) head the comment in an alert line. A 422 "too
+ * long" is retried once at half the size. A POST answered 5xx, or whose
+ * answer was lost, is not sent again before the comments are listed again
+ * and ours is not among them. out is initialised here; free out->url. 0;
+ * PG_EUSAGE when md has no marker or mentions are malformed; PG_EDELIVERY
+ * with a one-line message naming the call and GitHub's reason.
  */
 int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t len,
-			  enum github_comment_mode mode, const char *run_url,
+			  enum github_comment_mode mode, const char *mentions, const char *run_url,
 			  struct github_comment_result *out) PG_WUR;
+
+/* 0 when s (NULL or "" too) is @login or @org/team names separated by spaces
+ * or commas; else PG_EUSAGE with the message set. */
+int github_mentions_check(const char *s) PG_WUR;
 
 /*
  * A completed check run named name on head_sha: the conclusion from verdict
