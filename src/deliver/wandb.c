@@ -375,10 +375,18 @@ static int create_artifact(struct pub *p)
 	return rc;
 }
 
+/* includeUpload is no field of CreateArtifactManifestInput (W&B refuses
+ * unknown input fields): it is a variable of the query, which asks for the
+ * upload URL only when it is set, as both official clients write it. */
 static const char MANIFEST_Q[] =
-    "mutation CreateArtifactManifest($input: CreateArtifactManifestInput!) {\n"
-    "  createArtifactManifest(input: $input) {\n"
-    "    artifactManifest { id file { id uploadUrl uploadHeaders } }\n"
+    "mutation CreateArtifactManifest($artifactID: ID!, $baseArtifactID: ID, $name: String!, "
+    "$digest: String!, $entityName: String!, $projectName: String!, $runName: String!, "
+    "$manifestType: ArtifactManifestType!, $includeUpload: Boolean!) {\n"
+    "  createArtifactManifest(input: {artifactID: $artifactID, baseArtifactID: $baseArtifactID, "
+    "name: $name, digest: $digest, entityName: $entityName, projectName: $projectName, runName: "
+    "$runName, type: $manifestType}) {\n"
+    "    artifactManifest { id file { id uploadUrl @include(if: $includeUpload) uploadHeaders "
+    "@include(if: $includeUpload) } }\n"
     "  }\n"
     "}";
 
@@ -401,7 +409,7 @@ static void take_headers(struct pub_file *f, const cJSON *list)
 /* The manifest record: first without an upload, then with digest and upload. */
 static int create_manifest(struct pub *p, const char *digest, struct pub_file *upload)
 {
-	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *v = cJSON_CreateObject(), *in = v, *root, *data;
 	const cJSON *m;
 	int rc;
 
@@ -415,8 +423,8 @@ static int create_manifest(struct pub *p, const char *digest, struct pub_file *u
 	cJSON_AddStringToObject(in, "entityName", p->entity);
 	cJSON_AddStringToObject(in, "projectName", p->project);
 	cJSON_AddStringToObject(in, "runName", p->run_id);
-	cJSON_AddStringToObject(in, "type", "FULL");
-	cJSON_AddBoolToObject(in, "includeUpload", upload != NULL);
+	cJSON_AddStringToObject(in, "manifestType", "FULL");
+	cJSON_AddBoolToObject(v, "includeUpload", upload != NULL);
 	if ((rc = gql(p, "CreateArtifactManifest", MANIFEST_Q, v, &root, &data)) != 0)
 		return rc;
 	m = wandb_at(data, "createArtifactManifest.artifactManifest");
