@@ -11,6 +11,12 @@
  *   artifacts/<e>/<p>/<name>/v<N>-<8 hex>/<path>   the folder discovery reads: hard links
  *                                      to the blobs (copies across file systems)
  * so a rerun asks GraphQL which artifact the ref means and downloads nothing.
+ *
+ * Files are downloaded side by side on a bounded pool (FETCH_THREADS, as
+ * the W&B clients do), one job per distinct digest. The jobs share only the
+ * signed URLs (under a mutex: a job refused with 401/403 reloads them unless
+ * another job did since it read them) and the request counter (atomic);
+ * everything else a job touches is its own.
  */
 #include "source.h"
 
@@ -19,6 +25,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +38,7 @@
 #define PAGE_SIZE	   100
 #define MAX_PAGES	   100
 #define MAX_MANIFEST_BYTES (64u << 20)
+#define FETCH_THREADS	   8 /* downloads at once */
 
 /* An artifact version the API named. */
 struct art {
@@ -51,7 +59,9 @@ struct fetch {
 	uint32_t n_profiles, n_other;
 	char **url_names, **urls; /* signed URLs by logical path */
 	uint32_t n_urls;
-	int by_id; /* the server lacks the collection-membership file query */
+	int by_id;	    /* the server lacks the collection-membership file query */
+	pthread_mutex_t mu; /* the URLs below, while downloads run side by side */
+	unsigned url_gen;   /* how often the URLs were loaded */
 	int tty;
 };
 
@@ -113,14 +123,14 @@ static void next_page(char **cursor, const cJSON *conn)
 static int gql(struct fetch *f, const char *op, const char *query, struct pg_buf *v, cJSON **root,
 	       cJSON **data)
 {
-	f->r->requests++;
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
 	return wandb_graphql(&f->c, op, query, v->ptr, root, data);
 }
 
 static int gql_status(struct fetch *f, const char *op, const char *query, struct pg_buf *v,
 		      cJSON **root, cJSON **data, long *status)
 {
-	f->r->requests++;
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
 	return wandb_graphql_status(&f->c, op, query, v->ptr, root, data, status);
 }
 
@@ -655,7 +665,7 @@ static int storage_get(struct fetch *f, const char *signed_url, int keyed, FILE 
 		heads[0] = auth.len ? auth.ptr : NULL;
 		rq.headers = heads;
 	}
-	f->r->requests++;
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
 	rc = http_do(&rq, rs);
 	if (p && p->shown)
 		pg_progress_end();
@@ -860,6 +870,29 @@ static int load_urls(struct fetch *f)
 	return rc;
 }
 
+static const char *url_of(const struct fetch *f, const char *path);
+
+/* A copy of path's signed URL (NULL when the artifact names none) and the
+ * URLs' generation; the URLs are loaded first when none are, or again when
+ * stale_gen (>= 0) is still the generation (nobody reloaded them since). */
+static int signed_url(struct fetch *f, const char *path, long stale_gen, char **url, unsigned *gen)
+{
+	const char *u;
+	int rc = 0;
+
+	*url = NULL;
+	pthread_mutex_lock(&f->mu);
+	if (!f->n_urls || (stale_gen >= 0 && (unsigned)stale_gen == f->url_gen)) {
+		rc = load_urls(f);
+		f->url_gen++;
+	}
+	if (!rc && (u = url_of(f, path)) != NULL)
+		*url = pg_xstrdup(u);
+	*gen = f->url_gen;
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
 static const char *url_of(const struct fetch *f, const char *path)
 {
 	for (uint32_t i = 0; i < f->n_urls; i++)
@@ -1028,15 +1061,16 @@ static int from_handler(struct fetch *f, const struct wandb_entry *e, const char
 static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *blob,
 		      const char *what)
 {
-	char *tmp = pg_xasprintf("%s.part.%ld", blob, (long)getpid()), why[512] = "";
+	char *tmp = pg_xasprintf("%s.part.%ld", blob, (long)getpid()), why[512] = "", *url = NULL;
 	long status = 0;
+	unsigned gen = 0;
 	int rc = 0;
 
 	for (int round = 0; round < 2; round++) {
-		const char *url;
-		if ((!f->n_urls || round == 1) && (rc = load_urls(f)) != 0)
+		free(url);
+		if ((rc = signed_url(f, e->path, round ? (long)gen : -1, &url, &gen)) != 0)
 			break;
-		if (!(url = url_of(f, e->path))) {
+		if (!url) {
 			snprintf(why, sizeof(why), "the artifact gives no URL for it");
 			break;
 		}
@@ -1064,6 +1098,7 @@ static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *
 		rc = pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", blob, strerror(errno));
 	if (rc)
 		unlink(tmp);
+	free(url);
 	free(tmp);
 	return rc;
 }
@@ -1165,6 +1200,78 @@ static char *blob_path(const struct fetch *f, const struct wandb_entry *e)
 	return pg_xasprintf("%s/wandb/blobs/%s", f->c.cache_dir, hex);
 }
 
+/* The downloads: one job per distinct digest missing from the blob store. */
+struct downloads {
+	struct fetch *f;
+	const char *what;
+	uint32_t *entry; /* the manifest entry of each job */
+	int *rc;
+	char **err; /* each failed job's message (errors are per thread) */
+};
+
+static void download_job(void *ctx, uint32_t job, void *scratch)
+{
+	struct downloads *d = ctx;
+	struct wandb_entry *e = &d->f->r->manifest.v[d->entry[job]];
+	char *blob = blob_path(d->f, e);
+
+	(void)scratch;
+	if ((d->rc[job] = fetch_blob(d->f, e, blob, d->what)) != 0)
+		d->err[job] = pg_xstrdup(pg_error_last());
+	free(blob);
+}
+
+/* Whether the blob store holds e already. */
+static int cached(const struct fetch *f, const struct wandb_entry *e)
+{
+	char *blob = blob_path(f, e);
+	struct stat st;
+	int hit = stat(blob, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size;
+
+	free(blob);
+	return hit;
+}
+
+/* Download what the blob store lacks, side by side; the first failure in
+ * manifest order is the error. */
+static int download_all(struct fetch *f, const char *what)
+{
+	struct wandb_manifest *m = &f->r->manifest;
+	struct downloads d = {f, what, pg_xcalloc(m->n + 1, sizeof(uint32_t)), NULL, NULL};
+	uint32_t n = 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < m->n; i++) {
+		int dup = 0;
+		for (uint32_t k = 0; k < n && !dup; k++)
+			dup = memcmp(m->v[d.entry[k]].md5, m->v[i].md5, 16) == 0;
+		if (!dup && !cached(f, &m->v[i]))
+			d.entry[n++] = i;
+	}
+	d.rc = pg_xcalloc(n + 1, sizeof(int));
+	d.err = pg_xcalloc(n + 1, sizeof(char *));
+	if (n > 1)
+		f->tty = 0; /* one progress line cannot show several downloads */
+	pg_pool_run(&(struct pg_pool_jobs){download_job, &d, n, NULL, 0, NULL},
+		    n < FETCH_THREADS ? (int)n : FETCH_THREADS);
+	for (uint32_t k = 0; k < n; k++) {
+		struct wandb_entry *e = &m->v[d.entry[k]];
+		if (d.rc[k] && !rc)
+			rc = pg_error_set(d.rc[k], "%s", d.err[k]);
+		if (!d.rc[k]) {
+			f->r->downloaded++;
+			f->r->downloaded_bytes += e->size;
+			e->downloaded = 1;
+		}
+		free(d.err[k]);
+	}
+	f->r->cached = m->n - f->r->downloaded;
+	free(d.entry);
+	free(d.rc);
+	free(d.err);
+	return rc;
+}
+
 /* Every file: from the blob store when it holds the digest, else downloaded;
  * then linked into the folder. */
 static int get_files(struct fetch *f, const char *what)
@@ -1177,20 +1284,12 @@ static int get_files(struct fetch *f, const char *what)
 	r->origin.dir = f->o && f->o->out_dir ? pg_xstrdup(f->o->out_dir) : artifact_dir(f);
 	if (!rc)
 		rc = pg_mkdir_p(r->origin.dir, 0755);
+	if (!rc)
+		rc = download_all(f, what);
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
-		struct wandb_entry *e = &m->v[i];
-		char *blob = blob_path(f, e), *dest = pg_xasprintf("%s/%s", r->origin.dir, e->path);
-		struct stat st;
-		if (stat(blob, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_size == e->size) {
-			r->cached++;
-		} else if ((rc = fetch_blob(f, e, blob, what)) == 0) {
-			r->downloaded++;
-			r->downloaded_bytes += e->size;
-			e->downloaded = 1;
-		}
-		if (!rc)
-			rc = place(blob, dest);
+		char *blob = blob_path(f, &m->v[i]);
+		char *dest = pg_xasprintf("%s/%s", r->origin.dir, m->v[i].path);
+		rc = place(blob, dest);
 		free(blob);
 		free(dest);
 	}
@@ -1232,6 +1331,7 @@ static void fetch_release(struct fetch *f)
 	wandb_ref_release(&f->ref);
 	art_release(&f->art);
 	urls_release(f);
+	pthread_mutex_destroy(&f->mu);
 	free(f->log_dir);
 	free(f->trainer_id);
 }
@@ -1244,6 +1344,7 @@ int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct w
 
 	memset(out, 0, sizeof(*out));
 	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.mu, NULL);
 	f.o = o;
 	f.r = out;
 	f.tty = isatty(2);

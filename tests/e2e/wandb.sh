@@ -41,6 +41,11 @@ for f in truncate corrupt extra cut-once expired-once expired-always; do
 	cp "$CAND" "$T/var/$f.pt.trace.json.gz"
 	for _ in $(seq "$k"); do printf '' | gzip -n >>"$T/var/$f.pt.trace.json.gz"; done
 done
+# ten files of distinct bytes for the download pool
+for k in 0 1 2 3 4 5 6 7 8 9; do
+	cp "$CAND" "$T/var/many$k.pt.trace.json.gz"
+	for _ in $(seq $((k + 10))); do printf '' | gzip -n >>"$T/var/many$k.pt.trace.json.gz"; done
+done
 mkdir -p "$T/logs/logdir1/profiler/plugins/profile/2025_03_16_07_26_24"
 cp "$BASE" "$T/logs/logdir1/profiler/plugins/profile/2025_03_16_07_26_24/host0.pt.trace.json.gz"
 python3 - "$T/spec.json" "$BASE" "$CAND" "$T/logs" "$T/var" $XP <<'PY'
@@ -75,6 +80,9 @@ runs = {
   "acme/llm/conflict": run([art("run-conflict-profiler", b)], fault="409-summary",
       summary={"loss": 2.5}),
 }
+runs["acme/llm/tenfiles"] = run([art("run-tenfiles-profiler",
+    {P + "host%d.pt.trace.json.gz" % k: "%s/many%d.pt.trace.json.gz" % (var, k) for k in range(10)},
+    fault="slow")])
 OWN = ("truncate", "corrupt", "extra", "cut-once", "expired-once", "expired-always")
 for f in OWN + ("dotdot", "absolute", "nul", "long", "huge", "many"):
     mine = {P + "host0.pt.trace.json.gz": "%s/%s.pt.trace.json.gz" % (var, f)}
@@ -288,6 +296,14 @@ check "every signed URL refused (403): the files from W&B's download handler, wi
 		grep -qE '^GET /artifactsV2/default/acme/llm/run-expired-always-profiler/[^/]+/[0-9a-f]{32}/host0.pt.trace.json.gz op=- auth=yes$' '$T/log'"
 check "... the key went to the base URL's handler only, never to a signed URL" \
 	sh -c "! grep -q '^GET /storage/.*auth=yes' '$T/log'"
+
+# ---- files side by side, on a bounded pool ----
+wb fetch wandb://acme/llm/tenfiles -o "$T/ten"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state-ten.json"
+check "ten files: fetched, every one as its bytes" \
+	sh -c "[ $rc -eq 0 ] && for k in 0 1 2 3 4 5 6 7 8 9; do cmp -s '$T/ten/plugins/profile/2025_03_16_07_26_24/host'\$k.pt.trace.json.gz '$T/var/many'\$k.pt.trace.json.gz || exit 1; done"
+js "... downloaded side by side, at most 8 at once" "$T/state-ten.json" \
+	"2 <= d['max_inflight'] <= 8"
 
 # ---- GraphQL errors beside data: reported; fatal when what is needed is missing ----
 wb summarize wandb://acme/llm/partial -o "$T/partial.json"

@@ -30,6 +30,7 @@ the summary was changed under it: the writer must read it again). Artifact fault
 Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the connection drops
 mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
 "expired-always" (every signed file URL is 403: only the key's download handler serves it),
+"slow" (each file GET takes 0.3 s; /_state's max_inflight says how many ran at once),
 "dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
 (never committed).
 POST /_fault (no auth) takes network faults for later requests ({"faults": [rule, ...]},
@@ -45,6 +46,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.parse
 
 import faults
@@ -60,6 +62,7 @@ blobs = {}  # b64 md5 -> bytes
 uploads = {}  # token -> ("blob", md5) | ("manifest", art index)
 once = set()  # faults already fired
 OLD_SERVER = False
+inflight = {"now": 0, "max": 0}  # file GETs being answered at once
 
 
 def log(line):
@@ -578,7 +581,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if path == "/_state":
             with lock:
-                return self.reply(200, {"runs": runs, "artifacts": [
+                return self.reply(200, {"runs": runs, "max_inflight": inflight["max"], "artifacts": [
                     {k: v for k, v in a.items() if k != "manifest"} for a in arts]})
         if path.startswith("/artifactsV2/"):
             return self.download_handler(path, auth)
@@ -607,6 +610,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(200, raw=data[: len(data) // 2], length=len(data))
                 self.close_connection = True
                 return
+        if fault == "slow":
+            with lock:
+                inflight["now"] += 1
+                inflight["max"] = max(inflight["max"], inflight["now"])
+            time.sleep(0.3)
+            with lock:
+                inflight["now"] -= 1
         if fault == "truncate":
             data = data[: len(data) // 2]
         elif fault == "corrupt":
