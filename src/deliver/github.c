@@ -724,6 +724,15 @@ static int deliver_comment(struct github *g, int64_t pr, const char *key, struct
 				break;
 			continue;
 		}
+		if (rc && maybe_sent) {
+			char *why = pg_xstrdup(pg_error_last());
+			rc = pg_error_set(
+			    PG_EDELIVERY,
+			    "GitHub: creating the comment: %s (%d POSTs, each answer lost; "
+			    "the comments hold none of them)",
+			    why, posts);
+			free(why);
+		}
 		if (rc)
 			break;
 		if (rs.status == 200 || rs.status == 201) {
