@@ -440,11 +440,8 @@ static int retryable_status(const struct http_request *rq, const struct http_res
 	return rq->policy == HTTP_POLICY_GITHUB && s == 403 && is_rate_limit_403(rs);
 }
 
-/* Seconds to wait before attempt n + 1: what the server asked for when it
- * said, else exponential backoff with ±25% jitter. *told is set when the
- * server named the wait (so that a wait longer than allowed is reported). */
 /* GitHub's secondary limit: at least the minimum (PROFGATE_TEST_SECONDARY_LIMIT_S
- * in tests), doubling per attempt up to max_wait; *told when even the
+ * in tests), doubling per attempt up to max_wait; *told is 2 when even the
  * minimum is more than max_wait (then the call gives up and says so). */
 static double secondary_wait(uint32_t n, double max_wait, int *told)
 {
@@ -457,10 +454,13 @@ static double secondary_wait(uint32_t n, double max_wait, int *told)
 	s = min * pow(2.0, n > 10 ? 10 : (double)n - 1);
 	if (s > max_wait)
 		s = max_wait > min ? max_wait : min;
-	*told = min > max_wait;
+	*told = min > max_wait ? 2 : 0;
 	return s;
 }
 
+/* Seconds to wait before attempt n + 1: what the server asked for when it
+ * said, else exponential backoff with ±25% jitter. *told is 1 when the
+ * server named the wait (so that a wait longer than allowed is reported). */
 static double wait_for(const struct http_request *rq, const struct http_response *rs, uint32_t n,
 		       double max_wait, unsigned *rng, int *told)
 {
@@ -638,11 +638,12 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 		}
 		wait = wait_for(rq, rs, n, max_wait, &rng, &told);
 		if (told && wait > max_wait) {
-			rc = pg_error_set(
-			    PG_EDELIVERY,
-			    "%s: %s; the server asks to wait %.0f s, more than the %.0f s "
-			    "profgate waits",
-			    what, cause, wait, max_wait);
+			rc = pg_error_set(PG_EDELIVERY,
+					  "%s: %s; %s %.0f s, more than the %.0f s profgate waits",
+					  what, cause,
+					  told == 2 ? "GitHub's secondary rate limit wants at least"
+						    : "the server asks to wait",
+					  wait, max_wait);
 			break;
 		}
 		if (wait > max_wait)

@@ -220,7 +220,7 @@ gh_ctl '{"faults": [{"method": "POST", "path": "/issues/31/comments$", "status":
   "body": {"message": "You have exceeded a secondary rate limit."}}]}'
 pgh GITHUB_TOKEN=$GHS PROFGATE_TEST_SECONDARY_LIMIT_S=90 "$PROFGATE" comment --report "$T/fail.md" --pr 31
 one_line "a secondary limit whose minimum wait is over the longest wait: given up at once" 5 \
-	"the server asks to wait 90 s, more than the 60 s profgate waits"
+	"GitHub's secondary rate limit wants at least 90 s, more than the 60 s profgate waits"
 dcheck "... and nothing posted" "len(c(31)) == 0"
 gh_ctl '{"reset_faults": true}'
 
