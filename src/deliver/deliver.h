@@ -128,8 +128,11 @@ int github_mentions_check(const char *s) PG_WUR;
 /*
  * A completed check run named name on head_sha: the conclusion from verdict
  * (pass, improved: success; warn, inconclusive: neutral; fail, incomparable:
- * failure), title, and md fitted as its summary. *url_out gets its html_url
- * (malloc'd) or NULL. 0 or PG_EDELIVERY.
+ * failure), title, and md fitted as its summary. Like a comment, it is not
+ * POSTed again blindly after a 5xx or a lost answer: the commit's check runs
+ * of that name are listed and one holding this POST's external_id (a random
+ * nonce) is the one made. *url_out gets its html_url (malloc'd) or NULL. 0
+ * or PG_EDELIVERY (g->last_status says 403 for a token that may not).
  */
 int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
 		     const char *title, const char *md, size_t len, char **url_out) PG_WUR;
@@ -160,6 +163,8 @@ void actions_event_release(struct actions_event *e);
  * '\r' and '\n'; a property value also ':' and ','. '%' first. */
 void actions_escape_data(struct pg_buf *b, const char *s);
 void actions_escape_property(struct pg_buf *b, const char *s);
+/* 2 * n_bytes (at most 32) random hex digits and a NUL into out. */
+void actions_random_hex(char *out, size_t n_bytes);
 /* "::add-mask::<secret>\n", the secret escaped as data; nothing for NULL or "". */
 void actions_add_mask(struct pg_buf *b, const char *secret);
 /* "::stop-commands::<token>\n" with a fresh random token (copied to token,

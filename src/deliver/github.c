@@ -844,7 +844,8 @@ static const char *conclusion(const char *v)
 }
 
 static void check_json(const char *name, const char *head_sha, const char *verdict,
-		       const char *title, const char *md, size_t len, struct pg_buf *out)
+		       const char *title, const char *md, size_t len, const char *external_id,
+		       struct pg_buf *out)
 {
 	struct pg_buf summary = PG_BUF_INIT;
 	struct pg_json j;
@@ -860,6 +861,8 @@ static void check_json(const char *name, const char *head_sha, const char *verdi
 	pg_json_str(&j, "completed");
 	pg_json_key(&j, "conclusion");
 	pg_json_str(&j, conclusion(verdict));
+	pg_json_key(&j, "external_id");
+	pg_json_str(&j, external_id);
 	pg_json_key(&j, "output");
 	pg_json_obj_begin(&j);
 	pg_json_key(&j, "title");
@@ -871,22 +874,89 @@ static void check_json(const char *name, const char *head_sha, const char *verdi
 	pg_buf_release(&summary);
 }
 
+/* After a check-run POST answered 5xx or not at all: the commit's check runs
+ * named name; 1 when one holds external_id (*url_out its html_url), 0 when
+ * none does, else the error. */
+static int check_run_landed(struct github *g, const char *name, const char *head_sha,
+			    const char *external_id, char **url_out)
+{
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct pg_buf url = PG_BUF_INIT;
+	cJSON *root = NULL;
+	const cJSON *run;
+	int rc, found = 0;
+
+	pg_buf_addf(&url,
+		    "%s/repos/%s/commits/%s/check-runs?per_page=100&filter=all&check_name=", g->api,
+		    g->repo, head_sha);
+	http_url_escape(&url, name);
+	rc = gh_do(g, "GET", url.ptr, NULL, "GitHub check runs", &rs);
+	if (rc == 0 && rs.status != 200)
+		rc = gh_fail(g, "listing the check runs", &rs);
+	if (rc == 0) {
+		root = parse_body(&rs);
+		if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "check_runs")))
+			rc = gh_bad_answer("listing the check runs", &rs, root, "check_runs");
+	}
+	if (rc)
+		goto out;
+	cJSON_ArrayForEach (run, cJSON_GetObjectItemCaseSensitive(root, "check_runs")) {
+		const char *ext = str_of(run, "external_id");
+		if (ext && strcmp(ext, external_id) == 0) {
+			found = 1;
+			if (str_of(run, "html_url"))
+				*url_out = pg_xstrdup(str_of(run, "html_url"));
+			break;
+		}
+	}
+out:
+	cJSON_Delete(root);
+	pg_buf_release(&url);
+	http_response_release(&rs);
+	return rc ? rc : found;
+}
+
 int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
 		     const char *title, const char *md, size_t len, char **url_out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct pg_buf url = PG_BUF_INIT, json = PG_BUF_INIT;
 	cJSON *root = NULL;
-	int rc;
+	char external_id[33];
+	int rc = 0;
 
 	*url_out = NULL;
+	actions_random_hex(external_id, 16);
 	pg_buf_addf(&url, "%s/repos/%s/check-runs", g->api, g->repo);
-	check_json(name, head_sha, verdict, title, md, len, &json);
-	rc = gh_do(g, "POST", url.ptr, &json, "GitHub check run", &rs);
+	check_json(name, head_sha, verdict, title, md, len, external_id, &json);
+	for (int posts = 1; posts <= 3; posts++) {
+		int maybe_sent = 0, landed;
+
+		rc = gh_do_once(g, "POST", url.ptr, &json, "GitHub check run", 1, &maybe_sent, &rs);
+		if (!(maybe_sent || (rc == 0 && rs.status >= 500)) || posts == 3)
+			break;
+		if (rc)
+			pg_log(
+			    "profgate: GitHub check run: the POST's answer was lost (%s); listing "
+			    "the commit's check runs to see whether it was made before posting "
+			    "again",
+			    pg_error_last());
+		else
+			pg_log("profgate: GitHub check run: HTTP %ld on the POST; listing the "
+			       "commit's "
+			       "check runs to see whether it was made before posting again",
+			       rs.status);
+		pg_error_clear();
+		if ((landed = check_run_landed(g, name, head_sha, external_id, url_out)) != 0) {
+			rc = landed < 0 ? landed : 0;
+			goto out;
+		}
+	}
 	if (rc == 0 && rs.status != 201 && rs.status != 200)
 		rc = gh_fail(g, "creating the check run", &rs);
 	if (rc == 0 && (root = parse_body(&rs)) && str_of(root, "html_url"))
 		*url_out = pg_xstrdup(str_of(root, "html_url"));
+out:
 	cJSON_Delete(root);
 	pg_buf_release(&url);
 	pg_buf_release(&json);

@@ -205,6 +205,19 @@ int http_header(const struct http_response *rs, const char *name, char *out, siz
 	return 0;
 }
 
+void http_url_escape(struct pg_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c))
+			pg_buf_addc(b, (char)c);
+		else
+			pg_buf_addf(b, "%%%02X", c);
+	}
+}
+
 char *http_link_next(const char *link)
 {
 	const char *p = link;

@@ -124,6 +124,10 @@ int http_env_limits(struct http_env_limits *out) PG_WUR;
  * (cut at out_len - 1); 1 when present, 0 when not. */
 int http_header(const struct http_response *rs, const char *name, char *out, size_t out_len);
 
+/* s percent-encoded into b as Python's urllib.parse.quote does: letters,
+ * digits, "-._~" and '/' kept, every other byte %XX. */
+void http_url_escape(struct pg_buf *b, const char *s);
+
 /* The URL of rel="next" in a Link header value, malloc'd, or NULL. */
 char *http_link_next(const char *link);
 

@@ -962,19 +962,6 @@ static int get_file(struct fetch *f, const struct wandb_entry *e, const char *ur
 	return rc;
 }
 
-/* Percent-encode s as Python's urllib.parse.quote (unreserved and '/' kept). */
-static void quote(struct pg_buf *b, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    strchr("-._~/", c))
-			pg_buf_addc(b, (char)c);
-		else
-			pg_buf_addf(b, "%%%02X", c);
-	}
-}
-
 /* W&B's own download path of e (the SDK's _file_url), under the base URL:
  * layout V2 with the collection (newer servers; which = 0), or without it
  * (which = 1); layout V1. NULL when there is no such path. */
@@ -990,26 +977,26 @@ static char *handler_url(const struct fetch *f, const struct wandb_entry *e, int
 		return NULL;
 	if (m->layout_v1) {
 		pg_buf_addf(&b, "%s/artifacts/", f->c.base_url);
-		quote(&b, f->art.entity);
+		http_url_escape(&b, f->art.entity);
 		pg_buf_addf(&b, "/%s", hex);
 		return pg_buf_detach(&b, NULL);
 	}
 	if (which > 1)
 		return NULL;
 	pg_buf_addf(&b, "%s/artifactsV2/%s/", f->c.base_url, m->region);
-	quote(&b, f->art.entity);
+	http_url_escape(&b, f->art.entity);
 	if (which == 0) {
 		pg_buf_addc(&b, '/');
-		quote(&b, f->art.project);
+		http_url_escape(&b, f->art.project);
 		pg_buf_addc(&b, '/');
-		quote(&b, f->art.name);
+		http_url_escape(&b, f->art.name);
 	}
 	pg_buf_addc(&b, '/');
-	quote(&b, e->birth_artifact_id ? e->birth_artifact_id : "");
+	http_url_escape(&b, e->birth_artifact_id ? e->birth_artifact_id : "");
 	pg_buf_addf(&b, "/%s", hex);
 	if (which == 0) {
 		pg_buf_addc(&b, '/');
-		quote(&b, slash ? slash + 1 : e->path);
+		http_url_escape(&b, slash ? slash + 1 : e->path);
 	}
 	return pg_buf_detach(&b, NULL);
 }

@@ -8,7 +8,8 @@ and PATCH get 403 "Resource not accessible by integration"), "checks" (false: PO
 403, as for a personal token)}. Comments are listed per_page
 (default 30, max 100) and page, with a Link header (next, last, prev, first) of absolute URLs on
 /repositories/<id>/... as GitHub writes them; POST 201, PATCH 200, bodies kept verbatim; a body
-over max_body_chars characters gets 422. check-runs and statuses 201; GET pulls/N from "pulls".
+over max_body_chars characters gets 422. check-runs and statuses 201 (GET commits/SHA/check-runs lists them, check_name filters); GET
+pulls/N from "pulls".
 A path may start with /api/v3 (GitHub Enterprise). Faults are queued rules that answer instead
 (status, headers, body; reset_in sets x-ratelimit-reset to now + N), delay the answer, or with
 "mode" do a network fault of faults.py (hang, close, reset, drip, status, html, trunc, types).
@@ -222,6 +223,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 run["html_url"] = "https://github.example/o/r/runs/%d" % run["id"]
                 state["check_runs"].append(run)
             return self.send(201, run)
+        m = re.match(r"/commits/(\w+)/check-runs$", sub)
+        if m and self.command == "GET":
+            name = q.get("check_name", [None])[0]
+            with lock:
+                runs = [r for r in state["check_runs"] if r.get("head_sha") == m.group(1) and
+                        (name is None or r.get("name") == name)]
+            return self.send(200, {"total_count": len(runs), "check_runs": runs})
         m = re.match(r"/statuses/(\w+)$", sub)
         if m and self.command == "POST":
             with lock:
