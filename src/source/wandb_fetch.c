@@ -62,6 +62,8 @@ struct fetch {
 	int by_id;	    /* the server lacks the collection-membership file query */
 	pthread_mutex_t mu; /* the URLs below, while downloads run side by side */
 	unsigned url_gen;   /* how often the URLs were loaded */
+	int urls_rc;	    /* loading them failed: every job after says so, none asks again */
+	char *urls_err;
 	int tty;
 };
 
@@ -882,8 +884,13 @@ static int signed_url(struct fetch *f, const char *path, long stale_gen, char **
 
 	*url = NULL;
 	pthread_mutex_lock(&f->mu);
-	if (!f->n_urls || (stale_gen >= 0 && (unsigned)stale_gen == f->url_gen)) {
-		rc = load_urls(f);
+	if (f->urls_rc) {
+		rc = pg_error_set(f->urls_rc, "%s", f->urls_err);
+	} else if (!f->n_urls || (stale_gen >= 0 && (unsigned)stale_gen == f->url_gen)) {
+		if ((rc = load_urls(f)) != 0) {
+			f->urls_rc = rc;
+			f->urls_err = pg_xstrdup(pg_error_last());
+		}
 		f->url_gen++;
 	}
 	if (!rc && (u = url_of(f, path)) != NULL)
@@ -1192,8 +1199,9 @@ struct downloads {
 	struct fetch *f;
 	const char *what;
 	uint32_t *entry; /* the manifest entry of each job */
-	int *rc;
-	char **err; /* each failed job's message (errors are per thread) */
+	int *rc;	 /* 0 done, < 0 failed, 1 not tried (another job had failed) */
+	char **err;	 /* each failed job's message (errors are per thread) */
+	int failed;	 /* set once a job fails: the jobs not started yet are not tried */
 };
 
 static void download_job(void *ctx, uint32_t job, void *scratch)
@@ -1203,8 +1211,12 @@ static void download_job(void *ctx, uint32_t job, void *scratch)
 	char *blob = blob_path(d->f, e);
 
 	(void)scratch;
-	if ((d->rc[job] = fetch_blob(d->f, e, blob, d->what)) != 0)
+	if (__atomic_load_n(&d->failed, __ATOMIC_RELAXED)) {
+		d->rc[job] = 1;
+	} else if ((d->rc[job] = fetch_blob(d->f, e, blob, d->what)) != 0) {
 		d->err[job] = pg_xstrdup(pg_error_last());
+		__atomic_store_n(&d->failed, 1, __ATOMIC_RELAXED);
+	}
 	free(blob);
 }
 
@@ -1224,7 +1236,7 @@ static int cached(const struct fetch *f, const struct wandb_entry *e)
 static int download_all(struct fetch *f, const char *what)
 {
 	struct wandb_manifest *m = &f->r->manifest;
-	struct downloads d = {f, what, pg_xcalloc(m->n + 1, sizeof(uint32_t)), NULL, NULL};
+	struct downloads d = {f, what, pg_xcalloc(m->n + 1, sizeof(uint32_t)), NULL, NULL, 0};
 	uint32_t n = 0;
 	int rc = 0;
 
@@ -1243,7 +1255,7 @@ static int download_all(struct fetch *f, const char *what)
 		    n < FETCH_THREADS ? (int)n : FETCH_THREADS);
 	for (uint32_t k = 0; k < n; k++) {
 		struct wandb_entry *e = &m->v[d.entry[k]];
-		if (d.rc[k] && !rc)
+		if (d.rc[k] < 0 && !rc)
 			rc = pg_error_set(d.rc[k], "%s", d.err[k]);
 		if (!d.rc[k]) {
 			f->r->downloaded++;
@@ -1319,6 +1331,7 @@ static void fetch_release(struct fetch *f)
 	art_release(&f->art);
 	urls_release(f);
 	pthread_mutex_destroy(&f->mu);
+	free(f->urls_err);
 	free(f->log_dir);
 	free(f->trainer_id);
 }
