@@ -56,6 +56,10 @@ static const struct input_def input_defs[] = {
     {"history_required", "false", "a failed history push fails the step (else a warning)"},
     {"kind", "", "the history record's kind: pr, main, nightly, manual (default: the event)"},
     {"github_token", "${{ github.token }}", "the token for comments, check runs and history"},
+    {"github_login", "",
+     "the token's login, whose earlier comment is updated (empty: GET /user, or for an app's "
+     "token any bot's)"},
+    {"alert_mentions", "", "who the comment alerts on a failing verdict: @user or @org/team"},
     {"wandb_api_key", "", "a W&B API key for W&B inputs (passed as WANDB_API_KEY)"},
     {"pull_request_event", "",
      "workflow_run jobs: the event file the pull_request job saved (fork-safe split)"},
@@ -232,6 +236,8 @@ static int validate(struct action *a)
 				    "action: input 'fail_on' is '%s': give fail, warn "
 				    "or never",
 				    fail_on);
+	if (github_mentions_check(in(a, "alert_mentions")))
+		return pg_error_set(PG_EUSAGE, "action: input %s", pg_error_last());
 	if (kind && !history_kind_valid(kind))
 		return pg_error_set(PG_EUSAGE,
 				    "action: input 'kind' is '%s': give pr, main, "
@@ -293,6 +299,8 @@ static void export_secrets(const struct action *a)
 		setenv("PROFGATE_GIT_TOKEN", tok, 1);
 	if (key)
 		setenv("WANDB_API_KEY", key, 1);
+	if (in(a, "github_login"))
+		setenv("PROFGATE_GITHUB_LOGIN", in(a, "github_login"), 1);
 }
 
 /* ---- the event ---- */
@@ -510,6 +518,7 @@ static void post_comment(struct action *a)
 		cj.token = in(a, "github_token");
 		cj.mode = (int)a->mode;
 		cj.indent = "";
+		cj.mentions = in(a, "alert_mentions");
 		switch (cmd_comment_deliver(&cj, &a->comment_url)) {
 		case PG_EXIT_OK: break;
 		case PG_EXIT_USAGE: a->config_failed = 1; break; /* GITHUB_API_URL, limits */
@@ -536,11 +545,21 @@ static void post_check_run(struct action *a, const char *verdict)
 			in(a, "github_token")) ||
 	    github_check_run(&g, name.ptr, a->head_sha, verdict, title.ptr, a->md.ptr, a->md.len,
 			     &url)) {
-		/* an optional extra: a warning, not a failed step */
-		struct pg_buf w = PG_BUF_INIT;
-		actions_escape_data(&w, pg_error_last());
-		printf("::warning title=profgate check run::%s\n", w.ptr);
-		pg_buf_release(&w);
+		/* check runs are GitHub Apps' (GITHUB_TOKEN is one); a personal token
+		 * gets 403: the verdict is in the annotations and the job summary */
+		if (g.last_status == 403)
+			printf(
+			    "::notice title=profgate check run::no check run: this token may not "
+			    "create one (HTTP 403; check runs need a GitHub App token such as "
+			    "GITHUB_TOKEN with checks: write); the verdict is in the annotations "
+			    "and the job summary\n");
+		else {
+			/* an optional extra: a warning, not a failed step */
+			struct pg_buf w = PG_BUF_INIT;
+			actions_escape_data(&w, pg_error_last());
+			printf("::warning title=profgate check run::%s\n", w.ptr);
+			pg_buf_release(&w);
+		}
 	} else {
 		printf("check run: %s\n", url ? url : "created");
 	}

@@ -343,10 +343,11 @@ struct cmd_comment_job {
 	size_t md_len;
 	const char *origin; /* names the report in messages */
 	int64_t pr;
-	const char *repo;   /* NULL: GITHUB_REPOSITORY */
-	const char *token;  /* NULL: cmd_github_token() */
-	int mode;	    /* enum github_comment_mode */
-	const char *indent; /* the stdout line's prefix; NULL: no line */
+	const char *repo;     /* NULL: GITHUB_REPOSITORY */
+	const char *token;    /* NULL: cmd_github_token() */
+	int mode;	      /* enum github_comment_mode */
+	const char *indent;   /* the stdout line's prefix; NULL: no line */
+	const char *mentions; /* "@user @org/team" to alert on a failing verdict, or NULL */
 };
 /*
  * Post or update the comment; *url_out gets its URL (malloc'd) or NULL. A

@@ -87,11 +87,16 @@ int cmd_comment_deliver(const struct cmd_comment_job *job, char **url_out)
 	}
 	run_url(&url);
 	err = github_comment_upsert(&g, job->pr, job->md, job->md_len,
-				    (enum github_comment_mode)job->mode, url.len ? url.ptr : NULL,
-				    &res);
-	if (err == PG_EUSAGE) {
+				    (enum github_comment_mode)job->mode, job->mentions,
+				    url.len ? url.ptr : NULL, &res);
+	if (err == PG_EUSAGE && github_mentions_check(job->mentions) == 0) {
 		char *why = pg_xstrdup(pg_error_last());
 		pg_error_set(PG_EUSAGE, "comment: %s: %s", job->origin, why);
+		free(why);
+		rc = cmd_error(PG_EXIT_USAGE);
+	} else if (err == PG_EUSAGE) {
+		char *why = pg_xstrdup(pg_error_last());
+		pg_error_set(PG_EUSAGE, "comment: %s", why);
 		free(why);
 		rc = cmd_error(PG_EXIT_USAGE);
 	} else if (err) {

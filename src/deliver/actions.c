@@ -147,7 +147,7 @@ void actions_add_mask(struct pg_buf *b, const char *secret)
 	pg_buf_addc(b, '\n');
 }
 
-static void random_hex(char *out, size_t n_bytes)
+void actions_random_hex(char *out, size_t n_bytes)
 {
 	unsigned char r[32];
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -167,7 +167,7 @@ static void random_hex(char *out, size_t n_bytes)
 
 void actions_stop_commands(struct pg_buf *b, char *token)
 {
-	random_hex(token, 16);
+	actions_random_hex(token, 16);
 	pg_buf_addf(b, "::stop-commands::%s\n", token);
 }
 
@@ -351,7 +351,7 @@ static void delimiter(const char *value, char out[64])
 {
 	do {
 		memcpy(out, "ghadelimiter_", 13);
-		random_hex(out + 13, 12);
+		actions_random_hex(out + 13, 12);
 	} while (strstr(value, out));
 }
 

@@ -66,7 +66,9 @@ struct github {
 	char *repo;  /* "owner/name" */
 	char *token; /* sent as "Authorization: Bearer"; redacted from every message */
 	char *login; /* the token's own login once known (github_login) */
+	int any_bot; /* an app's token whose login is unknown: any bot's comment is ours */
 	uint32_t max_wait_s; /* per wait between retries; 0: the wrapper's default */
+	long last_status;    /* the last answer's HTTP status (0: none arrived) */
 };
 
 /*
@@ -78,10 +80,11 @@ int github_init(struct github *g, const char *api, const char *repo, const char 
 void github_release(struct github *g);
 
 /*
- * The login comments by this token carry: GET /user for a personal token; an
- * Actions GITHUB_TOKEN (or another app's token) cannot read /user, and its
- * comments are by "github-actions[bot]" (PROFGATE_GITHUB_LOGIN overrides the
- * guess for other apps). Cached in g->login. 0, or PG_EDELIVERY.
+ * The login comments by this token carry: PROFGATE_GITHUB_LOGIN when set,
+ * else GET /user for a personal token. An app's installation token (the
+ * Actions GITHUB_TOKEN or another app's) cannot read /user: then g->login is
+ * "github-actions[bot]" and g->any_bot is set, so that a comment by any bot
+ * account counts as ours. Cached in g->login. 0, or PG_EDELIVERY.
  */
 int github_login(struct github *g) PG_WUR;
 
@@ -105,20 +108,31 @@ struct github_comment_result {
  * (PATCH), else one is created (POST) unless mode says not to. The body is md
  * fitted to GITHUB_COMMENT_MAX_BYTES, headed by an all-clear line when an
  * on-alert comment is updated with a verdict that is no alert, and followed
- * by run_url (NULL for none). A 422 "too long" is retried once at half the
- * size. out is initialised here; free out->url. 0; PG_EUSAGE when md has no
- * marker; PG_EDELIVERY with a one-line message naming the call and GitHub's
- * reason.
+ * by run_url (NULL for none). When the verdict fails the gate (fail,
+ * incomparable), mentions (NULL or "" for none; "@user @org/team", checked
+ * by github_mentions_check) head the comment in an alert line. A 422 "too
+ * long" is retried once at half the size. A POST answered 5xx, or whose
+ * answer was lost, is not sent again before the comments are listed again
+ * and ours is not among them. out is initialised here; free out->url. 0;
+ * PG_EUSAGE when md has no marker or mentions are malformed; PG_EDELIVERY
+ * with a one-line message naming the call and GitHub's reason.
  */
 int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t len,
-			  enum github_comment_mode mode, const char *run_url,
+			  enum github_comment_mode mode, const char *mentions, const char *run_url,
 			  struct github_comment_result *out) PG_WUR;
+
+/* 0 when s (NULL or "" too) is @login or @org/team names separated by spaces
+ * or commas; else PG_EUSAGE with the message set. */
+int github_mentions_check(const char *s) PG_WUR;
 
 /*
  * A completed check run named name on head_sha: the conclusion from verdict
  * (pass, improved: success; warn, inconclusive: neutral; fail, incomparable:
- * failure), title, and md fitted as its summary. *url_out gets its html_url
- * (malloc'd) or NULL. 0 or PG_EDELIVERY.
+ * failure), title, and md fitted as its summary. Like a comment, it is not
+ * POSTed again blindly after a 5xx or a lost answer: the commit's check runs
+ * of that name are listed and one holding this POST's external_id (a random
+ * nonce) is the one made. *url_out gets its html_url (malloc'd) or NULL. 0
+ * or PG_EDELIVERY (g->last_status says 403 for a token that may not).
  */
 int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
 		     const char *title, const char *md, size_t len, char **url_out) PG_WUR;
@@ -149,6 +163,8 @@ void actions_event_release(struct actions_event *e);
  * '\r' and '\n'; a property value also ':' and ','. '%' first. */
 void actions_escape_data(struct pg_buf *b, const char *s);
 void actions_escape_property(struct pg_buf *b, const char *s);
+/* 2 * n_bytes (at most 32) random hex digits and a NUL into out. */
+void actions_random_hex(char *out, size_t n_bytes);
 /* "::add-mask::<secret>\n", the secret escaped as data; nothing for NULL or "". */
 void actions_add_mask(struct pg_buf *b, const char *secret);
 /* "::stop-commands::<token>\n" with a fresh random token (copied to token,

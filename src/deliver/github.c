@@ -7,8 +7,18 @@
  *
  * Why the author matters: anyone can paste a marker into a comment, so only a
  * comment by the token's own login is ever edited. A personal token names its
- * login through GET /user; an Actions GITHUB_TOKEN cannot read /user and its
- * comments are by github-actions[bot].
+ * login through GET /user. An app's installation token (the Actions
+ * GITHUB_TOKEN, or another GitHub App's) cannot read /user, nor learn its own
+ * bot login from any endpoint it may call (GET /app wants the app's JWT), so
+ * then a comment counts as ours when a bot account wrote it (user.type
+ * "Bot"): people cannot make bot accounts, and a bot that pastes our marker is
+ * far less likely than a person who does. PROFGATE_GITHUB_LOGIN (the action's
+ * github_login input) names the login outright.
+ *
+ * Why a comment POST is never retried blindly: GitHub may create the comment
+ * and still answer 502 (or the answer may be lost). After such an answer the
+ * comments are listed again and the one holding the series' marker, by us, is
+ * taken as the one just made; only when there is none is it posted again.
  */
 #include "deliver.h"
 
@@ -303,8 +313,9 @@ void github_release(struct github *g)
 
 /* One request with GitHub's headers and policy. A 0 return means a final
  * status is in rs (the caller judges it). */
-static int gh_do(struct github *g, const char *method, const char *url, const struct pg_buf *body,
-		 const char *what, struct http_response *rs)
+static int gh_do_once(struct github *g, const char *method, const char *url,
+		      const struct pg_buf *body, const char *what, int not_idempotent,
+		      int *maybe_sent, struct http_response *rs)
 {
 	struct pg_buf auth = PG_BUF_INIT;
 	const char *headers[4], *secrets[2] = {g->token, NULL};
@@ -328,10 +339,19 @@ static int gh_do(struct github *g, const char *method, const char *url, const st
 	rq.policy = HTTP_POLICY_GITHUB;
 	rq.max_wait_s = g->max_wait_s;
 	rq.what = what;
+	rq.not_idempotent = not_idempotent;
+	rq.maybe_sent_out = maybe_sent;
 	rc = http_do(&rq, rs);
+	g->last_status = rs->status;
 	memset(auth.ptr, 0, auth.len);
 	pg_buf_release(&auth);
 	return rc;
+}
+
+static int gh_do(struct github *g, const char *method, const char *url, const struct pg_buf *body,
+		 const char *what, struct http_response *rs)
+{
+	return gh_do_once(g, method, url, body, what, 0, NULL, rs);
 }
 
 /* The one-line error for a final status that is not the one wanted. */
@@ -408,9 +428,11 @@ int github_login(struct github *g)
 		g->login = pg_xstrdup(str_of(root, "login"));
 	else if (rs.status == 200)
 		rc = gh_bad_answer("reading the token's user", &rs, root, "login");
-	else if (rs.status == 403 || rs.status == 404)
-		g->login = pg_xstrdup(ACTIONS_BOT); /* an app's token: no /user */
-	else
+	else if (rs.status == 403 || rs.status == 404) {
+		/* an app's installation token: no /user; its comments are by a bot */
+		g->login = pg_xstrdup(ACTIONS_BOT);
+		g->any_bot = 1;
+	} else
 		rc = gh_fail(g, "reading the token's user", &rs);
 out:
 	cJSON_Delete(root);
@@ -435,15 +457,26 @@ struct found {
 	char *body, *url;
 };
 
-/* Look through one page (a JSON array) for the first comment by login whose
+/* Whether a comment's author is this token's: its login, or with an app's
+ * token whose login is unknown, any bot account. */
+static int ours(const struct github *g, const cJSON *user)
+{
+	const char *who = str_of(user, "login"), *type = str_of(user, "type");
+
+	if (!who)
+		return 0;
+	return strcasecmp(who, g->login) == 0 || (g->any_bot && type && strcmp(type, "Bot") == 0);
+}
+
+/* Look through one page (a JSON array) for the first comment by us whose
  * body holds key. 1 when found. */
-static int page_find(const cJSON *arr, const char *login, const char *key, struct found *f)
+static int page_find(const struct github *g, const cJSON *arr, const char *key, struct found *f)
 {
 	const cJSON *c;
 
 	cJSON_ArrayForEach (c, arr) {
 		const char *body = str_of(c, "body");
-		const char *who = str_of(cJSON_GetObjectItemCaseSensitive(c, "user"), "login");
+		const cJSON *who = cJSON_GetObjectItemCaseSensitive(c, "user");
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
 		struct github_marker m;
 
@@ -451,7 +484,7 @@ static int page_find(const cJSON *arr, const char *login, const char *key, struc
 
 		/* an id that is no positive whole number cannot be PATCHed */
 		if (!body || !who || !cJSON_IsNumber(id) || !pg_whole(id->valuedouble, &n) ||
-		    n < 1 || strcasecmp(who, login) != 0 || !strstr(body, key))
+		    n < 1 || !ours(g, who) || !strstr(body, key))
 			continue;
 		f->id = n;
 		if (github_marker_find(body, strlen(body), &m) == 0)
@@ -499,7 +532,7 @@ static int find_comment(struct github *g, int64_t pr, const char *key, struct fo
 					  (long long)pr);
 			break;
 		}
-		hit = page_find(arr, g->login, key, f);
+		hit = page_find(g, arr, key, f);
 		cJSON_Delete(arr);
 		free(url);
 		url = NULL;
@@ -534,13 +567,16 @@ static int too_long(const struct http_response *rs)
 
 /* The body to send: an all-clear line, md fitted, a link to the run, and
  * md's marker last. */
-static void compose(const char *md, size_t len, size_t max, int all_clear, const char *run_url,
-		    struct pg_buf *out)
+static void compose(const char *md, size_t len, size_t max, int all_clear, const char *mentions,
+		    const char *run_url, struct pg_buf *out)
 {
 	struct pg_buf head = PG_BUF_INIT, tail = PG_BUF_INIT;
 	const char *marker = last_marker(md, len);
 	size_t body_len = marker ? (size_t)(marker - md) : len, room;
 
+	if (mentions)
+		pg_buf_addf(&head, "> **Alert:** %s: this run fails the performance gate.\n\n",
+			    mentions);
 	if (all_clear)
 		pg_buf_adds(&head, "> **All clear:** this run passes; the alert this comment "
 				   "showed before is resolved.\n\n");
@@ -562,9 +598,9 @@ static void compose(const char *md, size_t len, size_t max, int all_clear, const
 }
 
 /* POST or PATCH the comment; on success fill out. A 404 on PATCH (deleted
- * meanwhile) sets *gone. */
+ * meanwhile) sets *gone; a POST whose answer was lost sets *maybe_sent. */
 static int send_comment(struct github *g, int64_t pr, int64_t id, const struct pg_buf *body,
-			struct http_response *rs, int *gone)
+			struct http_response *rs, int *gone, int *maybe_sent)
 {
 	struct pg_buf url = PG_BUF_INIT, json = PG_BUF_INIT;
 	int rc;
@@ -576,7 +612,9 @@ static int send_comment(struct github *g, int64_t pr, int64_t id, const struct p
 		pg_buf_addf(&url, "%s/repos/%s/issues/%lld/comments", g->api, g->repo,
 			    (long long)pr);
 	comment_json(body->ptr, body->len, &json);
-	rc = gh_do(g, id > 0 ? "PATCH" : "POST", url.ptr, &json, "GitHub comment", rs);
+	/* a PATCH says the same twice; a POST twice makes two comments */
+	rc = gh_do_once(g, id > 0 ? "PATCH" : "POST", url.ptr, &json, "GitHub comment", id <= 0,
+			maybe_sent, rs);
 	if (rc == 0 && id > 0 && rs->status == 404)
 		*gone = 1;
 	pg_buf_release(&url);
@@ -606,44 +644,110 @@ static int comment_done(struct github *g, int64_t id, const struct http_response
 	return 0;
 }
 
-/* Send body as the comment (f->id > 0: update it, unless it says exactly
- * this already), halving once on a 422 "too long" and creating anew when the
- * comment was deleted meanwhile. */
-static int deliver_comment(struct github *g, int64_t pr, const struct found *f, const char *md,
-			   size_t len, int all_clear, const char *run_url,
-			   struct github_comment_result *out)
+static void found_release(struct found *f)
+{
+	free(f->verdict);
+	free(f->body);
+	free(f->url);
+	memset(f, 0, sizeof(*f));
+}
+
+/* After a POST answered 5xx or not at all: the comment may be there. Look
+ * for ours again; the same body means the POST was done (out is filled, 1),
+ * another body is ours to update (*f takes it, 0). Else *f is left alone and
+ * the POST is to be tried again (0). */
+static int look_again(struct github *g, int64_t pr, const char *key, const struct pg_buf *body,
+		      long status, struct found *f, struct github_comment_result *out)
+{
+	struct found again = {0, NULL, NULL, NULL};
+	int rc;
+
+	if (status)
+		pg_log("profgate: GitHub comment: HTTP %ld on the POST; listing the comments to "
+		       "see whether it was made before posting again",
+		       status);
+	else
+		pg_log("profgate: GitHub comment: the POST's answer was lost (%s); listing the "
+		       "comments to see whether it was made before posting again",
+		       pg_error_last());
+	pg_error_clear();
+	if ((rc = find_comment(g, pr, key, &again)) != 0 || again.id < 1) {
+		found_release(&again);
+		return rc;
+	}
+	if (again.body && strcmp(again.body, body->ptr) == 0) {
+		out->action = GITHUB_COMMENT_CREATED;
+		out->id = again.id;
+		out->url = again.url;
+		again.url = NULL;
+		found_release(&again);
+		return 1;
+	}
+	found_release(f);
+	*f = again;
+	return 0;
+}
+
+/* Send the comment: update f (f->id > 0) unless it says exactly this already,
+ * else create it; halve once on a 422 "too long", create anew when the
+ * comment was deleted meanwhile, and after a POST that may have been done,
+ * look before posting again. */
+static int deliver_comment(struct github *g, int64_t pr, const char *key, struct found *f,
+			   const char *md, size_t len, int all_clear, const char *mentions,
+			   const char *run_url, struct github_comment_result *out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct pg_buf body = PG_BUF_INIT;
 	size_t max = GITHUB_COMMENT_MAX_BYTES;
-	int64_t id = f->id;
-	int rc = 0, gone = 0;
+	int rc = 0, gone = 0, maybe_sent, posts = 0;
 
-	for (int attempt = 0; attempt < 3; attempt++) {
+	for (int attempt = 0; attempt < 5; attempt++) {
 		pg_buf_reset(&body);
-		compose(md, len, max, all_clear, run_url, &body);
-		if (id > 0 && f->body && strcmp(f->body, body.ptr) == 0) {
+		compose(md, len, max, all_clear, mentions, run_url, &body);
+		if (f->id > 0 && f->body && strcmp(f->body, body.ptr) == 0) {
 			out->action = GITHUB_COMMENT_UNCHANGED;
-			out->id = id;
+			out->id = f->id;
 			out->url = f->url ? pg_xstrdup(f->url) : NULL;
 			break;
 		}
-		gone = 0;
-		if ((rc = send_comment(g, pr, id, &body, &rs, &gone)))
+		gone = maybe_sent = 0;
+		posts += f->id < 1;
+		rc = send_comment(g, pr, f->id, &body, &rs, &gone, &maybe_sent);
+		if (f->id < 1 && (maybe_sent || (rc == 0 && rs.status >= 500)) && posts < 3) {
+			int r = look_again(g, pr, key, &body, rc ? 0 : rs.status, f, out);
+			if (r < 0) {
+				rc = r;
+				break;
+			}
+			rc = 0;
+			if (r == 1)
+				break;
+			continue;
+		}
+		if (rc && maybe_sent) {
+			char *why = pg_xstrdup(pg_error_last());
+			rc = pg_error_set(
+			    PG_EDELIVERY,
+			    "GitHub: creating the comment: %s (%d POSTs, each answer lost; "
+			    "the comments hold none of them)",
+			    why, posts);
+			free(why);
+		}
+		if (rc)
 			break;
 		if (rs.status == 200 || rs.status == 201) {
-			rc = comment_done(g, id, &rs, out);
+			rc = comment_done(g, f->id, &rs, out);
 			break;
 		}
 		if (gone) {
-			id = 0; /* deleted since it was listed: create it anew */
+			f->id = 0; /* deleted since it was listed: create it anew */
 			continue;
 		}
 		if (too_long(&rs) && max > 4096) {
 			max /= 2;
 			continue;
 		}
-		rc = gh_fail(g, id > 0 ? "updating the comment" : "creating the comment", &rs);
+		rc = gh_fail(g, f->id > 0 ? "updating the comment" : "creating the comment", &rs);
 		break;
 	}
 	if (rc == 0 && out->action == GITHUB_COMMENT_SKIPPED)
@@ -653,8 +757,52 @@ static int deliver_comment(struct github *g, int64_t pr, const struct found *f, 
 	return rc;
 }
 
+/* The verdicts mentions are for: those that fail the gate. */
+static int verdict_fails(const char *v)
+{
+	return strcmp(v, "fail") == 0 || strcmp(v, "incomparable") == 0;
+}
+
+/* One mention: @login or @org/team (letters, digits, '-', '_', '.'). */
+static int mention_ok(const char *p, size_t n)
+{
+	size_t slashes = 0;
+
+	if (n < 2 || p[0] != '@')
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if (p[i] == '/') {
+			if (++slashes > 1 || i == 1 || i == n - 1)
+				return 0;
+		} else if (!isalnum((unsigned char)p[i]) && !strchr("-_.", p[i])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int github_mentions_check(const char *s)
+{
+	const char *p = s;
+
+	while (p && *p) {
+		size_t n;
+
+		p += strspn(p, " ,");
+		n = strcspn(p, " ,");
+		if (n && !mention_ok(p, n))
+			return pg_error_set(
+			    PG_EUSAGE,
+			    "alert mentions '%.80s': give @user or @org/team names, "
+			    "separated by spaces or commas",
+			    s);
+		p += n;
+	}
+	return 0;
+}
+
 int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t len,
-			  enum github_comment_mode mode, const char *run_url,
+			  enum github_comment_mode mode, const char *mentions, const char *run_url,
 			  struct github_comment_result *out)
 {
 	struct github_marker m;
@@ -663,8 +811,10 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (github_marker_find(md, len, &m))
+	if (github_marker_find(md, len, &m) || github_mentions_check(mentions))
 		return PG_EUSAGE;
+	if (mentions && (!*mentions || !verdict_fails(m.verdict)))
+		mentions = NULL;
 	if (mode == GITHUB_COMMENT_NEVER)
 		return 0;
 	if ((rc = github_login(g)))
@@ -673,13 +823,11 @@ int github_comment_upsert(struct github *g, int64_t pr, const char *md, size_t l
 	rc = find_comment(g, pr, key.ptr, &f);
 	if (rc == 0 &&
 	    (f.id > 0 || mode == GITHUB_COMMENT_ALWAYS || github_verdict_alerts(m.verdict)))
-		rc = deliver_comment(g, pr, &f, md, len,
+		rc = deliver_comment(g, pr, key.ptr, &f, md, len,
 				     f.id > 0 && github_verdict_alerts(f.verdict) &&
 					 !github_verdict_alerts(m.verdict),
-				     run_url, out);
-	free(f.verdict);
-	free(f.body);
-	free(f.url);
+				     mentions, run_url, out);
+	found_release(&f);
 	pg_buf_release(&key);
 	return rc;
 }
@@ -696,7 +844,8 @@ static const char *conclusion(const char *v)
 }
 
 static void check_json(const char *name, const char *head_sha, const char *verdict,
-		       const char *title, const char *md, size_t len, struct pg_buf *out)
+		       const char *title, const char *md, size_t len, const char *external_id,
+		       struct pg_buf *out)
 {
 	struct pg_buf summary = PG_BUF_INIT;
 	struct pg_json j;
@@ -712,6 +861,8 @@ static void check_json(const char *name, const char *head_sha, const char *verdi
 	pg_json_str(&j, "completed");
 	pg_json_key(&j, "conclusion");
 	pg_json_str(&j, conclusion(verdict));
+	pg_json_key(&j, "external_id");
+	pg_json_str(&j, external_id);
 	pg_json_key(&j, "output");
 	pg_json_obj_begin(&j);
 	pg_json_key(&j, "title");
@@ -723,22 +874,89 @@ static void check_json(const char *name, const char *head_sha, const char *verdi
 	pg_buf_release(&summary);
 }
 
+/* After a check-run POST answered 5xx or not at all: the commit's check runs
+ * named name; 1 when one holds external_id (*url_out its html_url), 0 when
+ * none does, else the error. */
+static int check_run_landed(struct github *g, const char *name, const char *head_sha,
+			    const char *external_id, char **url_out)
+{
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct pg_buf url = PG_BUF_INIT;
+	cJSON *root = NULL;
+	const cJSON *run;
+	int rc, found = 0;
+
+	pg_buf_addf(&url,
+		    "%s/repos/%s/commits/%s/check-runs?per_page=100&filter=all&check_name=", g->api,
+		    g->repo, head_sha);
+	http_url_escape(&url, name);
+	rc = gh_do(g, "GET", url.ptr, NULL, "GitHub check runs", &rs);
+	if (rc == 0 && rs.status != 200)
+		rc = gh_fail(g, "listing the check runs", &rs);
+	if (rc == 0) {
+		root = parse_body(&rs);
+		if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "check_runs")))
+			rc = gh_bad_answer("listing the check runs", &rs, root, "check_runs");
+	}
+	if (rc)
+		goto out;
+	cJSON_ArrayForEach (run, cJSON_GetObjectItemCaseSensitive(root, "check_runs")) {
+		const char *ext = str_of(run, "external_id");
+		if (ext && strcmp(ext, external_id) == 0) {
+			found = 1;
+			if (str_of(run, "html_url"))
+				*url_out = pg_xstrdup(str_of(run, "html_url"));
+			break;
+		}
+	}
+out:
+	cJSON_Delete(root);
+	pg_buf_release(&url);
+	http_response_release(&rs);
+	return rc ? rc : found;
+}
+
 int github_check_run(struct github *g, const char *name, const char *head_sha, const char *verdict,
 		     const char *title, const char *md, size_t len, char **url_out)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct pg_buf url = PG_BUF_INIT, json = PG_BUF_INIT;
 	cJSON *root = NULL;
-	int rc;
+	char external_id[33];
+	int rc = 0;
 
 	*url_out = NULL;
+	actions_random_hex(external_id, 16);
 	pg_buf_addf(&url, "%s/repos/%s/check-runs", g->api, g->repo);
-	check_json(name, head_sha, verdict, title, md, len, &json);
-	rc = gh_do(g, "POST", url.ptr, &json, "GitHub check run", &rs);
+	check_json(name, head_sha, verdict, title, md, len, external_id, &json);
+	for (int posts = 1; posts <= 3; posts++) {
+		int maybe_sent = 0, landed;
+
+		rc = gh_do_once(g, "POST", url.ptr, &json, "GitHub check run", 1, &maybe_sent, &rs);
+		if (!(maybe_sent || (rc == 0 && rs.status >= 500)) || posts == 3)
+			break;
+		if (rc)
+			pg_log(
+			    "profgate: GitHub check run: the POST's answer was lost (%s); listing "
+			    "the commit's check runs to see whether it was made before posting "
+			    "again",
+			    pg_error_last());
+		else
+			pg_log("profgate: GitHub check run: HTTP %ld on the POST; listing the "
+			       "commit's "
+			       "check runs to see whether it was made before posting again",
+			       rs.status);
+		pg_error_clear();
+		if ((landed = check_run_landed(g, name, head_sha, external_id, url_out)) != 0) {
+			rc = landed < 0 ? landed : 0;
+			goto out;
+		}
+	}
 	if (rc == 0 && rs.status != 201 && rs.status != 200)
 		rc = gh_fail(g, "creating the check run", &rs);
 	if (rc == 0 && (root = parse_body(&rs)) && str_of(root, "html_url"))
 		*url_out = pg_xstrdup(str_of(root, "html_url"));
+out:
 	cJSON_Delete(root);
 	pg_buf_release(&url);
 	pg_buf_release(&json);

@@ -8,7 +8,11 @@
  * means the bytes are stored already), PUT each file, the manifest with every
  * entry's birth artifact, CreateArtifactManifest with upload, PUT it,
  * CommitArtifact. The run summary is read, merged and written whole
- * (UpsertBucket), since whether W&B merges a partial one is not documented.
+ * (UpsertBucket), since whether W&B merges a partial one is not documented;
+ * a 409 (the run changed meanwhile: the training run itself may be writing
+ * its summary) reads it again and writes the merge again, a few times. A
+ * summary that did not come (a field error beside the run) is never written
+ * over.
  */
 #include "deliver.h"
 
@@ -46,6 +50,19 @@ struct pub {
 	char *art_id, *base_id, *manifest_id;
 	long version;
 };
+
+#define SUMMARY_ATTEMPTS 5
+
+static int gql_status(struct pub *p, const char *op, const char *query, cJSON *vars, cJSON **root,
+		      cJSON **data, long *status)
+{
+	char *text = cJSON_PrintUnformatted(vars);
+	int rc = wandb_graphql_status(&p->c, op, query, text, root, data, status);
+
+	free(text);
+	cJSON_Delete(vars);
+	return rc;
+}
 
 static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJSON **root,
 	       cJSON **data)
@@ -167,7 +184,7 @@ static int run_lookup(struct pub *p, cJSON **summary)
 	if ((rc = gql(p, "RunInfo", RUN_Q, v, &root, &data)) != 0)
 		return rc;
 	run = wandb_at(data, "project.run");
-	if ((rc = wandb_answer_object(run, "RunInfo", "data.project.run")) != 0) {
+	if ((rc = wandb_answer_need(root, run, "RunInfo", "data.project.run")) != 0) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", p->entity, p->project,
 				     p->run_id);
@@ -182,6 +199,23 @@ static int run_lookup(struct pub *p, cJSON **summary)
 	}
 	if (summary) {
 		const cJSON *sm = cJSON_GetObjectItemCaseSensitive(run, "summaryMetrics");
+		/* writing a merge into a summary that did not come would drop it */
+		if (!cJSON_IsString(sm) && !cJSON_IsNull(sm) && sm) {
+			rc = pg_error_set(PG_EFORMAT,
+					  "wandb: the summary of run '%s/%s/%s' is no JSON string",
+					  p->entity, p->project, p->run_id);
+			goto out;
+		}
+		if (!cJSON_IsString(sm) &&
+		    (rc = wandb_answer_need(root, NULL, "RunInfo",
+					    "data.project.run.summaryMetrics")) == PG_EDELIVERY) {
+			char *why = pg_xstrdup(pg_error_last());
+			rc = pg_error_set(PG_EDELIVERY, "%s; the run's summary is not written over",
+					  why);
+			free(why);
+			goto out;
+		}
+		rc = 0;
 		*summary = cJSON_IsString(sm) ? cJSON_Parse(sm->valuestring) : NULL;
 		if (!cJSON_IsObject(*summary)) {
 			cJSON_Delete(*summary);
@@ -375,10 +409,18 @@ static int create_artifact(struct pub *p)
 	return rc;
 }
 
+/* includeUpload is no field of CreateArtifactManifestInput (W&B refuses
+ * unknown input fields): it is a variable of the query, which asks for the
+ * upload URL only when it is set, as both official clients write it. */
 static const char MANIFEST_Q[] =
-    "mutation CreateArtifactManifest($input: CreateArtifactManifestInput!) {\n"
-    "  createArtifactManifest(input: $input) {\n"
-    "    artifactManifest { id file { id uploadUrl uploadHeaders } }\n"
+    "mutation CreateArtifactManifest($artifactID: ID!, $baseArtifactID: ID, $name: String!, "
+    "$digest: String!, $entityName: String!, $projectName: String!, $runName: String!, "
+    "$manifestType: ArtifactManifestType!, $includeUpload: Boolean!) {\n"
+    "  createArtifactManifest(input: {artifactID: $artifactID, baseArtifactID: $baseArtifactID, "
+    "name: $name, digest: $digest, entityName: $entityName, projectName: $projectName, runName: "
+    "$runName, type: $manifestType}) {\n"
+    "    artifactManifest { id file { id uploadUrl @include(if: $includeUpload) uploadHeaders "
+    "@include(if: $includeUpload) } }\n"
     "  }\n"
     "}";
 
@@ -401,7 +443,7 @@ static void take_headers(struct pub_file *f, const cJSON *list)
 /* The manifest record: first without an upload, then with digest and upload. */
 static int create_manifest(struct pub *p, const char *digest, struct pub_file *upload)
 {
-	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *v = cJSON_CreateObject(), *in = v, *root, *data;
 	const cJSON *m;
 	int rc;
 
@@ -415,8 +457,8 @@ static int create_manifest(struct pub *p, const char *digest, struct pub_file *u
 	cJSON_AddStringToObject(in, "entityName", p->entity);
 	cJSON_AddStringToObject(in, "projectName", p->project);
 	cJSON_AddStringToObject(in, "runName", p->run_id);
-	cJSON_AddStringToObject(in, "type", "FULL");
-	cJSON_AddBoolToObject(in, "includeUpload", upload != NULL);
+	cJSON_AddStringToObject(in, "manifestType", "FULL");
+	cJSON_AddBoolToObject(v, "includeUpload", upload != NULL);
 	if ((rc = gql(p, "CreateArtifactManifest", MANIFEST_Q, v, &root, &data)) != 0)
 		return rc;
 	m = wandb_at(data, "createArtifactManifest.artifactManifest");
@@ -583,15 +625,19 @@ out:
 
 /* ---- the run's summary ---- */
 
-/* Read the summary, set "profgate/<key>" for every metric, write it whole. */
-static int write_summary(struct pub *p)
+/* Read the summary, set "profgate/<key>" for every metric, write it whole;
+ * 409: *conflict, to read and merge again. */
+static int write_summary_once(struct pub *p, int *conflict)
 {
 	cJSON *sum = NULL, *v, *root, *data;
 	char *text;
+	long status = 0;
 	int rc;
 
+	*conflict = 0;
 	if ((rc = run_lookup(p, &sum)) != 0)
 		return rc;
+	p->r->summary_keys = 0;
 	for (uint32_t i = 0; i <= p->o->n_metrics; i++) {
 		char key[160];
 		const struct wandb_metric *x = i < p->o->n_metrics ? &p->o->metrics[i] : NULL;
@@ -611,10 +657,32 @@ static int write_summary(struct pub *p)
 	cJSON_AddStringToObject(v, "id", p->run_storage_id);
 	cJSON_AddStringToObject(v, "summaryMetrics", text);
 	free(text);
-	if ((rc = gql(p, "UpsertBucket", UPSERT_Q, v, &root, &data)) != 0)
-		return rc;
-	cJSON_Delete(root);
-	return 0;
+	rc = gql_status(p, "UpsertBucket", UPSERT_Q, v, &root, &data, &status);
+	if (rc && status == 409)
+		*conflict = 1;
+	if (!rc)
+		cJSON_Delete(root);
+	return rc;
+}
+
+static int write_summary(struct pub *p)
+{
+	int rc = 0, conflict;
+
+	for (int n = 1; n <= SUMMARY_ATTEMPTS; n++) {
+		struct timespec ts = {1L << (n - 1), 0};
+
+		if ((rc = write_summary_once(p, &conflict)) == 0 || !conflict)
+			return rc;
+		if (n == SUMMARY_ATTEMPTS)
+			break;
+		pg_log("profgate: wandb: UpsertBucket: attempt %d of %d: HTTP 409 (the run changed "
+		       "meanwhile); reading its summary again in %ld s",
+		       n, SUMMARY_ATTEMPTS, (long)ts.tv_sec);
+		pg_error_clear();
+		nanosleep(&ts, NULL);
+	}
+	return rc;
 }
 
 /* ---- the whole publish ---- */

@@ -24,7 +24,6 @@
 #include <cjson/cJSON.h>
 
 #define BACKOFF_BASE_S	   1.0
-#define SECONDARY_LIMIT_S  60.0
 #define DEFAULT_MAX_WAIT_S 60
 #define DEFAULT_DEADLINE_S 300
 #define DEFAULT_MAX_BODY   (64ull << 20)
@@ -204,6 +203,19 @@ int http_header(const struct http_response *rs, const char *name, char *out, siz
 	if (out_len)
 		out[0] = '\0';
 	return 0;
+}
+
+void http_url_escape(struct pg_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c))
+			pg_buf_addc(b, (char)c);
+		else
+			pg_buf_addf(b, "%%%02X", c);
+	}
 }
 
 char *http_link_next(const char *link)
@@ -436,16 +448,36 @@ static int retryable_status(const struct http_request *rq, const struct http_res
 
 	if (rq->policy == HTTP_POLICY_NONE)
 		return 0;
-	if (s == 408 || s == 429 || (s >= 500 && s <= 599))
+	if (s >= 500 && s <= 599)
+		return !rq->not_idempotent; /* it may have been done: the caller looks first */
+	if (s == 408 || s == 429)
 		return 1;
 	return rq->policy == HTTP_POLICY_GITHUB && s == 403 && is_rate_limit_403(rs);
 }
 
+/* GitHub's secondary limit: at least the minimum (PROFGATE_TEST_SECONDARY_LIMIT_S
+ * in tests), doubling per attempt up to max_wait; *told is 2 when even the
+ * minimum is more than max_wait (then the call gives up and says so). */
+static double secondary_wait(uint32_t n, double max_wait, int *told)
+{
+	const char *env = getenv("PROFGATE_TEST_SECONDARY_LIMIT_S");
+	double min = HTTP_SECONDARY_LIMIT_S, s;
+	int64_t v;
+
+	if (env && *env && pg_parse_int(env, 0, 3600, &v) == 0)
+		min = (double)v;
+	s = min * pow(2.0, n > 10 ? 10 : (double)n - 1);
+	if (s > max_wait)
+		s = max_wait > min ? max_wait : min;
+	*told = min > max_wait ? 2 : 0;
+	return s;
+}
+
 /* Seconds to wait before attempt n + 1: what the server asked for when it
- * said, else exponential backoff with ±25% jitter. *told is set when the
+ * said, else exponential backoff with ±25% jitter. *told is 1 when the
  * server named the wait (so that a wait longer than allowed is reported). */
 static double wait_for(const struct http_request *rq, const struct http_response *rs, uint32_t n,
-		       unsigned *rng, int *told)
+		       double max_wait, unsigned *rng, int *told)
 {
 	char v[128];
 	double s, now = now_wall();
@@ -462,10 +494,10 @@ static double wait_for(const struct http_request *rq, const struct http_response
 		s = strtod(v, NULL) - now + 1.0;
 		return s < 0 ? 0 : s;
 	}
-	if (rq->policy == HTTP_POLICY_GITHUB && rs->status == 403) {
-		*told = 1;
-		return SECONDARY_LIMIT_S;
-	}
+	/* a limit that names no wait: GitHub's secondary limit, "wait at least
+	 * one minute" (a 429 as well as a rate-limit 403) */
+	if (rq->policy == HTTP_POLICY_GITHUB && (rs->status == 403 || rs->status == 429))
+		return secondary_wait(n, max_wait, told);
 	s = BACKOFF_BASE_S * pow(2.0, n > 10 ? 10 : (double)n - 1);
 	*rng = *rng * 1103515245u + 12345u;
 	return s * (0.75 + 0.5 * ((*rng >> 8) & 0xffff) / 65536.0);
@@ -503,9 +535,20 @@ static CURLcode attempt_once(const struct http_request *rq, const struct limits 
 	return rc;
 }
 
-/* Transport errors worth another attempt: the network, not the request. */
-static int retryable_curl(CURLcode rc)
+/* Transport errors after which the request cannot have reached the server. */
+static int never_sent(CURLcode rc)
 {
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	       rc == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
+/* Transport errors worth another attempt: the network, not the request. A
+ * request that may have taken effect is tried again only when it cannot
+ * have been sent. */
+static int retryable_curl(const struct http_request *rq, CURLcode rc)
+{
+	if (rq->not_idempotent && !never_sent(rc))
+		return 0;
 	switch (rc) {
 	case CURLE_UNSUPPORTED_PROTOCOL:
 	case CURLE_URL_MALFORMAT:
@@ -602,17 +645,20 @@ int http_do(const struct http_request *rq, struct http_response *rs)
 			break;
 		cause_of(rs, cc, errbuf, cause, sizeof(cause));
 		pg_redact(cause, rq->secrets);
-		if (cc != CURLE_OK && (rq->policy == HTTP_POLICY_NONE || !retryable_curl(cc))) {
+		if (cc != CURLE_OK && (rq->policy == HTTP_POLICY_NONE || !retryable_curl(rq, cc))) {
+			if (rq->maybe_sent_out && rq->not_idempotent && !never_sent(cc))
+				*rq->maybe_sent_out = 1;
 			rc = pg_error_set(PG_EDELIVERY, "%s: %s", what, cause);
 			break;
 		}
-		wait = wait_for(rq, rs, n, &rng, &told);
+		wait = wait_for(rq, rs, n, max_wait, &rng, &told);
 		if (told && wait > max_wait) {
-			rc = pg_error_set(
-			    PG_EDELIVERY,
-			    "%s: %s; the server asks to wait %.0f s, more than the %.0f s "
-			    "profgate waits",
-			    what, cause, wait, max_wait);
+			rc = pg_error_set(PG_EDELIVERY,
+					  "%s: %s; %s %.0f s, more than the %.0f s profgate waits",
+					  what, cause,
+					  told == 2 ? "GitHub's secondary rate limit wants at least"
+						    : "the server asks to wait",
+					  wait, max_wait);
 			break;
 		}
 		if (wait > max_wait)

@@ -19,7 +19,10 @@ enum http_policy {
 	HTTP_POLICY_PLAIN,  /* retry transport errors, 408, 429 and 5xx */
 	HTTP_POLICY_GITHUB, /* PLAIN, plus 403 only when rate-limit shaped
 			       (x-ratelimit-remaining: 0, retry-after, or a
-			       "rate limit" message); waits for x-ratelimit-reset */
+			       "rate limit" message); waits for x-ratelimit-reset;
+			       a 429 or 403 limit that names no wait (a secondary
+			       limit) waits at least HTTP_SECONDARY_LIMIT_S,
+			       doubling per attempt */
 	HTTP_POLICY_NONE,   /* one attempt */
 };
 
@@ -38,6 +41,14 @@ struct http_request {
 	 * URL query strings). The URL's query string is never logged anyway. */
 	const char *const *secrets;
 	enum http_policy policy;
+	/* A request that may have taken effect although its answer was lost (a
+	 * POST that creates something): retried only on answers that say it
+	 * did not (408, 429, a rate-limit 403). A 5xx is returned to the
+	 * caller (rc 0, rs->status), and a transport failure is PG_EDELIVERY
+	 * at once with *maybe_sent_out set, so that the caller looks before
+	 * sending again. */
+	int not_idempotent;
+	int *maybe_sent_out; /* may be NULL */
 	/* Limits; 0 takes the default. PROFGATE_HTTP_ATTEMPTS replaces the
 	 * default attempts, PROFGATE_HTTP_TIMEOUT_S the default timeout_s, and
 	 * also cuts connect_timeout_s and low_speed_s when it is lower
@@ -86,6 +97,12 @@ struct http_response {
 int http_do(const struct http_request *rq, struct http_response *rs);
 void http_response_release(struct http_response *rs);
 
+/* GitHub's secondary rate limit: a 429 or 403 without retry-after or an
+ * exhausted x-ratelimit-remaining waits at least this long (GitHub's docs:
+ * "wait at least one minute"). PROFGATE_TEST_SECONDARY_LIMIT_S replaces it,
+ * for tests only (docs/action.md). */
+#define HTTP_SECONDARY_LIMIT_S 60
+
 /* Defaults of http_request's limits (docs/robustness.md "Faults and limits"). */
 #define HTTP_DEFAULT_ATTEMPTS  5
 #define HTTP_DEFAULT_TIMEOUT_S 60
@@ -106,6 +123,10 @@ int http_env_limits(struct http_env_limits *out) PG_WUR;
 /* The value of header name (case-insensitive) in rs, copied into out
  * (cut at out_len - 1); 1 when present, 0 when not. */
 int http_header(const struct http_response *rs, const char *name, char *out, size_t out_len);
+
+/* s percent-encoded into b as Python's urllib.parse.quote does: letters,
+ * digits, "-._~" and '/' kept, every other byte %XX. */
+void http_url_escape(struct pg_buf *b, const char *s);
 
 /* The URL of rel="next" in a Link header value, malloc'd, or NULL. */
 char *http_link_next(const char *link);

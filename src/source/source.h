@@ -150,6 +150,10 @@ struct wandb_manifest {
 	struct wandb_entry *v; /* sorted by path */
 	uint32_t n;
 	uint64_t total_bytes;
+	/* storagePolicyConfig: where W&B's own download handler keeps the files
+	 * (the authenticated fallback of a signed URL) */
+	int layout_v1;	 /* storageLayout "V1" (also when absent, as the SDK reads it) */
+	char region[64]; /* storageRegion, "default" when absent or not a plain name */
 };
 
 /*
@@ -185,12 +189,20 @@ void wandb_config_release(struct wandb_config *c);
  * A GraphQL call to {base_url}/graphql with the key (Basic api:<key>),
  * retried on 408, 429 and 5xx with Retry-After. *root gets the parsed
  * response (free it with cJSON_Delete) and *data its "data" object.
- * Returns 0, or PG_EDELIVERY (401, 403, other HTTP errors, GraphQL errors
- * without data, transport failures) / PG_EFORMAT with the message set.
+ * GraphQL errors beside data (fields that failed, now null) are each
+ * reported on a line; whether one is fatal the caller decides by what it
+ * needs (wandb_answer_need). Returns 0, or PG_EDELIVERY (401, 403, other
+ * HTTP errors, GraphQL errors without data, transport failures) /
+ * PG_EFORMAT with the message set. wandb_graphql_status also gives the last
+ * HTTP status (0 when none came), for callers that retry a status
+ * themselves (a 409 on a run's summary).
  */
 struct cJSON;
 int wandb_graphql(const struct wandb_config *c, const char *operation, const char *query,
 		  const char *variables_json, struct cJSON **root, struct cJSON **data) PG_WUR;
+int wandb_graphql_status(const struct wandb_config *c, const char *operation, const char *query,
+			 const char *variables_json, struct cJSON **root, struct cJSON **data,
+			 long *status) PG_WUR;
 /*
  * What a GraphQL answer holds at path (e.g. "data.project.run", for messages):
  * 0 when v is an object; PG_ENOTFOUND (no message) when it is null or absent,
@@ -198,6 +210,12 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
  * ("wandb: <op>: the answer's <path> is a number, not an object") otherwise.
  */
 int wandb_answer_object(const struct cJSON *v, const char *op, const char *path) PG_WUR;
+/* wandb_answer_object, except that when v is null and the answer's errors
+ * (root) name path or a step above it, that error is the reason:
+ * PG_EDELIVERY "wandb: <op>: <message>" (a permission error is no "not
+ * found"). */
+int wandb_answer_need(const struct cJSON *root, const struct cJSON *v, const char *op,
+		      const char *path) PG_WUR;
 /* The member of o at a dotted path ("project.run.outputArtifacts"), NULL
  * when a step is missing or not an object; wandb_dup_at: a copy of it when it
  * is a non-empty string, else NULL. */

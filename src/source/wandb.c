@@ -381,6 +381,19 @@ static int parse_entry(struct wandb_manifest *m, const cJSON *it, const char *wh
 	return 0;
 }
 
+/* The storage layout and region (they go into a URL: a plain name only). */
+static void storage_config(struct wandb_manifest *m, const cJSON *cfg)
+{
+	const cJSON *layout = cJSON_GetObjectItemCaseSensitive(cfg, "storageLayout");
+	const cJSON *region = cJSON_GetObjectItemCaseSensitive(cfg, "storageRegion");
+	const char *r = cJSON_IsString(region) ? region->valuestring : "";
+	size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+
+	m->layout_v1 = !(cJSON_IsString(layout) && strcmp(layout->valuestring, "V2") == 0);
+	snprintf(m->region, sizeof(m->region), "%s",
+		 n && !r[n] && n < sizeof(m->region) && r[0] != '.' ? r : "default");
+}
+
 int wandb_manifest_parse(struct wandb_manifest *out, const char *text, size_t len, const char *what)
 {
 	cJSON *root = NULL;
@@ -416,6 +429,7 @@ int wandb_manifest_parse(struct wandb_manifest *out, const char *text, size_t le
 		if ((rc = parse_entry(out, it, what)) != 0)
 			goto out;
 	qsort(out->v, out->n, sizeof(*out->v), cmp_entry);
+	storage_config(out, cJSON_GetObjectItemCaseSensitive(root, "storagePolicyConfig"));
 	rc = check_layout(out, what);
 out:
 	cJSON_Delete(root);

@@ -177,8 +177,86 @@ static void request_body(struct pg_buf *b, const char *op, const char *query, co
 	pg_buf_addc(b, '}');
 }
 
+/* A GraphQL error's path as "a.b.0.c", into out; "" without one. */
+static void error_path(const cJSON *e, char *out, size_t cap)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "path"), *it;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (!cJSON_IsArray(p))
+		return;
+	cJSON_ArrayForEach (it, p) {
+		int w = cJSON_IsString(it)
+			    ? snprintf(out + n, cap - n, "%s%s", n ? "." : "", it->valuestring)
+			: cJSON_IsNumber(it)
+			    ? snprintf(out + n, cap - n, "%s%d", n ? "." : "", (int)it->valuedouble)
+			    : 0;
+		if (w < 0 || (size_t)w >= cap - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+static const char *error_message(const cJSON *e)
+{
+	const cJSON *m = cJSON_IsString(e) ? e : cJSON_GetObjectItemCaseSensitive(e, "message");
+
+	return cJSON_IsString(m) ? m->valuestring : "an error without a message";
+}
+
+/* Errors next to data: W&B answered, but some fields failed (their values are
+ * null). Each is reported on its line; whether one is fatal is the caller's
+ * to say, by what it needs (wandb_answer_need). */
+static void report_partial(const struct wandb_config *c, const char *op, const cJSON *root)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(root, "errors")) {
+		char path[256], line[768];
+
+		error_path(e, path, sizeof(path));
+		snprintf(line, sizeof(line), "wandb: %s: W&B reported an error%s%s: %s", op,
+			 *path ? " at " : "", path, error_message(e));
+		for (char *q = line; *q; q++)
+			if (*q == '\n' || *q == '\r')
+				*q = ' ';
+		wandb_redact(c, line);
+		pg_log("%s", line);
+	}
+}
+
+int wandb_answer_need(const cJSON *root, const cJSON *v, const char *op, const char *path)
+{
+	const cJSON *e;
+	int rc = wandb_answer_object(v, op, path);
+	size_t n;
+
+	if (rc != PG_ENOTFOUND)
+		return rc;
+	/* "data.project.run": an error at project, or at project.run, says why it is null */
+	if (strncmp(path, "data.", 5) == 0)
+		path += 5;
+	cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(root, "errors")) {
+		char at[256];
+
+		error_path(e, at, sizeof(at));
+		n = strlen(at);
+		if (n && strncmp(path, at, n) == 0 && (path[n] == '\0' || path[n] == '.'))
+			return pg_error_set(PG_EDELIVERY, "wandb: %s: %s", op, error_message(e));
+	}
+	return rc;
+}
+
 int wandb_graphql(const struct wandb_config *c, const char *operation, const char *query,
 		  const char *variables_json, struct cJSON **root, struct cJSON **data)
+{
+	return wandb_graphql_status(c, operation, query, variables_json, root, data, NULL);
+}
+
+int wandb_graphql_status(const struct wandb_config *c, const char *operation, const char *query,
+			 const char *variables_json, struct cJSON **root, struct cJSON **data,
+			 long *status)
 {
 	struct pg_buf url = PG_BUF_INIT, body = PG_BUF_INIT, auth = PG_BUF_INIT, tok = PG_BUF_INIT;
 	struct http_response rs = HTTP_RESPONSE_INIT;
@@ -208,7 +286,10 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
 	rq.secrets = secrets;
 	rq.policy = HTTP_POLICY_PLAIN;
 	rq.what = what;
-	if ((rc = http_do(&rq, &rs)) != 0)
+	rc = http_do(&rq, &rs);
+	if (status)
+		*status = rs.status;
+	if (rc != 0)
 		goto out;
 	if (rs.status < 200 || rs.status > 299) {
 		rc = status_error(c, operation, &rs);
@@ -228,6 +309,8 @@ int wandb_graphql(const struct wandb_config *c, const char *operation, const cha
 				  *msg ? msg : "the answer holds no data");
 		goto out;
 	}
+	if (*msg)
+		report_partial(c, operation, doc);
 	*root = doc;
 	*data = d;
 	doc = NULL;

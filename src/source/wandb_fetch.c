@@ -11,6 +11,12 @@
  *   artifacts/<e>/<p>/<name>/v<N>-<8 hex>/<path>   the folder discovery reads: hard links
  *                                      to the blobs (copies across file systems)
  * so a rerun asks GraphQL which artifact the ref means and downloads nothing.
+ *
+ * Files are downloaded side by side on a bounded pool (FETCH_THREADS, as
+ * the W&B clients do), one job per distinct digest. The jobs share only the
+ * signed URLs (under a mutex: a job refused with 401/403 reloads them unless
+ * another job did since it read them) and the request counter (atomic);
+ * everything else a job touches is its own.
  */
 #include "source.h"
 
@@ -19,6 +25,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +38,7 @@
 #define PAGE_SIZE	   100
 #define MAX_PAGES	   100
 #define MAX_MANIFEST_BYTES (64u << 20)
+#define FETCH_THREADS	   8 /* downloads at once */
 
 /* An artifact version the API named. */
 struct art {
@@ -51,6 +59,11 @@ struct fetch {
 	uint32_t n_profiles, n_other;
 	char **url_names, **urls; /* signed URLs by logical path */
 	uint32_t n_urls;
+	int by_id;	    /* the server lacks the collection-membership file query */
+	pthread_mutex_t mu; /* the URLs below, while downloads run side by side */
+	unsigned url_gen;   /* how often the URLs were loaded */
+	int urls_rc;	    /* loading them failed: every job after says so, none asks again */
+	char *urls_err;
 	int tty;
 };
 
@@ -112,8 +125,15 @@ static void next_page(char **cursor, const cJSON *conn)
 static int gql(struct fetch *f, const char *op, const char *query, struct pg_buf *v, cJSON **root,
 	       cJSON **data)
 {
-	f->r->requests++;
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
 	return wandb_graphql(&f->c, op, query, v->ptr, root, data);
+}
+
+static int gql_status(struct fetch *f, const char *op, const char *query, struct pg_buf *v,
+		      cJSON **root, cJSON **data, long *status)
+{
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
+	return wandb_graphql_status(&f->c, op, query, v->ptr, root, data, status);
 }
 
 /* ---- config and summary of a run ---- */
@@ -319,14 +339,14 @@ static int run_info(struct fetch *f, const char *entity, const char *project, co
 		goto out;
 	proj = cJSON_GetObjectItemCaseSensitive(data, "project");
 	run = cJSON_GetObjectItemCaseSensitive(proj, "run");
-	if ((rc = wandb_answer_object(proj, "RunInfo", "data.project")) != 0) {
+	if ((rc = wandb_answer_need(root, proj, "RunInfo", "data.project")) != 0) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(
 			    rc, "wandb: project '%s/%s' not found (or not visible with this key)",
 			    entity, project);
 		goto out;
 	}
-	if ((rc = wandb_answer_object(run, "RunInfo", "data.project.run")) != 0) {
+	if ((rc = wandb_answer_need(root, run, "RunInfo", "data.project.run")) != 0) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: run '%s/%s/%s' not found", entity, project, name);
 		goto out;
@@ -541,15 +561,15 @@ static int artifact_by_name(struct fetch *f)
 	pg_buf_addc(&v, '}');
 	if ((rc = gql(f, "ArtifactByName", ART_Q, &v, &root, &data)) != 0)
 		goto out;
-	if ((rc = wandb_answer_object(wandb_at(data, "project"), "ArtifactByName",
-				      "data.project"))) {
+	if ((rc = wandb_answer_need(root, wandb_at(data, "project"), "ArtifactByName",
+				    "data.project"))) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: project '%s/%s' not found", f->ref.entity,
 				     f->ref.project);
 		goto out;
 	}
 	node = wandb_at(data, "project.artifact");
-	if ((rc = wandb_answer_object(node, "ArtifactByName", "data.project.artifact"))) {
+	if ((rc = wandb_answer_need(root, node, "ArtifactByName", "data.project.artifact"))) {
 		if (rc == PG_ENOTFOUND)
 			pg_error_set(rc, "wandb: artifact '%s/%s/%s' not found", f->ref.entity,
 				     f->ref.project, full);
@@ -618,11 +638,14 @@ static void on_progress(void *ctx, uint64_t now, uint64_t total)
 		    (double)total / 1e6);
 }
 
-static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint64_t cap,
+/* GET a signed URL (no key), or with keyed set one of W&B's own under the
+ * base URL (the key as Basic auth). */
+static int storage_get(struct fetch *f, const char *signed_url, int keyed, FILE *sink, uint64_t cap,
 		       struct prog *p, struct http_response *rs)
 {
 	char *url = wandb_absolute_url(&f->c, signed_url);
-	const char *secrets[2] = {f->c.api_key, NULL};
+	const char *secrets[2] = {f->c.api_key, NULL}, *heads[2] = {NULL, NULL};
+	struct pg_buf auth = PG_BUF_INIT;
 	uint64_t t = 120 + cap / (256 * 1024);
 	uint32_t timeout = (uint32_t)(t > 21600 ? 21600 : t);
 	struct http_request rq = {
@@ -635,14 +658,20 @@ static int storage_get(struct fetch *f, const char *signed_url, FILE *sink, uint
 	    .deadline_s = timeout * 3,
 	    .progress = p ? on_progress : NULL,
 	    .progress_ctx = p,
-	    .what = "W&B storage",
+	    .what = keyed ? "W&B download" : "W&B storage",
 	};
 	int rc;
 
-	f->r->requests++;
+	if (keyed) {
+		wandb_auth_header(&f->c, &auth);
+		heads[0] = auth.len ? auth.ptr : NULL;
+		rq.headers = heads;
+	}
+	__atomic_add_fetch(&f->r->requests, 1, __ATOMIC_RELAXED);
 	rc = http_do(&rq, rs);
 	if (p && p->shown)
 		pg_progress_end();
+	pg_buf_release(&auth);
 	free(url);
 	return rc;
 }
@@ -685,7 +714,7 @@ static int download_manifest(struct fetch *f, const char *what, struct pg_buf *t
 		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s has no manifest", what);
 		goto out;
 	}
-	if ((rc = storage_get(f, url, NULL, MAX_MANIFEST_BYTES, NULL, &rs)) != 0)
+	if ((rc = storage_get(f, url, 0, NULL, MAX_MANIFEST_BYTES, NULL, &rs)) != 0)
 		goto out;
 	if (rs.status < 200 || rs.status > 299) {
 		rc = pg_error_set(PG_EDELIVERY,
@@ -746,6 +775,25 @@ static void urls_release(struct fetch *f)
 	f->n_urls = 0;
 }
 
+/* The file URLs as the Python client asks for them: through the artifact's
+ * collection membership (which also serves linked and registry artifacts);
+ * a server without that query answers a validation error, and then the
+ * artifact's own files (by id, as wandb-core asks) are asked for instead. */
+static const char MEMBERSHIP_FILES_Q[] =
+    "query ArtifactCollectionMembershipFileURLs($entityName: String!, $projectName: String!, "
+    "$artifactName: String!, $artifactVersionIndex: String!, $cursor: String, $perPage: Int) {\n"
+    "  project(name: $projectName, entityName: $entityName) {\n"
+    "    artifactCollection(name: $artifactName) {\n"
+    "      artifactMembership(aliasName: $artifactVersionIndex) {\n"
+    "        files(after: $cursor, first: $perPage) {\n"
+    "          pageInfo { hasNextPage endCursor }\n"
+    "          edges { node { name directUrl } }\n"
+    "        }\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}";
+
 static const char FILES_Q[] = "query ArtifactFileURLs($id: ID!, $cursor: String, $perPage: Int) {\n"
 			      "  artifact(id: $id) {\n"
 			      "    files(after: $cursor, first: $perPage) {\n"
@@ -755,6 +803,61 @@ static const char FILES_Q[] = "query ArtifactFileURLs($id: ID!, $cursor: String,
 			      "  }\n"
 			      "}";
 
+/* One page of file URLs into f; *cursor becomes the next page's. */
+static int urls_page(struct fetch *f, char **cursor)
+{
+	struct pg_buf v = PG_BUF_INIT;
+	char version[32];
+	cJSON *root = NULL, *data;
+	const cJSON *files, *edge;
+	long status = 0;
+	int rc;
+
+	snprintf(version, sizeof(version), "v%ld", f->art.version);
+	if (!f->by_id && f->art.version >= 0) {
+		const char *kv[] = {
+		    "entityName",   f->art.entity, "projectName",	   f->art.project,
+		    "artifactName", f->art.name,   "artifactVersionIndex", version,
+		    "cursor",	    *cursor};
+		vars(&v, kv, 5);
+		pg_buf_adds(&v, ", \"perPage\": 1000}");
+		rc = gql_status(f, "ArtifactCollectionMembershipFileURLs", MEMBERSHIP_FILES_Q, &v,
+				&root, &data, &status);
+		pg_buf_release(&v);
+		if (rc && (status == 400 || status == 200) && !*cursor) {
+			pg_error_clear(); /* an older server: by the artifact's id */
+			f->by_id = 1;
+			return urls_page(f, cursor);
+		}
+		files = wandb_at(data, "project.artifactCollection.artifactMembership.files");
+	} else {
+		const char *kv[] = {"id", f->art.id, "cursor", *cursor};
+		vars(&v, kv, 2);
+		pg_buf_adds(&v, ", \"perPage\": 1000}");
+		rc = gql(f, "ArtifactFileURLs", FILES_Q, &v, &root, &data);
+		pg_buf_release(&v);
+		files = wandb_at(data, "artifact.files");
+	}
+	if (rc)
+		return rc;
+	cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(files, "edges")) {
+		char *name = wandb_dup_at(edge, "node.name"),
+		     *url = wandb_dup_at(edge, "node.directUrl");
+		if (!name || !url || f->n_urls >= 2 * WANDB_MAX_FILES) {
+			free(name);
+			free(url);
+			continue;
+		}
+		f->url_names = pg_xrealloc(f->url_names, (f->n_urls + 1) * sizeof(char *));
+		f->urls = pg_xrealloc(f->urls, (f->n_urls + 1) * sizeof(char *));
+		f->url_names[f->n_urls] = name;
+		f->urls[f->n_urls++] = url;
+	}
+	next_page(cursor, files);
+	cJSON_Delete(root);
+	return 0;
+}
+
 /* The signed URL of every file (fresh ones: they expire). */
 static int load_urls(struct fetch *f)
 {
@@ -762,38 +865,38 @@ static int load_urls(struct fetch *f)
 	int rc = 0;
 
 	urls_release(f);
-	for (int page = 0; page < WANDB_MAX_FILES / 1000 + 2; page++) {
-		struct pg_buf v = PG_BUF_INIT;
-		const char *kv[] = {"id", f->art.id, "cursor", cursor};
-		cJSON *root = NULL, *data;
-		const cJSON *files, *edge;
-
-		vars(&v, kv, 2);
-		pg_buf_adds(&v, ", \"perPage\": 1000}");
-		rc = gql(f, "ArtifactFileURLs", FILES_Q, &v, &root, &data);
-		pg_buf_release(&v);
-		if (rc)
+	for (int page = 0; page < WANDB_MAX_FILES / 1000 + 2; page++)
+		if ((rc = urls_page(f, &cursor)) != 0 || !cursor)
 			break;
-		files = wandb_at(data, "artifact.files");
-		cJSON_ArrayForEach (edge, cJSON_GetObjectItemCaseSensitive(files, "edges")) {
-			char *name = wandb_dup_at(edge, "node.name"),
-			     *url = wandb_dup_at(edge, "node.directUrl");
-			if (!name || !url || f->n_urls >= 2 * WANDB_MAX_FILES) {
-				free(name);
-				free(url);
-				continue;
-			}
-			f->url_names = pg_xrealloc(f->url_names, (f->n_urls + 1) * sizeof(char *));
-			f->urls = pg_xrealloc(f->urls, (f->n_urls + 1) * sizeof(char *));
-			f->url_names[f->n_urls] = name;
-			f->urls[f->n_urls++] = url;
-		}
-		next_page(&cursor, files);
-		cJSON_Delete(root);
-		if (!cursor)
-			break;
-	}
 	free(cursor);
+	return rc;
+}
+
+static const char *url_of(const struct fetch *f, const char *path);
+
+/* A copy of path's signed URL (NULL when the artifact names none) and the
+ * URLs' generation; the URLs are loaded first when none are, or again when
+ * stale_gen (>= 0) is still the generation (nobody reloaded them since). */
+static int signed_url(struct fetch *f, const char *path, long stale_gen, char **url, unsigned *gen)
+{
+	const char *u;
+	int rc = 0;
+
+	*url = NULL;
+	pthread_mutex_lock(&f->mu);
+	if (f->urls_rc) {
+		rc = pg_error_set(f->urls_rc, "%s", f->urls_err);
+	} else if (!f->n_urls || (stale_gen >= 0 && (unsigned)stale_gen == f->url_gen)) {
+		if ((rc = load_urls(f)) != 0) {
+			f->urls_rc = rc;
+			f->urls_err = pg_xstrdup(pg_error_last());
+		}
+		f->url_gen++;
+	}
+	if (!rc && (u = url_of(f, path)) != NULL)
+		*url = pg_xstrdup(u);
+	*gen = f->url_gen;
+	pthread_mutex_unlock(&f->mu);
 	return rc;
 }
 
@@ -835,9 +938,11 @@ static int verify(const char *tmp, const struct wandb_entry *e, const char *what
 	return rc;
 }
 
-/* One GET of e into tmp; *status gets the answer's status. */
-static int get_file(struct fetch *f, const struct wandb_entry *e, const char *url, const char *tmp,
-		    const char *what, long *status)
+/* One GET of e into tmp (keyed: with the key, from W&B's own handler);
+ * *status gets the answer's status. PG_EDELIVERY (the network, after
+ * retries) leaves the wrapper's message, for the caller to place. */
+static int get_file(struct fetch *f, const struct wandb_entry *e, const char *url, int keyed,
+		    const char *tmp, const char *what, long *status)
 {
 	struct http_response rs = HTTP_RESPONSE_INIT;
 	struct prog p = {f, e->path, 0, 0};
@@ -848,7 +953,7 @@ static int get_file(struct fetch *f, const struct wandb_entry *e, const char *ur
 	*status = 0;
 	if (!fp)
 		return pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", tmp, strerror(errno));
-	rc = storage_get(f, url, fp, e->size ? e->size : 1, &p, &rs);
+	rc = storage_get(f, url, keyed, fp, e->size ? e->size : 1, &p, &rs);
 	if (fclose(fp) != 0 && !rc)
 		rc = pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", tmp, strerror(errno));
 	*status = rs.status;
@@ -856,7 +961,7 @@ static int get_file(struct fetch *f, const struct wandb_entry *e, const char *ur
 		rc = pg_error_set(PG_EFORMAT,
 				  "wandb: '%s' of %s is longer than the manifest's %llu bytes",
 				  e->path, what, (unsigned long long)e->size);
-	} else if (rc) {
+	} else if (rc && rc != PG_EDELIVERY) {
 		snprintf(why, sizeof(why), "%s", pg_error_last());
 		rc = pg_error_set(rc, "wandb: cannot download '%s' of %s: %s", e->path, what, why);
 	}
@@ -864,40 +969,130 @@ static int get_file(struct fetch *f, const struct wandb_entry *e, const char *ur
 	return rc;
 }
 
-/* Download e into the blob store, with fresh URLs once when a signed URL is
- * refused (expired). */
-static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *blob,
-		      const char *what)
+/* W&B's own download path of e (the SDK's _file_url), under the base URL:
+ * layout V2 with the collection (newer servers; which = 0), or without it
+ * (which = 1); layout V1. NULL when there is no such path. */
+static char *handler_url(const struct fetch *f, const struct wandb_entry *e, int which)
 {
-	char *tmp = pg_xasprintf("%s.part.%ld", blob, (long)getpid());
+	const struct wandb_manifest *m = &f->r->manifest;
+	const char *slash = strrchr(e->path, '/');
+	struct pg_buf b = PG_BUF_INIT;
+	char hex[33];
+
+	pg_hex(hex, e->md5, 16);
+	if (m->layout_v1 && which > 0)
+		return NULL;
+	if (m->layout_v1) {
+		pg_buf_addf(&b, "%s/artifacts/", f->c.base_url);
+		http_url_escape(&b, f->art.entity);
+		pg_buf_addf(&b, "/%s", hex);
+		return pg_buf_detach(&b, NULL);
+	}
+	if (which > 1)
+		return NULL;
+	pg_buf_addf(&b, "%s/artifactsV2/%s/", f->c.base_url, m->region);
+	http_url_escape(&b, f->art.entity);
+	if (which == 0) {
+		pg_buf_addc(&b, '/');
+		http_url_escape(&b, f->art.project);
+		pg_buf_addc(&b, '/');
+		http_url_escape(&b, f->art.name);
+	}
+	pg_buf_addc(&b, '/');
+	http_url_escape(&b, e->birth_artifact_id ? e->birth_artifact_id : "");
+	pg_buf_addf(&b, "/%s", hex);
+	if (which == 0) {
+		pg_buf_addc(&b, '/');
+		http_url_escape(&b, slash ? slash + 1 : e->path);
+	}
+	return pg_buf_detach(&b, NULL);
+}
+
+/* The signed URL failed (why): W&B's own download handler, with the key, as
+ * the Python client falls back (self-hosted servers whose storage URLs the
+ * runner cannot reach need it). A 404 on the newer path tries the older. */
+static int from_handler(struct fetch *f, const struct wandb_entry *e, const char *tmp,
+			const char *what, const char *why)
+{
 	long status = 0;
 	int rc = 0;
 
-	for (int round = 0; round < 2; round++) {
-		const char *url;
-		if ((!f->n_urls || round == 1) && (rc = load_urls(f)) != 0)
+	say(f,
+	    "wandb: '%s' of %s: the signed URL failed (%s); downloading it from W&B with the "
+	    "key",
+	    e->path, what, why);
+	for (int which = 0;; which++) {
+		char *url = handler_url(f, e, which);
+		if (!url)
 			break;
-		if (!(url = url_of(f, e->path))) {
-			rc = pg_error_set(PG_EFORMAT, "wandb: artifact %s gives no URL for '%s'",
-					  what, e->path);
+		rc = get_file(f, e, url, 1, tmp, what, &status);
+		free(url);
+		if (rc || status != 404)
+			break;
+	}
+	if (rc == PG_EDELIVERY) {
+		char *cause = pg_xstrdup(pg_error_last());
+		rc = pg_error_set(
+		    PG_EDELIVERY,
+		    "wandb: cannot download '%s' of %s: the signed URL failed (%s), and "
+		    "W&B's download handler: %s",
+		    e->path, what, why, cause);
+		free(cause);
+	}
+	if (rc)
+		return rc;
+	if (status < 200 || status > 299)
+		return pg_error_set(
+		    PG_EDELIVERY,
+		    "wandb: cannot download '%s' of %s: the signed URL failed (%s), "
+		    "and W&B's download handler answered HTTP %ld",
+		    e->path, what, why, status);
+	return verify(tmp, e, what);
+}
+
+/* Download e into the blob store: from its signed URL (fresh URLs once when
+ * one is refused: expired), else from W&B's own handler with the key. */
+static int fetch_blob(struct fetch *f, const struct wandb_entry *e, const char *blob,
+		      const char *what)
+{
+	char *tmp = pg_xasprintf("%s.part.%ld", blob, (long)getpid()), why[512] = "", *url = NULL;
+	long status = 0;
+	unsigned gen = 0;
+	int rc = 0;
+
+	for (int round = 0; round < 2; round++) {
+		free(url);
+		if ((rc = signed_url(f, e->path, round ? (long)gen : -1, &url, &gen)) != 0)
+			break;
+		if (!url) {
+			snprintf(why, sizeof(why), "the artifact gives no URL for it");
 			break;
 		}
-		if ((rc = get_file(f, e, url, tmp, what, &status)) != 0)
+		if ((rc = get_file(f, e, url, 0, tmp, what, &status)) != 0) {
+			if (rc == PG_EDELIVERY)
+				snprintf(why, sizeof(why), "%s", pg_error_last());
 			break;
+		}
 		if ((status == 401 || status == 403) && round == 0)
 			continue;
 		if (status < 200 || status > 299)
-			rc = pg_error_set(PG_EDELIVERY,
-					  "wandb: cannot download '%s' of %s: HTTP %ld", e->path,
-					  what, status);
+			snprintf(why, sizeof(why), "HTTP %ld", status);
 		else
 			rc = verify(tmp, e, what);
 		break;
+	}
+	if (*why && f->c.api_key) {
+		pg_error_clear();
+		rc = from_handler(f, e, tmp, what, why);
+	} else if (*why) {
+		rc = pg_error_set(PG_EDELIVERY, "wandb: cannot download '%s' of %s: %s", e->path,
+				  what, why);
 	}
 	if (!rc && rename(tmp, blob) != 0)
 		rc = pg_error_set(PG_EIO, "wandb: cannot write '%s': %s", blob, strerror(errno));
 	if (rc)
 		unlink(tmp);
+	free(url);
 	free(tmp);
 	return rc;
 }
@@ -999,6 +1194,83 @@ static char *blob_path(const struct fetch *f, const struct wandb_entry *e)
 	return pg_xasprintf("%s/wandb/blobs/%s", f->c.cache_dir, hex);
 }
 
+/* The downloads: one job per distinct digest missing from the blob store. */
+struct downloads {
+	struct fetch *f;
+	const char *what;
+	uint32_t *entry; /* the manifest entry of each job */
+	int *rc;	 /* 0 done, < 0 failed, 1 not tried (another job had failed) */
+	char **err;	 /* each failed job's message (errors are per thread) */
+	int failed;	 /* set once a job fails: the jobs not started yet are not tried */
+};
+
+static void download_job(void *ctx, uint32_t job, void *scratch)
+{
+	struct downloads *d = ctx;
+	struct wandb_entry *e = &d->f->r->manifest.v[d->entry[job]];
+	char *blob = blob_path(d->f, e);
+
+	(void)scratch;
+	if (__atomic_load_n(&d->failed, __ATOMIC_RELAXED)) {
+		d->rc[job] = 1;
+	} else if ((d->rc[job] = fetch_blob(d->f, e, blob, d->what)) != 0) {
+		d->err[job] = pg_xstrdup(pg_error_last());
+		__atomic_store_n(&d->failed, 1, __ATOMIC_RELAXED);
+	}
+	free(blob);
+}
+
+/* Whether the blob store holds e already. */
+static int cached(const struct fetch *f, const struct wandb_entry *e)
+{
+	char *blob = blob_path(f, e);
+	struct stat st;
+	int hit = stat(blob, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size;
+
+	free(blob);
+	return hit;
+}
+
+/* Download what the blob store lacks, side by side; the first failure in
+ * manifest order is the error. */
+static int download_all(struct fetch *f, const char *what)
+{
+	struct wandb_manifest *m = &f->r->manifest;
+	struct downloads d = {f, what, pg_xcalloc(m->n + 1, sizeof(uint32_t)), NULL, NULL, 0};
+	uint32_t n = 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < m->n; i++) {
+		int dup = 0;
+		for (uint32_t k = 0; k < n && !dup; k++)
+			dup = memcmp(m->v[d.entry[k]].md5, m->v[i].md5, 16) == 0;
+		if (!dup && !cached(f, &m->v[i]))
+			d.entry[n++] = i;
+	}
+	d.rc = pg_xcalloc(n + 1, sizeof(int));
+	d.err = pg_xcalloc(n + 1, sizeof(char *));
+	if (n > 1)
+		f->tty = 0; /* one progress line cannot show several downloads */
+	pg_pool_run(&(struct pg_pool_jobs){download_job, &d, n, NULL, 0, NULL},
+		    n < FETCH_THREADS ? (int)n : FETCH_THREADS);
+	for (uint32_t k = 0; k < n; k++) {
+		struct wandb_entry *e = &m->v[d.entry[k]];
+		if (d.rc[k] < 0 && !rc)
+			rc = pg_error_set(d.rc[k], "%s", d.err[k]);
+		if (!d.rc[k]) {
+			f->r->downloaded++;
+			f->r->downloaded_bytes += e->size;
+			e->downloaded = 1;
+		}
+		free(d.err[k]);
+	}
+	f->r->cached = m->n - f->r->downloaded;
+	free(d.entry);
+	free(d.rc);
+	free(d.err);
+	return rc;
+}
+
 /* Every file: from the blob store when it holds the digest, else downloaded;
  * then linked into the folder. */
 static int get_files(struct fetch *f, const char *what)
@@ -1011,20 +1283,12 @@ static int get_files(struct fetch *f, const char *what)
 	r->origin.dir = f->o && f->o->out_dir ? pg_xstrdup(f->o->out_dir) : artifact_dir(f);
 	if (!rc)
 		rc = pg_mkdir_p(r->origin.dir, 0755);
+	if (!rc)
+		rc = download_all(f, what);
 	for (uint32_t i = 0; i < m->n && !rc; i++) {
-		struct wandb_entry *e = &m->v[i];
-		char *blob = blob_path(f, e), *dest = pg_xasprintf("%s/%s", r->origin.dir, e->path);
-		struct stat st;
-		if (stat(blob, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_size == e->size) {
-			r->cached++;
-		} else if ((rc = fetch_blob(f, e, blob, what)) == 0) {
-			r->downloaded++;
-			r->downloaded_bytes += e->size;
-			e->downloaded = 1;
-		}
-		if (!rc)
-			rc = place(blob, dest);
+		char *blob = blob_path(f, &m->v[i]);
+		char *dest = pg_xasprintf("%s/%s", r->origin.dir, m->v[i].path);
+		rc = place(blob, dest);
 		free(blob);
 		free(dest);
 	}
@@ -1066,6 +1330,8 @@ static void fetch_release(struct fetch *f)
 	wandb_ref_release(&f->ref);
 	art_release(&f->art);
 	urls_release(f);
+	pthread_mutex_destroy(&f->mu);
+	free(f->urls_err);
 	free(f->log_dir);
 	free(f->trainer_id);
 }
@@ -1078,6 +1344,7 @@ int wandb_fetch(struct wandb_fetch_result *out, const char *text, const struct w
 
 	memset(out, 0, sizeof(*out));
 	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.mu, NULL);
 	f.o = o;
 	f.r = out;
 	f.tty = isatty(2);

@@ -269,6 +269,46 @@ act "{$WITH_BASE, \"pull_request_event\": \"pr-event.json\"}"
 check "... pull_request_event on a pull_request event: exit 2" \
 	eval '[ "$rc" -eq 2 ] && grep -q "pull_request_event is for workflow_run jobs" "$T/err"'
 
+# ---- a check run GitHub made and answered 502: looked for by its external_id, not made twice ----
+gh_ctl '{"faults": [{"method": "POST", "path": "/check-runs$", "status": 502, "commit": true, "body": {"message": "Bad Gateway"}}]}'
+gh_dump "$T/before-cr.json"
+act "{$WITH_BASE, \"check_run\": \"true\", \"comment\": \"never\"}"
+check "a check run created and answered 502: exit 1 (the verdict), one look line, its URL printed" \
+	eval '[ "$rc" -eq 1 ] && grep -q "GitHub check run: HTTP 502 on the POST; listing the commit" "$T/err" && grep -q "^check run: https://github.example/o/r/runs/" "$T/out"'
+pycheck "... one check run more, with a random external_id" \
+	'a, b = (json.load(open(p))["check_runs"] for p in (sys.argv[1], "'"$T"'/before-cr.json"))' \
+	"$(gh_dump "$T/after-cr.json"; echo "$T/after-cr.json")" \
+	"len(a) == len(b) + 1" "len(a[-1]['external_id']) == 32"
+
+# ---- a personal token: alert mentions on a failing verdict; no check run (403), said once ----
+PAT=ghp_actionpat_0f1e2d3c4b5a6978
+gh_ctl '{"tokens": {"'$PAT'": {"login": "perf-bot", "user_api": true, "checks": false}}}'
+sed 's/"number": 11/"number": 31/g' "$T/event.json" >"$T/event31.json"
+gh_mark
+act "{$WITH_BASE, \"check_run\": \"true\", \"comment\": \"always\", \"github_token\": \"$PAT\", \"alert_mentions\": \"@o/perf-team, @alice\"}" \
+	"{\"GITHUB_EVENT_PATH\": \"$T/event31.json\", \"GITHUB_REF\": \"refs/pull/31/merge\"}"
+gh_since "$T/r31"
+check "a PAT that may not create check runs: exit 1 (the verdict), not 5" [ "$rc" -eq 1 ]
+ocheck "... one notice says why there is no check run; annotations and summary carry the verdict" \
+	"len([l for l in out if l.startswith('::notice title=profgate check run::no check run: this token may not create one (HTTP 403')]) == 1" \
+	"not any(l.startswith('::warning title=profgate check run') for l in out)" \
+	"len([l for l in out if l.startswith('::error title=profgate fail')]) == 1"
+check "... the job summary still written" grep -q "^## profgate: FAIL" "$T/files/summary"
+dcheck "the comment on #31 by perf-bot opens with the mentions; no check run stored" \
+	"len(c(31)) == 1 and c(31)[0]['user']['login'] == 'perf-bot'" \
+	"c(31)[0]['body'].startswith('> **Alert:** @o/perf-team, @alice: this run fails the performance gate.')" \
+	"len(d['check_runs']) == len(json.load(open('$T/after-cr.json'))['check_runs'])"
+act "{$WITH_BASE, \"comment\": \"always\", \"github_token\": \"$PAT\", \"alert_mentions\": \"@o/perf-team\", \"thresholds\": \"warn.json\", \"github_login\": \"perf-bot\"}" \
+	"{\"GITHUB_EVENT_PATH\": \"$T/event31.json\", \"GITHUB_REF\": \"refs/pull/31/merge\"}"
+gh_since "$T/r31b"
+dcheck "a warn: the same comment updated, no mentions (they are for a failing verdict)" \
+	"len(c(31)) == 1 and c(31)[0]['edits'] == 1 and '@o/perf-team' not in c(31)[0]['body']"
+rcheck "github_login names the login: no GET /user" "$T/r31b" \
+	"not any(x['path'] == '/user' for x in r[len([1 for l in open('$T/r31')]):])"
+act "{$WITH_BASE, \"alert_mentions\": \"perf-team; rm -rf\"}"
+check "alert_mentions that are no @names: exit 2, one line" \
+	eval '[ "$rc" -eq 2 ] && grep -q "alert mentions .perf-team; rm -rf.: give @user or @org/team names" "$T/err"'
+
 # ---- input errors: one line, an error annotation, the masks still first ----
 act '{"candidate": "x.json"}'
 ocheck "baseline missing: exit 2, masks first, an ::error, no outputs" \

@@ -17,10 +17,12 @@ EX=$TOP/tests/data/examples
 GHS=ghs_actions_1f2e3d4c5b6a79880
 PAT=ghp_personal_9a8b7c6d5e4f3210
 RO=ghs_readonly_0a1b2c3d4e5f6789
+APP=ghs_otherapp_77665544332211aa
 
 gh_ctl '{"tokens": {"'$GHS'": {"login": "github-actions[bot]"},
  "'$PAT'": {"login": "perf-bot", "user_api": true},
- "'$RO'": {"login": "github-actions[bot]", "write": false}},
+ "'$RO'": {"login": "github-actions[bot]", "write": false},
+ "'$APP'": {"login": "perf-app[bot]"}},
  "seed_many": {"issue": 7, "n": 230, "login": "chatty"}}'
 
 # pgh VAR=VALUE... ARGS...: profgate with the fake's URL and the repository set, and extra
@@ -194,15 +196,74 @@ start=$(date +%s)
 pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 11
 secs=$(($(date +%s) - start))
 gh_since "$T/r8"
-check "rate limits and a 502 waited out: created, exit 0, a retry line for each (${secs}s)" \
-	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created " "$T/out" && [ "$(grep -c "retrying in" "$T/err")" -eq 4 ] && [ "$secs" -ge 3 ] && [ "$secs" -le 20 ]'
-rcheck "the attempts: the list once limited, the POST limited, limited, 502, then 201" "$T/r8" \
+check "rate limits and a 502 waited out: created, exit 0, a retry line for each limit, a look after the 502 (${secs}s)" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created " "$T/out" && [ "$(grep -c "retrying in" "$T/err")" -eq 3 ] && [ "$(grep -c "HTTP 502 on the POST; listing the comments" "$T/err")" -eq 1 ] && [ "$secs" -ge 3 ] && [ "$secs" -le 20 ]'
+rcheck "the attempts: the list once limited, the POST limited, limited, 502; the list again (none made), then 201" "$T/r8" \
 	"[x['status'] for x in r if x['method'] == 'POST'] == [403, 429, 502, 201]" \
-	"[x['status'] for x in r if x['method'] == 'GET' and 'comments' in x['path']] == [403, 200]"
+	"[x['status'] for x in r if x['method'] == 'GET' and 'comments' in x['path']] == [403, 200, 200]"
+dcheck "... one comment on #11" "len(c(11)) == 1"
 gh_ctl '{"faults": [{"method": "GET", "path": "/issues/14/comments$", "delay": 1.5}]}'
 pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 14
 check "a slow answer (1.5 s): waited for, created" \
 	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created " "$T/out" && [ ! -s "$T/err" ]'
+
+# ---- GitHub's secondary limit: a 429 without retry-after waits at least the minimum ----
+# (60 s; PROFGATE_TEST_SECONDARY_LIMIT_S, test-only, sets 3 s here)
+gh_ctl '{"faults": [{"method": "POST", "path": "/issues/30/comments$", "status": 429,
+  "body": {"message": "You have exceeded a secondary rate limit and have been temporarily blocked from content creation."}}]}'
+start=$(date +%s)
+pgh GITHUB_TOKEN=$GHS PROFGATE_TEST_SECONDARY_LIMIT_S=3 "$PROFGATE" comment --report "$T/fail.md" --pr 30
+secs=$(($(date +%s) - start))
+check "a 429 without retry-after: waited the secondary limit's minimum (3 s here), then created (${secs}s)" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created " "$T/out" && grep -q "attempt 1 of 5: HTTP 429: You have exceeded a secondary rate limit.*retrying in 3.0 s" "$T/err" && [ "$secs" -ge 3 ]'
+gh_ctl '{"faults": [{"method": "POST", "path": "/issues/31/comments$", "status": 429, "times": 2,
+  "body": {"message": "You have exceeded a secondary rate limit."}}]}'
+pgh GITHUB_TOKEN=$GHS PROFGATE_TEST_SECONDARY_LIMIT_S=90 "$PROFGATE" comment --report "$T/fail.md" --pr 31
+one_line "a secondary limit whose minimum wait is over the longest wait: given up at once" 5 \
+	"GitHub's secondary rate limit wants at least 90 s, more than the 60 s profgate waits"
+dcheck "... and nothing posted" "len(c(31)) == 0"
+gh_ctl '{"reset_faults": true}'
+
+# ---- a POST GitHub did, answered 502 or not at all: listed again, never posted twice ----
+gh_ctl '{"faults": [{"method": "POST", "path": "/issues/32/comments$", "status": 502, "commit": true,
+  "body": {"message": "Bad Gateway"}}]}'
+gh_mark
+pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 32
+gh_since "$T/r32"
+check "a comment created and answered 502: exit 0, 'created', one look line" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created https://github.example/o/r/pull/32#" "$T/out" && grep -q "HTTP 502 on the POST; listing the comments" "$T/err"'
+rcheck "... one POST, then the list" "$T/r32" \
+	"[x['method'] for x in r if x['method'] != 'GET' or 'comments' in x['path']] == ['GET', 'POST', 'GET']"
+dcheck "... one comment on #32" "len(c(32)) == 1"
+gh_ctl '{"faults": [{"method": "POST", "path": "/issues/33/comments$", "mode": "close", "commit": true}]}'
+pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 33
+check "a comment created and the connection closed before the answer: exit 0, 'created'" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: created https://github.example/o/r/pull/33#" "$T/out" && grep -q "answer was lost" "$T/err"'
+dcheck "... one comment on #33" "len(c(33)) == 1"
+gh_ctl '{"faults": [{"method": "POST", "path": "/issues/34/comments$", "status": 503, "times": 5}]}'
+pgh GITHUB_TOKEN=$GHS "$PROFGATE" comment --report "$T/fail.md" --pr 34
+check "a POST answered 503 every time: three POSTs, a look after each but the last, then exit 5 with one error line" \
+	eval '[ "$rc" -eq 5 ] && [ "$(grep -c "HTTP 503 on the POST; listing the comments" "$T/err")" -eq 2 ] && [ "$(lines "$T/err")" -eq 3 ] && tail -n 1 "$T/err" | grep -q "^profgate: GitHub: creating the comment: HTTP 503"'
+dcheck "... nothing on #34" "len(c(34)) == 0"
+
+# ---- another GitHub App's installation token: no /user, its earlier comment still found ----
+gh_mark
+pgh GITHUB_TOKEN=$APP "$PROFGATE" comment --report "$T/fail.md" --pr 7
+pgh GITHUB_TOKEN=$APP GITHUB_SERVER_URL=https://github.example GITHUB_RUN_ID=4713 \
+	"$PROFGATE" comment --report "$T/fail.md" --pr 35
+pgh GITHUB_TOKEN=$APP GITHUB_SERVER_URL=https://github.example GITHUB_RUN_ID=4714 \
+	"$PROFGATE" comment --report "$T/fail.md" --pr 35
+gh_since "$T/r35"
+check "an app's token (perf-app[bot]): its earlier comment on #35 found and updated" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^comment: updated https://github.example/o/r/pull/35#" "$T/out"'
+dcheck "... one comment on #35, edited once; the foreign comment holding the marker on #7 untouched" \
+	"len(c(35)) == 1 and c(35)[0]['edits'] == 1 and c(35)[0]['user']['login'] == 'perf-app[bot]'" \
+	"c(7, 'mallory')[0]['edits'] == 0"
+gh_mark
+pgh GITHUB_TOKEN=$APP PROFGATE_GITHUB_LOGIN='perf-app[bot]' "$PROFGATE" comment --report "$T/fail.md" --pr 35
+gh_since "$T/r36"
+rcheck "PROFGATE_GITHUB_LOGIN names the login: no GET /user" "$T/r36" \
+	"not any(x['path'] == '/user' for x in r)" "len(r) >= 1"
 
 # ---- failures: one line, exit 5; the gate's own files still written ----
 rm -f "$T/v12.json" "$T/r12.md"

@@ -23,8 +23,8 @@ export HOME PROFGATE_CACHE_DIR PG_TEST_WANDB_KEY
 mkdir -p "$HOME"
 
 srv_pid=
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"' EXIT
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
+trap '[ -n "$srv_pid" ] && kill $srv_pid 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -n "$srv_pid" ] && kill $srv_pid 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
 
 # ---- the fake's runs ----
 XP=
@@ -36,10 +36,15 @@ done
 # skip), so that no fault is hidden by the digest cache.
 mkdir -p "$T/var"
 k=0
-for f in truncate corrupt extra cut-once expired-once; do
+for f in truncate corrupt extra cut-once expired-once expired-always; do
 	k=$((k + 1))
 	cp "$CAND" "$T/var/$f.pt.trace.json.gz"
 	for _ in $(seq "$k"); do printf '' | gzip -n >>"$T/var/$f.pt.trace.json.gz"; done
+done
+# ten files of distinct bytes for the download pool
+for k in 0 1 2 3 4 5 6 7 8 9; do
+	cp "$CAND" "$T/var/many$k.pt.trace.json.gz"
+	for _ in $(seq $((k + 10))); do printf '' | gzip -n >>"$T/var/many$k.pt.trace.json.gz"; done
 done
 mkdir -p "$T/logs/logdir1/profiler/plugins/profile/2025_03_16_07_26_24"
 cp "$BASE" "$T/logs/logdir1/profiler/plugins/profile/2025_03_16_07_26_24/host0.pt.trace.json.gz"
@@ -69,11 +74,19 @@ runs = {
   "acme/llm/r429": run([art("run-r429-profiler", b)], fault="429-once"),
   "acme/llm/r500": run([art("run-r500-profiler", b)], fault="500-once"),
   "acme/llm/rerr": run([art("run-rerr-profiler", b)], fault="errors"),
+  "acme/llm/partial": run([art("run-partial-profiler", b)], fault="errors-partial",
+      summary={"loss": 1.5}),
+  "acme/llm/denied": run([art("run-denied-profiler", b)], fault="errors-denied"),
+  "acme/llm/conflict": run([art("run-conflict-profiler", b)], fault="409-summary",
+      summary={"loss": 2.5}),
 }
-for f in ("truncate", "corrupt", "extra", "cut-once", "expired-once", "dotdot", "absolute", "nul",
-          "long", "huge", "many"):
+runs["acme/llm/tenfiles"] = run([art("run-tenfiles-profiler",
+    {P + "host%d.pt.trace.json.gz" % k: "%s/many%d.pt.trace.json.gz" % (var, k) for k in range(10)},
+    fault="slow")])
+OWN = ("truncate", "corrupt", "extra", "cut-once", "expired-once", "expired-always")
+for f in OWN + ("dotdot", "absolute", "nul", "long", "huge", "many"):
     mine = {P + "host0.pt.trace.json.gz": "%s/%s.pt.trace.json.gz" % (var, f)}
-    runs["acme/llm/" + f] = run([art("run-%s-profiler" % f, mine if f in ("truncate", "corrupt", "extra", "cut-once", "expired-once") else c, fault=f)])
+    runs["acme/llm/" + f] = run([art("run-%s-profiler" % f, mine if f in OWN else c, fault=f)])
 if xp:
     runs["acme/tpu/xplane1"] = run([art("run-xplane1-profiler",
         {P + "host%d.xplane.pb" % i: x for i, x in enumerate(xp[:1])})])
@@ -273,10 +286,66 @@ n0=$(count '^GET /storage/file/')
 wb summarize wandb://acme/llm/cut-once
 check "a download cut mid-body is retried and then fine" \
 	sh -c "[ $rc -eq 0 ] && [ $(count '^GET /storage/file/') -eq $((n0 + 2)) ] && grep -q 'attempt 1 of 5' '$T/err'"
-n0=$(count '^GET /storage/file/') u0=$(count 'op=ArtifactFileURLs')
+n0=$(count '^GET /storage/file/') u0=$(count 'op=ArtifactCollectionMembershipFileURLs')
 wb summarize wandb://acme/llm/expired-once
 check "an expired signed URL (403): fresh URLs once, then fine" \
-	sh -c "[ $rc -eq 0 ] && [ $(count '^GET /storage/file/') -eq $((n0 + 2)) ] && [ $(count 'op=ArtifactFileURLs') -eq $((u0 + 2)) ]"
+	sh -c "[ $rc -eq 0 ] && [ $(count '^GET /storage/file/') -eq $((n0 + 2)) ] && [ $(count 'op=ArtifactCollectionMembershipFileURLs') -eq $((u0 + 2)) ]"
+wb summarize wandb://acme/llm/expired-always
+check "every signed URL refused (403): the files from W&B's download handler, with the key" \
+	sh -c "[ $rc -eq 0 ] && grep -q \"the signed URL failed (HTTP 403); downloading it from W&B with the key\" '$T/err' &&
+		grep -qE '^GET /artifactsV2/default/acme/llm/run-expired-always-profiler/[^/]+/[0-9a-f]{32}/host0.pt.trace.json.gz op=- auth=yes$' '$T/log'"
+check "... the key went to the base URL's handler only, never to a signed URL" \
+	sh -c "! grep -q '^GET /storage/.*auth=yes' '$T/log'"
+
+# ---- files side by side, on a bounded pool ----
+wb fetch wandb://acme/llm/tenfiles -o "$T/ten"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state-ten.json"
+check "ten files: fetched, every one as its bytes" \
+	sh -c "[ $rc -eq 0 ] && for k in 0 1 2 3 4 5 6 7 8 9; do cmp -s '$T/ten/plugins/profile/2025_03_16_07_26_24/host'\$k.pt.trace.json.gz '$T/var/many'\$k.pt.trace.json.gz || exit 1; done"
+js "... downloaded side by side, at most 8 at once" "$T/state-ten.json" \
+	"2 <= d['max_inflight'] <= 8"
+
+# ---- GraphQL errors beside data: reported; fatal when what is needed is missing ----
+wb summarize wandb://acme/llm/partial -o "$T/partial.json"
+check "an error on a field the fetch does not need (summaryMetrics): reported on its line, exit 0" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^wandb: RunInfo: W&B reported an error at project.run.summaryMetrics: summaryMetrics: the history store timed out$' '$T/err'"
+wb publish "$T/wb-base.json" --run wandb://acme/llm/partial --name pg-partial
+fails "publish into a run whose summary did not come: not written over" 5 \
+	"the history store timed out; the run's summary is not written over"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state2.json"
+js "... the run's summary untouched" "$T/state2.json" "d['runs']['acme/llm/partial']['summary'] == {'loss': 1.5}"
+wb summarize wandb://acme/llm/denied
+fails "a null run with an error naming it: the error, not 'not found'" 3 \
+	"wandb: RunInfo: permission denied: you may not read run denied"
+
+# ---- a 409 on the summary write: read again, merged again ----
+wb publish "$T/wb-base.json" --run wandb://acme/llm/conflict --name pg-conflict
+check "publish, the summary write answered 409: read again and written, exit 0" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'UpsertBucket: attempt 1 of 5: HTTP 409' '$T/err' && grep -q '^publish: wrote [0-9]* profgate/\\* keys' '$T/out'"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state3.json"
+js "... the summary holds what was written meanwhile and the profgate keys" "$T/state3.json" \
+	"d['runs']['acme/llm/conflict']['summary']['other/written_meanwhile'] == 42" \
+	"d['runs']['acme/llm/conflict']['summary']['loss'] == 2.5" \
+	"d['runs']['acme/llm/conflict']['summary']['profgate/summary_artifact'] == 'acme/llm/pg-conflict:v0'"
+
+# ---- an older server: no collection-membership file query, no newer download path ----
+python3 -c "import json,sys; d = json.load(open(sys.argv[1])); d['old_server'] = True; json.dump(d, open(sys.argv[2], 'w'))" \
+	"$T/spec.json" "$T/spec-old.json"
+python3 "$TOP/tests/e2e/lib/fake_wandb.py" "$T/spec-old.json" "$T/port-old" "$T/log-old" 2>"$T/srv-old.err" &
+srv_pid="$srv_pid $!"
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	[ -s "$T/port-old" ] && break
+	sleep 0.25
+done
+timeout 60 env WANDB_BASE_URL="http://127.0.0.1:$(cat "$T/port-old")" WANDB_API_KEY="$KEY" \
+	PROFGATE_CACHE_DIR="$T/cache-old" "$PROFGATE" summarize wandb://acme/llm/expired-always \
+	-o "$T/old.json" >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+cat "$T/out" "$T/err" >>"$T/all"
+check "an older server: the file URLs by the artifact's id, the handler's older path; exit 0" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'op=ArtifactFileURLs' '$T/log-old' &&
+		grep -qE '^GET /artifactsV2/default/acme/[^/]+/[0-9a-f]{32} op=- auth=yes$' '$T/log-old'"
+
 wb summarize wandb://acme/llm/truncate
 size=$(wc -c <"$T/var/truncate.pt.trace.json.gz" | tr -d ' ')
 fails "a truncated download" 3 "is truncated: $((size / 2)) of $size bytes arrived"

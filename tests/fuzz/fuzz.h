@@ -68,8 +68,9 @@ void fuzz_reference_summary(struct summary *s, double steps_scale);
 int fuzz_http_port(void);
 /* The script for the next calls: data cut at FUZZ_HTTP_SEP into responses
  * (at most FUZZ_HTTP_MAX), FUZZ_HTTP_API in them replaced. secret, when not NULL, must never appear
- * in a request line, and no request to a path other than auth_path (NULL: any) may carry an
- * Authorization header: the server aborts if one does. */
+ * in a request line, and no request to a path other than auth_path may carry an Authorization
+ * header: the server aborts if one does. auth_path: NULL for any; paths separated by '|', one
+ * ending in '/' a prefix ("graphql|artifactsV2/"). */
 #define FUZZ_HTTP_SEP "\n=====\n"
 #define FUZZ_HTTP_MAX 16
 /* In a scripted response: replaced by "http://127.0.0.1:<port>". */

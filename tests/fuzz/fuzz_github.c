@@ -52,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(github_init(&g, api, "octo/repo", TOKEN) == 0, "github_init");
 	g.max_wait_s = 1;
 
-	rc = github_comment_upsert(&g, 7, md, strlen(md), mode, "https://ci.example/run/1", &res);
+	rc = github_comment_upsert(&g, 7, md, strlen(md), mode, NULL, "https://ci.example/run/1",
+				   &res);
 	if (rc) {
 		check_failure(rc, "comment");
 	} else {

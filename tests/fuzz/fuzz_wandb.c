@@ -4,7 +4,8 @@
  * (RunInfo, RunOutputArtifacts pages, ArtifactManifest, the manifest from its
  * signed URL, ArtifactFileURLs, the files), each request taking the next
  * scripted response; and the whole input as an artifact manifest. Errors are
- * one line without the key; the key goes to /graphql only (the server checks);
+ * one line without the key; the key goes to /graphql and W&B's download
+ * handler (/artifactsV2/, /artifacts/) only, never to storage (the server checks);
  * nothing is written outside the download and cache folders.
  */
 #include "fuzz.h"
@@ -85,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_error_line();
 	wandb_manifest_release(&m);
 
-	fuzz_http_script(data, size, KEY, "graphql");
+	/* the key: GraphQL, and W&B's own download handler (a signed URL's fallback) */
+	fuzz_http_script(data, size, KEY, "graphql|artifactsV2/|artifacts/");
 	rc = wandb_fetch(&r, "wandb://ent/proj/run1", &o);
 	if (getenv("FUZZ_VERBOSE")) /* for writing seeds: how far an input got */
 		fprintf(stderr, "fetch: rc %d after %d requests: %s\n", rc, fuzz_http_served(),

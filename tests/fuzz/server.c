@@ -55,7 +55,7 @@ static size_t read_request(int c, char *buf, size_t cap)
 }
 
 /* The request's checks: no secret in the request line, no Authorization
- * header to a path other than the API's. */
+ * header to a path other than the API's (auth_path). */
 static void check_request(const char *req)
 {
 	const char *eol = strstr(req, "\r\n");
@@ -72,9 +72,16 @@ static void check_request(const char *req)
 	}
 	if (script.auth_path && path) {
 		const char *target = path + 1 + (path[1] == '/'); /* " /graphql HTTP/1.1" */
-		size_t al = strlen(script.auth_path);
-		int api = strncmp(target, script.auth_path, al) == 0 &&
-			  (target[al] == ' ' || target[al] == '?');
+		const char *a = script.auth_path;
+		int api = 0;
+
+		/* '|'-separated: an exact path, or a prefix when it ends with '/' */
+		while (!api && *a) {
+			size_t al = strcspn(a, "|");
+			api = strncmp(target, a, al) == 0 &&
+			      (a[al - 1] == '/' || target[al] == ' ' || target[al] == '?');
+			a += al + (a[al] == '|');
+		}
 		if (!api) {
 			for (const char *h = req; h && h < req + hdrs; h = strstr(h + 1, "\r\n"))
 				FUZZ_CHECK(strncasecmp(h, "\r\nauthorization:", 16) != 0,

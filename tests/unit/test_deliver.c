@@ -151,6 +151,23 @@ static void test_comment_mode(void **state)
 	assert_int_equal(github_comment_mode_parse("on_alert", &m), PG_EUSAGE);
 }
 
+static void test_mentions(void **state)
+{
+	(void)state;
+	assert_int_equal(github_mentions_check(NULL), 0);
+	assert_int_equal(github_mentions_check(""), 0);
+	assert_int_equal(github_mentions_check("@alice"), 0);
+	assert_int_equal(github_mentions_check("@org/perf-team, @bob-1 @a.b_c"), 0);
+	/* no '@', a bare '@', two slashes, a slash at an end, markdown or a command */
+	assert_int_equal(github_mentions_check("alice"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@org/team/x"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@org/"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@/team"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@alice <!-- x -->"), PG_EUSAGE);
+	assert_int_equal(github_mentions_check("@alice; rm -rf"), PG_EUSAGE);
+}
+
 /* ---- fitting markdown ---- */
 
 /* A report of n table rows in a few sections, with multi-byte characters, a code fence in the
@@ -489,12 +506,19 @@ static void test_event(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_marker),	    cmocka_unit_test(test_comment_mode),
-	    cmocka_unit_test(test_md_fit_short),    cmocka_unit_test(test_md_fit_cut),
-	    cmocka_unit_test(test_md_fit_fence),    cmocka_unit_test(test_md_fit_long_line),
-	    cmocka_unit_test(test_escape),	    cmocka_unit_test(test_annotations),
-	    cmocka_unit_test(test_annotations_cap), cmocka_unit_test(test_outputs),
-	    cmocka_unit_test(test_step_summary),    cmocka_unit_test(test_event),
+	    cmocka_unit_test(test_marker),
+	    cmocka_unit_test(test_comment_mode),
+	    cmocka_unit_test(test_mentions),
+	    cmocka_unit_test(test_md_fit_short),
+	    cmocka_unit_test(test_md_fit_cut),
+	    cmocka_unit_test(test_md_fit_fence),
+	    cmocka_unit_test(test_md_fit_long_line),
+	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_annotations),
+	    cmocka_unit_test(test_annotations_cap),
+	    cmocka_unit_test(test_outputs),
+	    cmocka_unit_test(test_step_summary),
+	    cmocka_unit_test(test_event),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

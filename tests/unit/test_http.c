@@ -252,6 +252,70 @@ static void test_github_rate_limit_403(void **state)
 	http_response_release(&rs);
 }
 
+/* A request that may have taken effect: a 502 goes back to the caller at once,
+ * a 429 (it was not done) is retried; a lost answer says it may have been sent. */
+static void test_not_idempotent(void **state)
+{
+	struct server s;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq = {.policy = HTTP_POLICY_GITHUB, .not_idempotent = 1};
+	int maybe = 0;
+
+	(void)state;
+	setenv("PROFGATE_TEST_SECONDARY_LIMIT_S", "0", 1);
+	server_start(&s, 3, EMPTY("502", "Bad Gateway", ""), EMPTY("429", "Too Many Requests", ""),
+		     OK_JSON);
+	rq.url = url(&s, "/");
+	rq.method = "POST";
+	rq.body = "{}";
+	rq.body_len = 2;
+	rq.maybe_sent_out = &maybe;
+	assert_int_equal(http_do(&rq, &rs), 0);
+	assert_int_equal(rs.status, 502);
+	assert_int_equal(rs.attempts, 1);
+	assert_int_equal(http_do(&rq, &rs), 0);
+	assert_int_equal(rs.status, 200);
+	assert_int_equal(rs.attempts, 2);
+	assert_int_equal(maybe, 0);
+	server_stop(&s);
+	/* the request goes out, the connection closes without an answer */
+	server_start(&s, 1, "");
+	rq.url = url(&s, "/");
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_int_equal(rs.attempts, 1);
+	assert_int_equal(maybe, 1);
+	server_stop(&s);
+	unsetenv("PROFGATE_TEST_SECONDARY_LIMIT_S");
+	http_response_release(&rs);
+}
+
+/* GitHub's secondary limit: a 429 naming no wait waits the minimum (60 s;
+ * the test-only variable sets 1 s here), not a second of backoff. */
+static void test_secondary_limit_minimum(void **state)
+{
+	struct server s;
+	struct http_response rs = HTTP_RESPONSE_INIT;
+	struct http_request rq = {.policy = HTTP_POLICY_GITHUB, .max_wait_s = 5};
+
+	(void)state;
+	setenv("PROFGATE_TEST_SECONDARY_LIMIT_S", "1", 1);
+	server_start(&s, 2, EMPTY("429", "Too Many Requests", ""), OK_JSON);
+	rq.url = url(&s, "/");
+	assert_int_equal(http_do(&rq, &rs), 0);
+	assert_int_equal(rs.status, 200);
+	assert_true(rs.waited_s >= 1.0 && rs.waited_s < 1.01); /* exactly the minimum, no jitter */
+	server_stop(&s);
+	/* a minimum over the longest wait: given up at once */
+	setenv("PROFGATE_TEST_SECONDARY_LIMIT_S", "9", 1);
+	server_start(&s, 1, EMPTY("429", "Too Many Requests", ""));
+	rq.url = url(&s, "/");
+	assert_int_equal(http_do(&rq, &rs), PG_EDELIVERY);
+	assert_non_null(strstr(pg_error_last(), "secondary rate limit wants at least 9 s"));
+	server_stop(&s);
+	unsetenv("PROFGATE_TEST_SECONDARY_LIMIT_S");
+	http_response_release(&rs);
+}
+
 static void test_retry_after_too_long(void **state)
 {
 	struct server s;
@@ -565,6 +629,8 @@ int main(void)
 	    cmocka_unit_test(test_429_retry_after),
 	    cmocka_unit_test(test_404_not_retried),
 	    cmocka_unit_test(test_github_rate_limit_403),
+	    cmocka_unit_test(test_not_idempotent),
+	    cmocka_unit_test(test_secondary_limit_minimum),
 	    cmocka_unit_test(test_retry_after_too_long),
 	    cmocka_unit_test(test_5xx_storm_bounded),
 	    cmocka_unit_test(test_body_cap),

@@ -237,6 +237,22 @@ static void test_manifest_ok(void **state)
 	assert_int_equal(m.total_bytes, 6);
 	assert_int_equal(m.v[0].md5[0], 0x90);
 	assert_int_equal(m.v[0].md5[15], 0x72);
+	/* where W&B's download handler keeps the files */
+	assert_int_equal(m.layout_v1, 0);
+	assert_string_equal(m.region, "us");
+	wandb_manifest_release(&m);
+
+	/* no storagePolicyConfig: layout V1 (as the SDK reads it), region default; a region that is
+	 * no plain name (it goes into a URL) is not taken */
+	assert_int_equal(parse(&m, "{\"version\": 1, \"contents\": {}}"), 0);
+	assert_int_equal(m.layout_v1, 1);
+	assert_string_equal(m.region, "default");
+	wandb_manifest_release(&m);
+	assert_int_equal(parse(&m, "{\"version\": 1, \"storagePolicyConfig\": {\"storageLayout\": "
+				   "\"V2\", \"storageRegion\": \"../x?y\"}, \"contents\": {}}"),
+			 0);
+	assert_int_equal(m.layout_v1, 0);
+	assert_string_equal(m.region, "default");
 	wandb_manifest_release(&m);
 }
 

@@ -4,13 +4,19 @@
 It requires User-Agent (403 without), Accept: application/vnd.github+json and the API version
 header (400 without), and Authorization "Bearer|token <t>" for a known token (401 otherwise).
 Tokens: {"login", "user_api" (GET /user answers; an Actions token gets 403), "write" (else POST
-and PATCH get 403 "Resource not accessible by integration")}. Comments are listed per_page
+and PATCH get 403 "Resource not accessible by integration"), "checks" (false: POST check-runs gets
+403, as for a personal token)}. Comments are listed per_page
 (default 30, max 100) and page, with a Link header (next, last, prev, first) of absolute URLs on
 /repositories/<id>/... as GitHub writes them; POST 201, PATCH 200, bodies kept verbatim; a body
-over max_body_chars characters gets 422. check-runs and statuses 201; GET pulls/N from "pulls".
+over max_body_chars characters gets 422. check-runs and statuses 201 (GET commits/SHA/check-runs lists them, check_name filters); GET
+pulls/N from "pulls".
 A path may start with /api/v3 (GitHub Enterprise). Faults are queued rules that answer instead
 (status, headers, body; reset_in sets x-ratelimit-reset to now + N), delay the answer, or with
 "mode" do a network fault of faults.py (hang, close, reset, drip, status, html, trunc, types).
+A rule with "commit": true lets the request take effect first and then answers with the rule's
+status or mode instead (GitHub creating a comment and its proxy answering 502, or the connection
+dropping before the answer). A 429 or 403 rule without headers is a secondary rate limit: no
+retry-after, no x-ratelimit-remaining, as GitHub sends it.
 Every request is logged to STATE/requests.jsonl (method, path, headers, body size, status).
 
 usage: fake_github.py serve STATE_DIR        writes STATE_DIR/port once listening
@@ -56,6 +62,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def send(self, status, obj, headers=()):
+        rule, self.after_commit = getattr(self, "after_commit", None), None
+        if rule and status < 300:
+            # the request took effect; the client hears the fault instead
+            if rule.get("mode"):
+                self.log_request_line("fault:" + rule["mode"])
+                return faults.inject(self, rule)
+            status, obj = rule["status"], rule.get("body", {"message": "fault"})
+            headers = list(rule.get("headers", {}).items())
         body = b"" if obj is None else json.dumps(obj).encode()
         # logged before the answer goes out: once the client has it, a test may read the log
         self.log_request_line(status)
@@ -120,6 +134,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if many:
                 for i in range(many["n"]):
                     self.add_comment(str(many["issue"]), many["login"], "chatter %d" % i)
+            if cfg.pop("reset_faults", False):
+                state["faults"] = []
             for k in ("tokens", "pulls"):
                 state[k].update(cfg.pop(k, {}))
             state["faults"].extend(cfg.pop("faults", []))
@@ -136,6 +152,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     rule = dict(f)
                     break
         if not rule:
+            return False
+        if rule.get("commit"):
+            self.after_commit = rule
             return False
         if rule.get("mode"):
             self.log_request_line("fault:" + rule["mode"])
@@ -194,12 +213,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if m and self.command == "PATCH":
             return self.write_comment(int(m.group(1)), None, tok, raw)
         if sub == "/check-runs" and self.command == "POST":
+            if not tok.get("checks", True):  # check runs are GitHub Apps' only
+                return self.send(403, {"message": "Resource not accessible by personal access token",
+                                       "documentation_url": "https://docs.github.com/rest/checks/runs",
+                                       "status": "403"})
             with lock:
                 run = json.loads(raw)
                 run["id"] = len(state["check_runs"]) + 1
                 run["html_url"] = "https://github.example/o/r/runs/%d" % run["id"]
                 state["check_runs"].append(run)
             return self.send(201, run)
+        m = re.match(r"/commits/(\w+)/check-runs$", sub)
+        if m and self.command == "GET":
+            name = q.get("check_name", [None])[0]
+            with lock:
+                runs = [r for r in state["check_runs"] if r.get("head_sha") == m.group(1) and
+                        (name is None or r.get("name") == name)]
+            return self.send(200, {"total_count": len(runs), "check_runs": runs})
         m = re.match(r"/statuses/(\w+)$", sub)
         if m and self.command == "POST":
             with lock:

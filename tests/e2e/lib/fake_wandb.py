@@ -3,8 +3,17 @@
 
 POST /graphql needs Authorization: Basic base64("api:" + PG_TEST_WANDB_KEY) (401 otherwise) and is
 routed on operationName (else the `query|mutation Name(` in the text): RunInfo,
-RunOutputArtifacts, ArtifactByName, ArtifactManifest, ArtifactFileURLs, and for publishing
-UpsertBucket, CreateArtifact, CreateArtifactManifest, CreateArtifactFiles, CommitArtifact.
+RunOutputArtifacts, ArtifactByName, ArtifactManifest, ArtifactCollectionMembershipFileURLs,
+ArtifactFileURLs, and for publishing UpsertBucket, CreateArtifact, CreateArtifactManifest,
+CreateArtifactFiles, CommitArtifact.
+Like the real server's schema validation, a request is refused (400, a GraphQL error) when it
+passes a variable its operation does not declare, leaves out a required one, uses one it does not
+declare, or gives an input object (a variable or inline `input: {...}`) a field its input type
+does not have (INPUT_FIELDS below, from W&B's schema as the official clients use it).
+Artifact files are served from the signed URL and, with the key, from the artifactsV2 download
+handler (GET /artifactsV2/<region>/<entity>/<project>/<collection>/<birth id>/<hex md5>/<name>,
+and the older /artifactsV2/<region>/<entity>/<birth id>/<hex md5>). "old_server": true in SPEC
+makes a server without the collection-membership file query and the newer download path.
 Signed URLs point back here under /storage/...?sig=...; a request to them that carries an
 Authorization header is refused with 403 (a key leaking to storage). PUT /storage/upload/...
 stores uploads. GET /_state (no auth) dumps runs and artifacts for the tests to read back.
@@ -14,9 +23,14 @@ SPEC: {"runs": {"ENTITY/PROJECT/RUN_ID": {"displayName", "config" (unwrapped: th
 each key as {"desc": null, "value": v}), "summary", "commit", "fault", "extra_artifacts": N,
 "artifacts": [{"name", "type", "aliases", "files": {"logical/path": "/local/file"}, "fault"}]}}}
 Run faults (first RunInfo of that run): "429-once" (Retry-After: 1), "500-once", "errors" (200
-with an errors array and null data). Artifact faults: "truncate" (half the bytes, a consistent
+with an errors array and null data), "errors-partial" (the run, with an error on its
+summaryMetrics, which is null), "errors-denied" (a null run with an error naming it: a
+permission error, not "not found"); "409-summary" (the first summary write answers 409, after
+the summary was changed under it: the writer must read it again). Artifact faults: "truncate" (half the bytes, a consistent
 Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the connection drops
 mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
+"expired-always" (every signed file URL is 403: only the key's download handler serves it),
+"slow" (each file GET takes 0.3 s; /_state's max_inflight says how many ran at once),
 "dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
 (never committed).
 POST /_fault (no auth) takes network faults for later requests ({"faults": [rule, ...]},
@@ -32,6 +46,8 @@ import os
 import re
 import sys
 import threading
+import time
+import urllib.parse
 
 import faults
 
@@ -45,6 +61,8 @@ arts = []  # artifact dicts, by index = numeric id
 blobs = {}  # b64 md5 -> bytes
 uploads = {}  # token -> ("blob", md5) | ("manifest", art index)
 once = set()  # faults already fired
+OLD_SERVER = False
+inflight = {"now": 0, "max": 0}  # file GETs being answered at once
 
 
 def log(line):
@@ -76,7 +94,9 @@ def add_artifact(entity, project, run, name, typ, aliases, files, fault=None, st
 
 
 def load_spec():
+    global OLD_SERVER
     spec = json.load(open(SPEC))
+    OLD_SERVER = bool(spec.get("old_server"))
     for path, r in spec.get("runs", {}).items():
         e, p, rid = path.split("/")
         runs[path] = {"entity": e, "project": p, "name": rid, "id": storage_id("Run", rid, p, e),
@@ -118,6 +138,84 @@ def manifest_of(a):
     return json.dumps({"version": 1, "storagePolicy": "wandb-storage-policy-v1",
                        "storagePolicyConfig": {"storageLayout": "V2"},
                        "contents": contents}).encode()
+
+
+# Input types' fields (W&B's schema, as wandb-core's and the Python client's mutations use them).
+INPUT_FIELDS = {
+    "CreateArtifactInput": {"entityName", "projectName", "runName", "artifactTypeName",
+                            "artifactCollectionName", "artifactCollectionNames", "digest",
+                            "digestAlgorithm", "description", "labels", "aliases", "metadata",
+                            "clientID", "sequenceClientID", "enableDigestDeduplication",
+                            "historyStep", "distributedID", "tags", "storageRegion",
+                            "ttlDurationSeconds", "clientMutationId"},
+    "ArtifactAliasInput": {"artifactCollectionName", "alias"},
+    "TagInput": {"tagCategoryName", "tagName", "attributes"},
+    "CreateArtifactManifestInput": {"artifactID", "baseArtifactID", "name", "digest",
+                                    "entityName", "projectName", "runName", "type",
+                                    "clientMutationId"},
+    "CreateArtifactFilesInput": {"artifactFiles", "storageLayout", "clientMutationId"},
+    "CreateArtifactFileSpecInput": {"artifactID", "name", "md5", "mimetype",
+                                    "artifactManifestID", "uploadPartsInput"},
+    "UpsertBucketInput": {"id", "name", "groupName", "modelName", "entityName", "description",
+                          "displayName", "notes", "commit", "config", "host", "debug", "program",
+                          "repo", "jobType", "state", "sweep", "tags", "summaryMetrics",
+                          "clientMutationId"},
+    "CommitArtifactInput": {"artifactID", "clientMutationId"},
+}
+NESTED = {("CreateArtifactInput", "aliases"): "ArtifactAliasInput",
+          ("CreateArtifactInput", "tags"): "TagInput",
+          ("CreateArtifactFilesInput", "artifactFiles"): "CreateArtifactFileSpecInput"}
+MUTATION_INPUT = {"createArtifact": "CreateArtifactInput",
+                  "createArtifactManifest": "CreateArtifactManifestInput",
+                  "createArtifactFiles": "CreateArtifactFilesInput",
+                  "upsertBucket": "UpsertBucketInput", "commitArtifact": "CommitArtifactInput"}
+
+
+def check_input(typ, obj):
+    """The first field of obj (nested too) typ does not have, as GraphQL's message says it."""
+    if isinstance(obj, list):
+        return next((m for m in (check_input(typ, x) for x in obj) if m), None)
+    if not isinstance(obj, dict):
+        return None
+    for k, v in obj.items():
+        if k not in INPUT_FIELDS[typ]:
+            return 'Field "%s" is not defined by type "%s".' % (k, typ)
+        sub = NESTED.get((typ, k))
+        m = sub and check_input(sub, v)
+        if m:
+            return m
+    return None
+
+
+def validate(query, variables):
+    """A validation error of the request, or None."""
+    m = re.match(r"\s*(query|mutation)\s+(\w+)\s*(\((.*?)\))?\s*\{", query, re.S)
+    if not m:
+        return "Syntax Error: the operation has no name"
+    head, body = m.group(4) or "", query[m.end():]
+    declared = {}
+    for name, typ, default in re.findall(r"\$(\w+)\s*:\s*([\w!\[\]]+)\s*(=)?", head):
+        declared[name] = (typ, bool(default))
+    for k in variables:
+        if k not in declared:
+            return 'Variable "$%s" is not defined by operation "%s".' % (k, m.group(2))
+    for k, (typ, has_default) in declared.items():
+        if typ.endswith("!") and not has_default and variables.get(k) is None:
+            return 'Variable "$%s" of required type "%s" was not provided.' % (k, typ)
+        base = typ.strip("![]")
+        if base in INPUT_FIELDS and k in variables:
+            msg = check_input(base, variables[k])
+            if msg:
+                return 'Variable "$%s" got invalid value: %s' % (k, msg)
+    for used in re.findall(r"\$(\w+)", body):
+        if used not in declared:
+            return 'Variable "$%s" is not defined by operation "%s".' % (used, m.group(2))
+    for field, typ in MUTATION_INPUT.items():
+        for inline in re.finditer(field + r"\s*\(\s*input\s*:\s*\{(.*?)\}\s*\)", body, re.S):
+            for name in re.findall(r"(\w+)\s*:", inline.group(1)):
+                if name not in INPUT_FIELDS[typ]:
+                    return 'Field "%s" is not defined by type "%s".' % (name, typ)
+    return None
 
 
 def wrap_config(cfg):
@@ -201,6 +299,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if auth != WANT:
             return self.reply(401, {"errors": [{"message": "user is not logged in"}]})
         v = req.get("variables") or {}
+        self.query_text = req.get("query", "")
+        bad = validate(req.get("query", ""), v)
+        if bad:
+            log("invalid %s: %s" % (op, bad))
+            return self.reply(400, {"errors": [{"message": bad, "extensions": {
+                "code": "GRAPHQL_VALIDATION_FAILED"}}], "data": None})
+        if op == "ArtifactCollectionMembershipFileURLs" and OLD_SERVER:
+            return self.reply(400, {"errors": [{"message": 'Cannot query field "artifactCollection" on type "Project".',
+                                                "extensions": {"code": "GRAPHQL_VALIDATION_FAILED"}}], "data": None})
         with lock:
             fn = getattr(self, "op_" + op, None)
             if not fn:
@@ -210,6 +317,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def run_fault(self, run):
         f = run and run.get("fault")
         key = ("run", run and run["name"])
+        if f == "errors-denied":
+            self.reply(200, {"errors": [{"message": "permission denied: you may not read run " + run["name"],
+                                         "path": ["project", "run"]}], "data": {"project": {"run": None}}})
+            return True
         if not f or key in once or f not in ("429-once", "500-once", "errors"):
             return False
         once.add(key)
@@ -232,11 +343,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, {"data": {"project": None}})
         if not run:
             return self.reply(200, {"data": {"project": {"run": None}}})
-        return self.reply(200, {"data": {"project": {"run": {
+        out = {"data": {"project": {"run": {
             "id": run["id"], "name": run["name"], "displayName": run["displayName"],
             "state": "finished", "config": json.dumps(wrap_config(run["config"])),
             "summaryMetrics": json.dumps(run["summary"]), "createdAt": "2025-03-16T07:20:11",
-            "commit": run["commit"]}}}})
+            "commit": run["commit"]}}}}
+        if run.get("fault") == "errors-partial":
+            out["data"]["project"]["run"]["summaryMetrics"] = None
+            out["errors"] = [{"message": "summaryMetrics: the history store timed out",
+                              "path": ["project", "run", "summaryMetrics"]}]
+        # only the fields asked for, as a GraphQL server answers
+        wanted = re.search(r"run\(name: \$\w+\)\s*\{([^}]*)\}", self.query_text)
+        if wanted:
+            fields = set(wanted.group(1).split())
+            r = out["data"]["project"]["run"]
+            out["data"]["project"]["run"] = {k: v for k, v in r.items() if k in fields}
+        return self.reply(200, out)
 
     def op_RunOutputArtifacts(self, v):
         run = find_run(v["entity"], v["project"], v["run"])
@@ -274,15 +396,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.reply(200, {"data": {"artifact": {"currentManifest": {"file": {
             "directUrl": self.url("manifest", str(a["idx"]))}}}}})
 
+    def files_of(self, a, v):
+        names = sorted(a["files"])
+        chunk, info = page(names, v)
+        return {"pageInfo": info, "edges": [
+            {"node": {"name": n, "directUrl": self.url("file", "%d/%d" % (a["idx"], names.index(n)))}}
+            for n in chunk]}
+
     def op_ArtifactFileURLs(self, v):
         a = art_by_id(v["id"])
         if not a:
             return self.reply(200, {"data": {"artifact": None}})
-        names = sorted(a["files"])
-        chunk, info = page(names, v)
-        return self.reply(200, {"data": {"artifact": {"files": {"pageInfo": info, "edges": [
-            {"node": {"name": n, "directUrl": self.url("file", "%d/%d" % (a["idx"], names.index(n)))}}
-            for n in chunk]}}}})
+        return self.reply(200, {"data": {"artifact": {"files": self.files_of(a, v)}}})
+
+    def op_ArtifactCollectionMembershipFileURLs(self, v):
+        e, p, name, alias = v["entityName"], v["projectName"], v["artifactName"], v["artifactVersionIndex"]
+        if not any(r["entity"] == e and r["project"] == p for r in runs.values()):
+            return self.reply(200, {"data": {"project": None}})
+        same = [a for a in arts if a["entity"] == e and a["project"] == p and a["name"] == name]
+        if not same:
+            return self.reply(200, {"data": {"project": {"artifactCollection": None}}})
+        hit = next((a for a in same if alias in a["aliases"] or alias == "v%d" % a["version"]), None)
+        if not hit:
+            return self.reply(200, {"data": {"project": {"artifactCollection": {"artifactMembership": None}}}})
+        return self.reply(200, {"data": {"project": {"artifactCollection": {"artifactMembership": {
+            "files": self.files_of(hit, v)}}}}})
 
     # ---- publishing ----
     def op_UpsertBucket(self, v):
@@ -290,6 +428,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             run = next((r for r in runs.values() if r["id"] == v["id"]), None)
             if not run:
                 return self.reply(200, {"errors": [{"message": "run not found"}], "data": None})
+            key = ("summary", run["name"])
+            if run.get("fault") == "409-summary" and v.get("summaryMetrics") is not None and key not in once:
+                once.add(key)
+                run["summary"]["other/written_meanwhile"] = 42  # another writer got there first
+                return self.reply(409, {"errors": [{"message": "conflict: the run was updated meanwhile"}]})
             if v.get("summaryMetrics") is not None:
                 run["summary"] = json.loads(v["summaryMetrics"])
             return self.reply(200, {"data": {"upsertBucket": {"bucket": {"id": run["id"], "name": run["name"]}}}})
@@ -328,7 +471,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "artifactSequence": {"latestArtifact": {"id": latest["id"]} if latest else None}}}}})
 
     def op_CreateArtifactManifest(self, v):
-        i = v["input"]
+        i = v.get("input") or v
         a = art_by_id(i["artifactID"])
         if not a:
             return self.reply(200, {"errors": [{"message": "no such artifact"}], "data": None})
@@ -388,6 +531,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
             faults.inject(self, rule)
         return rule is not None
 
+    def download_handler(self, path, auth):
+        """W&B's own file download, with the key: the artifact's file by birth artifact and MD5."""
+        if auth != WANT:
+            return self.reply(401, {"errors": [{"message": "user is not logged in"}]})
+        parts = [urllib.parse.unquote(x) for x in path.split("/")[2:]]
+        if len(parts) == 7 and not OLD_SERVER:
+            region, entity, project, collection, birth, md5hex, name = parts
+        elif len(parts) == 4:
+            region, entity, birth, md5hex = parts
+            project = collection = name = None
+        else:
+            return self.reply(404, {"error": "not found"})
+        with lock:
+            a = art_by_id(birth)
+            for p, md5 in (a["files"].items() if a else []):
+                if base64.b64decode(md5).hex() == md5hex and (name is None or p.rsplit("/", 1)[-1] == name) \
+                        and (collection is None or (a["name"] == collection and a["project"] == project)):
+                    return self.reply(200, raw=blobs[md5])
+        return self.reply(404, {"error": "not found"})
+
     def do_PUT(self):
         data = self.body()
         auth = self.headers.get("Authorization")
@@ -418,8 +581,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if path == "/_state":
             with lock:
-                return self.reply(200, {"runs": runs, "artifacts": [
+                return self.reply(200, {"runs": runs, "max_inflight": inflight["max"], "artifacts": [
                     {k: v for k, v in a.items() if k != "manifest"} for a in arts]})
+        if path.startswith("/artifactsV2/"):
+            return self.download_handler(path, auth)
         if not path.startswith("/storage/"):
             return self.reply(404, {"error": "not found"})
         if self.storage_auth_refused():
@@ -435,6 +600,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = blobs[a["files"][names[int(parts[4])]]]
             fault = a["fault"]
             key = ("art", a["idx"])
+            if fault == "expired-always":
+                return self.reply(403, raw=b"<Error><Code>ExpiredToken</Code></Error>")
             if fault == "expired-once" and key not in once:
                 once.add(key)
                 return self.reply(403, raw=b"<Error><Code>ExpiredToken</Code></Error>")
@@ -443,6 +610,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(200, raw=data[: len(data) // 2], length=len(data))
                 self.close_connection = True
                 return
+        if fault == "slow":
+            with lock:
+                inflight["now"] += 1
+                inflight["max"] = max(inflight["max"], inflight["now"])
+            time.sleep(0.3)
+            with lock:
+                inflight["now"] -= 1
         if fault == "truncate":
             data = data[: len(data) // 2]
         elif fault == "corrupt":
