@@ -241,6 +241,7 @@ int cmd_history_kinds(char *text, const char **kinds);
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);
 int cmd_history_compact(int argc, char **argv);
+int cmd_history_dashboard(int argc, char **argv);
 /* The GitHub token of the environment: PROFGATE_GITHUB_TOKEN, else
  * GITHUB_TOKEN; NULL when neither is set. */
 const char *cmd_github_token(void);

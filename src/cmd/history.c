@@ -442,6 +442,7 @@ static const struct {
      "the median of the last N main/nightly records, as a summary"},
     {"trend", cmd_history_trend, "metrics over time, change points, the nightly rule (md, JSON)"},
     {"compact", cmd_history_compact, "fold the branch into one commit, the old one archived"},
+    {"dashboard", cmd_history_dashboard, "a static site charting every series (HTML)"},
 };
 
 static void usage(FILE *out)
@@ -449,7 +450,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: profgate history <subcommand> [options]\n\n"
 		     "The JSONL history of gate results on a git branch.\n\nsubcommands:\n");
 	for (size_t i = 0; i < PG_ARRAY_LEN(subcommands); i++)
-		fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+		fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(out, "\n'profgate history <subcommand> --help' describes one.\n");
 }
 
