@@ -166,6 +166,9 @@ struct cmd_gate_job {
 	uint32_t baseline_n;
 	int history_no_append; /* read the history (a window baseline) but append nothing */
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
+	/* where the history's dashboard is published: the report's chart of the
+	 * series' recent records links its page there; NULL: no link */
+	const char *dashboard_url;
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */
 	const char *baseline_summary_out, *candidate_summary_out;
@@ -173,6 +176,12 @@ struct cmd_gate_job {
 	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
+struct gate_result;
+/* The report's chart of the series' recent records and this run, with the
+ * link to the series' dashboard page (gate_chart.c): added to md when job has
+ * a history holding main or nightly records of series, else nothing. */
+void cmd_gate_recent_chart(const struct cmd_gate_job *job, const char *series,
+			   const struct gate_result *r, struct pg_buf *md);
 
 struct history_record;
 /*

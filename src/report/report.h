@@ -68,6 +68,19 @@ int report_host_profile(const struct summary *s);
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
 
+/* The step time of a series' recent records and this run's (recent_md.c). */
+struct report_recent {
+	const char *label, *series; /* the chart's title: the label, else the series */
+	const char *const *time;    /* the records' times, oldest first */
+	const double *value;	    /* their step.median_us */
+	uint32_t n;
+	double candidate;     /* this run's step.median_us; NAN: no chart */
+	const char *page_url; /* the series' dashboard page; NULL: no link */
+};
+/* A Mermaid xychart-beta of c (nothing when it has no records or no
+ * candidate value), then the link to the page. */
+void report_recent_md(const struct report_recent *c, struct pg_buf *out);
+
 /* ---- the dashboard (dashboard.c): a static site of the history's trend ---- */
 
 /* A file compiled into the binary (the Makefile embeds them): the chart

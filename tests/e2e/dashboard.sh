@@ -195,6 +195,82 @@ check "dashboard: nothing written for a refused run" test ! -e "$T/x"
 pg history dashboard --repo "$T/h.git" -o "$T/file/site"
 one "dashboard -o under a file" 3
 
+# ---- the gate's chart of the series' recent records, and the action's dashboard input ----
+EX=$TOP/tests/data/examples
+BASE=$EX/baseline.rank-0.pt.trace.json.gz
+CAND=$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz
+git init -q --bare "$T/g.git"
+for day in 01 02 03; do
+	GITHUB_RUN_ID=10$day PROFGATE_TIME=2024-05-${day}T03:00:00Z pg gate --baseline "$BASE" --candidate "$CAND" \
+		--label "matmul bench" --history "$T/g.git" --kind nightly --report "$T/r$day.md"
+done
+check "gate --history: the first report has no chart (no records yet)" \
+	eval '! grep -q xychart-beta "$T/r01.md"'
+GITHUB_RUN_ID=1004 PROFGATE_TIME=2024-05-04T03:00:00Z pg gate --baseline "$BASE" --candidate "$CAND" \
+	--label "matmul bench" --history "$T/g.git" --kind pr \
+	--dashboard-url https://o.github.io/r --report "$T/r04.md"
+SERIES=$(sed -n 's/.*"series":"\([^"]*\)".*/\1/p' "$T/rec/001.json" | head -n 1)
+pycheck "gate --history --dashboard-url: the chart of 3 records and this run, linked" '
+import re
+md = open(sys.argv[1]).read()
+chart = md[md.index("```mermaid"):]
+chart = chart[:chart.index("```\n", 10)]
+lines = chart.split("\n")
+xs = [l for l in lines if l.strip().startswith("x-axis")][0]
+ys = [l for l in lines if l.strip().startswith("line")][0]
+marker = md.index("<!--")
+' "$T/r04.md" \
+	'"xychart-beta" in chart and "matmul bench: step median" in chart' \
+	'xs.strip() == "x-axis [\"05-01\", \"05-02\", \"05-03\", \"this run\"]"' \
+	'len(json.loads(ys.strip()[len("line "):])) == 4' \
+	're.search(r"\]\(https://o\.github\.io/r/s/matmul-bench-[0-9a-f]{8}\.html\)", md) is not None' \
+	'md.index("```mermaid") < marker'
+pg gate --baseline "$BASE" --candidate "$CAND" --history "$T/g.git" --dashboard-url 'javascript:x'
+one "gate --dashboard-url javascript:" 2
+
+if python3 -c 'import yaml' 2>/dev/null; then
+	WS=$T/ws
+	mkdir -p "$WS" "$T/files"
+	echo '{}' >"$T/files/event.json"
+	ENV=$(
+		cat <<JSON
+{"GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_REPOSITORY": "o/r", "GITHUB_EVENT_NAME": "schedule",
+ "GITHUB_EVENT_PATH": "$T/files/event.json", "GITHUB_SHA": "4444444444444444444444444444444444444444",
+ "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": "901", "GITHUB_RUN_ATTEMPT": "1",
+ "GITHUB_SERVER_URL": "https://github.example", "GITHUB_WORKSPACE": "$WS",
+ "GITHUB_OUTPUT": "$T/files/output", "GITHUB_STEP_SUMMARY": "$T/files/summary", "HOME": "$T/home",
+ "PROFGATE_CACHE_DIR": "$T/cache", "PROFGATE_TIME": "2024-05-05T03:00:00Z", "__github_token": "t"}
+JSON
+	)
+	WITH="{\"baseline\": \"$BASE\", \"candidate\": \"$CAND\", \"label\": \"matmul bench\",
+	 \"history\": \"$T/g.git\", \"comment\": \"never\", \"fail_on\": \"never\", \"dashboard\": \"site\",
+	 \"dashboard_url\": \"https://o.github.io/r\"}"
+	timeout 120 python3 "$TOP/tests/e2e/lib/run_action.py" "$PROFGATE" "$TOP/action.yml" "$T/out" \
+		"$T/err" "$WITH" "$ENV"
+	rc=$?
+	pycheck "action dashboard input: the site written after the append, the summary's chart linked" '
+import os, glob
+ws = sys.argv[1]
+summary = open(os.path.dirname(ws) + "/files/summary").read()
+out = open(os.path.dirname(ws) + "/out").read()
+index = open(ws + "/site/index.html").read()
+data = glob.glob(ws + "/site/data/matmul-bench-*.js")
+' "$WS" \
+		"os.path.exists(ws + \"/site/assets/uPlot.iife.min.js\")" \
+		'len(data) == 1 and "\"records\"" in open(data[0]).read()' \
+		'open(data[0]).read().count("\"time\": \"2024-05-05T03:00:00Z\"") == 1' \
+		'"::group::profgate: dashboard" in out and "history dashboard: 1 series, 4 records" in out' \
+		'"xychart-beta" in summary and "https://o.github.io/r/s/matmul-bench-" in summary'
+	[ "$rc" -eq 0 ] || diag_file "$T/err"
+	WITH2="{\"baseline\": \"$BASE\", \"candidate\": \"$CAND\", \"dashboard\": \"site\"}"
+	timeout 60 python3 "$TOP/tests/e2e/lib/run_action.py" "$PROFGATE" "$TOP/action.yml" "$T/out" \
+		"$T/err" "$WITH2" "$ENV"
+	rc=$?
+	check "action dashboard input without history: exit 2" [ "$rc" -eq 2 ]
+else
+	skip "action dashboard input: python3-yaml is not installed"
+fi
+
 # ---- in a real browser ----
 CHROMIUM=${PG_CHROMIUM:-/usr/bin/chromium}
 MODULES=${PG_BROWSER_DIR:-$TOP/build/browser}/node_modules
