@@ -1,7 +1,8 @@
 /*
  * profgate history dashboard: read the history branch, build the trend of its
  * series over every metric (src/history/trend.c, the code of `history trend`)
- * and write it as a static site (src/report/dashboard.c) into a folder. Each
+ * and write it as a static site (src/report/dashboard.c) into a folder; the
+ * series' trends are built on -j threads (the same bytes on any number). Each
  * file is replaced whole; files of series no longer read are left. Prints and
  * picks exit codes.
  */
@@ -17,7 +18,7 @@
 #define DEFAULT_SERVER "https://github.com"
 
 static const char *opt_repo, *opt_branch, *opt_label, *opt_kind, *opt_since, *opt_thresholds,
-    *opt_n, *opt_server, *opt_out;
+    *opt_n, *opt_server, *opt_out, *opt_threads;
 static const char *opt_series[CMD_OPT_COLLECT_MAX + 1];
 
 static const struct cmd_opt dash_opts[] = {
@@ -39,6 +40,8 @@ static const struct cmd_opt dash_opts[] = {
      &opt_server, 0},
     {"output", 'o', "DIR", "write the site into this folder (made when missing)", NULL, &opt_out,
      CMD_OPT_REQUIRED},
+    {"threads", 'j', "N", "build the series' trends on N threads (default: the number of cores)",
+     NULL, &opt_threads, 0},
 };
 
 static const struct cmd_spec dash_spec = {
@@ -50,15 +53,15 @@ static const struct cmd_spec dash_spec = {
     "Exit 3 when --series or --label names no records.",
     dash_opts, (int)PG_ARRAY_LEN(dash_opts)};
 
-static int dash_args(int argc, char **argv, int *help, uint32_t *n, const char **kinds,
-		     char **kinds_text)
+static int dash_args(int argc, char **argv, int *help, uint32_t *n, int *threads,
+		     const char **kinds, char **kinds_text)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	int64_t v;
 	int n_pos, rc;
 
 	opt_repo = opt_branch = opt_label = opt_kind = opt_since = opt_thresholds = opt_n =
-	    opt_server = opt_out = NULL;
+	    opt_server = opt_out = opt_threads = NULL;
 	memset(opt_series, 0, sizeof(opt_series));
 	rc = cmd_parse(&dash_spec, argc, argv, pos, &n_pos, help);
 	free(pos);
@@ -81,6 +84,8 @@ static int dash_args(int argc, char **argv, int *help, uint32_t *n, const char *
 				    "plain characters without a trailing slash",
 				    opt_server);
 	if (opt_since && history_filter_check_since(opt_since))
+		return PG_EUSAGE;
+	if (cmd_parse_threads("history dashboard", opt_threads, threads))
 		return PG_EUSAGE;
 	*n = HISTORY_WINDOW_DEFAULT;
 	if (opt_n) {
@@ -178,11 +183,11 @@ int cmd_history_dashboard(int argc, char **argv)
 	struct history_trend_opts to;
 	struct report_site site = {0};
 	uint32_t n = HISTORY_WINDOW_DEFAULT, records = 0;
-	int help = 0, exists = 0, rc;
+	int help = 0, exists = 0, threads = 1, rc;
 
 	memset(&th, 0, sizeof(th));
 	memset(&t, 0, sizeof(t));
-	if (dash_args(argc, argv, &help, &n, kinds, &kinds_text) ||
+	if (dash_args(argc, argv, &help, &n, &threads, kinds, &kinds_text) ||
 	    cmd_load_thresholds(opt_thresholds, &th)) {
 		rc = cmd_error(PG_EXIT_USAGE);
 		goto out;
@@ -200,7 +205,7 @@ int cmd_history_dashboard(int argc, char **argv)
 	for (uint32_t i = 0; i < l.n; i++)
 		if (series_wanted(l.r[i].series))
 			history_list_move(&keep, &l.r[i]);
-	to = (struct history_trend_opts){NULL, kinds, &th, n, 0, 0};
+	to = (struct history_trend_opts){NULL, kinds, &th, n, 0, 0, (uint32_t)threads};
 	history_trend_build(&keep, &to, &t);
 	if ((rc = check_found(&t, exists)) != PG_EXIT_OK)
 		goto out;

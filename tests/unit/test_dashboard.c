@@ -98,8 +98,9 @@ static void test_url_and_pages(void **state)
 	pg_buf_release(&b);
 }
 
-/* A record line of series s, label l, at day d, step value v, verdict vd. */
-static void add_record(struct history_list *l, const char *label, int d, double v, const char *vd)
+/* A record line of series s-0000000<k>, label l, at day d, step value v, verdict vd. */
+static void add_series_record(struct history_list *l, int k, const char *label, int d, double v,
+			      const char *vd)
 {
 	char line[2048];
 	struct history_record r;
@@ -107,16 +108,21 @@ static void add_record(struct history_list *l, const char *label, int d, double 
 	snprintf(
 	    line, sizeof(line),
 	    "{\"schema\":\"profgate.history/1\",\"record_id\":\"%032x\",\"time\":"
-	    "\"2024-03-%02dT06:00:00Z\",\"series\":\"s-00000001\",\"label\":\"%s\",\"kind\":"
+	    "\"2024-03-%02dT06:00:00Z\",\"series\":\"s-0000000%d\",\"label\":\"%s\",\"kind\":"
 	    "\"nightly\",\"verdict\":\"%s\",\"exit_code\":0,\"repo\":\"acme/train\",\"sha\":"
 	    "\"%040x\",\"ref\":\"refs/heads/main\",\"pr\":null,\"run_id\":\"%d\",\"run_attempt\":"
 	    "null,\"identity\":{},\"metrics\":{\"step.median_us\":%.3f,\"op.<script>x</script>"
 	    ".us_per_step\":1.0},\"baseline\":{\"kind\":\"file\",\"path\":\"b.json\",\"sha256\":"
 	    "null,\"summary_sha256\":null},\"summary_sha256\":null,\"thresholds\":\"default\","
 	    "\"profgate_version\":\"0.1.0\"}",
-	    (unsigned)d + 1, d + 1, label, vd, (unsigned)d + 1, 100 + d, v);
+	    (unsigned)(k * 100 + d + 1), d + 1, k, label, vd, (unsigned)d + 1, 100 + d, v);
 	assert_int_equal(history_record_parse(&r, line, strlen(line)), 0);
 	history_list_move(l, &r);
+}
+
+static void add_record(struct history_list *l, const char *label, int d, double v, const char *vd)
+{
+	add_series_record(l, 1, label, d, v, vd);
 }
 
 static const struct report_file *find(const struct report_site *s, const char *path)
@@ -188,13 +194,42 @@ static void test_site(void **state)
 	history_list_release(&l);
 }
 
+/* The trend built on several threads is the trend built on one, byte for byte. */
+static void test_trend_threads(void **state)
+{
+	struct history_list l = {0};
+	struct history_trend t1, t3;
+	struct history_trend_opts o = {0};
+	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
+	(void)state;
+
+	for (int k = 1; k <= 7; k++)
+		for (int d = 0; d < 24; d++)
+			add_series_record(&l, k, "x", d,
+					  1000 + (d >= 8 + k ? 40 * k : 0) + (d * 7 % 5), "pass");
+	o.threads = 1;
+	history_trend_build(&l, &o, &t1);
+	o.threads = 3;
+	history_trend_build(&l, &o, &t3);
+	assert_int_equal(t1.n, 7);
+	history_trend_write_json(&t1, NULL, NULL, &a);
+	history_trend_write_json(&t3, NULL, NULL, &b);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.ptr, b.ptr, a.len);
+	assert_non_null(strstr(a.ptr, "\"change_points\": [\n            {"));
+	history_trend_release(&t1);
+	history_trend_release(&t3);
+	history_list_release(&l);
+	pg_buf_release(&a);
+	pg_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_html),
-	    cmocka_unit_test(test_js),
-	    cmocka_unit_test(test_url_and_pages),
-	    cmocka_unit_test(test_site),
+	    cmocka_unit_test(test_html),	  cmocka_unit_test(test_js),
+	    cmocka_unit_test(test_url_and_pages), cmocka_unit_test(test_site),
+	    cmocka_unit_test(test_trend_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
