@@ -5,7 +5,8 @@
 # files read with -j 1 against -j 2.
 # Then the history rows (tests/bench/history.sh: reads of generated history branches).
 # Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history
-# (make bench BENCH=history) runs the history rows alone.
+# (make bench BENCH=history) runs the history rows alone; PG_BENCH=dashboard the dashboard's
+# (tests/bench/dashboard.sh), which `all` leaves out.
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -13,8 +14,9 @@ top=$(git rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/../.." &
 case ${PG_BENCH:-all} in
 all) ;;
 history) exec sh "$top/tests/bench/history.sh" "$BUILD" ;;
+dashboard) exec sh "$top/tests/bench/dashboard.sh" "$BUILD" ;;
 *)
-	echo "bench: PG_BENCH='$PG_BENCH': give all or history" >&2
+	echo "bench: PG_BENCH='$PG_BENCH': give all, history or dashboard" >&2
 	exit 2
 	;;
 esac
