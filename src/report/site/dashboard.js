@@ -287,8 +287,8 @@
 			series: [{}, { label: m.name, stroke: COLORS[0], width: 1.5, points: { size: 4 } }],
 			axes: [{}, yAxis(m.unit)],
 			hooks: { draw: [function (u) {
-				drawMarks(u, S, m, marks);
 				drawChanges(u, S, m);
+				drawMarks(u, S, m, marks);
 			}] }
 		}, data, S, drawn);
 	}
@@ -342,8 +342,8 @@
 			bands: [{ series: [2, 1], fill: "rgba(47,111,235,0.12)" }],
 			axes: [{}, yAxis("us")],
 			hooks: { draw: [function (u) {
-				drawMarks(u, S, med, marks);
 				drawChanges(u, S, med);
+				drawMarks(u, S, med, marks);
 			}] }
 		}, data, S, drawn);
 		changeList(S, box, med);
