@@ -66,7 +66,7 @@ s.serve_forever()' "$tmp/site" "$tmp/port" &
 		while [ ! -s "$tmp/port" ]; do sleep 0.1; done
 		rm -rf "$tmp/profile"
 		node "$top/tests/bench/dashboard_load.mjs" "$MODULES" "$CHROMIUM" "$tmp/profile" \
-			"http://127.0.0.1:$(cat "$tmp/port")/" "$s7" "$tmp/trend.json" 3 >"$tmp/load"
+			"http://127.0.0.1:$(cat "$tmp/port")/" "$s7" "$tmp/trend.json" 3 200 >"$tmp/load"
 		kill "$server" 2>/dev/null || :
 		server=
 		rm -f "$tmp/port"

@@ -3,14 +3,16 @@
 // injected into the generated history is on the step chart at its record with its commit, as
 // `history trend --format json` says.
 //
-//   node dashboard_load.mjs MODULES CHROMIUM PROFILE BASE_URL SERIES_FILE TREND_JSON RUNS
+//   node dashboard_load.mjs MODULES CHROMIUM PROFILE BASE_URL SERIES_FILE TREND_JSON RUNS AT
 //
 // Prints "index <ms>", "series <ms> <points>" (the median of RUNS fresh pages each: from
-// navigation to the page's charts drawn) and "change ok|differs <chart> <trend>".
+// navigation to the page's charts drawn) and "change ok|differs <chart> <trend>": ok when the
+// step chart's change points are the trend's and one of them is at record AT with its commit.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
-const [modules, chromiumPath, profile, base, seriesFile, trendFile, runsText] = process.argv.slice(2);
+const [modules, chromiumPath, profile, base, seriesFile, trendFile, runsText, atText] =
+	process.argv.slice(2);
 const { chromium } = createRequire(modules + "/")("playwright-core");
 const runs = Number(runsText || 3);
 const browser = await chromium.launchPersistentContext(profile, {
@@ -57,7 +59,9 @@ console.log(`series ${median(ser)} ${state.points}`);
 const trend = JSON.parse(readFileSync(trendFile, "utf8")).series[0];
 const want = trend.metrics.find((m) => m.name === "step.median_us").change_points
 	.map((c) => ({ index: c.index, sha: c.sha }));
-const same = JSON.stringify(state.changes) === JSON.stringify(want);
+const at = Number(atText);
+const same = JSON.stringify(state.changes) === JSON.stringify(want) &&
+	state.changes.some((c) => c.index === at && c.sha === trend.records[at].sha);
 console.log(`change ${same ? "ok" : "differs"} ${JSON.stringify(state.changes)} ${JSON.stringify(want)}`);
 if (errors.length)
 	console.log(`errors ${errors.length}: ${errors[0]}`);

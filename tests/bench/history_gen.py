@@ -37,6 +37,25 @@ def series_of(label):
     return "%s-%s" % (slug, hashlib.sha256(("label=%s\n" % label).encode()).hexdigest()[:8])
 
 
+def object_end(text):
+    """The index of the '}' that closes the object text is inside of: the first one outside a
+    string (op names hold braces: "{lambda()#1}")."""
+    quoted = escaped = False
+    for i, ch in enumerate(text):
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch == "}":
+            return i
+    raise ValueError("history_gen: the template's metrics object does not end")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", required=True)
@@ -55,7 +74,7 @@ def main():
     tpl = open(a.template).readline().rstrip("\n")
     rec = json.loads(tpl)
     head, rest = tpl.split('"metrics":{', 1)
-    metrics, tail = rest.split("}", 1)
+    metrics, tail = rest[:object_end(rest)], rest[object_end(rest) + 1:]
     old = {k: rec[k] for k in ("record_id", "time", "series", "label", "sha", "run_id")}
 
     if not os.path.isdir(a.repo):

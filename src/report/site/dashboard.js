@@ -30,12 +30,16 @@
 	var TOP_FAMILIES = 6;
 	var state = { charts: {}, plots: {}, series: null };
 
+	/* Bidirectional controls would make a name read in another order than it
+	 * runs: shown as U+FFFD, as the HTML and the markdown show them. */
+	var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 	function el(tag, cls, text) {
 		var e = document.createElement(tag);
 		if (cls)
 			e.className = cls;
 		if (text !== undefined && text !== null)
-			e.textContent = String(text);
+			e.textContent = String(text).replace(BIDI, "\ufffd");
 		return e;
 	}
 
