@@ -209,7 +209,6 @@ check "gate --history: the first report has no chart (no records yet)" \
 GITHUB_RUN_ID=1004 PROFGATE_TIME=2024-05-04T03:00:00Z pg gate --baseline "$BASE" --candidate "$CAND" \
 	--label "matmul bench" --history "$T/g.git" --kind pr \
 	--dashboard-url https://o.github.io/r --report "$T/r04.md"
-SERIES=$(sed -n 's/.*"series":"\([^"]*\)".*/\1/p' "$T/rec/001.json" | head -n 1)
 pycheck "gate --history --dashboard-url: the chart of 3 records and this run, linked" '
 import re
 md = open(sys.argv[1]).read()
