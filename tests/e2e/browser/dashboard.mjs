@@ -134,6 +134,20 @@ for (const name of cfg.series) {
 		`${name}: the marks are drawn in their verdict's colour`, JSON.stringify(pixels.marks));
 	tap(pixels.lines.every((r) => r > 10), `${name}: a dashed line at each change point`,
 		JSON.stringify(pixels.lines));
+	// a click on a point shows that record with its links
+	const k = Math.floor(s.records.length / 2);
+	const at = await page.evaluate((k) => {
+		const u = window.profgateDashboard.state.plots.step, r = u.over.getBoundingClientRect();
+		return { x: r.left + u.valToPos(u.data[0][k], "x"), y: r.top + u.valToPos(u.data[1][k], "y") };
+	}, k);
+	await page.mouse.move(at.x, at.y);
+	await page.mouse.click(at.x, at.y);
+	const sel = await page.$eval("#chart-step p.selected", (p) => ({
+		index: p.getAttribute("data-index"),
+		commit: p.querySelector("a.commit") ? p.querySelector("a.commit").href : null,
+	}));
+	tap(sel.index === String(k) && sel.commit === cfg.links[name].commit[k],
+		`${name}: a click on a point shows its record and commit link`, JSON.stringify(sel));
 	const rows = await page.$$eval("#table-step tbody tr", (trs) => trs.map((tr) => ({
 		cells: [...tr.cells].map((td) => td.textContent),
 		commit: tr.querySelector("a.commit") ? tr.querySelector("a.commit").href : null,
