@@ -173,6 +173,12 @@ pg history dashboard --repo "$T/h.git" -o "$T/site-pr" --kind pr,main,nightly
 check "dashboard --kind pr,main,nightly: the PR records charted too" \
 	grep -q '^history dashboard: 3 series, 59 records' "$T/out"
 
+git init -q --bare "$T/empty.git"
+pg history dashboard --repo "$T/empty.git" -o "$T/empty-site"
+check "dashboard of a branch not there yet: an index saying so, exit 0, a note" \
+	eval '[ "$rc" -eq 0 ] && grep -q "No records yet" "$T/empty-site/index.html" &&
+		grep -q "no branch .profgate-history." "$T/err"'
+
 # ---- bad options: one line, a documented exit code ----
 one() {
 	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err"; then
