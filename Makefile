@@ -47,7 +47,7 @@ endif
 
 LIB_SRCS := $(sort $(wildcard src/util/*.c src/trace/*.c src/read/*.c src/source/*.c src/analyze/*.c src/summary/*.c src/gate/*.c src/history/*.c src/report/*.c src/net/*.c src/deliver/*.c src/cmd/*.c))
 GEN_DIR := $(BUILD)/gen
-GEN_SRCS := $(GEN_DIR)/xplane.pb-c.c $(GEN_DIR)/thresholds_default.c
+GEN_SRCS := $(GEN_DIR)/xplane.pb-c.c $(GEN_DIR)/thresholds_default.c $(GEN_DIR)/dashboard_assets.c
 GEN_HDRS := $(GEN_DIR)/xplane.pb-c.h
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(GEN_SRCS:%.c=%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
@@ -90,6 +90,25 @@ $(GEN_DIR)/thresholds_default.c: thresholds/default.json
 	  echo 'const char gate_default_thresholds[] = {'; \
 	  od -An -v -tx1 $< | sed 's/[0-9a-f][0-9a-f]/0x&,/g'; echo '0x00};'; \
 	  echo 'const size_t gate_default_thresholds_len = sizeof(gate_default_thresholds) - 1;'; \
+	} >$@.tmp && mv $@.tmp $@
+
+# The dashboard's static files (history dashboard) are compiled in, so the site it writes needs
+# no CDN: the vendored chart library with its licence, and the site's own script and style.
+DASHBOARD_ASSETS := src/report/vendor/uplot/uPlot.iife.min.js src/report/vendor/uplot/uPlot.min.css \
+  src/report/vendor/uplot/LICENSE src/report/site/dashboard.js src/report/site/dashboard.css
+$(GEN_DIR)/dashboard_assets.c: $(DASHBOARD_ASSETS)
+	@mkdir -p $(GEN_DIR)
+	$(if $(Q),@echo "  EMBED   dashboard assets")
+	$(Q){ echo '/* generated from the dashboard assets by the Makefile */'; \
+	  echo '#include "$(CURDIR)/src/report/report.h"'; i=0; \
+	  for f in $(DASHBOARD_ASSETS); do \
+	    echo "static const unsigned char asset_$$i[] = {"; \
+	    od -An -v -tx1 $$f | sed 's/[0-9a-f][0-9a-f]/0x&,/g'; echo '0x00};'; i=$$((i + 1)); done; \
+	  echo 'const struct report_asset report_dashboard_assets[] = {'; i=0; \
+	  for f in $(DASHBOARD_ASSETS); do \
+	    echo "{\"$$(basename $$f)\", asset_$$i, sizeof(asset_$$i) - 1},"; i=$$((i + 1)); done; \
+	  echo '};'; \
+	  echo 'const size_t report_dashboard_n_assets = sizeof(report_dashboard_assets) / sizeof(report_dashboard_assets[0]);'; \
 	} >$@.tmp && mv $@.tmp $@
 
 $(GEN_DIR)/%.o: $(GEN_DIR)/%.c $(BUILD)/CFLAGS

@@ -18,6 +18,7 @@
 
 #include "../deliver/deliver.h"
 #include "../history/history.h"
+#include "../report/report.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -63,6 +64,8 @@ static const struct input_def input_defs[] = {
     {"wandb_api_key", "", "a W&B API key for W&B inputs (passed as WANDB_API_KEY)"},
     {"pull_request_event", "",
      "workflow_run jobs: the event file the pull_request job saved (fork-safe split)"},
+    {"dashboard", "", "write the history's dashboard into this folder (a Pages artifact)"},
+    {"dashboard_url", "", "where the dashboard is published: the report links the series' page"},
 };
 
 /* The outputs, as action.yml declares them. */
@@ -238,6 +241,15 @@ static int validate(struct action *a)
 				    fail_on);
 	if (github_mentions_check(in(a, "alert_mentions")))
 		return pg_error_set(PG_EUSAGE, "action: input %s", pg_error_last());
+	if (in(a, "dashboard") && !in(a, "history"))
+		return pg_error_set(
+		    PG_EUSAGE,
+		    "action: input 'dashboard' charts the history: set the history input");
+	if (in(a, "dashboard_url") && !report_url_ok(in(a, "dashboard_url")))
+		return pg_error_set(PG_EUSAGE,
+				    "action: input 'dashboard_url' is '%s': give an http(s) URL of "
+				    "plain characters without a trailing slash",
+				    in(a, "dashboard_url"));
 	if (kind && !history_kind_valid(kind))
 		return pg_error_set(PG_EUSAGE,
 				    "action: input 'kind' is '%s': give pr, main, "
@@ -422,6 +434,7 @@ static int run_gate(struct action *a)
 	job.keep_json = &a->json;
 	job.keep_md = &a->md;
 	job.outcome = &a->outcome;
+	job.dashboard_url = in(a, "dashboard_url");
 	if (in(a, "history") && !a->read_only) {
 		job.history = in(a, "history");
 		job.history_branch = in(a, "history_branch");
@@ -466,6 +479,40 @@ static int run_gate(struct action *a)
 }
 
 /* ---- deliveries ---- */
+
+/* The dashboard input: the history's site (history dashboard) written into
+ * that folder once this run's record is on the branch, for
+ * actions/upload-pages-artifact. A history that cannot be read is a failed
+ * delivery. */
+static void build_dashboard(struct action *a)
+{
+	const char *argv[10];
+	int argc = 0, rc;
+
+	if (!in(a, "dashboard"))
+		return;
+	argv[argc++] = "dashboard";
+	argv[argc++] = "--repo";
+	argv[argc++] = in(a, "history");
+	argv[argc++] = "--branch";
+	argv[argc++] = in(a, "history_branch");
+	argv[argc++] = "--output";
+	argv[argc++] = in(a, "dashboard");
+	if (a->thresholds) {
+		argv[argc++] = "--thresholds";
+		argv[argc++] = a->thresholds;
+	}
+	argv[argc] = NULL;
+	printf("::group::profgate: dashboard\n");
+	fflush(stdout);
+	rc = cmd_history_dashboard(argc, (char **)argv);
+	fflush(stdout);
+	printf("::endgroup::\n");
+	if (rc == PG_EXIT_USAGE)
+		a->config_failed = 1;
+	else if (rc != PG_EXIT_OK)
+		a->delivery_failed = 1;
+}
 
 /* workflow_run: the pull request must still be at the run's head, so a
  * forged event cannot aim the comment at another pull request. */
@@ -731,6 +778,7 @@ int cmd_action(int argc, char **argv)
 	set_paths(&a);
 	rc = run_gate(&a);
 	if (rc != PG_EXIT_USAGE && rc != PG_EXIT_INPUT) {
+		build_dashboard(&a);
 		post_comment(&a);
 		post_check_run(&a, verdict_of(&a));
 	}

@@ -217,6 +217,9 @@ struct cmd_gate_job {
 	 * appending; NULL: history's remote */
 	const char *history_from;
 	const struct history_env *history_env; /* the record's CI facts; NULL: from GITHUB_* */
+	/* where the history's dashboard is published: the report's chart of the
+	 * series' recent records links its page there; NULL: no link */
+	const char *dashboard_url;
 	/* for `action`: both sides' summaries written here (NULL: not), and
 	 * copies of the verdict JSON and the report kept (NULL: not) */
 	const char *baseline_summary_out, *candidate_summary_out;
@@ -229,6 +232,13 @@ static inline const char *cmd_gate_history_read(const struct cmd_gate_job *job)
 {
 	return job->history_from ? job->history_from : job->history;
 }
+
+struct gate_result;
+/* The report's chart of the series' recent records and this run, with the
+ * link to the series' dashboard page (gate_chart.c): added to md when job has
+ * a history holding main or nightly records of series, else nothing. */
+void cmd_gate_recent_chart(const struct cmd_gate_job *job, const char *series,
+			   const struct gate_result *r, struct pg_buf *md);
 
 struct history_record;
 /*
@@ -332,6 +342,7 @@ uint32_t cmd_history_kinds_note(const struct history_list *l, const char *series
 int cmd_history_baseline(int argc, char **argv);
 int cmd_history_trend(int argc, char **argv);
 int cmd_history_compact(int argc, char **argv);
+int cmd_history_dashboard(int argc, char **argv);
 /* The GitHub token of the environment: PROFGATE_GITHUB_TOKEN, else
  * GITHUB_TOKEN; NULL when neither is set. */
 const char *cmd_github_token(void);
@@ -381,7 +392,8 @@ int cmd_man(int argc, char **argv, const struct cmd_command *table, size_t n);
 extern const struct cmd_spec cmd_inspect_spec, cmd_summarize_spec, cmd_merge_spec, cmd_report_spec,
     cmd_compare_spec, cmd_gate_spec, cmd_fetch_spec, cmd_publish_spec, cmd_comment_spec,
     cmd_history_append_spec, cmd_history_show_spec, cmd_history_flush_spec,
-    cmd_history_baseline_spec, cmd_history_trend_spec, cmd_history_compact_spec;
+    cmd_history_baseline_spec, cmd_history_trend_spec, cmd_history_compact_spec,
+    cmd_history_dashboard_spec;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

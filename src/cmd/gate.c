@@ -381,6 +381,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	report_compare_md(&r, &md);
 	/* the hidden marker naming the series: the PR comment's key (DESIGN §7) */
 	history_series_of_summary(in.label, &c[0], &series);
+	cmd_gate_recent_chart(job, series.ptr, &r, &md);
 	github_marker_append(series.ptr, gate_verdict_name(r.verdict), &md);
 	if (job->outcome)
 		outcome_of(&r, job->outcome);
@@ -476,6 +477,9 @@ static const struct cmd_opt gate_opts[] = {
      &gate_job.history_required, NULL, CMD_OPT_UNDER},
     {"kind", 0, "K", "the record's kind: pr, main, nightly or manual (default: from GITHUB_*)",
      NULL, &gate_job.kind, CMD_OPT_UNDER},
+    {"dashboard-url", 0, "URL",
+     "where the history's dashboard is published: the report's chart links the series' page", NULL,
+     &gate_job.dashboard_url, CMD_OPT_UNDER},
     {"history-from", 0, "URL_OR_PATH",
      "read the history here without appending: a history: baseline, the series' noise", NULL,
      &gate_job.history_from, 0},
@@ -587,14 +591,21 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (job->history_branch && history_branch_check(job->history_branch))
 		return cmd_error(PG_EXIT_USAGE);
-	if (!job->history && (job->history_required || job->kind)) {
-		pg_error_set(PG_EUSAGE,
-			     "gate: --history-required and --kind go with --history URL_OR_PATH");
+	if (!job->history && (job->history_required || job->kind || job->dashboard_url)) {
+		pg_error_set(PG_EUSAGE, "gate: --history-required, --kind and --dashboard-url go with "
+					"--history URL_OR_PATH");
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (!cmd_gate_history_read(job) && job->history_branch) {
 		pg_error_set(PG_EUSAGE, "gate: --history-branch goes with --history URL_OR_PATH or "
 					"--history-from URL_OR_PATH");
+		return cmd_error(PG_EXIT_USAGE);
+	}
+	if (job->dashboard_url && !report_url_ok(job->dashboard_url)) {
+		pg_error_set(PG_EUSAGE,
+			     "gate: --dashboard-url '%s': give an http(s) URL of plain characters "
+			     "without a trailing slash",
+			     job->dashboard_url);
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (opt_comment && github_comment_mode_parse(opt_comment, &mode)) {

@@ -447,6 +447,8 @@ const struct cmd_command cmd_history_commands[] = {
      &cmd_history_trend_spec, NULL},
     {"compact", cmd_history_compact, "fold the branch into one commit, the old one archived",
      &cmd_history_compact_spec, NULL},
+    {"dashboard", cmd_history_dashboard, "a static site charting every series (HTML)",
+     &cmd_history_dashboard_spec, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -455,7 +457,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: profgate history <subcommand> [options]\n\n"
 		     "The JSONL history of gate results on a git branch.\n\nsubcommands:\n");
 	for (const struct cmd_command *c = cmd_history_commands; c->name; c++)
-		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+		fprintf(out, "  %-9s %s\n", c->name, c->summary);
 	fprintf(out, "\n'profgate history <subcommand> --help' describes one.\n");
 }
 

@@ -156,7 +156,7 @@ int cmd_history_trend(int argc, char **argv)
 	struct history_trend t;
 	struct history_trend_opts to;
 	uint32_t n = HISTORY_WINDOW_DEFAULT;
-	int help = 0, exists = 0, rc;
+	int help = 0, exists = 0, threads = 1, rc;
 
 	memset(&th, 0, sizeof(th));
 	memset(&t, 0, sizeof(t));
@@ -178,7 +178,9 @@ int cmd_history_trend(int argc, char **argv)
 	}
 	if (series)
 		opt_series = series;
-	to = (struct history_trend_opts){opt_metric, kinds, &th, n, 0, 0};
+	/* the series on every core: the same output as on one */
+	cmd_parse_threads("history trend", NULL, &threads);
+	to = (struct history_trend_opts){opt_metric, kinds, &th, n, 0, 0, (uint32_t)threads};
 	history_trend_build(&l, &to, &t);
 	rc = check_found(&t, &l, kinds, exists);
 	if (rc == PG_EXIT_OK)

@@ -419,6 +419,8 @@ struct history_trend_opts {
 	uint32_t window;      /* baseline records of the nightly rule; 0: 5 */
 	double alpha;	      /* family-wise per series, across its metrics; 0: 0.01 */
 	uint32_t min_segment; /* 0: 3 */
+	uint32_t threads;     /* series built on this many threads at once; 0: 1 (the
+				 output is the same whatever it is) */
 };
 
 struct history_trend {

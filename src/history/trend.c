@@ -785,16 +785,34 @@ static void defaults(struct history_trend *t, const struct history_trend_opts *o
 	t->consecutive = o->th && o->th->consecutive_violations ? o->th->consecutive_violations : 2;
 }
 
+/* One series on a pool thread, with that thread's cache (its scratch, zeroed
+ * until the thread's first series). The null tables are a function of the
+ * length, the shuffles and the seed, so which thread made them does not
+ * change a bit of the output. */
+static void build_job(void *ctx, uint32_t job, void *scratch)
+{
+	struct history_trend *t = ctx;
+	struct cp_cache *cache = scratch;
+
+	if (!cache->L)
+		cache_init(cache, t->o.min_segment);
+	build_series(&t->s[job], t, cache);
+}
+
+static void cache_scratch_release(void *scratch)
+{
+	cache_release(scratch);
+}
+
 void history_trend_build(const struct history_list *l, const struct history_trend_opts *o,
 			 struct history_trend *t)
 {
 	const struct history_record **r = pg_xcalloc(l->n + 1, sizeof(*r));
-	struct cp_cache cache;
+	struct pg_pool_jobs jobs;
 	uint32_t n = 0;
 
 	memset(t, 0, sizeof(*t));
 	defaults(t, o);
-	cache_init(&cache, t->o.min_segment);
 	for (uint32_t i = 0; i < l->n; i++)
 		if (kind_in(l->r[i].kind, t->o.kinds))
 			r[n++] = &l->r[i];
@@ -811,10 +829,11 @@ void history_trend_build(const struct history_list *l, const struct history_tren
 		s->n = j - i;
 		s->r = pg_xcalloc(s->n, sizeof(*s->r));
 		memcpy(s->r, r + i, s->n * sizeof(*s->r));
-		build_series(s, t, &cache);
 		i = j;
 	}
-	cache_release(&cache);
+	jobs = (struct pg_pool_jobs){
+	    build_job, t, t->n, NULL, sizeof(struct cp_cache), cache_scratch_release};
+	pg_pool_run(&jobs, t->o.threads > 1 ? (int)t->o.threads : 1);
 	free(r);
 }
 

@@ -1,7 +1,8 @@
 /*
- * Escaping for markdown that GitHub renders: profile text is untrusted (kernel
- * names, scope paths, labels), and must not ping people, inject HTML, or break
- * the tables it sits in. Bytes that are not UTF-8 and the bidirectional
+ * Escaping for markdown that GitHub renders, and for the HTML and JavaScript of
+ * the dashboard: profile text is untrusted (kernel names, scope paths, labels,
+ * commit facts), and must not ping people, inject HTML or script, or break the
+ * tables it sits in. Bytes that are not UTF-8 and the bidirectional
  * controls (which make text read in another order than it runs) become U+FFFD.
  * Where a name is cut is names.c's: these write the pieces a cut keeps, each
  * escaped the same way, with an ellipsis where bytes were left out.
@@ -83,6 +84,73 @@ static void text_range(struct pg_buf *b, const char *s, size_t from, size_t to)
 				pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
 		}
 	}
+}
+
+/* The code point of the UTF-8 sequence at s (k bytes, as pg_utf8_seq). */
+static uint32_t code_point(const unsigned char *u, size_t k)
+{
+	if (k == 2)
+		return ((u[0] & 0x1fu) << 6) | (u[1] & 0x3f);
+	if (k == 3)
+		return ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3f);
+	return ((u[0] & 0x07u) << 18) | ((u[1] & 0x3fu) << 12) | ((u[2] & 0x3fu) << 6) |
+	       (u[3] & 0x3f);
+}
+
+void report_html(struct pg_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '<': pg_buf_adds(b, "&lt;"); break;
+		case '>': pg_buf_adds(b, "&gt;"); break;
+		case '&': pg_buf_adds(b, "&amp;"); break;
+		case '"': pg_buf_adds(b, "&quot;"); break;
+		case '\'': pg_buf_adds(b, "&#39;"); break;
+		default:
+			if (c >= 0x80)
+				i += put_utf8(b, s + i, n - i) - 1;
+			else
+				pg_buf_addc(b, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+		}
+	}
+}
+
+void report_js_string(struct pg_buf *b, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0;
+
+	pg_buf_addc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = u[i];
+		size_t k;
+		if (c == '"' || c == '\\') {
+			pg_buf_addc(b, '\\');
+			pg_buf_addc(b, (char)c);
+		} else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&' || c == '\'') {
+			pg_buf_addf(b, "\\u%04x", c);
+		} else if (c < 0x80) {
+			pg_buf_addc(b, (char)c);
+		} else if ((k = pg_utf8_seq(u + i, n - i)) == 0) {
+			pg_buf_adds(b, "\\ufffd");
+		} else {
+			uint32_t cp = code_point(u + i, k);
+			/* U+2028 and U+2029 end a line in older JavaScript; bidi controls reorder
+			 * text */
+			if (cp == 0x2028 || cp == 0x2029)
+				pg_buf_addf(b, "\\u%04x", cp);
+			else if (cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+				 (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+				pg_buf_adds(b, "\\ufffd");
+			else
+				pg_buf_add(b, s + i, k);
+			i += k - 1;
+		}
+	}
+	pg_buf_addc(b, '"');
 }
 
 /* One piece of a name, s[from, to), inside a Mermaid label. */

@@ -53,6 +53,15 @@ void report_text(struct pg_buf *b, const char *s, size_t max);
  * entity, '%%' comment, backtick or newline can end the label or the code
  * block; cut to max bytes on a UTF-8 boundary. */
 void report_mermaid(struct pg_buf *b, const char *s, size_t max);
+/* A profile string as HTML text or a double-quoted attribute value: & < > " '
+ * as entities, control characters as spaces, bytes that are not UTF-8 and
+ * bidirectional controls as U+FFFD. NULL writes nothing. */
+void report_html(struct pg_buf *b, const char *s);
+/* A profile string as a double-quoted JavaScript string literal that is also
+ * JSON, safe inside a <script> element: quotes and backslashes escaped,
+ * control characters, < > & ' and U+2028/U+2029 as \u escapes, bytes that are
+ * not UTF-8 and bidirectional controls as \ufffd. NULL writes "". */
+void report_js_string(struct pg_buf *b, const char *s);
 /* A summary whose steps, ops and families are the host's (basis
  * profgate.host/1, no devices): reports call it a host profile (CPU) rather
  * than count its 0 devices. */
@@ -89,5 +98,63 @@ void report_change(struct pg_buf *b, const char *metric, double delta, double de
  * relative to the baseline ("+25.0%", times with "(+5.86 ms)" beside it), the
  * absolute change when the baseline is 0; "—" when a side is absent. */
 void report_metric_change(struct pg_buf *b, const struct gate_metric_result *m);
+
+/* The step time of a series' recent records and this run's (recent_md.c). */
+struct report_recent {
+	const char *label, *series; /* the chart's title: the label, else the series */
+	const char *const *time;    /* the records' times, oldest first */
+	const double *value;	    /* their step.median_us */
+	uint32_t n;
+	double candidate;     /* this run's step.median_us; NAN: no chart */
+	const char *page_url; /* the series' dashboard page; NULL: no link */
+};
+/* A Mermaid xychart-beta of c (nothing when it has no records or no
+ * candidate value), then the link to the page. */
+void report_recent_md(const struct report_recent *c, struct pg_buf *out);
+
+/* ---- the dashboard (dashboard.c): a static site of the history's trend ---- */
+
+/* A file compiled into the binary (the Makefile embeds them): the chart
+ * library, its licence, the site's script and style. */
+struct report_asset {
+	const char *name; /* the source file's base name */
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct report_asset report_dashboard_assets[];
+extern const size_t report_dashboard_n_assets;
+
+/* One file of a site: its path under the site's folder ("s/x.html") and bytes. */
+struct report_file {
+	char *path;
+	struct pg_buf body;
+};
+struct report_site {
+	struct report_file *f;
+	uint32_t n;
+};
+
+struct report_dashboard_opts {
+	const char *branch;	/* the history branch read, shown; NULL: the default */
+	const char *server_url; /* links to commits, PRs and runs: "https://github.com" */
+};
+
+/*
+ * The dashboard of a trend (history_trend_build over every metric): an
+ * index.html of its series, and per series a page s/<name>.html whose data
+ * (records, every metric's values, change points, nightly runs) is the
+ * script data/<name>.js, loaded by that page only; assets/ holds the
+ * embedded files. Renders the trend; decides nothing. Deterministic bytes.
+ * site is initialised here; report_site_release() it.
+ */
+void report_dashboard(const struct history_trend *t, const struct report_dashboard_opts *o,
+		      struct report_site *site);
+void report_site_release(struct report_site *site);
+/* The page of a series, relative to the site's root: "s/<name>.html", the
+ * name the series itself when it is a safe file name, else a digest of it. */
+void report_dashboard_page(const char *series, struct pg_buf *out);
+/* 1 when url may prefix the dashboard's links: http(s)://, then letters,
+ * digits and -._~:/%, no trailing slash. */
+int report_url_ok(const char *url);
 
 #endif

@@ -6,7 +6,8 @@
 # Then the history rows (tests/bench/history.sh: reads of generated history branches) and the merge
 # rows (tests/bench/merge.sh: 1,024 per-rank summaries merged into one).
 # Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history
-# or PG_BENCH=merge (make bench BENCH=history, BENCH=merge) runs those rows alone.
+# or PG_BENCH=merge (make bench BENCH=history, BENCH=merge) runs those rows alone; PG_BENCH=dashboard
+# the dashboard's (tests/bench/dashboard.sh), which `all` leaves out.
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -15,8 +16,9 @@ case ${PG_BENCH:-all} in
 all) ;;
 history) exec sh "$top/tests/bench/history.sh" "$BUILD" ;;
 merge) exec sh "$top/tests/bench/merge.sh" "$BUILD" ;;
+dashboard) exec sh "$top/tests/bench/dashboard.sh" "$BUILD" ;;
 *)
-	echo "bench: PG_BENCH='$PG_BENCH': give all, history or merge" >&2
+	echo "bench: PG_BENCH='$PG_BENCH': give all, history, merge or dashboard" >&2
 	exit 2
 	;;
 esac

@@ -220,7 +220,7 @@ static void test_trend_change_points(void **state)
 	struct history_list l = {0};
 	struct gate_thresholds th;
 	struct history_trend t;
-	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0};
+	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0, 0};
 	const struct history_trend_metric *m;
 	(void)state;
 
@@ -265,7 +265,7 @@ static void test_nightly_rule(void **state)
 	struct history_list l = {0};
 	struct gate_thresholds th;
 	struct history_trend t;
-	struct history_trend_opts o = {NULL, NULL, &th, 5, 0, 0};
+	struct history_trend_opts o = {NULL, NULL, &th, 5, 0, 0, 0};
 	const struct history_trend_metric *m;
 	(void)state;
 
@@ -325,7 +325,7 @@ static void test_nightly_run_over(void **state)
 	struct history_list l = {0};
 	struct gate_thresholds th;
 	struct history_trend t;
-	struct history_trend_opts o = {NULL, NULL, &th, 3, 0, 0};
+	struct history_trend_opts o = {NULL, NULL, &th, 3, 0, 0, 0};
 	const struct history_trend_metric *m;
 	(void)state;
 
@@ -353,7 +353,7 @@ static void test_trend_json(void **state)
 	struct history_list l = {0};
 	struct gate_thresholds th;
 	struct history_trend t;
-	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0};
+	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0, 0};
 	struct history_filter f = {NULL, "bench", NULL, NULL, NULL};
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 	cJSON *root, *s, *m, *cp;
@@ -398,7 +398,7 @@ static void test_trend_md(void **state)
 	struct history_list l = {0};
 	struct gate_thresholds th;
 	struct history_trend t;
-	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0};
+	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0, 0};
 	struct pg_buf b = PG_BUF_INIT, w = PG_BUF_INIT;
 	char want[128];
 	(void)state;
