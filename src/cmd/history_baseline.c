@@ -116,6 +116,43 @@ static void describe(const struct history_window *w, struct pg_buf *b)
 			    w->cut_newer, w->cut_time);
 }
 
+/* Records the newest months must hold before a window is looked for in them:
+ * a window is a few of the newest, and most records qualify. */
+#define NEWEST_PER_WINDOW 4
+
+/*
+ * Read the series' newest months and select the window from them; when it
+ * comes out short (fewer records than asked, not cut at an identity change)
+ * or empty, read every month and select again. The window is the same as
+ * from every record (history_filter.newest), at the cost of the months it
+ * spans rather than the whole series. Returns history_read()'s error (and
+ * sets *read_failed), or history_window_select()'s.
+ */
+static int read_newest(const struct history_store_opts *o, const struct history_filter *f,
+		       const struct history_window_opts *wo, struct history_list *l,
+		       struct history_window *w, int *exists, int *read_failed)
+{
+	struct history_filter some = *f;
+	int rc;
+
+	*read_failed = 1;
+	some.newest = f->series ? wo->n * NEWEST_PER_WINDOW : 0;
+	if ((rc = history_read(o, &some, l, exists)))
+		return rc;
+	*read_failed = 0;
+	rc = history_window_select(l, wo, w);
+	if (!some.newest || (rc == 0 && (w->n >= wo->n || w->cut_field)) ||
+	    (rc && rc != PG_ENOTFOUND))
+		return rc;
+	history_window_release(w);
+	history_list_release(l);
+	*read_failed = 1;
+	if ((rc = history_read(o, f, l, exists)))
+		return rc;
+	*read_failed = 0;
+	return history_window_select(l, wo, w);
+}
+
 /* Read the branch and select the window; prints errors, returns an exit code. */
 static int read_window(const char *what, const char *remote, const char *branch,
 		       const struct history_filter *f, const struct history_window_opts *wo,
@@ -123,14 +160,13 @@ static int read_window(const char *what, const char *remote, const char *branch,
 {
 	struct history_store_opts o;
 	char why[1024];
-	int exists, rc;
+	int exists, read_failed, rc;
 
 	memset(w, 0, sizeof(*w));
 	cmd_history_store_opts(&o, remote, branch);
-	rc = history_read(&o, f, l, &exists);
-	if (rc)
+	rc = read_newest(&o, f, wo, l, w, &exists, &read_failed);
+	if (rc && read_failed)
 		return cmd_error(pg_exit_code(rc));
-	rc = history_window_select(l, wo, w);
 	if (!rc)
 		return PG_EXIT_OK;
 	snprintf(why, sizeof(why), "%s", pg_error_last());
@@ -172,7 +208,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	struct history_window w;
 	struct history_window_opts wo;
 	struct history_filter f;
-	int exists;
+	int exists, read_failed;
 
 	*runs = NULL;
 	*n_runs = 0;
@@ -180,7 +216,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	series_opts(job, th, cand, NULL, CMD_NOISE_RECORDS, &series, &wo, &f);
 	cmd_history_store_opts(&o, job->history, job->history_branch);
 	/* quietly: no history is no noise estimate, and the append reports a bad remote */
-	if (history_read(&o, &f, &l, &exists) == 0 && history_window_select(&l, &wo, &w) == 0 &&
+	if (read_newest(&o, &f, &wo, &l, &w, &exists, &read_failed) == 0 &&
 	    w.n >= GATE_NOISE_MIN_RUNS) {
 		*runs = pg_xcalloc(w.n, sizeof(**runs));
 		*n_runs = w.n;
@@ -334,7 +370,7 @@ int cmd_history_baseline(int argc, char **argv)
 	}
 	wo = (struct history_window_opts){opt_series, opt_label,   kinds,	 ref,
 					  n,	      th.identity, th.n_identity};
-	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL};
+	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL, 0};
 	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, &l, &w);
 	if (rc == PG_EXIT_OK) {
 		history_baseline_summary(&w, NULL, &s);

@@ -227,6 +227,10 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 struct history_filter {
 	const char *series, *label, *kind, *verdict;
 	const char *since; /* "YYYY-MM-DD[THH:MM:SSZ]": records at or after it */
+	/* With series: only the newest months, whole, enough to hold this many
+	 * records that pass (all when there are fewer); 0: every month. Every
+	 * record left out is older than every record read. */
+	uint32_t newest;
 };
 
 /* 1 when r passes every filter set in f. */

@@ -1857,17 +1857,17 @@ out:
 /* ---- reading ---- */
 
 /* The records of one shard that pass f, into list. */
-static int read_shard_records(struct store *s, git_repository *repo, const git_tree_entry *e,
-			      const char *series, const struct history_filter *f,
+static int read_shard_records(struct store *s, git_repository *repo, const git_oid *id,
+			      const char *name, const char *series, const struct history_filter *f,
 			      struct history_list *list)
 {
 	struct history_list all = {0};
 	struct pg_buf text = PG_BUF_INIT;
 	git_blob *blob = NULL;
-	char *path = pg_xasprintf("%s/%s", series, git_tree_entry_name(e));
+	char *path = pg_xasprintf("%s/%s", series, name);
 	int rc;
 
-	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
+	if (git_blob_lookup(&blob, repo, id) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", path, git_why());
 		goto out;
 	}
@@ -1887,6 +1887,15 @@ out:
 	return rc;
 }
 
+/* A month file of a series: "<YYYY-MM>.jsonl", or ".jsonl.gz" on a series ref. */
+static int is_shard_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 6 && strcmp(name + n - 6, ".jsonl") == 0) ||
+	       (n > 9 && strcmp(name + n - 9, ".jsonl.gz") == 0);
+}
+
 /* The month files of one series folder, skipping months before --since. */
 static int read_series(struct store *s, git_repository *repo, const git_tree *dir,
 		       const char *series, const struct history_filter *f,
@@ -1897,15 +1906,12 @@ static int read_series(struct store *s, git_repository *repo, const git_tree *di
 	for (size_t i = 0; i < git_tree_entrycount(dir) && rc == 0; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(e);
-		size_t n = strlen(name);
 
-		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB ||
-		    !((n > 6 && strcmp(name + n - 6, ".jsonl") == 0) ||
-		      (n > 9 && strcmp(name + n - 9, ".jsonl.gz") == 0)))
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || !is_shard_name(name))
 			continue;
 		if (f->since && strncmp(name, f->since, 7) < 0)
 			continue; /* "YYYY-MM" before the month of --since */
-		rc = read_shard_records(s, repo, e, series, f, list);
+		rc = read_shard_records(s, repo, git_tree_entry_id(e), name, series, f, list);
 	}
 	return rc;
 }
@@ -2030,6 +2036,95 @@ static void list_unique(struct history_list *l)
 	free(v);
 }
 
+/* One month file of the series a newest-first read reads. */
+struct month_file {
+	const char *name; /* "<YYYY-MM>.jsonl[.gz]", owned by the tree */
+	git_oid id;
+};
+
+static int cmp_month_desc(const void *a, const void *b)
+{
+	const struct month_file *x = a, *y = b;
+
+	return strcmp(y->name, x->name);
+}
+
+/* The month files of f->series's folder in the tree of commit (if any),
+ * added to *v (*n of them); the tree is kept in *keep (names point into it). */
+static int month_files(struct store *s, git_repository *repo, const git_oid *commit,
+		       const struct history_filter *f, git_tree **keep, struct month_file **v,
+		       uint32_t *n)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	git_tree_entry *e = NULL;
+	int rc = 0, r;
+
+	if (!commit)
+		return 0;
+	if (git_commit_lookup(&c, repo, commit) < 0 || git_commit_tree(&root, c) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: the records of %s: %s", s->branch,
+				  git_why());
+		goto out;
+	}
+	r = git_tree_entry_bypath(&e, root, f->series);
+	if (r == GIT_ENOTFOUND || (r == 0 && git_tree_entry_type(e) != GIT_OBJECT_TREE))
+		goto out;
+	if (r < 0 || git_tree_lookup(keep, repo, git_tree_entry_id(e)) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", f->series, git_why());
+		goto out;
+	}
+	*v = pg_xrealloc(*v, (*n + git_tree_entrycount(*keep) + 1) * sizeof(**v));
+	for (size_t i = 0; i < git_tree_entrycount(*keep); i++) {
+		const git_tree_entry *m = git_tree_entry_byindex(*keep, i);
+		const char *name = git_tree_entry_name(m);
+
+		if (git_tree_entry_type(m) == GIT_OBJECT_BLOB && is_shard_name(name) &&
+		    !(f->since && strncmp(name, f->since, 7) < 0))
+			(*v)[(*n)++] = (struct month_file){name, *git_tree_entry_id(m)};
+	}
+out:
+	git_tree_entry_free(e);
+	git_tree_free(root);
+	git_commit_free(c);
+	return rc;
+}
+
+/*
+ * f->newest with f->series: the series' months, newest first, from the
+ * branch and its series ref together, read whole until they hold f->newest
+ * records that pass f. Every record left unread is older than every record
+ * read (a record's shard is its time's month), so the newest records that
+ * pass any further test are among those read, or there are not enough.
+ */
+static int read_newest(struct store *s, git_repository *repo, const git_oid *tip,
+		       const struct history_filter *f, struct history_list *list, int *found)
+{
+	git_tree *trees[2] = {NULL, NULL};
+	struct month_file *v = NULL;
+	char *ref = series_ref(s, f->series);
+	git_oid id;
+	uint32_t n = 0;
+	int rc, has_ref = ref && git_reference_name_to_id(&id, repo, ref) == 0;
+
+	*found = has_ref;
+	rc = month_files(s, repo, tip, f, &trees[0], &v, &n);
+	if (rc == 0 && has_ref)
+		rc = month_files(s, repo, &id, f, &trees[1], &v, &n);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_month_desc);
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		if (i > 0 && list->n >= f->newest && strncmp(v[i].name, v[i - 1].name, 7) != 0)
+			break; /* a whole older month: enough read */
+		rc = read_shard_records(s, repo, &v[i].id, v[i].name, f->series, f, list);
+	}
+	free(v);
+	free(ref);
+	git_tree_free(trees[0]);
+	git_tree_free(trees[1]);
+	return rc;
+}
+
 /* The records of the branch's tip (tip NULL: no branch) and of its series
  * refs in repo that pass f, each once, into list; *exists when either is
  * there. */
@@ -2039,9 +2134,11 @@ static int read_all(struct store *s, git_repository *repo, const git_oid *tip,
 	int refs = 0, rc = 0;
 
 	*exists = tip != NULL;
-	if (tip)
+	if (f->newest && f->series)
+		rc = read_newest(s, repo, tip, f, list, &refs);
+	else if (tip)
 		rc = read_tree(s, repo, tip, f, list);
-	if (rc == 0)
+	if (rc == 0 && !(f->newest && f->series))
 		rc = read_series_refs(s, repo, f, list, &refs);
 	if (refs) {
 		*exists = 1;

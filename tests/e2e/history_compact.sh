@@ -138,6 +138,16 @@ same_both --series bench-00-2273a722 --since 2021-03-01
 same_both --kind nightly --since 2021-01-20
 check "--series, --label and --since read the same records from the compacted branch as from the old layout" \
 	test $ok_same = 1
+# a baseline reads the newest months first, and every month when they do not hold its window
+ok_base=1
+for n in 5 60 100; do
+	PROFGATE_CACHE_DIR=$T/cache "$PROFGATE" history baseline --repo "$T/k.git" --series bench-01-86e2b1c9 -n $n >"$T/a.json" 2>"$T/a.err" || ok_base=0
+	PROFGATE_CACHE_DIR=$T/cache "$PROFGATE" history baseline --repo "$T/k.git" --branch old-layout --series bench-01-86e2b1c9 -n $n >"$T/b.json" 2>"$T/b.err" || ok_base=0
+	cmp -s "$T/a.json" "$T/b.json" && cmp -s "$T/a.err" "$T/b.err" || ok_base=0
+done
+grep -q "median of 60 records of bench-01-86e2b1c9 (main, nightly), 2021-01-01T06:00:01Z .. 2021-03-01T06:00:01Z; 60 of 100 asked for" "$T/a.err" || ok_base=0
+check "history baseline -n 5, 60 and 100 (more than the series holds) of the compacted branch: as of the old layout" \
+	test $ok_base = 1
 # a branch in the one-commit layout of every month (a root commit holding all the shards) is
 # converted by its next compaction: no archive (no history to keep), the months moved
 git --git-dir="$T/k.git" update-ref refs/heads/one "$(GIT_AUTHOR_NAME=job GIT_AUTHOR_EMAIL=job@example.com \
