@@ -61,43 +61,64 @@
  * the branch, through the same append loop: a push that landed unreported
  * (the server died before it answered) is found by its id and not doubled.
  *
- * How a read works. A read costs the series asked for, not the history
- * written. A local remote (a path or file://) is read where it is: the tip of
- * refs/heads/<branch> and the trees and shards it names, straight from the
- * remote's object store; objects never change once written and the ref moves
- * only after the objects it names are in place, so a concurrent append cannot
- * be seen half-done, and nothing is copied. Over http(s) the branch is
- * fetched into the private repository like an append's fetch; the tip it got
- * is kept as refs/profgate/seen/<branch>, which the next fetch offers as a
- * commit it has (libgit2 negotiates with every ref), so after the first read
- * a cache that only reads fetches only the records new since. In both cases
- * only the series folders the filter can match are opened: --series names
- * one, --label skips every folder of profgate's "<slug>-<8 hex>" form whose
- * slug is another label's (hand-named folders are still read), and --since
- * skips the month files before it.
+ * The layout: the branch and one ref per series. Appends write
+ * <series>/<YYYY-MM>.jsonl on the branch. `history compact`
+ * (history_compact() below) moves every month before the newest one (the
+ * open month) to its series' ref, SERIES_REFS<branch>@/<series>, gzip'd
+ * (<series>/<YYYY-MM>.jsonl.gz), and makes the branch one new root commit
+ * holding the open month and an index (INDEX_NAME: the open month and each
+ * series ref). A fresh fetch over http, which libgit2 1.5 cannot make
+ * shallow or partial, then costs what the refs it asks for reach: the
+ * branch's open month and the commits since the compaction for an append,
+ * plus the series asked for for a read. The closed months are gzip'd
+ * because git's pack-objects runs a delta search over every blob whose
+ * stored delta it cannot reuse, and a month's last version is stored as a
+ * delta of versions only the archived history holds: compressed, a series
+ * costs the server almost nothing to send.
  *
- * The tip and its cost: compaction. A first fetch over http is the whole
- * branch: one commit per record, each rewriting its month's shard, so the
- * stored versions of a month grow with the square of its records, and
- * libgit2 1.5 has no shallow fetch to take the tip alone. `history compact`
- * (history_compact() below) makes the tip cheap: it fetches the tip T, makes
- * one new root commit C with T's tree (the same shards, every record), and
- * pushes T to an archive branch (<branch>-archive/<day of T>-<12 hex>, never
- * rewritten) and the branch from T to C with a lease. Over http it connects
- * for the push, checks that the advertised tip is still T and sends the
- * forced update on that connection, so T goes as the update's old value and
- * receive-pack compares it under the ref's lock; to a local remote it is the
- * compare-and-swap appends use. A lost lease (a record landed meanwhile)
- * means fetch and compact again, bounded like an append (each attempt on a
- * new connection), so no record is lost; the push is not atomic, so a lease
- * lost inside receive-pack still leaves that attempt's archive branch, a
- * prefix of the history. Appenders need no change: one that built on T is
- * refused as non-fast-forward, fetches C and rebuilds its record on it, and
- * the id check keeps it from being doubled; readers read the tip. A fresh
- * fetch then costs the tip's tree plus the commits since the last
- * compaction, and an existing branch migrates with its first compaction. It
- * is run by hand or by a scheduled job (after a nightly append, say), not by
- * appends.
+ * How a read works. A read costs the series asked for, not the history
+ * written: the records of the branch's tip and of the series refs, each
+ * record once (by id: a compaction stopped between its two pushes leaves
+ * what it moved in both places until the next one). A local remote (a path
+ * or file://) is read where it is: its refs and the trees and shards they
+ * name, straight from the remote's object store; objects never change once
+ * written and a ref moves only after the objects it names are in place, so a
+ * concurrent append cannot be seen half-done, and nothing is copied. Over
+ * http(s) one fetch takes the branch and the series refs the filter can
+ * match (--series: its ref alone) into the private repository, pruning
+ * series refs the remote no longer has; the branch's tip is kept as
+ * refs/profgate/seen/<branch>, which the next fetch offers as a commit it
+ * has with the series refs (libgit2 negotiates with every ref), so after the
+ * first read a cache that only reads fetches only what is new since. Only
+ * the series folders and refs the filter can match are opened: --series
+ * names one, --label skips those of profgate's "<slug>-<8 hex>" form whose
+ * slug is another label's (hand-named folders are still read), and --since
+ * skips the month files before it. A baseline (history_filter.newest) reads
+ * its series' months newest first, branch and ref together, until they hold
+ * enough records (read_newest).
+ *
+ * Compaction and its races. history_compact() fetches the tip T and every
+ * series ref, builds each moved series' new commit on its fetched ref
+ * (merging a month the ref has already by record id) and the root commit C,
+ * then pushes twice, each push behind a check that the server still
+ * advertises T: first the series refs, fast-forward only, and T to an
+ * archive branch (<branch>-archive/<day of T>-<12 hex>, never rewritten;
+ * none when T is a root commit); then the branch from T to C, forced on a
+ * connection whose advertisement said T, so T goes as the update's old
+ * value and receive-pack compares it under the ref's lock (a lease); to a
+ * local remote each is a compare-and-swap. A lost lease or a series ref that
+ * moved means fetch and compact again, bounded like an append. No record is
+ * lost: series refs only move forward and only gain records, and the branch
+ * drops months only after their refs hold them and only from T. A reader
+ * that sees C sees the series refs C was made with: upload-pack advertises
+ * refs in name order, refs/heads/ before refs/profgate/, and a local read
+ * reads the branch first. Appenders need no change: one that built on T is
+ * refused as non-fast-forward, fetches C and rebuilds its record on it; one
+ * whose record's month is closed in the index (a pending record delivered
+ * late) also fetches that series' ref and checks the id there
+ * (closed_has), so a landed record moved by a compaction is not doubled.
+ * An existing branch is read as it is (no series refs: every month on the
+ * branch) and converted by its first compaction; appends never compact.
  */
 #include "history.h"
 

@@ -166,13 +166,32 @@ pg history compact --repo "$T/empty.git"
 check "compact a remote without the branch: exit 0, nothing to compact" \
 	eval '[ "$rc" -eq 0 ] && grep -q "nothing to compact" "$T/out"'
 
+# a record of a closed month: appended to the branch (new), not doubled (one its series' ref holds),
+# and merged into the ref's month by the next compaction
+sed -n 2p "$T/before.jsonl" >"$T/held.json"
+sed -n 2p "$T/before.jsonl" | sed 's/"record_id":"[0-9a-f]*"/"record_id":"0000000000000000000000000000late1"/' >"$T/late.json"
+pg history append --repo "$T/k.git" "$T/held.json"
+check "an append of a record its series' ref holds (a closed month): not appended again" \
+	eval '[ "$rc" -eq 0 ] && grep -q "already holds record" "$T/out" && [ "$(git --git-dir="$T/k.git" rev-list --count profgate-history)" = 1 ]'
+pg history append --repo "$T/k.git" "$T/late.json"
+m=$(sed -n 's/.*"time":"\(2021-0[12]\).*/\1/p' "$T/late.json")
+s=$(sed -n 's/.*"series":"\([^"]*\)".*/\1/p' "$T/late.json")
+check "an append of a new record of a closed month: on the branch, in its month's file" \
+	eval '[ "$rc" -eq 0 ] && git --git-dir="$T/k.git" cat-file -e "profgate-history:$s/$m.jsonl"'
+pg history compact --repo "$T/k.git"
+stored "$T/k.git" | ids /dev/stdin >"$T/stored"
+check "... moved into its series' ref by the next compaction: every record stored once" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^history compact: 1 month shard of 1 series before 2021-03 moved" "$T/out" && [ "$(wc -l <"$T/stored")" = 301 ] && [ -z "$(uniq -d "$T/stored")" ] && git --git-dir="$T/k.git" cat-file blob "$SERIES/$s:$s/$m.jsonl.gz" | gzip -dc | grep -q late1'
+pg history show --repo "$T/k.git" --json
+check "... and read once" eval '[ "$(grep -c "\"record_id\"" "$T/out")" = 301 ]'
+
 race "$T/k.git" 6 3 4
-all_landed "local remote: 4 compactions racing 6 appenders of 3 records each: all 318 records, once each" \
-	"$T/k.git" 300 18 PROFGATE_CACHE_DIR="$T/cache"
+all_landed "local remote: 4 compactions racing 6 appenders of 3 records each: all 319 records, once each" \
+	"$T/k.git" 301 18 PROFGATE_CACHE_DIR="$T/cache"
 pg history compact --repo "$T/k.git"
 stored "$T/k.git" | ids /dev/stdin >"$T/stored"
 check "... and after one more compaction each is stored once, on the branch or its series' ref" \
-	eval '[ "$rc" -eq 0 ] && [ "$(wc -l <"$T/stored")" = 318 ] && [ -z "$(uniq -d "$T/stored")" ]' 
+	eval '[ "$rc" -eq 0 ] && [ "$(wc -l <"$T/stored")" = 319 ] && [ -z "$(uniq -d "$T/stored")" ]' 
 check "... the compactions compacted, and the history before each is archived" \
 	eval 'grep -q "commits into one" "$T/race/c.out" && [ "$(git --git-dir="$T/k.git" for-each-ref refs/heads/profgate-history-archive/ | wc -l)" -ge 2 ]'
 diag "compactions: $(grep -c "commits into one" "$T/race/c.out") compacted, $(grep -c "a record landed during the compaction" "$T/race/c.out") leases lost and retried"
