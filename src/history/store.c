@@ -514,6 +514,36 @@ static int store_discard(struct store *s, const char *why)
 	return 0;
 }
 
+/* 1 (why set) when a ref under refs/profgate/ (the series refs, the seen
+ * ref, what a compaction made) cannot be read or names an object the
+ * private repository does not hold. */
+static int profgate_refs_broken(struct store *s, git_odb *odb, char *why, size_t len)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	int r, rc = 0;
+
+	if (git_reference_iterator_glob_new(&it, s->repo, "refs/profgate/*") < 0) {
+		snprintf(why, len, "refs/profgate/: %s", git_why());
+		return 1;
+	}
+	while (!rc && (r = git_reference_next(&ref, it)) != GIT_ITEROVER) {
+		if (r < 0) {
+			snprintf(why, len, "refs/profgate/: %s", git_why());
+			rc = 1;
+		} else if (git_reference_target(ref) &&
+			   !git_odb_exists(odb, git_reference_target(ref))) {
+			snprintf(why, len, "%s names an object it does not hold",
+				 git_reference_name(ref));
+			rc = 1;
+		}
+		git_reference_free(ref);
+		ref = NULL;
+	}
+	git_reference_iterator_free(it);
+	return rc;
+}
+
 /* Why the opened private repository cannot be used, into why; 0 when it
  * can. Our refs must name objects it holds: a fetch from a repository that
  * lost them fails late, and libgit2 1.5 leaks on that path. */
@@ -539,6 +569,8 @@ static int store_broken(struct store *s, char *why, size_t len)
 			rc = 1;
 		}
 	}
+	if (!rc)
+		rc = profgate_refs_broken(s, odb, why, len);
 	git_odb_free(odb);
 	return rc;
 }

@@ -257,6 +257,12 @@ got=$(git --git-dir="$c3" count-objects -v | awk '/^(count|in-pack):/ { n += $2 
 check "a fresh read of one series fetches the branch and that series' ref alone: $got objects, as many as they hold" \
 	eval '[ "$rc" -eq 0 ] && [ "$(grep -c "\"series\":\"$S2\"" "$T/out")" = 60 ] && [ "$got" = "$want" ] && [ "$(git --git-dir="$c3" for-each-ref --format="%(refname)" refs/profgate/series/ refs/remotes/)" = "$(printf "%s\n%s" "$SERIES/$S2" refs/remotes/origin/profgate-history)" ]'
 diag "fresh read of one series: $(du -sb "$c3" | cut -f1) bytes, of all: $after"
+cp "$T/out" "$T/one.jsonl"
+git --git-dir="$c3" update-ref --no-deref "$SERIES/$S2" 1111111111111111111111111111111111111111 2>/dev/null ||
+	echo 1111111111111111111111111111111111111111 >"$c3/$SERIES/$S2"
+pge PROFGATE_CACHE_DIR="$T/cold3" "$PROFGATE" history show --repo "$URL" --series "$S2" --json
+check "a series ref of the cache naming an object it lacks: the cache made anew, the same records" \
+	eval '[ "$rc" -eq 0 ] && cmp -s "$T/out" "$T/one.jsonl" && grep -q "is damaged (refs/profgate/series/profgate-history@/$S2 names an object it does not hold); making it anew" "$T/err"'
 
 race "$URL" 4 2 3
 all_landed "over http: 3 compactions racing 4 appenders of 2 records each: all 309 records, once each" \
