@@ -239,10 +239,13 @@ int history_filter_match(const struct history_filter *f, const struct history_re
 int history_filter_check_since(const char *since) PG_WUR;
 
 /*
- * Fetch the branch and read every shard that can hold records passing f, in
- * path order; the records that pass are appended to list. Corrupt lines go to
- * o->log. *exists says whether the branch exists. Returns 0, PG_EDELIVERY
- * (fetch failed), PG_EUNSUPP (a record of an unknown version) or PG_EUSAGE.
+ * Fetch the branch and the series refs f can match (store.c, "How a read
+ * works") and read every shard that can hold records passing f, the branch's
+ * first, each in path order (f->newest: newest month first); the records that
+ * pass are appended to list, each record id once. Corrupt lines go to o->log.
+ * *exists says whether the branch or a series ref exists. Returns 0,
+ * PG_EDELIVERY (fetch failed), PG_EUNSUPP (a record of an unknown version) or
+ * PG_EUSAGE.
  */
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists) PG_WUR;
