@@ -242,7 +242,8 @@ int history_filter_check_since(const char *since) PG_WUR;
  * Fetch the branch and the series refs f can match (store.c, "How a read
  * works") and read every shard that can hold records passing f, the branch's
  * first, each in path order (f->newest: newest month first); the records that
- * pass are appended to list, each record id once. Corrupt lines go to o->log.
+ * pass are appended to list (one on both the branch and a series ref once).
+ * Corrupt lines go to o->log.
  * *exists says whether the branch or a series ref exists. Returns 0,
  * PG_EDELIVERY (fetch failed), PG_EUNSUPP (a record of an unknown version) or
  * PG_EUSAGE.
