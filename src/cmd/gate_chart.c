@@ -48,7 +48,8 @@ void cmd_gate_recent_chart(const struct cmd_gate_job *job, const char *series,
 			   const struct gate_result *r, struct pg_buf *md)
 {
 	struct history_store_opts o;
-	struct history_filter f = {series, NULL, NULL, NULL, NULL};
+	/* the newest months that hold its recent records, with room for pr and manual ones */
+	struct history_filter f = {series, NULL, NULL, NULL, NULL, 4 * RECENT_RECORDS};
 	struct history_list l = {0};
 	const struct history_record **rec = NULL;
 	const char **time = NULL;

@@ -343,7 +343,7 @@ static int history_show_cmd(int argc, char **argv)
 		goto out;
 	}
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
-	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since};
+	f = (struct history_filter){opt_series, opt_label, opt_kind, opt_verdict, opt_since, 0};
 	rc = cmd_history_read("history show", &o, &f, &l, &exists, &series);
 	if (rc) {
 		rc = cmd_error(pg_exit_code(rc));

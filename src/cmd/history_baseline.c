@@ -129,9 +129,52 @@ static void describe(const struct history_window *w, const struct history_list *
 	"a history baseline takes main and nightly records; gate --history --kind main records "   \
 	"one"
 
+/* Records the newest months must hold before a window is looked for in them:
+ * a window is a few of the newest, and most records qualify. */
+#define NEWEST_PER_WINDOW 4
+
+/*
+ * Read the series' newest months and select the window from them; when it
+ * comes out short (fewer records than asked, not cut at an identity change)
+ * or empty, read every month and select again. The window is the same as
+ * from every record (history_filter.newest), at the cost of the months it
+ * spans rather than the whole series. series_out non-NULL: f->series as a
+ * user names it (cmd_history_read), f->series and wo->series then the name
+ * it meant, *series_out that name when another (to free). Returns the read's
+ * error (and sets *read_failed), or history_window_select()'s.
+ */
+static int read_newest(const char *what, const struct history_store_opts *o,
+		       struct history_filter *f, struct history_window_opts *wo,
+		       struct history_list *l, struct history_window *w, int *exists,
+		       int *read_failed, char **series_out)
+{
+	struct history_filter some = *f;
+	int rc;
+
+	*read_failed = 1;
+	some.newest = f->series ? wo->n * NEWEST_PER_WINDOW : 0;
+	rc = series_out ? cmd_history_read(what, o, &some, l, exists, series_out)
+			: history_read(o, &some, l, exists);
+	if (rc)
+		return rc;
+	if (series_out && *series_out)
+		f->series = wo->series = *series_out;
+	*read_failed = 0;
+	rc = history_window_select(l, wo, w);
+	if (!some.newest || (rc == 0 && (w->n >= wo->n || w->cut_field)) ||
+	    (rc && rc != PG_ENOTFOUND))
+		return rc;
+	history_window_release(w);
+	history_list_release(l);
+	*read_failed = 1;
+	if ((rc = history_read(o, f, l, exists)))
+		return rc;
+	*read_failed = 0;
+	return history_window_select(l, wo, w);
+}
+
 /* Read the branch and select the window; prints errors, returns an exit code.
- * series_out non-NULL: f->series as a user names it (cmd_history_read), and
- * *series_out the name it meant when another (to free). */
+ * series_out: as read_newest's. */
 static int read_window(const char *what, const char *remote, const char *branch,
 		       struct history_filter *f, struct history_window_opts *wo, const char *hint,
 		       struct history_list *l, struct history_window *w, char **series_out)
@@ -139,20 +182,13 @@ static int read_window(const char *what, const char *remote, const char *branch,
 	struct history_store_opts o;
 	struct pg_buf skipped = PG_BUF_INIT;
 	char why[1024];
-	int exists, rc;
+	int exists, read_failed, rc;
 
 	memset(w, 0, sizeof(*w));
 	cmd_history_store_opts(&o, remote, branch);
-	if (series_out) {
-		rc = cmd_history_read(what, &o, f, l, &exists, series_out);
-		if (*series_out)
-			wo->series = *series_out;
-	} else {
-		rc = history_read(&o, f, l, &exists);
-	}
-	if (rc)
+	rc = read_newest(what, &o, f, wo, l, w, &exists, &read_failed, series_out);
+	if (rc && read_failed)
 		return cmd_error(pg_exit_code(rc));
-	rc = history_window_select(l, wo, w);
 	if (!rc)
 		return PG_EXIT_OK;
 	snprintf(why, sizeof(why), "%s", pg_error_last());
@@ -198,7 +234,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	struct history_window w;
 	struct history_window_opts wo;
 	struct history_filter f;
-	int exists;
+	int exists, read_failed;
 
 	*runs = NULL;
 	*n_runs = 0;
@@ -206,7 +242,7 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	series_opts(job, th, cand, NULL, CMD_NOISE_RECORDS, &series, &wo, &f);
 	cmd_history_store_opts(&o, cmd_gate_history_read(job), job->history_branch);
 	/* quietly: no history is no noise estimate, and the append reports a bad remote */
-	if (history_read(&o, &f, &l, &exists) == 0 && history_window_select(&l, &wo, &w) == 0 &&
+	if (read_newest("gate", &o, &f, &wo, &l, &w, &exists, &read_failed, NULL) == 0 &&
 	    w.n >= GATE_NOISE_MIN_RUNS) {
 		*runs = pg_xcalloc(w.n, sizeof(**runs));
 		*n_runs = w.n;
@@ -363,7 +399,7 @@ int cmd_history_baseline(int argc, char **argv)
 	}
 	wo = (struct history_window_opts){opt_series, opt_label,   kinds,	 ref,
 					  n,	      th.identity, th.n_identity};
-	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL};
+	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL, 0};
 	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, NULL, &l, &w, &series);
 	if (rc == PG_EXIT_OK) {
 		history_baseline_summary(&w, NULL, &s);

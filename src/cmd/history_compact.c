@@ -1,7 +1,8 @@
 /*
- * profgate history compact: fold the history branch into one root commit
- * holding every record, the old commits kept on an archive branch, so that a
- * fresh clone of the branch costs its records rather than every version of
+ * profgate history compact: move the closed months of each series to the
+ * series' own ref and fold the branch into one root commit holding the open
+ * month, the old commits kept on an archive branch, so that a fresh fetch
+ * costs the open month and the series asked for rather than every version of
  * every shard (src/history/store.c, "The tip and its cost"). Safe while jobs
  * append: the branch moves with a lease, and appenders rebuild on the new tip.
  * Prints and picks exit codes.
@@ -23,10 +24,12 @@ static const struct cmd_opt compact_opts[] = {
 
 const struct cmd_spec cmd_history_compact_spec = {
     "history compact", "",
-    "Fold the history branch into one root commit with the same records and shards, the old\n"
-    "commits kept on the branch <branch>-archive/<day>-<commit>. The branch moves only if no\n"
-    "record landed meanwhile (else it compacts again); jobs appending at the same time retry on\n"
-    "the new tip, so no record is lost. Exit 5 when the remote refused or could not be reached.",
+    "Move the months before the newest one to one ref per series\n"
+    "(refs/profgate/series/<branch>@/<series>) and fold the history branch into one root\n"
+    "commit holding the newest month, the old commits kept on the branch\n"
+    "<branch>-archive/<day>-<commit>. The branch moves only if no record landed meanwhile (else\n"
+    "it compacts again); jobs appending at the same time retry on the new tip, so no record is\n"
+    "lost. Exit 5 when the remote refused or could not be reached.",
     compact_opts, (int)PG_ARRAY_LEN(compact_opts)};
 
 int cmd_history_compact(int argc, char **argv)
@@ -58,11 +61,19 @@ int cmd_history_compact(int argc, char **argv)
 		       opt_repo);
 	else if (!res.compacted)
 		printf("history compact: %s is one commit already\n", b);
-	else
+	else if (res.archive)
 		printf("history compact: %s: %u commits into one (commit %.7s, %u attempt%s); the "
 		       "old history is on %s\n",
 		       b, res.commits, res.commit, res.attempts, res.attempts == 1 ? "" : "s",
 		       res.archive);
+	else
+		printf("history compact: %s: one commit already, made anew (commit %.7s, %u "
+		       "attempt%s)\n",
+		       b, res.commit, res.attempts, res.attempts == 1 ? "" : "s");
+	if (res.compacted && res.shards)
+		printf("history compact: %u month shard%s of %u series before %s moved to "
+		       "refs/profgate/series/%s@/<series>\n",
+		       res.shards, res.shards == 1 ? "" : "s", res.series, res.open, b);
 	rc = PG_EXIT_OK;
 out:
 	free(res.archive);

@@ -115,7 +115,7 @@ static int series_wanted(const char *series)
  * store reads only that series' folder), else one read of them all. */
 static int read_records(const struct history_store_opts *o, struct history_list *l, int *exists)
 {
-	struct history_filter f = {NULL, opt_label, NULL, NULL, opt_since};
+	struct history_filter f = {NULL, opt_label, NULL, NULL, opt_since, 0};
 	uint32_t i = 0;
 	int rc;
 

@@ -171,7 +171,7 @@ int cmd_history_trend(int argc, char **argv)
 		goto out;
 	}
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
-	f = (struct history_filter){opt_series, opt_label, NULL, NULL, opt_since};
+	f = (struct history_filter){opt_series, opt_label, NULL, NULL, opt_since, 0};
 	if ((rc = cmd_history_read("history trend", &o, &f, &l, &exists, &series))) {
 		rc = cmd_error(pg_exit_code(rc));
 		goto out;

@@ -227,6 +227,10 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 struct history_filter {
 	const char *series, *label, *kind, *verdict;
 	const char *since; /* "YYYY-MM-DD[THH:MM:SSZ]": records at or after it */
+	/* With series: only the newest months, whole, enough to hold this many
+	 * records that pass (all when there are fewer); 0: every month. Every
+	 * record left out is older than every record read. */
+	uint32_t newest;
 };
 
 /* 1 when r passes every filter set in f. */
@@ -235,10 +239,14 @@ int history_filter_match(const struct history_filter *f, const struct history_re
 int history_filter_check_since(const char *since) PG_WUR;
 
 /*
- * Fetch the branch and read every shard that can hold records passing f, in
- * path order; the records that pass are appended to list. Corrupt lines go to
- * o->log. *exists says whether the branch exists. Returns 0, PG_EDELIVERY
- * (fetch failed), PG_EUNSUPP (a record of an unknown version) or PG_EUSAGE.
+ * Fetch the branch and the series refs f can match (store.c, "How a read
+ * works") and read every shard that can hold records passing f, the branch's
+ * first, each in path order (f->newest: newest month first); the records that
+ * pass are appended to list (one on both the branch and a series ref once).
+ * Corrupt lines go to o->log.
+ * *exists says whether the branch or a series ref exists. Returns 0,
+ * PG_EDELIVERY (fetch failed), PG_EUNSUPP (a record of an unknown version) or
+ * PG_EUSAGE.
  */
 int history_read(const struct history_store_opts *o, const struct history_filter *f,
 		 struct history_list *list, int *exists) PG_WUR;
@@ -248,19 +256,25 @@ struct history_compact_result {
 	int compacted;	  /* 1: the branch is now one root commit; 0: it was one already */
 	uint32_t commits; /* the commits of the branch before */
 	uint32_t attempts;
-	char commit[41]; /* the new root commit, or "" */
-	char *archive;	 /* the branch keeping the old history, "<branch>-archive/..."; free() it */
+	uint32_t series, shards; /* series and closed month shards moved to their refs */
+	char open[8];		 /* the month the branch keeps ("YYYY-MM"; "" with no shard) */
+	char commit[41];	 /* the new root commit, or "" */
+	char *archive; /* the branch keeping the old history, "<branch>-archive/..." (NULL: the
+			  tip was a root commit already); free() it */
 };
 
 /*
- * Compact the branch: one new root commit with the tip's tree (every record,
- * the same shards), the old history kept as the branch
- * <branch>-archive/<day>-<12 hex of the old tip>, and the branch moved from
- * the old tip to the new commit with a lease (store.c, "The tip and its
- * cost"): when a record lands meanwhile, fetch and compact again, bounded in
- * attempts and time like an append. Appenders that built on the old tip are
- * refused and rebuild on the new one, so no record is lost. res is always
- * initialised (free res->archive). Returns 0, PG_EDELIVERY or PG_EUSAGE.
+ * Compact the branch (store.c, "The tip and its cost"): the month shards
+ * before the newest month on the branch move to one ref per series,
+ * refs/profgate/series/<branch>@/<series> (fast-forward, merged by record
+ * id), and the branch becomes one new root commit holding the newest month
+ * and an index, the old history kept as the branch
+ * <branch>-archive/<day>-<12 hex of the old tip>. The series refs move
+ * first, then the branch from the old tip with a lease: when a record lands
+ * meanwhile, fetch and compact again, bounded in time like an append.
+ * Appenders that built on the old tip are refused and rebuild on the new
+ * one, so no record is lost. res is always initialised (free res->archive).
+ * Returns 0, PG_EDELIVERY or PG_EUSAGE.
  */
 int history_compact(const struct history_store_opts *o, struct history_compact_result *res) PG_WUR;
 

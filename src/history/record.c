@@ -391,7 +391,13 @@ static int text_check(const char *text, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)text[i];
-		size_t k = pg_utf8_seq((const unsigned char *)text + i, len - i);
+		size_t k;
+
+		if (c >= 0x20 && c < 0x7f) { /* printable ASCII: most of a record */
+			i++;
+			continue;
+		}
+		k = pg_utf8_seq((const unsigned char *)text + i, len - i);
 		if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
 			return pg_error_set(PG_EFORMAT, "control byte 0x%02x at byte %zu", c,
 					    i + 1);

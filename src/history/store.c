@@ -61,43 +61,64 @@
  * the branch, through the same append loop: a push that landed unreported
  * (the server died before it answered) is found by its id and not doubled.
  *
- * How a read works. A read costs the series asked for, not the history
- * written. A local remote (a path or file://) is read where it is: the tip of
- * refs/heads/<branch> and the trees and shards it names, straight from the
- * remote's object store; objects never change once written and the ref moves
- * only after the objects it names are in place, so a concurrent append cannot
- * be seen half-done, and nothing is copied. Over http(s) the branch is
- * fetched into the private repository like an append's fetch; the tip it got
- * is kept as refs/profgate/seen/<branch>, which the next fetch offers as a
- * commit it has (libgit2 negotiates with every ref), so after the first read
- * a cache that only reads fetches only the records new since. In both cases
- * only the series folders the filter can match are opened: --series names
- * one, --label skips every folder of profgate's "<slug>-<8 hex>" form whose
- * slug is another label's (hand-named folders are still read), and --since
- * skips the month files before it.
+ * The layout: the branch and one ref per series. Appends write
+ * <series>/<YYYY-MM>.jsonl on the branch. `history compact`
+ * (history_compact() below) moves every month before the newest one (the
+ * open month) to its series' ref, SERIES_REFS<branch>@/<series>, gzip'd
+ * (<series>/<YYYY-MM>.jsonl.gz), and makes the branch one new root commit
+ * holding the open month and an index (INDEX_NAME: the open month and each
+ * series ref). A fresh fetch over http, which libgit2 1.5 cannot make
+ * shallow or partial, then costs what the refs it asks for reach: the
+ * branch's open month and the commits since the compaction for an append,
+ * plus the series asked for for a read. The closed months are gzip'd
+ * because git's pack-objects runs a delta search over every blob whose
+ * stored delta it cannot reuse, and a month's last version is stored as a
+ * delta of versions only the archived history holds: compressed, a series
+ * costs the server almost nothing to send.
  *
- * The tip and its cost: compaction. A first fetch over http is the whole
- * branch: one commit per record, each rewriting its month's shard, so the
- * stored versions of a month grow with the square of its records, and
- * libgit2 1.5 has no shallow fetch to take the tip alone. `history compact`
- * (history_compact() below) makes the tip cheap: it fetches the tip T, makes
- * one new root commit C with T's tree (the same shards, every record), and
- * pushes T to an archive branch (<branch>-archive/<day of T>-<12 hex>, never
- * rewritten) and the branch from T to C with a lease. Over http it connects
- * for the push, checks that the advertised tip is still T and sends the
- * forced update on that connection, so T goes as the update's old value and
- * receive-pack compares it under the ref's lock; to a local remote it is the
- * compare-and-swap appends use. A lost lease (a record landed meanwhile)
- * means fetch and compact again, bounded like an append (each attempt on a
- * new connection), so no record is lost; the push is not atomic, so a lease
- * lost inside receive-pack still leaves that attempt's archive branch, a
- * prefix of the history. Appenders need no change: one that built on T is
- * refused as non-fast-forward, fetches C and rebuilds its record on it, and
- * the id check keeps it from being doubled; readers read the tip. A fresh
- * fetch then costs the tip's tree plus the commits since the last
- * compaction, and an existing branch migrates with its first compaction. It
- * is run by hand or by a scheduled job (after a nightly append, say), not by
- * appends.
+ * How a read works. A read costs the series asked for, not the history
+ * written: the records of the branch's tip and of the series refs, each
+ * record once (by id: a compaction stopped between its two pushes leaves
+ * what it moved in both places until the next one). A local remote (a path
+ * or file://) is read where it is: its refs and the trees and shards they
+ * name, straight from the remote's object store; objects never change once
+ * written and a ref moves only after the objects it names are in place, so a
+ * concurrent append cannot be seen half-done, and nothing is copied. Over
+ * http(s) one fetch takes the branch and the series refs the filter can
+ * match (--series: its ref alone) into the private repository, pruning
+ * series refs the remote no longer has; the branch's tip is kept as
+ * refs/profgate/seen/<branch>, which the next fetch offers as a commit it
+ * has with the series refs (libgit2 negotiates with every ref), so after the
+ * first read a cache that only reads fetches only what is new since. Only
+ * the series folders and refs the filter can match are opened: --series
+ * names one, --label skips those of profgate's "<slug>-<8 hex>" form whose
+ * slug is another label's (hand-named folders are still read), and --since
+ * skips the month files before it. A baseline (history_filter.newest) reads
+ * its series' months newest first, branch and ref together, until they hold
+ * enough records (read_newest).
+ *
+ * Compaction and its races. history_compact() fetches the tip T and every
+ * series ref, builds each moved series' new commit on its fetched ref
+ * (merging a month the ref has already by record id) and the root commit C,
+ * then pushes twice, each push behind a check that the server still
+ * advertises T: first the series refs, fast-forward only, and T to an
+ * archive branch (<branch>-archive/<day of T>-<12 hex>, never rewritten;
+ * none when T is a root commit); then the branch from T to C, forced on a
+ * connection whose advertisement said T, so T goes as the update's old
+ * value and receive-pack compares it under the ref's lock (a lease); to a
+ * local remote each is a compare-and-swap. A lost lease or a series ref that
+ * moved means fetch and compact again, bounded like an append. No record is
+ * lost: series refs only move forward and only gain records, and the branch
+ * drops months only after their refs hold them and only from T. A reader
+ * that sees C sees the series refs C was made with: upload-pack advertises
+ * refs in name order, refs/heads/ before refs/profgate/, and a local read
+ * reads the branch first. Appenders need no change: one that built on T is
+ * refused as non-fast-forward, fetches C and rebuilds its record on it; one
+ * whose record's month is closed in the index (a pending record delivered
+ * late) also fetches that series' ref and checks the id there
+ * (closed_has), so a landed record moved by a compaction is not doubled.
+ * An existing branch is read as it is (no series refs: every month on the
+ * branch) and converted by its first compaction; appends never compact.
  */
 #include "history.h"
 
@@ -114,6 +135,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define DEFAULT_SECONDS 60
 #define MAX_SECONDS	3600
@@ -125,6 +147,13 @@
 /* What a compaction pushes, as refs of the private repository. */
 #define COMPACT_HEAD	"refs/profgate/compact/head"
 #define COMPACT_ARCHIVE "refs/profgate/compact/archive"
+#define COMPACT_SERIES	"refs/profgate/compact/series/" /* + <series> */
+/* The closed months of each series: SERIES_REFS<branch>@/<series>. '@' is in
+ * no branch name (history_branch_check), so a prefix names one branch. */
+#define SERIES_REFS "refs/profgate/series/"
+/* The blob at the root of a compacted tip naming its open month and the
+ * series refs it was made with (compact_index). */
+#define INDEX_NAME "profgate-index"
 
 /* RENEW: the private repository failed, not the remote: make it anew. */
 enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
@@ -141,6 +170,7 @@ struct store {
 	char *tracking; /* refs/remotes/origin/<branch> */
 	char *seen;	/* refs/profgate/seen/<branch>: the tip the last fetch got */
 	char *head;	/* refs/heads/<branch>: what is pushed */
+	char *series;	/* refs/profgate/series/<branch>@/: the series refs, here and there */
 	double deadline;
 	uint64_t rng;
 	int renewed; /* the private repository was made anew once already */
@@ -306,6 +336,7 @@ static void store_release(struct store *s)
 	free(s->tracking);
 	free(s->seen);
 	free(s->head);
+	free(s->series);
 	free(s->status);
 	pg_buf_release(&s->said);
 	memset(s, 0, sizeof(*s));
@@ -418,6 +449,7 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
 	s->seen = pg_xasprintf("refs/profgate/seen/%s", s->branch);
 	s->head = pg_xasprintf("refs/heads/%s", s->branch);
+	s->series = pg_xasprintf(SERIES_REFS "%s@/", s->branch);
 	if ((rc = history_branch_check(s->branch)))
 		return rc;
 	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
@@ -482,6 +514,36 @@ static int store_discard(struct store *s, const char *why)
 	return 0;
 }
 
+/* 1 (why set) when a ref under refs/profgate/ (the series refs, the seen
+ * ref, what a compaction made) cannot be read or names an object the
+ * private repository does not hold. */
+static int profgate_refs_broken(struct store *s, git_odb *odb, char *why, size_t len)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	int r, rc = 0;
+
+	if (git_reference_iterator_glob_new(&it, s->repo, "refs/profgate/*") < 0) {
+		snprintf(why, len, "refs/profgate/: %s", git_why());
+		return 1;
+	}
+	while (!rc && (r = git_reference_next(&ref, it)) != GIT_ITEROVER) {
+		if (r < 0) {
+			snprintf(why, len, "refs/profgate/: %s", git_why());
+			rc = 1;
+		} else if (git_reference_target(ref) &&
+			   !git_odb_exists(odb, git_reference_target(ref))) {
+			snprintf(why, len, "%s names an object it does not hold",
+				 git_reference_name(ref));
+			rc = 1;
+		}
+		git_reference_free(ref);
+		ref = NULL;
+	}
+	git_reference_iterator_free(it);
+	return rc;
+}
+
 /* Why the opened private repository cannot be used, into why; 0 when it
  * can. Our refs must name objects it holds: a fetch from a repository that
  * lost them fails late, and libgit2 1.5 leaks on that path. */
@@ -507,6 +569,8 @@ static int store_broken(struct store *s, char *why, size_t len)
 			rc = 1;
 		}
 	}
+	if (!rc)
+		rc = profgate_refs_broken(s, odb, why, len);
 	git_odb_free(odb);
 	return rc;
 }
@@ -773,9 +837,56 @@ static enum attempt classify(struct store *s, int rc)
 	return s->local ? ATTEMPT_FAIL : ATTEMPT_RETRY;
 }
 
+/* The name of series' ref (s->series<series>), or NULL when series cannot be
+ * a ref's last component: such a folder's months stay on the branch. */
+static char *series_ref(const struct store *s, const char *series)
+{
+	char *ref = pg_xasprintf("%s%s", s->series, series);
+
+	if (!*series || strchr(series, '/') || !git_reference_is_valid_name(ref)) {
+		free(ref);
+		return NULL;
+	}
+	return ref;
+}
+
+/* The series refs of a local remote (rr) matching spec (one ref, or the
+ * prefix and '*') set in the private repository as they are there, and
+ * those it no longer has removed. */
+static int copy_series_refs(struct store *s, git_repository *rr, const char *spec)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL, *made = NULL;
+	git_repository *repos[2] = {s->repo, rr};
+	int rc = 0;
+
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		if (git_reference_iterator_glob_new(&it, repos[pass], spec) < 0)
+			return -1;
+		while (rc == 0 && git_reference_next(&ref, it) == 0) {
+			const char *name = git_reference_name(ref);
+			git_oid id;
+
+			if (pass == 0 && git_reference_name_to_id(&id, rr, name) == GIT_ENOTFOUND)
+				rc = git_reference_delete(ref);
+			else if (pass == 1 && git_reference_target(ref))
+				rc = git_reference_create(&made, s->repo, name,
+							  git_reference_target(ref), 1,
+							  "profgate: fetch");
+			git_reference_free(made);
+			made = NULL;
+			git_reference_free(ref);
+		}
+		git_reference_iterator_free(it);
+		it = NULL;
+	}
+	return rc;
+}
+
 /* The fetch of a local remote, read in place (local_alternate): the tracking
- * ref set to the remote's branch, or removed when it has none. */
-static enum attempt fetch_local(struct store *s)
+ * ref set to the remote's branch, or removed when it has none, and the
+ * series refs matching series (NULL: none) as they are there. */
+static enum attempt fetch_local(struct store *s, const char *series)
 {
 	git_repository *rr = NULL;
 	git_reference *ref = NULL;
@@ -793,8 +904,9 @@ static enum attempt fetch_local(struct store *s)
 		pg_error_set(PG_EDELIVERY, "cannot read %s in '%s': %s", s->branch, s->local,
 			     git_why());
 		a = ATTEMPT_FAIL;
-	} else if (r == 0 && git_reference_create(&ref, s->repo, s->tracking, &id, 1,
-						  "profgate: fetch") < 0) {
+	} else if ((r == 0 && git_reference_create(&ref, s->repo, s->tracking, &id, 1,
+						   "profgate: fetch") < 0) ||
+		   (series && copy_series_refs(s, rr, series) < 0)) {
 		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->local,
 			     git_why());
 		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
@@ -806,23 +918,27 @@ static enum attempt fetch_local(struct store *s)
 	return a;
 }
 
-/* Fetch only the branch. The tracking ref is moved aside first, so that
+/* Fetch the branch, and the series refs matching series (one ref, or
+ * s->series and '*'; NULL: none; those the remote no longer has are pruned).
+ * The tracking ref is moved aside first, so that
  * after the fetch it exists exactly when the remote branch does; moved, not
  * deleted: as the seen ref it is a commit the fetch tells the remote it has
- * (libgit2 offers every ref of the repository), so only what is new since
- * is sent, for a cache that only reads as for one that appends. */
-static enum attempt store_fetch(struct store *s)
+ * (libgit2 offers every ref of the repository, the series refs too), so only
+ * what is new since is sent, for a cache that only reads as for one that
+ * appends. One request fetches the branch and the series refs together. */
+static enum attempt store_fetch(struct store *s, const char *series)
 {
 	git_fetch_options fo;
-	char *spec = pg_xasprintf("+refs/heads/%s:%s", s->branch, s->tracking);
-	git_strarray specs = {&spec, 1};
+	char *spec[2] = {pg_xasprintf("+refs/heads/%s:%s", s->branch, s->tracking),
+			 series ? pg_xasprintf("+%s:%s", series, series) : NULL};
+	git_strarray specs = {spec, series ? 2 : 1};
 	git_reference *old = NULL;
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
 	if (s->local) {
-		free(spec);
-		return fetch_local(s);
+		a = fetch_local(s, series);
+		goto out;
 	}
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
 		git_reference *seen = NULL;
@@ -836,6 +952,7 @@ static enum attempt store_fetch(struct store *s)
 	callbacks(s, &fo.callbacks);
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.update_fetchhead = 0;
+	fo.prune = series ? GIT_FETCH_PRUNE : GIT_FETCH_NO_PRUNE;
 	fo.proxy_opts.type = GIT_PROXY_AUTO;
 	git_error_clear();
 	rc = git_remote_fetch(s->remote, &specs, &fo, NULL);
@@ -844,8 +961,89 @@ static enum attempt store_fetch(struct store *s)
 		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->url,
 			     git_why());
 	}
-	free(spec);
+out:
+	free(spec[0]);
+	free(spec[1]);
 	return a;
+}
+
+/*
+ * The closed months on a series ref are gzip files (<YYYY-MM>.jsonl.gz).
+ * git's pack-objects runs a delta search over every blob of every fetch
+ * whose stored delta it cannot reuse, and a series' months, stored as deltas
+ * of the versions the appends made, are such blobs: 11 MB of text for 2,000
+ * records. Compressed they are a twentieth of that and not worth a delta,
+ * so the server sends them nearly as stored. Written with no name and no
+ * time, so the same text makes the same blob.
+ */
+#define GZ_MAX_BYTES (256u << 20) /* a month of one series, inflated */
+
+static int is_gz(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, ".gz") == 0;
+}
+
+static int gz_deflate(const char *text, size_t len, struct pg_buf *out)
+{
+	z_stream z;
+	uLong bound;
+	int zr;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return pg_error_set(PG_EIO, "history: cannot compress a shard (zlib)");
+	bound = deflateBound(&z, len);
+	pg_buf_grow(out, bound);
+	z.next_in = (Bytef *)text;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out->ptr + out->len;
+	z.avail_out = (uInt)bound;
+	zr = deflate(&z, Z_FINISH);
+	out->len += z.total_out;
+	out->ptr[out->len] = 0;
+	deflateEnd(&z);
+	return zr == Z_STREAM_END ? 0
+				  : pg_error_set(PG_EIO, "history: cannot compress a shard (zlib)");
+}
+
+/* The text of a gzip file, appended to out; name is for the message. */
+static int gz_inflate(const char *gz, size_t len, const char *name, struct pg_buf *out)
+{
+	z_stream z;
+	char chunk[65536];
+	int zr = Z_OK;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return pg_error_set(PG_EIO, "history: %s: cannot inflate (zlib)", name);
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	while (zr == Z_OK && out->len < GZ_MAX_BYTES) {
+		z.next_out = (Bytef *)chunk;
+		z.avail_out = sizeof(chunk);
+		zr = inflate(&z, Z_NO_FLUSH);
+		pg_buf_add(out, chunk, sizeof(chunk) - z.avail_out);
+	}
+	inflateEnd(&z);
+	if (zr != Z_STREAM_END)
+		return pg_error_set(PG_EDELIVERY, "history: %s: %s", name,
+				    out->len >= GZ_MAX_BYTES ? "larger than a month's shard can be"
+							     : "not a whole gzip file");
+	return 0;
+}
+
+/* The text of blob (inflated when name ends in .gz), appended to out. */
+static int blob_text(const git_blob *blob, const char *name, struct pg_buf *out)
+{
+	const char *p = git_blob_rawcontent(blob);
+	size_t n = (size_t)git_blob_rawsize(blob);
+
+	if (is_gz(name))
+		return gz_inflate(p, n, name, out);
+	pg_buf_add(out, p, n);
+	return 0;
 }
 
 /* The shard's bytes at the tip (empty when absent), into content. */
@@ -867,7 +1065,7 @@ static int read_shard(struct store *s, git_tree *base, const char *shard, struct
 	else if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry)) < 0)
 		rc = pg_error_set(PG_EDELIVERY, "%s: %s", shard, git_why());
 	else
-		pg_buf_add(content, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		rc = blob_text(blob, shard, content);
 	git_blob_free(blob);
 	git_tree_entry_free(entry);
 	return rc;
@@ -1049,16 +1247,21 @@ static enum attempt push_smart(struct store *s)
 	return a;
 }
 
-/* The new objects (what tip lacks) as one pack into the remote's store. */
-static int pack_into(struct store *s, git_repository *rr, const git_oid *commit, const git_oid *tip)
+/* The objects of commits (n of them) that the hidden commits (m) lack, as
+ * one pack into the remote's store. */
+static int pack_commits(struct store *s, git_repository *rr, const git_oid *commits, size_t n,
+			const git_oid *hide, size_t m)
 {
 	git_packbuilder *pb = NULL;
 	git_revwalk *walk = NULL;
 	char *dir = pg_xasprintf("%sobjects/pack", git_repository_path(rr));
-	int rc = 0;
+	int rc = git_revwalk_new(&walk, s->repo);
 
-	if (git_revwalk_new(&walk, s->repo) < 0 || git_revwalk_push(walk, commit) < 0 ||
-	    (tip && git_revwalk_hide(walk, tip) < 0) || git_packbuilder_new(&pb, s->repo) < 0 ||
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = git_revwalk_push(walk, &commits[i]);
+	for (size_t i = 0; i < m && rc == 0; i++)
+		rc = git_revwalk_hide(walk, &hide[i]);
+	if (rc < 0 || git_packbuilder_new(&pb, s->repo) < 0 ||
 	    git_packbuilder_insert_walk(pb, walk) < 0 ||
 	    git_packbuilder_write(pb, dir, 0, NULL, NULL) < 0)
 		rc = pg_error_set(PG_EDELIVERY, "cannot write objects into '%s': %s", s->local,
@@ -1067,6 +1270,12 @@ static int pack_into(struct store *s, git_repository *rr, const git_oid *commit,
 	git_revwalk_free(walk);
 	free(dir);
 	return rc;
+}
+
+/* The new objects (what tip lacks) as one pack into the remote's store. */
+static int pack_into(struct store *s, git_repository *rr, const git_oid *commit, const git_oid *tip)
+{
+	return pack_commits(s, rr, commit, 1, tip, tip ? 1 : 0);
 }
 
 struct clash {
@@ -1158,20 +1367,92 @@ static void push_delay(void)
 		sleep_ms((uint32_t)ms);
 }
 
+/* The open month the index at tip names, into open ("": no index, an
+ * uncompacted branch whose months are all on it). */
+static void index_open(struct store *s, const git_oid *tip, char open[8])
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	struct pg_buf text = PG_BUF_INIT;
+	const char *p;
+
+	open[0] = 0;
+	if (git_commit_lookup(&c, s->repo, tip) == 0 && git_commit_tree(&root, c) == 0 &&
+	    read_shard(s, root, INDEX_NAME, &text) == 0 && text.len) {
+		pg_buf_addc(&text, 0);
+		if ((p = strstr(text.ptr, "\nopen ")) && strlen(p + 6) >= 7)
+			snprintf(open, 8, "%.7s", p + 6);
+	}
+	pg_buf_release(&text);
+	git_tree_free(root);
+	git_commit_free(c);
+}
+
+/*
+ * *already when r's month is closed (before the open month of the tip's
+ * index, so a compaction may have moved its shard) and the series' ref
+ * holds r's id: a record delivered again after its first push landed and a
+ * compaction moved it. Only then is the series' ref fetched (with the
+ * branch again, on a new connection); the usual append fetches the branch
+ * alone.
+ */
+static enum attempt closed_has(struct store *s, const struct history_record *r, const char *shard,
+			       const git_oid *tip, int *already)
+{
+	const char *month = strrchr(shard, '/');
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	struct pg_buf text = PG_BUF_INIT;
+	char open[8], *ref, *gz;
+	enum attempt a = ATTEMPT_DONE;
+	git_oid id;
+
+	*already = 0;
+	index_open(s, tip, open);
+	if (!month || !*open || strncmp(month + 1, open, 7) >= 0 ||
+	    !(ref = series_ref(s, r->series)))
+		return ATTEMPT_DONE;
+	if (!s->local && store_remote(s)) {
+		free(ref);
+		return ATTEMPT_FAIL;
+	}
+	if ((a = store_fetch(s, ref)) == ATTEMPT_DONE &&
+	    git_reference_name_to_id(&id, s->repo, ref) == 0) {
+		git_error_clear();
+		gz = pg_xasprintf("%s.gz", shard);
+		if (git_commit_lookup(&c, s->repo, &id) < 0 || git_commit_tree(&root, c) < 0 ||
+		    read_shard(s, root, gz, &text)) {
+			pg_error_set(PG_EDELIVERY, "%s: %s", ref, git_why());
+			a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+		} else {
+			*already = history_shard_has(text.ptr, text.len, r->record_id);
+		}
+		free(gz);
+	}
+	pg_buf_release(&text);
+	git_tree_free(root);
+	git_commit_free(c);
+	free(ref);
+	return a;
+}
+
 static enum attempt attempt_once(struct store *s, const struct history_record *r, const char *shard,
 				 const struct pg_buf *line, struct history_append_result *res)
 {
 	git_oid tip, commit;
 	enum attempt a;
-	int has_tip, already;
+	int has_tip, already = 0;
 
 	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
 	s->connected = 1; /* every later attempt on a new connection */
-	if ((a = store_fetch(s)) != ATTEMPT_DONE)
+	if ((a = store_fetch(s, NULL)) != ATTEMPT_DONE)
 		return a;
 	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
-	if (build(s, r, shard, line, has_tip ? &tip : NULL, &commit, &already))
+	if (has_tip && (a = closed_has(s, r, shard, &tip, &already)) != ATTEMPT_DONE)
+		return a;
+	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
+	if (!already && build(s, r, shard, line, has_tip ? &tip : NULL, &commit, &already))
 		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
 	if (already) {
 		res->appended = 0;
@@ -1632,29 +1913,43 @@ out:
 /* ---- reading ---- */
 
 /* The records of one shard that pass f, into list. */
-static int read_shard_records(struct store *s, git_repository *repo, const git_tree_entry *e,
-			      const char *series, const struct history_filter *f,
+static int read_shard_records(struct store *s, git_repository *repo, const git_oid *id,
+			      const char *name, const char *series, const struct history_filter *f,
 			      struct history_list *list)
 {
 	struct history_list all = {0};
+	struct pg_buf text = PG_BUF_INIT;
 	git_blob *blob = NULL;
-	char *path = pg_xasprintf("%s/%s", series, git_tree_entry_name(e));
+	char *path = pg_xasprintf("%s/%s", series, name);
 	int rc;
 
-	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0) {
+	if (git_blob_lookup(&blob, repo, id) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", path, git_why());
 		goto out;
 	}
-	rc = history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), path,
-				 &all, s->o->log, s->o->payload);
+	if (!is_gz(path))
+		rc = history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+					 path, &all, s->o->log, s->o->payload);
+	else if ((rc = blob_text(blob, path, &text)) == 0)
+		rc = history_shard_parse(text.ptr, text.len, path, &all, s->o->log, s->o->payload);
 	for (uint32_t k = 0; rc == 0 && k < all.n; k++)
 		if (history_filter_match(f, &all.r[k]))
 			history_list_move(list, &all.r[k]);
 out:
 	history_list_release(&all);
+	pg_buf_release(&text);
 	git_blob_free(blob);
 	free(path);
 	return rc;
+}
+
+/* A month file of a series: "<YYYY-MM>.jsonl", or ".jsonl.gz" on a series ref. */
+static int is_shard_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 6 && strcmp(name + n - 6, ".jsonl") == 0) ||
+	       (n > 9 && strcmp(name + n - 9, ".jsonl.gz") == 0);
 }
 
 /* The month files of one series folder, skipping months before --since. */
@@ -1667,14 +1962,12 @@ static int read_series(struct store *s, git_repository *repo, const git_tree *di
 	for (size_t i = 0; i < git_tree_entrycount(dir) && rc == 0; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(dir, i);
 		const char *name = git_tree_entry_name(e);
-		size_t n = strlen(name);
 
-		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || n < 6 ||
-		    strcmp(name + n - 6, ".jsonl") != 0)
+		if (git_tree_entry_type(e) != GIT_OBJECT_BLOB || !is_shard_name(name))
 			continue;
 		if (f->since && strncmp(name, f->since, 7) < 0)
 			continue; /* "YYYY-MM" before the month of --since */
-		rc = read_shard_records(s, repo, e, series, f, list);
+		rc = read_shard_records(s, repo, git_tree_entry_id(e), name, series, f, list);
 	}
 	return rc;
 }
@@ -1713,28 +2006,230 @@ out:
 	return rc;
 }
 
-/* One read: fetch, then the records at the tip into list. RENEW when the
- * private repository failed (list then holds nothing of this try). */
+/* The series refs f may read: its one series' ref, or all of them (the
+ * prefix and '*'). NULL when none can hold its records (a --series that
+ * cannot be a ref's name stays on the branch). */
+static char *series_spec(const struct store *s, const struct history_filter *f)
+{
+	return f->series ? series_ref(s, f->series) : pg_xasprintf("%s*", s->series);
+}
+
+/* The records of repo's series refs (series_spec) that pass f, into list;
+ * *found is set when one exists. --label skips a ref by its series' name, as
+ * read_tree skips a folder. */
+static int read_series_refs(struct store *s, git_repository *repo, const struct history_filter *f,
+			    struct history_list *list, int *found)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char *spec = series_spec(s, f);
+	size_t pre = strlen(s->series);
+	int rc = 0;
+
+	if (!spec)
+		return 0;
+	if (git_reference_iterator_glob_new(&it, repo, spec) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: the series refs of %s: %s", s->branch,
+				  git_why());
+		goto out;
+	}
+	while (rc == 0 && git_reference_next(&ref, it) == 0) {
+		const char *name = git_reference_name(ref) + pre;
+
+		if (git_reference_target(ref) &&
+		    (!f->label || history_series_may_hold(name, f->label))) {
+			*found = 1;
+			rc = read_tree(s, repo, git_reference_target(ref), f, list);
+		}
+		git_reference_free(ref);
+	}
+out:
+	git_reference_iterator_free(it);
+	free(spec);
+	return rc;
+}
+
+struct id_at {
+	const char *id;
+	uint32_t i;
+};
+
+static int cmp_id_at(const void *a, const void *b)
+{
+	const struct id_at *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* Each record once, the first read kept, the order otherwise unchanged. A
+ * compaction whose branch update lost its lease after its series refs moved
+ * leaves the records it moved on both until the next compaction; a record
+ * delivered again after a compaction moved its landed copy is on both too. */
+static void list_unique(struct history_list *l)
+{
+	struct id_at *v;
+	uint8_t *drop;
+	uint32_t j = 0;
+
+	if (l->n < 2)
+		return;
+	v = pg_xcalloc(l->n, sizeof(*v));
+	drop = pg_xcalloc(l->n, 1);
+	for (uint32_t i = 0; i < l->n; i++)
+		v[i] = (struct id_at){l->r[i].record_id, i};
+	qsort(v, l->n, sizeof(*v), cmp_id_at);
+	for (uint32_t k = 1; k < l->n; k++)
+		drop[v[k].i] = strcmp(v[k].id, v[k - 1].id) == 0;
+	for (uint32_t i = 0; i < l->n; i++) {
+		if (drop[i])
+			history_record_release(&l->r[i]);
+		else
+			l->r[j++] = l->r[i];
+	}
+	l->n = j;
+	free(drop);
+	free(v);
+}
+
+/* One month file of the series a newest-first read reads. */
+struct month_file {
+	const char *name; /* "<YYYY-MM>.jsonl[.gz]", owned by the tree */
+	git_oid id;
+};
+
+static int cmp_month_desc(const void *a, const void *b)
+{
+	const struct month_file *x = a, *y = b;
+
+	return strcmp(y->name, x->name);
+}
+
+/* The month files of f->series's folder in the tree of commit (if any),
+ * added to *v (*n of them); the tree is kept in *keep (names point into it). */
+static int month_files(struct store *s, git_repository *repo, const git_oid *commit,
+		       const struct history_filter *f, git_tree **keep, struct month_file **v,
+		       uint32_t *n)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	git_tree_entry *e = NULL;
+	int rc = 0, r;
+
+	if (!commit)
+		return 0;
+	if (git_commit_lookup(&c, repo, commit) < 0 || git_commit_tree(&root, c) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: the records of %s: %s", s->branch,
+				  git_why());
+		goto out;
+	}
+	r = git_tree_entry_bypath(&e, root, f->series);
+	if (r == GIT_ENOTFOUND || (r == 0 && git_tree_entry_type(e) != GIT_OBJECT_TREE))
+		goto out;
+	if (r < 0 || git_tree_lookup(keep, repo, git_tree_entry_id(e)) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: %s: %s", f->series, git_why());
+		goto out;
+	}
+	*v = pg_xrealloc(*v, (*n + git_tree_entrycount(*keep) + 1) * sizeof(**v));
+	for (size_t i = 0; i < git_tree_entrycount(*keep); i++) {
+		const git_tree_entry *m = git_tree_entry_byindex(*keep, i);
+		const char *name = git_tree_entry_name(m);
+
+		if (git_tree_entry_type(m) == GIT_OBJECT_BLOB && is_shard_name(name) &&
+		    !(f->since && strncmp(name, f->since, 7) < 0))
+			(*v)[(*n)++] = (struct month_file){name, *git_tree_entry_id(m)};
+	}
+out:
+	git_tree_entry_free(e);
+	git_tree_free(root);
+	git_commit_free(c);
+	return rc;
+}
+
+/*
+ * f->newest with f->series: the series' months, newest first, from the
+ * branch and its series ref together, read whole until they hold f->newest
+ * records that pass f. Every record left unread is older than every record
+ * read (a record's shard is its time's month), so the newest records that
+ * pass any further test are among those read, or there are not enough.
+ */
+static int read_newest(struct store *s, git_repository *repo, const git_oid *tip,
+		       const struct history_filter *f, struct history_list *list, int *found)
+{
+	git_tree *trees[2] = {NULL, NULL};
+	struct month_file *v = NULL;
+	char *ref = series_ref(s, f->series);
+	git_oid id;
+	uint32_t n = 0;
+	int rc, has_ref = ref && git_reference_name_to_id(&id, repo, ref) == 0;
+
+	*found = has_ref;
+	rc = month_files(s, repo, tip, f, &trees[0], &v, &n);
+	if (rc == 0 && has_ref)
+		rc = month_files(s, repo, &id, f, &trees[1], &v, &n);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_month_desc);
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		if (i > 0 && list->n >= f->newest && strncmp(v[i].name, v[i - 1].name, 7) != 0)
+			break; /* a whole older month: enough read */
+		rc = read_shard_records(s, repo, &v[i].id, v[i].name, f->series, f, list);
+	}
+	free(v);
+	free(ref);
+	git_tree_free(trees[0]);
+	git_tree_free(trees[1]);
+	return rc;
+}
+
+/* The records of the branch's tip (tip NULL: no branch) and of its series
+ * refs in repo that pass f, each once, into list; *exists when either is
+ * there. */
+static int read_all(struct store *s, git_repository *repo, const git_oid *tip,
+		    const struct history_filter *f, struct history_list *list, int *exists)
+{
+	int refs = 0, rc = 0;
+
+	*exists = tip != NULL;
+	if (f->newest && f->series)
+		rc = read_newest(s, repo, tip, f, list, &refs);
+	else if (tip)
+		rc = read_tree(s, repo, tip, f, list);
+	if (rc == 0 && !(f->newest && f->series))
+		rc = read_series_refs(s, repo, f, list, &refs);
+	if (refs) {
+		*exists = 1;
+		list_unique(list);
+	}
+	return rc;
+}
+
+/* One read: fetch the branch and the series refs f may read, then their
+ * records into list. RENEW when the private repository failed (list then
+ * holds nothing of this try). */
 static enum attempt read_once(struct store *s, const struct history_filter *f,
 			      struct history_list *list, int *exists, int *rc)
 {
 	struct history_list got = {0};
 	enum attempt a;
+	char *spec = series_spec(s, f);
 	git_oid tip;
+	int has_tip;
 
 	*rc = 0;
 	*exists = 0;
-	if ((*rc = store_repo(s)))
+	if ((*rc = store_repo(s))) {
+		free(spec);
 		return ATTEMPT_FAIL;
-	if ((a = store_fetch(s)) != ATTEMPT_DONE) {
+	}
+	a = store_fetch(s, spec);
+	free(spec);
+	if (a != ATTEMPT_DONE) {
 		*rc = PG_EDELIVERY;
 		return a == ATTEMPT_RENEW ? a : ATTEMPT_FAIL;
 	}
-	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
-		return ATTEMPT_DONE; /* no branch: no records */
-	*exists = 1;
+	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
 	git_error_clear();
-	*rc = read_tree(s, s->repo, &tip, f, &got);
+	*rc = read_all(s, s->repo, has_tip ? &tip : NULL, f, &got, exists);
 	a = *rc == 0				   ? ATTEMPT_DONE
 	    : *rc != PG_EUNSUPP && local_failure() ? ATTEMPT_RENEW
 						   : ATTEMPT_FAIL;
@@ -1746,11 +2241,11 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 
 /*
  * A local remote is read where it is: its objects are on this machine
- * already, and git's objects never change once written, so the branch's tip
- * and the trees and shards it names are read straight from the remote's
- * object store, as a concurrent append leaves it (the ref moves atomically,
- * after the objects it names are written). Nothing is copied: a read costs
- * the shards of the series asked for, however long the history.
+ * already, and git's objects never change once written, so the branch's tip,
+ * the series refs, and the trees and shards they name are read straight from
+ * the remote's object store, as a concurrent append leaves it (the ref moves
+ * atomically, after the objects it names are written). Nothing is copied: a
+ * read costs the shards of the series asked for, however long the history.
  */
 static int read_local(struct store *s, const struct history_filter *f, struct history_list *list,
 		      int *exists)
@@ -1763,13 +2258,11 @@ static int read_local(struct store *s, const struct history_filter *f, struct hi
 		return pg_error_set(PG_EDELIVERY, "history: cannot open '%s': %s", s->local,
 				    git_why());
 	r = git_reference_name_to_id(&tip, rr, s->head);
-	if (r == 0) {
-		*exists = 1;
-		rc = read_tree(s, rr, &tip, f, list);
-	} else if (r != GIT_ENOTFOUND) {
+	if (r == 0 || r == GIT_ENOTFOUND)
+		rc = read_all(s, rr, r == 0 ? &tip : NULL, f, list, exists);
+	else
 		rc = pg_error_set(PG_EDELIVERY, "history: %s in '%s': %s", s->head, s->local,
 				  git_why());
-	}
 	git_repository_free(rr);
 	return rc;
 }
@@ -1846,99 +2339,453 @@ static uint32_t history_commits(struct store *s, const git_oid *tip)
 	return n;
 }
 
-/* The root commit holding tip's tree, as COMPACT_HEAD; tip as COMPACT_ARCHIVE. */
-static int compact_build(struct store *s, git_commit *tip, const char *archive, git_oid *out)
+/* One series whose closed months a compaction moves to its ref. */
+struct moved {
+	char *name;	/* the series folder */
+	char *ref;	/* its ref, s->series<name> */
+	git_oid old;	/* the ref's fetched value; zero when it has none */
+	git_oid commit; /* its new value: the old one's months and the closed ones */
+};
+
+/* What one compaction attempt makes, in the private repository. */
+struct compaction {
+	git_commit *tip;
+	char open[8]; /* the open month: the newest "YYYY-MM" of the tip's shards */
+	struct moved *m;
+	uint32_t n, shards; /* series and month shards moved */
+	git_oid commit;	    /* the new root commit (COMPACT_HEAD) */
+	char *archive;	    /* where the tip's history goes; NULL when the tip is a root */
+};
+
+static void compaction_release(struct compaction *c)
 {
-	git_tree *tree = NULL;
+	for (uint32_t i = 0; i < c->n; i++) {
+		free(c->m[i].name);
+		free(c->m[i].ref);
+	}
+	free(c->m);
+	free(c->archive);
+	git_commit_free(c->tip);
+	memset(c, 0, sizeof(*c));
+}
+
+static int all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* "YYYY-MM....jsonl": a month shard, the month in its first 7 bytes. */
+static int is_month_shard(const git_tree_entry *e)
+{
+	const char *n = git_tree_entry_name(e);
+	size_t len = strlen(n);
+
+	return git_tree_entry_type(e) == GIT_OBJECT_BLOB && len >= 13 &&
+	       strcmp(n + len - 6, ".jsonl") == 0 && all_digits(n, 4) && n[4] == '-' &&
+	       all_digits(n + 5, 2);
+}
+
+/* The newest month of root's shards into open ("" when it has none). */
+static int open_month(struct store *s, git_tree *root, char open[8])
+{
+	open[0] = 0;
+	for (size_t i = 0; i < git_tree_entrycount(root); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(root, i);
+		git_tree *dir = NULL;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE)
+			continue;
+		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0)
+			return pg_error_set(PG_EDELIVERY, "%s: %s", git_tree_entry_name(e),
+					    git_why());
+		for (size_t k = 0; k < git_tree_entrycount(dir); k++) {
+			const git_tree_entry *f = git_tree_entry_byindex(dir, k);
+
+			if (is_month_shard(f) && strncmp(git_tree_entry_name(f), open, 7) > 0)
+				snprintf(open, 8, "%.7s", git_tree_entry_name(f));
+		}
+		git_tree_free(dir);
+	}
+	return 0;
+}
+
+/*
+ * The blob for path (<series>/<YYYY-MM>.jsonl.gz) on the series ref: the
+ * branch's shard (blob id), gzip'd, with the lines of the ref's shard at
+ * path (in base) before it when there is one: a record appended to a closed
+ * month after its month was moved, or moved twice by a compaction that lost
+ * its lease, is kept once, by record id.
+ */
+static int merge_shard(struct store *s, git_tree *base, const char *path, const git_oid *id,
+		       git_oid *out)
+{
+	struct pg_buf text = PG_BUF_INIT, gz = PG_BUF_INIT;
+	struct history_list got = {0};
+	git_blob *blob = NULL;
+	size_t old;
+	int rc;
+
+	if ((rc = read_shard(s, base, path, &text)))
+		goto out;
+	if (git_blob_lookup(&blob, s->repo, id) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "%s: %s", path, git_why());
+		goto out;
+	}
+	if (text.len && text.ptr[text.len - 1] != '\n')
+		pg_buf_addc(&text, '\n');
+	old = text.len;
+	if (!old) {
+		pg_buf_add(&text, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	} else {
+		rc = history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+					 path, &got, s->o->log, s->o->payload);
+		for (uint32_t k = 0; rc == 0 && k < got.n; k++)
+			if (!history_shard_has(text.ptr, old, got.r[k].record_id))
+				pg_buf_addf(&text, "%s\n", got.r[k].line);
+	}
+	if (rc == 0 && (rc = gz_deflate(text.ptr, text.len, &gz)) == 0 &&
+	    git_blob_create_from_buffer(out, s->repo, gz.ptr, gz.len) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot write %s: %s", path, git_why());
+out:
+	history_list_release(&got);
+	git_blob_free(blob);
+	pg_buf_release(&text);
+	pg_buf_release(&gz);
+	return rc;
+}
+
+/*
+ * The commit of series m->name's ref holding its old months and the closed
+ * month shards of dir (the series' folder at the tip), on the fetched ref
+ * as parent, as COMPACT_SERIES<name>. *shards: how many moved (none: no
+ * commit).
+ */
+static int move_series(struct store *s, struct compaction *c, git_tree *dir, struct moved *m,
+		       uint32_t *shards)
+{
+	git_commit *parent = NULL;
+	git_tree *base = NULL, *tree = NULL;
+	git_tree_update *upd = pg_xcalloc(git_tree_entrycount(dir) + 1, sizeof(*upd));
+	git_signature *sig = NULL;
+	git_reference *ref = NULL;
+	struct pg_buf msg = PG_BUF_INIT;
+	char *local = pg_xasprintf(COMPACT_SERIES "%s", m->name), hex[13];
+	git_oid tree_id;
+	int rc = 0;
+
+	*shards = 0;
+	memset(&m->old, 0, sizeof(m->old));
+	if (git_reference_name_to_id(&m->old, s->repo, m->ref) == 0 &&
+	    (git_commit_lookup(&parent, s->repo, &m->old) < 0 ||
+	     git_commit_tree(&base, parent) < 0)) {
+		rc = pg_error_set(PG_EDELIVERY, "%s: %s", m->ref, git_why());
+		goto out;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(dir) && rc == 0; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(dir, i);
+		git_tree_update *u = &upd[*shards];
+
+		if (!is_month_shard(e) || strncmp(git_tree_entry_name(e), c->open, 7) >= 0)
+			continue;
+		u->action = GIT_TREE_UPDATE_UPSERT;
+		u->filemode = GIT_FILEMODE_BLOB;
+		u->path = pg_xasprintf("%s/%s.gz", m->name, git_tree_entry_name(e));
+		(*shards)++;
+		rc = merge_shard(s, base, u->path, git_tree_entry_id(e), &u->id);
+	}
+	if (rc || !*shards)
+		goto out;
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(c->tip));
+	pg_buf_addf(&msg,
+		    "history: %s: months before %s\n\nThe month shards of %s before %s, moved "
+		    "from %s at %s.\n",
+		    m->name, c->open, m->name, c->open, s->branch, hex);
+	if (git_tree_create_updated(&tree_id, s->repo, base, *shards, upd) < 0 ||
+	    git_tree_lookup(&tree, s->repo, &tree_id) < 0 ||
+	    git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
+	    git_commit_create(&m->commit, s->repo, NULL, sig, sig, NULL, msg.ptr, tree,
+			      parent ? 1 : 0, (const git_commit **)&parent) < 0 ||
+	    git_reference_create(&ref, s->repo, local, &m->commit, 1, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+out:
+	for (size_t i = 0; i < git_tree_entrycount(dir) + 1; i++)
+		free((char *)upd[i].path);
+	free(upd);
+	free(local);
+	pg_buf_release(&msg);
+	git_reference_free(ref);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_tree_free(base);
+	git_commit_free(parent);
+	return rc;
+}
+
+/* The index blob: the open month and every series ref the new tip is made
+ * with (the fetched ones, the moved ones at their new value), by name. */
+static int compact_index(struct store *s, const struct compaction *c, git_oid *out)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	struct pg_buf text = PG_BUF_INIT;
+	char *glob = pg_xasprintf("%s*", s->series);
+	size_t pre = strlen(s->series);
+	uint32_t k = 0;
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc = 0;
+
+	pg_buf_addf(&text,
+		    "profgate history index 1\n# %s holds the month %s; the months before it "
+		    "are on the refs %s<series>\nopen %s\n",
+		    s->branch, c->open, s->series, c->open);
+	/* the fetched refs come sorted by name, and so do the moved ones (the
+	 * tip's folders): merged, each once, at its newest value */
+	if (git_reference_iterator_glob_new(&it, s->repo, glob) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "the series refs: %s", git_why());
+		goto out;
+	}
+	for (;;) {
+		int more = git_reference_next(&ref, it) == 0;
+		const char *name = more ? git_reference_name(ref) + pre : NULL;
+
+		while (k < c->n && (!name || strcmp(c->m[k].name, name) <= 0)) {
+			git_oid_tostr(hex, sizeof(hex), &c->m[k].commit);
+			pg_buf_addf(&text, "series %s %s\n", c->m[k].name, hex);
+			if (name && strcmp(c->m[k].name, name) == 0)
+				name = NULL; /* moved: its new value written */
+			k++;
+		}
+		if (name && git_reference_target(ref)) {
+			git_oid_tostr(hex, sizeof(hex), git_reference_target(ref));
+			pg_buf_addf(&text, "series %s %s\n", name, hex);
+		}
+		git_reference_free(ref);
+		ref = NULL;
+		if (!more)
+			break;
+	}
+	if (git_blob_create_from_buffer(out, s->repo, text.ptr, text.len) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot write the index: %s", git_why());
+out:
+	git_reference_iterator_free(it);
+	pg_buf_release(&text);
+	free(glob);
+	return rc;
+}
+
+/* Each series folder of root whose closed months move: its ref's new commit
+ * (c->m, by name) and, into upd (*n), the removal of those shards. */
+static int compact_series(struct store *s, struct compaction *c, git_tree *root,
+			  git_tree_update **upd, size_t *n)
+{
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < git_tree_entrycount(root) && rc == 0; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(root, i);
+		const char *name = git_tree_entry_name(e);
+		struct moved m = {pg_xstrdup(name), NULL, {{0}}, {{0}}};
+		git_tree *dir = NULL;
+		uint32_t shards = 0;
+
+		if (git_tree_entry_type(e) == GIT_OBJECT_TREE && (m.ref = series_ref(s, name))) {
+			if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0)
+				rc = pg_error_set(PG_EDELIVERY, "%s: %s", name, git_why());
+			else
+				rc = move_series(s, c, dir, &m, &shards);
+		}
+		for (size_t k = 0; rc == 0 && shards && k < git_tree_entrycount(dir); k++) {
+			const git_tree_entry *f = git_tree_entry_byindex(dir, k);
+
+			if (!is_month_shard(f) || strncmp(git_tree_entry_name(f), c->open, 7) >= 0)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				*upd = pg_xrealloc(*upd, cap * sizeof(**upd));
+			}
+			(*upd)[(*n)++] =
+			    (git_tree_update){GIT_TREE_UPDATE_REMOVE,
+					      {{0}},
+					      GIT_FILEMODE_BLOB,
+					      pg_xasprintf("%s/%s", name, git_tree_entry_name(f))};
+		}
+		git_tree_free(dir);
+		if (rc == 0 && shards) {
+			c->m = pg_xrealloc(c->m, (c->n + 1) * sizeof(*c->m));
+			c->m[c->n++] = m;
+			c->shards += shards;
+		} else {
+			free(m.name);
+			free(m.ref);
+		}
+	}
+	return rc;
+}
+
+/*
+ * What the compaction of c->tip pushes, as refs of the private repository:
+ * each moved series' new commit (COMPACT_SERIES<name>), the root commit
+ * holding the tip's tree without the moved shards and with the index
+ * (COMPACT_HEAD), and the tip (COMPACT_ARCHIVE) when it has a history to
+ * keep. *nothing when the tip is a root commit with no month to move.
+ */
+static int compact_build(struct store *s, struct compaction *c, int *nothing)
+{
+	git_tree *root = NULL, *tree = NULL;
+	git_tree_update *upd = NULL;
 	git_signature *sig = NULL;
 	git_reference *a = NULL, *h = NULL;
 	struct pg_buf msg = PG_BUF_INIT;
 	char hex[GIT_OID_HEXSZ + 1];
-	int rc = 0;
+	git_oid tree_id;
+	size_t n = 0;
+	int rc;
 
-	git_oid_tostr(hex, sizeof(hex), git_commit_id(tip));
+	*nothing = 0;
+	if (git_commit_tree(&root, c->tip) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
+		goto out;
+	}
+	if ((rc = open_month(s, root, c->open)) || (rc = compact_series(s, c, root, &upd, &n)))
+		goto out;
+	if (!c->n && git_commit_parentcount(c->tip) == 0) {
+		*nothing = 1;
+		goto out;
+	}
+	upd = pg_xrealloc(upd, (n + 1) * sizeof(*upd));
+	upd[n] = (git_tree_update){
+	    GIT_TREE_UPDATE_UPSERT, {{0}}, GIT_FILEMODE_BLOB, pg_xstrdup(INDEX_NAME)};
+	if ((rc = compact_index(s, c, &upd[n++].id)))
+		goto out;
+	if (git_commit_parentcount(c->tip))
+		c->archive = archive_ref(s, c->tip);
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(c->tip));
 	pg_buf_addf(&msg,
-		    "history: compaction of %s\n\nThe records of %s at %s, in one commit; the "
-		    "commits before it are kept as %s.\n",
-		    s->branch, s->branch, hex, archive);
-	if (git_commit_tree(&tree, tip) < 0 || git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
-	    git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, 0, NULL) < 0 ||
-	    git_reference_create(&h, s->repo, COMPACT_HEAD, out, 1, NULL) < 0 ||
-	    git_reference_create(&a, s->repo, COMPACT_ARCHIVE, git_commit_id(tip), 1, NULL) < 0)
+		    "history: compaction of %s\n\nThe records of %s at %s: the month %s here, "
+		    "the months before it on the refs %s<series>.%s%s%s\n",
+		    s->branch, s->branch, hex, c->open, s->series,
+		    c->archive ? " The commits before it are kept as " : "",
+		    c->archive ? c->archive : "", c->archive ? "." : "");
+	if (git_tree_create_updated(&tree_id, s->repo, root, n, upd) < 0 ||
+	    git_tree_lookup(&tree, s->repo, &tree_id) < 0 ||
+	    git_signature_now(&sig, BOT_NAME, BOT_EMAIL) < 0 ||
+	    git_commit_create(&c->commit, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, 0, NULL) <
+		0 ||
+	    git_reference_create(&h, s->repo, COMPACT_HEAD, &c->commit, 1, NULL) < 0 ||
+	    (c->archive && git_reference_create(&a, s->repo, COMPACT_ARCHIVE, git_commit_id(c->tip),
+						1, NULL) < 0))
 		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+out:
+	for (size_t i = 0; i < n; i++)
+		free((char *)upd[i].path);
+	free(upd);
 	git_reference_free(a);
 	git_reference_free(h);
 	git_signature_free(sig);
 	git_tree_free(tree);
+	git_tree_free(root);
 	pg_buf_release(&msg);
 	return rc;
 }
 
-/* A local remote: the commit's objects, the archive ref (absent, or already
- * tip), then the branch moved from tip to the commit by compare-and-swap. */
-static enum attempt compact_local(struct store *s, const git_oid *commit, const git_oid *tip,
-				  const char *archive)
+/* A compare-and-swap of name in the local remote rr from old (zero: absent)
+ * to id; RETRY when it moved. */
+static enum attempt cas_local(struct store *s, git_repository *rr, const char *name,
+			      const git_oid *id, const git_oid *old, const char *why)
+{
+	git_reference *ref = NULL;
+	int rc = git_reference_create_matching(&ref, rr, name, id, 1, old, why);
+
+	git_reference_free(ref);
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND || rc == GIT_EEXISTS) {
+		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (%s)", git_why());
+		return ATTEMPT_RETRY;
+	}
+	if (rc < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot update %s in '%s': %s", name, s->local,
+			     git_why());
+		return ATTEMPT_FAIL;
+	}
+	return ATTEMPT_DONE;
+}
+
+/* A local remote: the new objects, each series ref moved from its fetched
+ * value, the archive ref (absent, or already the tip), then the branch moved
+ * from the tip to the new commit: each a compare-and-swap. */
+static enum attempt compact_local(struct store *s, const struct compaction *c)
 {
 	git_repository *rr = NULL;
 	git_reference *ref = NULL;
-	git_oid zero, have;
+	git_oid zero, have, *commits = pg_xcalloc(c->n + 1, sizeof(git_oid)),
+			    *hide = pg_xcalloc(c->n + 1, sizeof(git_oid));
+	const git_oid *tip = git_commit_id(c->tip);
 	enum attempt a = ATTEMPT_DONE;
+	size_t m = 0;
 	int rc;
 
 	memset(&zero, 0, sizeof(zero));
 	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
-		return ATTEMPT_FAIL;
-	}
-	if (pack_into(s, rr, commit, tip)) {
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
-	rc = git_reference_create_matching(&ref, rr, archive, tip, 1, &zero,
-					   "profgate: history compact (archive)");
-	git_reference_free(ref);
-	ref = NULL;
-	if (rc < 0 &&
-	    !(git_reference_name_to_id(&have, rr, archive) == 0 && git_oid_equal(&have, tip))) {
-		pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", archive, s->local,
-			     git_why());
+	commits[0] = c->commit;
+	hide[m++] = *tip;
+	for (uint32_t i = 0; i < c->n; i++) {
+		commits[i + 1] = c->m[i].commit;
+		if (!git_oid_is_zero(&c->m[i].old))
+			hide[m++] = c->m[i].old;
+	}
+	if (pack_commits(s, rr, commits, c->n + 1, hide, m)) {
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
-	rc = git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
-					   "profgate: history compact");
-	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
-		a = ATTEMPT_RETRY;
-		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (%s)", git_why());
-	} else if (rc < 0) {
-		a = ATTEMPT_FAIL;
-		pg_error_set(PG_EDELIVERY, "cannot update %s in '%s': %s", s->branch, s->local,
-			     git_why());
+	for (uint32_t i = 0; i < c->n && a == ATTEMPT_DONE; i++)
+		a = cas_local(s, rr, c->m[i].ref, &c->m[i].commit, &c->m[i].old,
+			      "profgate: history compact (closed months)");
+	if (a != ATTEMPT_DONE)
+		goto out;
+	if (c->archive) {
+		rc = git_reference_create_matching(&ref, rr, c->archive, tip, 1, &zero,
+						   "profgate: history compact (archive)");
+		if (rc < 0 && !(git_reference_name_to_id(&have, rr, c->archive) == 0 &&
+				git_oid_equal(&have, tip))) {
+			pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", c->archive,
+				     s->local, git_why());
+			a = ATTEMPT_FAIL;
+			goto out;
+		}
 	}
+	a = cas_local(s, rr, s->head, &c->commit, tip, "profgate: history compact");
 out:
+	free(commits);
+	free(hide);
 	git_reference_free(ref);
 	git_repository_free(rr);
 	return a;
 }
 
 /* Over http(s): connect for the push, check that the server still
- * advertises tip, then push the archive and the forced update on that
- * connection. libgit2 sends the advertised tip as the update's old value and
- * receive-pack compares it under the ref's lock: a lease, so a record that
- * lands after the check makes the update fail rather than vanish. */
-static enum attempt compact_smart(struct store *s, const git_oid *tip, const char *archive)
+ * advertises tip, then push specs (n) on that connection. libgit2 sends the
+ * advertised values as the updates' old values and receive-pack compares
+ * them under each ref's lock: a lease, so a record that lands after the
+ * check makes a forced update of the branch fail rather than vanish. */
+static enum attempt compact_smart(struct store *s, const git_oid *tip, char **specs, size_t n)
 {
 	git_remote_callbacks cb;
 	git_proxy_options px;
 	git_push_options po;
 	const git_remote_head **heads;
-	size_t n;
-	char *specs[2] = {pg_xasprintf("+%s:%s", COMPACT_HEAD, s->head),
-			  pg_xasprintf("%s:%s", COMPACT_ARCHIVE, archive)};
-	git_strarray arr = {specs, 2};
+	size_t nh;
+	git_strarray arr = {specs, n};
 	enum attempt a = ATTEMPT_DONE;
 	int rc, same = 0;
 
+	if (store_remote(s)) /* on a new connection, as an append's push */
+		return ATTEMPT_FAIL;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
 	callbacks(s, &cb);
 	git_proxy_options_init(&px, GIT_PROXY_OPTIONS_VERSION);
@@ -1950,8 +2797,8 @@ static enum attempt compact_smart(struct store *s, const git_oid *tip, const cha
 		pg_error_set(PG_EDELIVERY, "cannot connect to '%s': %s", s->url, git_why());
 		goto out;
 	}
-	if (git_remote_ls(&heads, &n, s->remote) == 0)
-		for (size_t i = 0; i < n; i++)
+	if (git_remote_ls(&heads, &nh, s->remote) == 0)
+		for (size_t i = 0; i < nh; i++)
 			if (strcmp(heads[i]->name, s->head) == 0)
 				same = git_oid_equal(&heads[i]->oid, tip);
 	if (!same) {
@@ -1969,54 +2816,82 @@ static enum attempt compact_smart(struct store *s, const git_oid *tip, const cha
 	a = push_outcome(s, rc, "a record landed during the compaction", "compaction");
 out:
 	git_remote_disconnect(s->remote);
-	free(specs[0]);
-	free(specs[1]);
+	return a;
+}
+
+/* Over http(s), in two pushes, each behind the lease's check: first the
+ * series refs (fast-forward only: never forced) and the archive, then the
+ * branch. The branch drops the moved months only once their refs hold them:
+ * a compaction stopped between the two leaves those records in both places,
+ * which readers take once and the next compaction merges. */
+static enum attempt compact_push(struct store *s, const struct compaction *c)
+{
+	char **specs = pg_xcalloc(c->n + 1, sizeof(char *)), *head;
+	size_t n = 0;
+	enum attempt a = ATTEMPT_DONE;
+
+	for (uint32_t i = 0; i < c->n; i++)
+		specs[n++] = pg_xasprintf(COMPACT_SERIES "%s:%s", c->m[i].name, c->m[i].ref);
+	if (c->archive)
+		specs[n++] = pg_xasprintf("%s:%s", COMPACT_ARCHIVE, c->archive);
+	if (n)
+		a = compact_smart(s, git_commit_id(c->tip), specs, n);
+	if (a == ATTEMPT_DONE) {
+		head = pg_xasprintf("+%s:%s", COMPACT_HEAD, s->head);
+		a = compact_smart(s, git_commit_id(c->tip), &head, 1);
+		free(head);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(specs[i]);
+	free(specs);
 	return a;
 }
 
 static enum attempt compact_once(struct store *s, struct history_compact_result *res)
 {
-	git_commit *tip_c = NULL;
-	git_oid tip, commit;
+	struct compaction c;
+	git_oid tip;
 	enum attempt a = ATTEMPT_DONE;
-	char *archive = NULL;
+	char *all = pg_xasprintf("%s*", s->series);
+	int nothing;
 
-	if (store_repo(s) || (s->connected && store_remote(s)))
-		return ATTEMPT_FAIL;
-	s->connected = 1; /* every later attempt on a new connection, as an append's */
-	if ((a = store_fetch(s)) != ATTEMPT_DONE)
-		return a;
-	if (git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
-		return ATTEMPT_DONE; /* no branch: nothing to compact */
-	git_error_clear();
-	if (git_commit_lookup(&tip_c, s->repo, &tip) < 0) {
-		pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
-		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
-	}
-	res->exists = 1;
-	res->commits = history_commits(s, &tip);
-	if (git_commit_parentcount(tip_c) == 0)
-		goto out; /* one commit already */
-	archive = archive_ref(s, tip_c);
-	if (compact_build(s, tip_c, archive, &commit)) {
-		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
-		goto out;
-	}
-	push_delay();
-	if (!s->local && store_remote(s)) { /* on a new connection, as an append's push */
+	memset(&c, 0, sizeof(c));
+	if (store_repo(s) || (s->connected && store_remote(s))) {
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
-	a = s->local ? compact_local(s, &commit, &tip, archive) : compact_smart(s, &tip, archive);
+	s->connected = 1; /* every later attempt on a new connection, as an append's */
+	if ((a = store_fetch(s, all)) != ATTEMPT_DONE ||
+	    git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
+		goto out; /* no branch: nothing to compact */
+	git_error_clear();
+	if (git_commit_lookup(&c.tip, s->repo, &tip) < 0) {
+		pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+		goto out;
+	}
+	res->exists = 1;
+	res->commits = history_commits(s, &tip);
+	if (compact_build(s, &c, &nothing)) {
+		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+		goto out;
+	}
+	if (nothing)
+		goto out; /* one commit, its closed months moved already */
+	push_delay();
+	a = s->local ? compact_local(s, &c) : compact_push(s, &c);
 	if (a == ATTEMPT_DONE) {
 		res->compacted = 1;
-		git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+		res->series = c.n;
+		res->shards = c.shards;
+		git_oid_tostr(res->commit, sizeof(res->commit), &c.commit);
+		snprintf(res->open, sizeof(res->open), "%s", c.open);
 		free(res->archive);
-		res->archive = pg_xstrdup(archive + strlen("refs/heads/"));
+		res->archive = c.archive ? pg_xstrdup(c.archive + strlen("refs/heads/")) : NULL;
 	}
 out:
-	free(archive);
-	git_commit_free(tip_c);
+	compaction_release(&c);
+	free(all);
 	return a;
 }
 

@@ -3,17 +3,21 @@
 # history branch (tests/bench/history_gen.py: 50 series, one record per series per day, one
 # commit per record, as `history append` makes them) of 1,800 and 18,000 records, from a local
 # bare repository and over smart HTTP (`git http-backend` on loopback, tests/e2e/lib/git_http.py).
-# The http rows are repeated on a copy of the branch after `history compact`.
+# The http rows are repeated on a copy of the branch after `history compact` (its first
+# compaction: the months before the newest moved to one ref per series; its time is reported).
 # Cold (a fresh cache folder each run) and warm (the cache of the run before, nothing new on the
 # branch) `history show --series S`, `history trend --series S` and `history baseline --series S`,
-# side by side with the reference, a `git fetch` of the same branch by the git CLI into a fresh
-# bare repository (cold) and again with nothing new (warm): median wall times, the ratios, the
-# bytes the read left in its cache (what it fetched) against the reference's, and the cold read's
-# peak RSS. Then `history append` of one record of the series, cold and warm the same way, to a
-# copy of each branch (an append is that fetch plus a push).
+# side by side with the reference, a `git fetch` by the git CLI of what the read needs (the
+# branch; after the compaction the branch and S's series ref) into a fresh bare repository (cold)
+# and again with nothing new (warm): median wall times, the ratios, the bytes the read left in
+# its cache (what it fetched) against the reference's, and the cold read's peak RSS. Then
+# `history append` of one record of the series, cold and warm the same way, to a copy of each
+# branch (an append is a fetch of the branch plus a push).
 # Usage: sh tests/bench/history.sh [BUILD]. PG_BENCH_HISTORY_RECORDS sets the sizes (default
-# "1800 18000"; "1800 18000 100000" adds 100,000 records, about 2.5 minutes to generate once and
-# several minutes a run over http); PG_BENCH_HISTORY_RUNS the runs per cell (default 3).
+# "1800 18000"; "1800 18000 100000" adds 100,000 records, about 2.5 minutes to generate once);
+# PG_BENCH_HISTORY_RUNS the runs per cell (default 3); PG_BENCH_HISTORY_UNCOMPACTED_MAX=N skips
+# the rows of the uncompacted branch over http above N records (each a whole-branch fetch:
+# 40 s a run at 100,000).
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
@@ -24,6 +28,7 @@ GEN=$top/tests/bench/history_gen.py
 OUT=$BUILD/bench
 SIZES=${PG_BENCH_HISTORY_RECORDS:-1800 18000}
 RUNS=${PG_BENCH_HISTORY_RUNS:-3}
+UNCOMPACTED_MAX=${PG_BENCH_HISTORY_UNCOMPACTED_MAX:-}
 BRANCH=profgate-history
 TOKEN=bench-token-$$
 
@@ -39,6 +44,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')
 tmp=$(mktemp -d)
 srv_pid=
+: >"$tmp/compactions" 2>/dev/null || true
 cleanup() {
 	[ -z "$srv_pid" ] || kill "$srv_pid" 2>/dev/null || true
 	rm -rf "$tmp"
@@ -84,14 +90,15 @@ done
 AUTH="Authorization: Basic $(printf 'x-access-token:%s' "$TOKEN" | base64)"
 export PROFGATE_GIT_TOKEN=$TOKEN
 
-# git_ref MODE URL DIR: the reference, a git fetch of the branch into DIR (cold: a fresh one).
+# git_ref MODE URL DIR [REF]: the reference, a git fetch of the branch (and REF) into DIR (cold: a
+# fresh one).
 git_ref() {
 	if [ "$1" = cold ]; then
 		rm -rf "$3"
 		git init -q --bare "$3"
 	fi
 	"$TIMER" git -C "$3" -c http.extraHeader="$AUTH" fetch -q "$2" \
-		"+refs/heads/$BRANCH:refs/heads/$BRANCH"
+		"+refs/heads/$BRANCH:refs/heads/$BRANCH" ${4:+"+$4:$4"}
 }
 # pg_read MODE URL CACHE CMD ARGS...: one profgate read (cold: a fresh cache folder).
 pg_read() {
@@ -120,7 +127,8 @@ for n in $SIZES; do
 	# the same branch after `history compact`: one root commit, the old history archived
 	rm -rf "$tmp/c$n.git"
 	git clone -q --bare "$repo" "$tmp/c$n.git"
-	PROFGATE_CACHE_DIR=$tmp/compact "$PG" history compact --repo "$tmp/c$n.git" >&2
+	ct=$(PROFGATE_CACHE_DIR=$tmp/compact "$TIMER" "$PG" history compact --repo "$tmp/c$n.git" 2>>"$tmp/pg.err")
+	echo "- $n records: the first \`history compact\` (a local remote) took $(echo "$ct" | awk '{ printf "%.1f s, peak RSS %.0f MB", $1, $2 / 1024 }')" >>"$tmp/compactions"
 	# copies the appends write to (hard links: nothing copied), one per branch
 	for v in h c; do
 		rm -rf "$tmp/a$v$n.git"
@@ -131,16 +139,24 @@ for n in $SIZES; do
 	# what is appended: the series' last record with an id of its own (its month's shard rewritten)
 	"$PG" history show --repo "$repo" --series "$S" --json | tail -n 1 >"$tmp/last.jsonl"
 	for remote in local http "http, compacted"; do
+		sref=
 		case $remote in
 		local) url=$repo gurl=file://$repo aurl=$tmp/ah$n.git ;;
 		http) url=http://127.0.0.1:$(cat "$tmp/port")/h$n.git gurl=$url aurl=${url%/*}/ah$n.git ;;
-		*) url=http://127.0.0.1:$(cat "$tmp/port")/c$n.git gurl=$url aurl=${url%/*}/ac$n.git ;;
+		*)
+			url=http://127.0.0.1:$(cat "$tmp/port")/c$n.git gurl=$url aurl=${url%/*}/ac$n.git
+			sref=refs/profgate/series/$BRANCH@/$S
+			;;
 		esac
+		if [ "$remote" = http ] && [ -n "$UNCOMPACTED_MAX" ] && [ "$n" -gt "$UNCOMPACTED_MAX" ]; then
+			echo "| $n | http | (skipped: PG_BENCH_HISTORY_UNCOMPACTED_MAX=$UNCOMPACTED_MAX) | | | | | | | | | |" >>"$tmp/table"
+			continue
+		fi
 		: >"$tmp/ref"
 		r=0
 		while [ $r -lt "$RUNS" ]; do
-			c=$(git_ref cold "$gurl" "$tmp/ref.git")
-			w=$(git_ref warm "$gurl" "$tmp/ref.git")
+			c=$(git_ref cold "$gurl" "$tmp/ref.git" "$sref")
+			w=$(git_ref warm "$gurl" "$tmp/ref.git" "$sref")
 			echo "$c $w $(bytes_of "$tmp/ref.git/objects")" >>"$tmp/ref"
 			r=$((r + 1))
 		done
@@ -192,6 +208,8 @@ done
 		"medians of $RUNS runs; load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	cat "$tmp/table"
+	echo
+	cat "$tmp/compactions"
 } >"$OUT/history.md"
 cat "$OUT/history.md"
 echo "bench: table written to $OUT/history.md" >&2

@@ -8,8 +8,8 @@
 # delivers each exactly once (the one that landed unreported included), from the cache and from a
 # folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
 # is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
-# on a linear branch within the default budget, and the same with compactions among them (the old
-# history kept on archive branches).
+# on a linear branch within the default budget, and the same with compactions among them (the
+# closed months moved to the series refs, the old history kept on archive branches).
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -265,10 +265,13 @@ no_eof() {
 		ok "$1: no retry was a dead kept-alive connection (unexpected EOF)"
 	fi
 }
-# shards REPO REF: every line of the shards of REF.
+# shards REPO REF: every line of the shards of REF (gzip'd ones inflated).
 shards() {
-	for _f in $(git -C "$1" ls-tree -r --name-only "$2"); do
-		git -C "$1" show "$2:$_f"
+	for _f in $(git -C "$1" ls-tree -r --name-only "$2" | grep '\.jsonl'); do
+		case $_f in
+		*.gz) git -C "$1" cat-file blob "$2:$_f" | gzip -dc ;;
+		*) git -C "$1" cat-file blob "$2:$_f" ;;
+		esac
 	done
 }
 git init -q --bare "$T/srv/cw.git"
@@ -293,7 +296,23 @@ git -C "$T/srv/ck.git" config http.receivepack true
 writers ck "$K"
 check "$N writers and $K compactions at once over HTTP: all exit 0, the writers in ${secs} s (at most ${most:-?} attempts each)" \
 	eval '[ "$(cat "$T"/ck/w*.rc "$T"/ck/k*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
-shards "$T/srv/ck.git" profgate-history >"$T/ck.jsonl"
+# the readers' view: each record once (a compaction that lost its lease after moving a month leaves
+# it on the branch and its series' ref until the next, which readers read once)
+pge PROFGATE_CACHE_DIR="$T/ck/r" PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo \
+	"http://127.0.0.1:$PORT/ck.git" --json
+pycheck "the readers see the 300 and the $N records, each once" \
+	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]" "$T/out" \
+	"len(r) == 300 + $N and len({x['record_id'] for x in r}) == 300 + $N"
+# stored: after one more compaction, every line of the branch's shards and of the series refs' (the
+# months before the newest, gzip'd)
+pge PROFGATE_CACHE_DIR="$T/ck/r" PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history compact --repo \
+	"http://127.0.0.1:$PORT/ck.git"
+{
+	shards "$T/srv/ck.git" profgate-history
+	for _r in $(git -C "$T/srv/ck.git" for-each-ref --format='%(refname)' 'refs/profgate/series/profgate-history@/'); do
+		shards "$T/srv/ck.git" "$_r"
+	done
+} >"$T/ck.jsonl"
 git -C "$T/srv/ck.git" for-each-ref --format='%(refname)' refs/heads/profgate-history-archive/ >"$T/ck.archives"
 # shellcheck disable=SC2046 # one ref a word
 git -C "$T/srv/ck.git" log --format=%B profgate-history $(cat "$T/ck.archives") |
@@ -302,7 +321,7 @@ git -C "$T/srv/ck.git" log --format=%B profgate-history $(cat "$T/ck.archives") 
 for _a in $(cat "$T/ck.archives"); do
 	shards "$T/srv/ck.git" "$_a" | grep -c '"run_id":"ck-'
 done >"$T/ck.held"
-pycheck "the branch holds the 300 and the $N records, each once; the old history is on the archive branches, each commit once; no merge" \
+pycheck "the branch and its series refs store the 300 and the $N records, each once; the old history is on the archive branches, each commit once; no merge" \
 	"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]; import subprocess; arch = open('$T/ck.archives').read().split(); runs = open('$T/ck.runs').read().split(); git = ['git', '-C', '$T/srv/ck.git', 'rev-list', '--merges', '--count', 'profgate-history'] + arch" \
 	"$T/ck.jsonl" "len(r) == 300 + $N and len({x['record_id'] for x in r}) == 300 + $N" \
 	"sorted(x['run_id'] for x in r if x['run_id'].startswith('ck-')) == sorted('ck-%d' % i for i in range(1, $N + 1))" \
