@@ -168,7 +168,7 @@ static void data_script(struct pg_buf *b, const struct history_trend *t, uint32_
 			const struct report_dashboard_opts *o)
 {
 	struct history_trend one = *t;
-	struct history_filter f = {t->s[i].series, NULL, NULL, NULL, NULL};
+	struct history_filter f = {t->s[i].series, NULL, NULL, NULL, NULL, 0};
 
 	one.s = &t->s[i];
 	one.n = 1;

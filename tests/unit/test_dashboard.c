@@ -179,7 +179,7 @@ static void test_site(void **state)
 	/* the data script holds the series' trend JSON, as `history trend --series` writes it */
 	{
 		struct history_trend one = t;
-		struct history_filter f = {"s-00000001", NULL, NULL, NULL, NULL};
+		struct history_filter f = {"s-00000001", NULL, NULL, NULL, NULL, 0};
 		history_trend_write_json(&one, NULL, &f, &want);
 		pg_buf_addc(&want, 0);
 	}

@@ -354,7 +354,7 @@ static void test_trend_json(void **state)
 	struct gate_thresholds th;
 	struct history_trend t;
 	struct history_trend_opts o = {NULL, NULL, &th, 0, 0, 0, 0};
-	struct history_filter f = {NULL, "bench", NULL, NULL, NULL};
+	struct history_filter f = {NULL, "bench", NULL, NULL, NULL, 0};
 	struct pg_buf a = PG_BUF_INIT, b = PG_BUF_INIT;
 	cJSON *root, *s, *m, *cp;
 	(void)state;
