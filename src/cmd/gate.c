@@ -592,8 +592,9 @@ int cmd_gate(int argc, char **argv)
 	if (job->history_branch && history_branch_check(job->history_branch))
 		return cmd_error(PG_EXIT_USAGE);
 	if (!job->history && (job->history_required || job->kind || job->dashboard_url)) {
-		pg_error_set(PG_EUSAGE, "gate: --history-required, --kind and --dashboard-url go with "
-					"--history URL_OR_PATH");
+		pg_error_set(PG_EUSAGE,
+			     "gate: --history-required, --kind and --dashboard-url go with "
+			     "--history URL_OR_PATH");
 		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (!cmd_gate_history_read(job) && job->history_branch) {
