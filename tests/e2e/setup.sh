@@ -29,6 +29,9 @@ aarch64) RUNNER_ARCH=ARM64 ;;
 esac
 NAME=profgate-$VERSION-linux-$ARCH
 tarball=${PG_DIST:-${PG_BUILD:-$TOP/build}/dist/$NAME.tar.gz}
+# a sanitizer build (build/asan) serves the tarball of the normal build beside it (make check
+# builds it first): the suite tests the action's install, not the binary's build
+[ -f "$tarball" ] || [ -n "${PG_DIST:-}" ] || tarball=$TOP/build/dist/$NAME.tar.gz
 if [ ! -f "$tarball" ]; then
 	if ! command -v patchelf >/dev/null 2>&1 || readelf -d "$PROFGATE" | grep -q 'libasan\|libubsan'; then
 		echo "1..0 # skip no $NAME.tar.gz (make dist), and none can be built here (patchelf, a build without sanitizers)"
