@@ -1,7 +1,7 @@
 /*
- * trend_sim [REPS [MAX_BEFORE]]: the simulation behind docs/history.md "Trends" (run by hand, not
- * by a test): the change-point test of src/history/trend.c on generated series, with a fixed-seed
- * generator.
+ * trend_sim [REPS [MAX_BEFORE]] | trend_sim REPS - N UNIT: the simulation behind docs/history.md
+ * "Trends" (run by hand, not by a test): the change-point test of src/history/trend.c on generated
+ * series, with a fixed-seed generator.
  *
  * 1. False alarms: flat series (Gaussian noise, rounded to a unit that makes ties as records do:
  *    none, about 1,000 distinct values, 20 and 5), REPS of each length (default 4000; 0 skips this
@@ -11,6 +11,8 @@
  *    records after the step at which history_change_points() at 0.01 reports it (within one
  *    record), the median and largest over 5 seeds, "-" when not within 40
  *    (steps after at most MAX_BEFORE records, default 1000).
+ * With N and UNIT, only false alarms of that length and rounding, at 0.01, 0.001, 0.0002 and
+ * 0.0001.
  */
 #include <math.h>
 #include <stdint.h>
@@ -116,9 +118,35 @@ static void delays(uint32_t max_before)
 	}
 }
 
+/* One length and rounding, to smaller levels (more REPS). */
+static void false_alarms_at(uint32_t reps, uint32_t n, double unit)
+{
+	static const double alphas[] = {0.01, 0.001, 0.0002, 0.0001};
+	double *x = malloc(n * sizeof(double));
+	uint32_t hit[4] = {0, 0, 0, 0};
+
+	for (uint32_t r = 0; r < reps; r++) {
+		double p;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = rounded(100 + gauss(), unit);
+		p = history_split_p(x, n, 3, 0.0001, r + 1);
+		for (int a = 0; a < 4; a++)
+			hit[a] += p <= alphas[a];
+	}
+	printf("n %u, unit %g, %u series: p <= 0.01 %.5f, 0.001 %.5f, 0.0002 %.5f, 0.0001 %.5f\n",
+	       n, unit, reps, (double)hit[0] / reps, (double)hit[1] / reps, (double)hit[2] / reps,
+	       (double)hit[3] / reps);
+	free(x);
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t reps = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 4000;
+
+	if (argc > 4) {
+		false_alarms_at(reps, (uint32_t)strtoul(argv[3], NULL, 10), strtod(argv[4], NULL));
+		return 0;
+	}
 
 	if (reps)
 		false_alarms(reps);
