@@ -577,6 +577,18 @@ static double value_of(const struct history_record *r, const char *name)
 	return NAN;
 }
 
+/* 1 when records a and b hold the same metric names (most records of a series
+ * do: their names need collecting once). */
+static int same_names(const struct history_record *a, const struct history_record *b)
+{
+	if (a->n_metrics != b->n_metrics)
+		return 0;
+	for (uint32_t k = 0; k < a->n_metrics; k++)
+		if (strcmp(a->metrics[k].name, b->metrics[k].name) != 0)
+			return 0;
+	return 1;
+}
+
 /* The metric names of a series passing the glob, each once, sorted. */
 static const char **metric_names(const struct history_trend_series *s, const char *glob,
 				 uint32_t *n_out)
@@ -586,12 +598,16 @@ static const char **metric_names(const struct history_trend_series *s, const cha
 	const char **v;
 
 	for (uint32_t i = 0; i < s->n; i++)
-		total += s->r[i]->n_metrics;
+		if (i == 0 || !same_names(s->r[i], s->r[i - 1]))
+			total += s->r[i]->n_metrics;
 	v = pg_xcalloc(total + 1, sizeof(*v));
-	for (uint32_t i = 0; i < s->n; i++)
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (i > 0 && same_names(s->r[i], s->r[i - 1]))
+			continue;
 		for (uint32_t k = 0; k < s->r[i]->n_metrics; k++)
 			if (!glob || gate_glob_match(glob, s->r[i]->metrics[k].name))
 				v[n++] = s->r[i]->metrics[k].name;
+	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), pg_cmp_str);
 	for (uint32_t i = 0; i < n; i++)
