@@ -351,7 +351,7 @@ void history_series_of_summary(const char *label, const struct summary *s, struc
 struct history_cp {
 	uint32_t index;	      /* the first point after the change */
 	double before, after; /* medians of the segments either side (between change points) */
-	double p_value;	      /* permutation p of the split within its segment */
+	double p_value;	      /* p of the split within its segment (history_split_p) */
 };
 
 struct history_cp_opts {
