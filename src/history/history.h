@@ -351,13 +351,13 @@ void history_series_of_summary(const char *label, const struct summary *s, struc
 struct history_cp {
 	uint32_t index;	      /* the first point after the change */
 	double before, after; /* medians of the segments either side (between change points) */
-	double p_value;	      /* permutation p of the split within its segment */
+	double p_value;	      /* p of the split within its segment (history_split_p) */
 };
 
 struct history_cp_opts {
 	uint32_t min_segment; /* points on each side of a split; 0: 3 */
 	double alpha;	      /* a split is kept when its p is at most this */
-	uint64_t seed;	      /* of the permutations: the same inputs give the same output */
+	uint64_t seed;	      /* of the permutations (short series): same inputs, same output */
 };
 
 /*
@@ -369,11 +369,14 @@ struct history_cp_opts {
  */
 double history_split_scan(const double *x, uint32_t n, uint32_t min_segment, uint32_t *at);
 /*
- * The permutation p-value of history_split_scan()'s statistic: the share of
- * shuffles of x (fixed-seed) whose best split is at least as extreme, the
- * scan over split points included, so a p at most alpha is a real change at
- * that level whichever point it is at. Enough shuffles to resolve alpha (at
- * least 999, at most 199,999); stops early once p cannot reach alpha.
+ * The p-value of history_split_scan()'s statistic, the scan over split points
+ * included, so a p at most alpha is a real change at that level whichever
+ * point it is at. Under 48 points a permutation test: the share of shuffles
+ * of x (fixed-seed) whose best split is at least as extreme, with enough
+ * shuffles to resolve alpha (at least 999, at most 199,999), stopping early
+ * once p cannot reach alpha. From 48 points the tail approximation of the
+ * maximum of the standardized rank sums over the splits (trend.c's opening
+ * comment), which ignores alpha and seed; never below DBL_MIN.
  */
 double history_split_p(const double *x, uint32_t n, uint32_t min_segment, double alpha,
 		       uint64_t seed);

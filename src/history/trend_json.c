@@ -67,8 +67,8 @@ static void write_method(struct pg_json *j, const struct history_trend *t)
 	pg_json_key(j, "change_points");
 	pg_json_obj_begin(j);
 	kv_str(j, "method",
-	       "binary segmentation; best split by the standardized rank sum; "
-	       "permutation test of the best split");
+	       "binary segmentation; best split by the standardized rank sum; its p-value over "
+	       "every split: a permutation test under 48 records, the tail of the maximum from 48");
 	pg_json_key(j, "alpha");
 	pg_json_double(j, t->o.alpha, 6);
 	kv_str(j, "correction", "benjamini-hochberg over the metrics tested in a series");

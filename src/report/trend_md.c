@@ -323,8 +323,9 @@ void report_trend_md(const struct history_trend *t, struct pg_buf *out)
 	if (t->n > SERIES_SHOWN)
 		pg_buf_addf(out, "%u more series (see the JSON).\n\n", t->n - SERIES_SHOWN);
 	pg_buf_addf(out,
-		    "<sub>Change points: binary segmentation, permutation test of the best "
-		    "rank-sum split, metrics chosen at a false-discovery rate of %g, reported past "
+		    "<sub>Change points: binary segmentation, the best rank-sum split tested over "
+		    "every split (a permutation test under 48 records), metrics chosen at a "
+		    "false-discovery rate of %g, reported past "
 		    "the warn "
 		    "limit. Nightly rule: %u in a row past the warn limit against the median of "
 		    "up to %u earlier records (thresholds ",

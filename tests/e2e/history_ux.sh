@@ -91,10 +91,10 @@ pg gate -b "$T/base.json" -c "$T/base.json" --history-branch x
 one_line "--history-branch alone is refused" 2 "--history-branch goes with --history"
 
 # ---- the trend claim of docs/history.md ----
-# "a clean step change shows once A records after it exist when at least P records precede it
-# (B after Q to R before)": read A, P, B, Q and R from the page.
+# "a clean step change shows once A records after it exist when P to P2 records precede it (B
+# after Q to R before; C after D to E before)": read them from the page.
 claim=$(tr '\n' ' ' <"$TOP/docs/history.md" | sed 's/  */ /g' |
-	sed -n 's/.*a clean step change shows once \([0-9]*\) records after it exist when at least \([0-9]*\) records precede it (\([0-9]*\) after \([0-9]*\) to \([0-9]*\) before).*/\1 \2 \3 \4 \5/p')
+	sed -n 's/.*a clean step change shows once \([0-9]*\) records after it exist when \([0-9]*\) to \([0-9]*\) records precede it (\([0-9]*\) after \([0-9]*\) to \([0-9]*\) before; \([0-9]*\) after \([0-9]*\) to \([0-9]*\) before).*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p')
 check "docs/history.md states the trend claim: '$claim'" [ -n "$claim" ]
 # shape B K NAME: a series NAME of B flat records then K records 5% slower, per-metric noise of
 # 0.5% (fixed seed), kind nightly, made from the first record of the branch (a gate with metrics).
@@ -103,27 +103,38 @@ git -C "$R" show "profgate-history:$series/$(git -C "$R" ls-tree --name-only "pr
 git init -q "$T/w"
 shape() {
 	python3 - "$T/tmpl.json" "$T/w" "$@" <<'EOF'
-import hashlib, json, os, random, sys
+import datetime, hashlib, json, os, random, sys
 tmpl = json.loads(open(sys.argv[1]).read())
 wt, b, k, name = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 rng = random.Random(name)
 os.makedirs(os.path.join(wt, name))
-with open(os.path.join(wt, name, '2024-05.jsonl'), 'w') as f:
-    for i in range(b + k):
-        r = dict(tmpl, series=name, kind='nightly', time='2024-05-%02dT%02d:00:00Z' % (1 + i // 24, i % 24),
-                 record_id=hashlib.md5(('%s-%d' % (name, i)).encode()).hexdigest())
-        step = 1.05 if i >= b else 1.0
-        r['metrics'] = {m: round(v * step * (1 + rng.gauss(0, 0.005)), 3) if m.endswith('_us') or m.endswith('us_per_step') else v
-                        for m, v in tmpl['metrics'].items()}
+t0 = datetime.datetime(2024, 5, 1)
+for i in range(b + k):
+    t = t0 + datetime.timedelta(hours=i)
+    r = dict(tmpl, series=name, kind='nightly', time=t.strftime('%Y-%m-%dT%H:00:00Z'),
+             record_id=hashlib.md5(('%s-%d' % (name, i)).encode()).hexdigest())
+    step = 1.05 if i >= b else 1.0
+    r['metrics'] = {m: round(v * step * (1 + rng.gauss(0, 0.005)), 3) if m.endswith('_us') or m.endswith('us_per_step') else v
+                    for m, v in tmpl['metrics'].items()}
+    with open(os.path.join(wt, name, t.strftime('%Y-%m') + '.jsonl'), 'a') as f:
         f.write(json.dumps(r, separators=(',', ':')) + '\n')
 EOF
 }
+# needed BEFORE: the records after the step the claim gives for that many before
+needed() {
+	if [ "$1" -lt "$p" ]; then
+		echo "$b"
+	elif [ "$1" -le "$p2" ]; then
+		echo "$a"
+	else
+		echo "$c"
+	fi
+}
 if [ -n "$claim" ]; then
 	set -- $claim
-	a=$1 p=$2 b=$3 q=$4 r2=$5
-	for before in "$p" "$q" "$r2"; do
-		after=$a
-		[ "$before" -lt "$p" ] && after=$b
+	a=$1 p=$2 p2=$3 b=$4 q=$5 r2=$6 c=$7 d=$8 e=$9
+	for before in "$p" "$p2" "$q" "$r2" "$d" "$e"; do
+		after=$(needed "$before")
 		shape "$before" $((after - 1)) "claim-$before-short"
 		shape "$before" "$after" "claim-$before-enough"
 	done
@@ -132,9 +143,8 @@ if [ -n "$claim" ]; then
 		git -c user.name=t -c user.email=t@t commit -qm claim &&
 		git push -q "$T/claim.git" profgate-history)
 	pg history trend --repo "$T/claim.git" --format json
-	for before in "$p" "$q" "$r2"; do
-		after=$a
-		[ "$before" -lt "$p" ] && after=$b
+	for before in "$p" "$p2" "$q" "$r2" "$d" "$e"; do
+		after=$(needed "$before")
 		pycheck "a +5% step after $before records: reported at $after records after it, not at $((after - 1))" \
 			'j = json.load(open(sys.argv[1])); cp = {s["series"]: [c["index"] for m in s["metrics"] if m["name"] == "step.median_us" for c in m["change_points"]] for s in j["series"]}' \
 			"$T/out" "cp['claim-$before-enough'] != []" "cp['claim-$before-short'] == []"

@@ -1,6 +1,7 @@
 /*
  * Trends: the change-point detector on hand-made series (a step found at its index with its
- * size, a flat noisy series with none and a calibrated false-alarm rate, two steps, short and
+ * size, a flat noisy series with none and a calibrated false-alarm rate (permutation test and,
+ * from 48 points, the tail approximation on tied values), two steps, short and
  * constant series, an outlier, ties, determinism, never a NaN), then history_trend_build on
  * records (Benjamini-Hochberg across metrics, the warn-limit magnitude, the nightly
  * consecutive-violation rule), the profgate.trend/1 JSON and the markdown with its Mermaid
@@ -108,6 +109,34 @@ static void test_false_alarm_rate(void **state)
 	}
 	/* 10 expected; a naive test at every split point would alarm on most series */
 	assert_true(alarms >= 2 && alarms <= 22);
+}
+
+/* From 48 points the p-value is the tail of the scan's maximum, with the tie-corrected rank
+ * sums: on tied noise (values rounded to 0.1 of a spread of 2) it still alarms about alpha of
+ * the time, and a step in a long tied series is found where it is. */
+static void test_long_tied(void **state)
+{
+	double x[240];
+	struct history_cp cp[240];
+	uint32_t alarms = 0, n;
+	(void)state;
+
+	rng_state = 123;
+	for (int s = 0; s < 400; s++) {
+		for (int i = 0; i < 120; i++)
+			x[i] = round((50 + noise()) * 10) / 10;
+		alarms += history_split_p(x, 120, 3, 0.05, 1) <= 0.05;
+	}
+	/* 20 expected at the level; the approximation errs on the safe side (about 16) */
+	assert_true(alarms >= 6 && alarms <= 34);
+	for (int i = 0; i < 240; i++)
+		x[i] = round(((i < 180 ? 50 : 51.5) + noise()) * 10) / 10;
+	n = cps_of(x, 240, 0.01, cp);
+	assert_int_equal(n, 1);
+	assert_true(cp[0].index >= 178 && cp[0].index <= 182);
+	assert_finite_cps(cp, n);
+	/* the same input, the same answer */
+	assert_true(history_split_p(x, 240, 3, 0.01, 1) == history_split_p(x, 240, 3, 0.01, 2));
 }
 
 static void test_two_steps(void **state)
@@ -461,6 +490,7 @@ int main(void)
 	    cmocka_unit_test(test_step_found),
 	    cmocka_unit_test(test_flat_noisy),
 	    cmocka_unit_test(test_false_alarm_rate),
+	    cmocka_unit_test(test_long_tied),
 	    cmocka_unit_test(test_two_steps),
 	    cmocka_unit_test(test_short_and_constant),
 	    cmocka_unit_test(test_ties),
