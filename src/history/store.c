@@ -414,7 +414,8 @@ static int store_streams(struct store *s)
 		connect_s = env.timeout_s;
 	if (env.timeout_s && env.timeout_s < idle_s)
 		idle_s = env.timeout_s;
-	return http_git_streams(s->deadline, connect_s, idle_s);
+	return http_git_streams(s->deadline, connect_s, idle_s,
+				!s->local && strncmp(s->o->remote, "https://", 8) == 0);
 }
 
 /* The token and the Basic form git sends it in: no message may carry either. */

@@ -215,7 +215,7 @@ static int sock_init(git_stream **out, const char *host, const char *port)
 	return 0;
 }
 
-int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s)
+int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s, int tls)
 {
 	git_stream_registration r;
 
@@ -232,7 +232,7 @@ int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s)
 	}
 	/* a libgit2 without TLS refuses the option: https remotes then fail
 	 * with its own message, as before */
-	if (http_ca_bundle())
+	if (tls && http_ca_bundle())
 		(void)git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, http_ca_bundle(), NULL);
 	return 0;
 }

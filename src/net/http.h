@@ -155,10 +155,12 @@ const char *http_ca_bundle(void);
  * Give libgit2 sockets with timeouts (libgit2 1.5 has none): connecting is
  * cut after connect_s (0: 10), a read or write waiting idle_s without
  * progress fails (0: 30), and no I/O runs past deadline (CLOCK_MONOTONIC
- * seconds; 0: none). Covers http and https remotes. Call after each
- * git_libgit2_init(), before the fetch or push; the limits are the process's
- * (one git operation at a time). Returns 0 or PG_EDELIVERY.
+ * seconds; 0: none). Covers http and https remotes; tls: the remote is
+ * https, so libgit2 is pointed at http_ca_bundle() (parsing a bundle costs a
+ * local read more than its records). Call after each git_libgit2_init(),
+ * before the fetch or push; the limits are the process's (one git operation
+ * at a time). Returns 0 or PG_EDELIVERY.
  */
-int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s) PG_WUR;
+int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s, int tls) PG_WUR;
 
 #endif
