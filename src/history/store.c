@@ -1229,6 +1229,18 @@ static enum attempt push_outcome(struct store *s, int rc, const char *moved, con
 	return a;
 }
 
+/* The options of a push or a compaction's upload, and no status or libgit2
+ * error left from an earlier attempt for push_outcome() to read. */
+static void push_options(struct store *s, git_push_options *po)
+{
+	git_push_options_init(po, GIT_PUSH_OPTIONS_VERSION);
+	callbacks(s, &po->callbacks);
+	po->proxy_opts.type = GIT_PROXY_AUTO;
+	free(s->status);
+	s->status = NULL;
+	git_error_clear();
+}
+
 static enum attempt push_smart(struct store *s)
 {
 	git_push_options po;
@@ -1236,12 +1248,7 @@ static enum attempt push_smart(struct store *s)
 	git_strarray specs = {&spec, 1};
 	int rc;
 
-	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	callbacks(s, &po.callbacks);
-	po.proxy_opts.type = GIT_PROXY_AUTO;
-	free(s->status);
-	s->status = NULL;
-	git_error_clear();
+	push_options(s, &po);
 	rc = git_remote_push(s->remote, &specs, &po);
 	enum attempt a = push_outcome(s, rc, "the branch moved since the fetch", "update");
 	free(spec);
@@ -2807,12 +2814,7 @@ static enum attempt compact_smart(struct store *s, const git_oid *tip, char **sp
 		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (the tip moved)");
 		goto out;
 	}
-	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	callbacks(s, &po.callbacks);
-	po.proxy_opts.type = GIT_PROXY_AUTO;
-	free(s->status);
-	s->status = NULL;
-	git_error_clear();
+	push_options(s, &po);
 	rc = git_remote_upload(s->remote, &arr, &po);
 	a = push_outcome(s, rc, "a record landed during the compaction", "compaction");
 out:
