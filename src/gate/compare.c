@@ -531,7 +531,8 @@ static double at_least(double v, double share, double value)
 
 /* The noise model of one metric (noise.c): the sd of one run's value from the
  * runs of both sides, else from the series' recent records, never under the
- * rule's prior; the delta's sd is that over each side's run count, plus, for
+ * rule's prior; the delta's variance is that times the variance of the median
+ * of each side's runs (gate_noise_median_var), plus, for
  * step metrics, the spread of the steps inside the runs. A side of fewer than
  * GATE_NOISE_MIN_RUNS runs shows no spread between runs, but its own steps
  * bound it: a run whose steps spread 4 % is known no better than to 4 % (in
@@ -562,7 +563,8 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	if ((m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS) ||
 	    (t->disturbed && gate_metric_is_part(m->name)))
 		var_c = at_least(var_c, t->jitter_c, m->candidate);
-	m->noise_sd = sqrt(var_b / nb + var_c / nc + within_var(m->name, t));
+	m->noise_sd = sqrt(var_b * gate_noise_median_var(nb) + var_c * gate_noise_median_var(nc) +
+			   within_var(m->name, t));
 }
 
 static void judge(struct gate_metric_result *m, const struct gate_thresholds *th,
@@ -932,45 +934,64 @@ static void breakdown_us(const struct summary *s, double out[4])
 		out[k] /= n;
 }
 
-/* A part of the step change, listed when it is beyond its noise: z, the
- * change over its sd, at least r->attribution_z either way. */
-static void add_attr(struct gate_result *r, enum gate_attr_kind kind, const char *name,
-		     const double change[3], char *detail, const char *family)
+/* One part's change, for attribution. */
+struct part_change {
+	double delta, sd; /* the change per step and its sd */
+	double min_us;	  /* the least change its rule counts: min_step_share of the step */
+	int flagged;	  /* its metric warned or failed: beyond noise by its own test */
+};
+
+/* What a part needs to be listed (attribution_z): dir, the step's direction
+ * when it moved beyond noise, else 0; z_with, the z a part moving that way
+ * (or either way, dir 0) needs, z_against the z of one moving against it. */
+struct attr_need {
+	int dir;
+	double z_with, z_against;
+};
+
+/* A part of the step change, listed when it is beyond its noise (its z, the
+ * change over its sd, reaches what *need asks of its direction) or when its
+ * own metric warned or failed, and at least its rule's least change. */
+static void add_attr(struct gate_result *r, const struct attr_need *need, enum gate_attr_kind kind,
+		     const char *name, const struct part_change *ch, char *detail,
+		     const char *family)
 {
-	double delta = change[0], z = gate_z(delta, change[1]);
+	double z = gate_z(ch->delta, ch->sd);
+	double z_need = need->dir && need->dir * z < 0 ? need->z_against : need->z_with;
 
 	/* a part without a noise model (no rule judges it) cannot be beyond it */
-	if (delta == 0 || !isfinite(delta) || !(change[1] > 0) || !(fabs(z) >= r->attribution_z) ||
-	    fabs(delta) < change[2]) {
+	if (ch->delta == 0 || !isfinite(ch->delta) || !(ch->sd > 0) ||
+	    !(ch->flagged || fabs(z) >= z_need) || fabs(ch->delta) < ch->min_us) {
 		free(detail);
 		return;
 	}
 	r->attribution =
 	    pg_xrealloc(r->attribution, (r->n_attribution + 1) * sizeof(*r->attribution));
 	r->attribution[r->n_attribution++] =
-	    (struct gate_attribution){kind, pg_xstrdup(name), delta, detail, family, z};
+	    (struct gate_attribution){kind, pg_xstrdup(name), ch->delta, detail, family, z};
 }
 
-/* A family's or op's change: out[0] the change, out[1] its sd, out[2] the
- * least change its rule counts (min_step_share of the step). The change and
- * sd are its metric's when judged (the median over runs and its noise
- * model), else the representatives' difference with the rule's prior. */
+/* A family's or op's change. The change and sd are its metric's when judged
+ * (the median over runs and its noise model), else the representatives'
+ * difference with the rule's prior. */
 static void part_change(const struct gate_result *r, const struct test_ctx *t, const char *kind,
-			const char *name, double b, double c, double out[3])
+			const char *name, double b, double c, struct part_change *out)
 {
 	char *metric = pg_xasprintf("%s.%s.us_per_step", kind, name);
 	const struct gate_metric_result *m = find_result(r, metric);
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, metric);
 
+	memset(out, 0, sizeof(*out));
 	if (m && isfinite(m->noise_sd)) {
-		out[0] = m->delta;
-		out[1] = m->noise_sd;
+		out->delta = m->delta;
+		out->sd = m->noise_sd;
+		out->flagged = m->verdict == GATE_WARN || m->verdict == GATE_FAIL;
 	} else {
-		out[0] = c - b;
-		out[1] = gate_noise_prior_sd(rule, fmax(fabs(b), fabs(c)), t->step_us) *
-			 sqrt(1.0 / t->runs_b + 1.0 / t->runs_c);
+		out->delta = c - b;
+		out->sd = gate_noise_prior_sd(rule, fmax(fabs(b), fabs(c)), t->step_us) *
+			  sqrt(gate_noise_median_var(t->runs_b) + gate_noise_median_var(t->runs_c));
 	}
-	out[2] = rule && rule->min_step_share > 0 ? rule->min_step_share * t->step_us : 0;
+	out->min_us = rule && rule->min_step_share > 0 ? rule->min_step_share * t->step_us : 0;
 	free(metric);
 }
 
@@ -1109,41 +1130,57 @@ static void sort_attribution(struct gate_result *r, int dir)
 
 #define ATTR_MAX 20
 
-/* The z a part needs: 2 when the step moved beyond noise (the parts explain a
- * real change); when it did not, the two-sided Bonferroni bound over the parts
- * judged at the file's level, at least 3: of some twenty parts looked at, one
- * is past z = 2 by chance about every other time. */
-static double attribution_z(const struct gate_result *r, const struct test_ctx *t)
+/* The one-sided level at which the parts of a step that moved beyond noise
+ * are listed: the step's change is already established, and the question is
+ * which parts carry it. */
+#define ATTR_WITH_STEP_LEVEL 0.05
+
+/* The z a part needs. When the step did not move beyond noise: the two-sided
+ * Bonferroni bound over the parts judged at the file's level, at least 3 (of
+ * some twenty parts looked at, one is past z = 2 by chance about every other
+ * time), either way. When it did: z past the one-sided 5 % quantile (1.645)
+ * in the step's direction, and that bound against it. */
+static void attribution_need(const struct gate_result *r, const struct test_ctx *t,
+			     struct attr_need *need)
 {
 	const struct gate_metric_result *m = find_result(r, "step.median_us");
 	const struct gate_rule *rule = m ? m->rule : NULL;
 	double alpha =
 	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
-	double z;
-
 	double q = gate_norm_quantile_upper(r->thresholds->significance / 2 /
 					    (t->m_parts > 1 ? t->m_parts : 1));
+	double z;
 
 	if (q < 3)
 		q = 3;
+	need->dir = 0;
+	need->z_with = need->z_against = q;
 	if (!r->step_tested || !m)
-		return q;
-	z = fabs(gate_z(m->delta, m->noise_sd));
-	return gate_norm_upper(z) < alpha ? 2 : q;
+		return;
+	z = gate_z(m->delta, m->noise_sd);
+	if (!(gate_norm_upper(fabs(z)) < alpha))
+		return;
+	need->dir = z > 0 ? 1 : -1;
+	need->z_with = gate_norm_quantile_upper(ATTR_WITH_STEP_LEVEL);
 }
 
 static void attribute(struct gate_result *r, const struct test_ctx *t)
 {
 	const struct summary *b = r->baseline, *c = r->candidate;
-	int dir = !r->has_step || r->step_delta_us == 0 ? 0 : r->step_delta_us > 0 ? 1 : -1;
 	const struct gate_metric_result *step = find_result(r, "step.median_us");
-	double step_sd = step ? step->noise_sd : NAN, ch[3];
+	double step_sd = step ? step->noise_sd : NAN;
+	struct part_change ch;
+	struct attr_need need;
 	struct op_delta *d;
+	int dir;
 	uint32_t n, nbf, ncf;
 	const struct sum_family *bf = summary_step_families(b, &nbf);
 	const struct sum_family *cf = summary_step_families(c, &ncf);
 
-	r->attribution_z = attribution_z(r, t);
+	attribution_need(r, t, &need);
+	r->attribution_z = need.z_with;
+	r->attribution_z_against = need.z_against;
+	dir = need.dir;
 	breakdown_us(b, r->bd_baseline_us);
 	breakdown_us(c, r->bd_candidate_us);
 	d = op_deltas(b, c, dir, &n);
@@ -1151,26 +1188,27 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
 	for (uint32_t i = 0; i < nbf; i++) {
 		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
-		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0, ch);
-		add_attr(r, GATE_ATTR_FAMILY, f->family, ch, family_detail(d, n, f->family, dir),
-			 NULL);
+		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0, &ch);
+		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
+			 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
 		if (find_family(b, f->family))
 			continue;
-		part_change(r, t, "family", f->family, 0, f->us_per_step, ch);
-		add_attr(r, GATE_ATTR_FAMILY, f->family, ch, family_detail(d, n, f->family, dir),
-			 NULL);
+		part_change(r, t, "family", f->family, 0, f->us_per_step, &ch);
+		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
+			 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		part_change(r, t, "op", d[i].name, 0, d[i].delta, ch);
-		add_attr(r, GATE_ATTR_OP, d[i].name, ch, NULL, d[i].family);
+		part_change(r, t, "op", d[i].name, 0, d[i].delta, &ch);
+		add_attr(r, &need, GATE_ATTR_OP, d[i].name, &ch, NULL, d[i].family);
 	}
 	/* exposed communication, memory copies and idle move with the whole step */
 	for (int k = 1; k < 4; k++) {
-		double bd[3] = {r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, 0};
-		add_attr(r, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k], bd, NULL, NULL);
+		struct part_change bd = {r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, 0,
+					 0};
+		add_attr(r, &need, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k], &bd, NULL, NULL);
 	}
 	free(d);
 	sort_attribution(r, dir);

@@ -169,6 +169,10 @@ double gate_noise_pooled_sd(const double *const *groups, const uint32_t *n, uint
  * prior, else the prior; *from says which ("prior", or est_from). */
 double gate_noise_run_sd(const struct gate_rule *r, double est, double ref, double step_us,
 			 const char *est_from, const char **from);
+/* The variance of the median of n runs' values, in units of one run's
+ * variance: 1/n for one or two runs, more than their mean's 1/n from three
+ * (0.449 at 3, 0.287 at 5, about pi / 2n for many). */
+double gate_noise_median_var(double n);
 /* Whether a change toward worse (absolute, relative) reaches every limit l
  * gives; a limit that gives none is never reached. */
 int gate_limit_reaches(const struct gate_limit *l, double worse, double worse_rel);
@@ -273,7 +277,9 @@ struct gate_result {
 	uint32_t n_below_floor;		      /* metrics left out: under the floor on both sides */
 	struct gate_attribution *attribution; /* beyond noise, furthest first */
 	uint32_t n_attribution;
-	double attribution_z; /* the z a part needs to be listed */
+	double attribution_z;	      /* the z a part needs to be listed: toward the step's change
+				       * when it moved beyond noise, else either way */
+	double attribution_z_against; /* ... and against the step's change */
 	double
 	    attribution_remainder_us; /* the step change the listed families and breakdown leave */
 	uint32_t baseline_runs, candidate_runs;

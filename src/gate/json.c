@@ -357,6 +357,7 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	write_attribution(&j, r);
 	if (r->verdict != GATE_INCOMPARABLE) {
 		num(&j, "attribution_z", r->attribution_z, 2);
+		num(&j, "attribution_z_against", r->attribution_z_against, 2);
 		num(&j, "attribution_remainder_us_per_step", r->attribution_remainder_us, 3);
 	}
 	write_breakdown(&j, r);

@@ -663,7 +663,7 @@ static double nightly_sd(const struct history_trend_metric *m, const double *poo
 	double sd = gate_noise_run_sd(m->rule, est, median_range(pool, from, to),
 				      isfinite(step_us) ? step_us : 0, "history", &from_what);
 
-	return sd * sqrt(1 + 1.0 / n);
+	return sd * sqrt(1 + gate_noise_median_var(n));
 }
 
 static void add_run(struct history_trend_metric *m, const struct history_trend_run *run, uint32_t k)

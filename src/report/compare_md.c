@@ -504,8 +504,13 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_addf(b, "; %u more not shown", left);
 	pg_buf_adds(b, "; the other parts: ");
 	report_signed_time(b, r->attribution_remainder_us);
-	pg_buf_addf(b, " together, none beyond its noise (listed: |z| of at least %g).\n\n",
-		    r->attribution_z);
+	pg_buf_adds(b, " together, none beyond its noise (listed: ");
+	if (r->attribution_z_against != r->attribution_z)
+		pg_buf_addf(b, "z of at least %.2f toward the step's change, %.2f against it",
+			    r->attribution_z, r->attribution_z_against);
+	else
+		pg_buf_addf(b, "|z| of at least %.2f", r->attribution_z);
+	pg_buf_adds(b, ", or a rule's warn or fail).\n\n");
 }
 
 /* ---- the metric table ---- */

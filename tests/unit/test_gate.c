@@ -552,6 +552,18 @@ static void test_noise_model(void **state)
 		gate_thresholds_release(&old);
 	}
 
+	/* a side's value is the median of its runs: one or two runs vary as
+	 * their mean, three or more more than it (0.449 of one run's variance at
+	 * 3, not 1/3), tending to pi / 2n */
+	assert_close(gate_noise_median_var(1), 1, 0);
+	assert_close(gate_noise_median_var(2), 0.5, 0);
+	assert_close(gate_noise_median_var(3), 0.4487, 5e-4);
+	assert_close(gate_noise_median_var(5), 0.2868, 5e-4);
+	assert_true(gate_noise_median_var(4) < gate_noise_median_var(3) &&
+		    gate_noise_median_var(4) > 0.25);
+	assert_close(gate_noise_median_var(200), M_PI / 400, 1e-12);
+	assert_close(gate_noise_median_var(0), 1, 0);
+
 	assert_close(gate_z(2, 4), 0.5, 0);
 	assert_true(isinf(gate_z(1, 0)) && gate_z(1, 0) > 0);
 	assert_close(gate_z(0, 0), 0, 0);
@@ -827,10 +839,13 @@ static void test_compare_fail(void **state)
 		assert_true(strcmp(r.metrics[i - 1].name, r.metrics[i].name) < 0);
 
 	/* attribution: the parts beyond their noise (the step moved beyond its
-	 * own, so z of 2 will do), furthest first: matmul +150 (z 6.3), then
-	 * gemm_a +140 (z 3.9); gemm_b's +10 and the idle time are within noise */
+	 * own, so a part moving with it needs z of 1.645, one-sided 5 %; one
+	 * moving against it the Bonferroni bound, at least 3), furthest first:
+	 * matmul +150 (z 6.3), then gemm_a +140 (z 3.9); gemm_b's +10 and the
+	 * idle time are within noise */
 	assert_int_equal(r.n_attribution, 2);
-	assert_close(r.attribution_z, 2, 0);
+	assert_close(r.attribution_z, gate_norm_quantile_upper(0.05), 1e-12);
+	assert_true(r.attribution_z_against >= 3);
 	assert_true(r.attribution[0].z > r.attribution[1].z && r.attribution[1].z >= 2);
 	/* what the families leave of the step change: 100 - 150 */
 	assert_close(r.attribution_remainder_us, -50, 1e-9);
@@ -1513,6 +1528,56 @@ static void test_compare_attribution_order(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
+/* A part whose own rule fails is listed even below the bound a part needs
+ * when the step did not move (the two-sided Bonferroni bound, at least 3):
+ * its rule's one-sided test found it beyond noise. A part moving against a
+ * step that moved beyond noise needs that bound; one moving with it, 1.645. */
+static void test_compare_attribution_flagged(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct gate_metric_result *m;
+	double z;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&b, "reduce", 100);
+	make_side(&c, "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	/* +29 %: sd = sqrt(3^2 + 7.02^2) x sqrt(2) = 10.8 us, z = 2.7 */
+	add_family(&c, "reduce", 129);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	m = metric(&r, "family.reduce.us_per_step");
+	z = m->delta / m->noise_sd;
+	assert_true(z > 2.33 && z < 3);
+	assert_int_equal(m->verdict, GATE_FAIL);
+	assert_true(r.attribution_z >= 3 && r.attribution_z_against == r.attribution_z);
+	assert_int_equal(r.n_attribution, 1);
+	assert_string_equal(r.attribution[0].name, "reduce");
+	release_all(&r, &b, &c, &th);
+
+	/* the step 10 % slower: matmul +30 us with it at z 1.8 is listed,
+	 * elementwise -30 us against it at z -1.8 is not (sd = sqrt(9^2 +
+	 * 7.72^2) x sqrt(2) = 16.8 us) */
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_family(&b, "matmul", 300);
+	add_family(&b, "elementwise", 300);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_family(&c, "matmul", 330);
+	add_family(&c, "elementwise", 270);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_close(r.attribution_z, gate_norm_quantile_upper(0.05), 1e-12);
+	assert_true(r.attribution_z_against >= 3);
+	m = metric(&r, "family.matmul.us_per_step");
+	z = m->delta / m->noise_sd;
+	assert_true(z > 1.645 && z < 2);
+	assert_int_equal(r.n_attribution, 1);
+	assert_string_equal(r.attribution[0].name, "matmul");
+	release_all(&r, &b, &c, &th);
+}
+
 /* docs/gate.md: "op.<name>.us_per_step": ops of one name summed. */
 static void test_catalogue(void **state)
 {
@@ -1687,7 +1752,8 @@ static void test_verdict_json(void **state)
 	assert_string_equal(get(x->child, "kind")->valuestring, "family");
 	assert_string_equal(get(x->child, "name")->valuestring, "matmul");
 	assert_true(get(x->child, "z")->valuedouble > 2);
-	assert_close(get(root, "attribution_z")->valuedouble, 2, 0);
+	assert_close(get(root, "attribution_z")->valuedouble, 1.64, 0);
+	assert_true(get(root, "attribution_z_against")->valuedouble >= 3);
 	assert_true(cJSON_IsNumber(get(root, "attribution_remainder_us_per_step")));
 	/* the ops of matmul that moved most, largest first */
 	assert_true(cJSON_IsArray(get(x->child, "ops")));
@@ -1737,6 +1803,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_significance_improved_new_gone),
 	    cmocka_unit_test(test_compare_disturbed),
 	    cmocka_unit_test(test_compare_attribution_order),
+	    cmocka_unit_test(test_compare_attribution_flagged),
 	    cmocka_unit_test(test_verdict_json),
 	    cmocka_unit_test(test_compare_nothing_moved), /* last: UBSan stops the binary */
 	};

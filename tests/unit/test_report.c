@@ -953,7 +953,8 @@ static void test_compare_fail(void **state)
 	};
 	r.attribution = a;
 	r.n_attribution = 4;
-	r.attribution_z = 2;
+	r.attribution_z = 1.6448536;
+	r.attribution_z_against = 3.29;
 	r.attribution_remainder_us = 3400 - 6000 - 1500 - 600;
 	struct gate_quality_hit q = {
 	    1, (char *)"event-cap", (char *)"the trace stops at 1000000 events", GATE_INCONCLUSIVE};
@@ -973,7 +974,8 @@ static void test_compare_fail(void **state)
 				  "(z 9.0; `fusion.123`, `fusion.7`), +1.50 ms exposed "
 				  "communication (z 9.0), +600.0 us idle (z 9.0), +10.0 us `tiny` "
 				  "(z 9.0); the other parts: -4.70 ms together, none beyond its "
-				  "noise (listed: |z| of at least 2).\n"));
+				  "noise (listed: z of at least 1.64 toward the step's change, "
+				  "3.29 against it, or a rule's warn or fail).\n"));
 	assert_non_null(strstr(s, "Verdicts: 2 fail, 2 warn, 1 improved, 1 new, 1 gone, 3 pass; 7 "
 				  "under the floor on both sides, not judged.\n"));
 	assert_non_null(
