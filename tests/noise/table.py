@@ -11,11 +11,14 @@ whatever the gate does when it runs:
               WINDOW base runs appended by `gate --history R --kind nightly`; the candidate is
               gated with `--kind pr`, so its own record never enters a window. The windows
               rotate over the base runs (HIST_TRIALS trials); A/A candidates are the base runs
-              outside the window.
+              outside the window. With one candidate run (history:5) and with CAND_RUNS
+              candidate runs at once (history:5x3: what the Action's quick start does).
   multi-run   the same windows given as WINDOW `--baseline` runs, when this build combines
               several --baseline (detected by behaviour: a usage error, or a verdict whose
               baseline is one of the runs given alone, means not supported); with one
               candidate run (multi-run:5) and with CAND_RUNS candidate runs (multi-run:5x3).
+              Candidate groups are consecutive runs of one variant (A/A: consecutive base runs
+              outside the window), as a job makes its runs one after another.
 
 Disturbed runs. train_cpu.py times a fixed matmul just before and just after its profiled
 steps (the witness), and a second process on the other core times one fixed unit of work after
@@ -292,10 +295,10 @@ def history_repo(gate, repo, window):
                      ["--history", repo, "--kind", "nightly", "--history-required"], env)
 
 
-def windowed(gate, runs, variants, th_list, wins, mode, work, bad, n_cand=1):
-    base = runs["base"]
+def windowed(gate, runs, variants, th_list, wins, mode, work, bad, n_cands=(1,)):
+    """Every window against the candidates, one run at a time and in groups of each count in
+    n_cands (a history repository is made once per window for all of them)."""
     out = []
-    label = "%s:%d" % (mode, len(wins[0])) + ("x%d" % n_cand if n_cand > 1 else "")
     for t, win in enumerate(wins):
         spec = "%s:%s" % (mode, ",".join(os.path.basename(w)[:-5] for w in win))
         if mode == "history":
@@ -307,21 +310,33 @@ def windowed(gate, runs, variants, th_list, wins, mode, work, bad, n_cand=1):
             env = {"PROFGATE_TIME": "2024-01-02T00:00:00Z"}
         else:
             baselines, extra, env = win, [], None
-        cands = [("A/A", c) for c in groups([c for c in base if c not in win], n_cand)]
-        cands += [(var, c) for var in variants for c in groups(runs[var], n_cand)]
-        for th_name, th_path in th_list:
-            for var, c in cands:
-                v = gate.verdict(baselines, c if n_cand > 1 else c[0], th_path, extra, env)
-                if mode == "history":
-                    got = len(((v.get("baseline") or {}).get("history") or {}).get("records") or [])
-                    if got != len(win):
-                        raise HarnessError("%s: the window holds %d records, not %d"
-                                           % (spec, got, len(win)))
-                # a window may hold disturbed runs, as a real history does: its median and
-                # spread are robust to them; the pair is disturbed when a candidate run is
-                out.append(record(v, label, th_name, var, spec, c, any(x in bad for x in c)))
+        for n_cand in n_cands:
+            out += windowed_cands(gate, runs, variants, th_list, win, spec, baselines, extra, env,
+                                  mode, bad, n_cand)
         if mode == "history":
             subprocess.run(["rm", "-rf", repo], check=True)
+    return out
+
+
+def windowed_cands(gate, runs, variants, th_list, win, spec, baselines, extra, env, mode, bad,
+                   n_cand):
+    """One window against the candidates in groups of n_cand runs."""
+    base = runs["base"]
+    out = []
+    label = "%s:%d" % (mode, len(win)) + ("x%d" % n_cand if n_cand > 1 else "")
+    cands = [("A/A", c) for c in groups([c for c in base if c not in win], n_cand)]
+    cands += [(var, c) for var in variants for c in groups(runs[var], n_cand)]
+    for th_name, th_path in th_list:
+        for var, c in cands:
+            v = gate.verdict(baselines, c if n_cand > 1 else c[0], th_path, extra, env)
+            if mode == "history":
+                got = len(((v.get("baseline") or {}).get("history") or {}).get("records") or [])
+                if got != len(win):
+                    raise HarnessError("%s: the window holds %d records, not %d"
+                                       % (spec, got, len(win)))
+            # a window may hold disturbed runs, as a real history does: its median and
+            # spread are robust to them; the pair is disturbed when a candidate run is
+            out.append(record(v, label, th_name, var, spec, c, any(x in bad for x in c)))
     return out
 
 
@@ -371,7 +386,43 @@ def summarize_rows(pairs, th_names, modes, variants):
     return rows
 
 
-def markdown(meta, eff, rows, variants, th_names, modes, multi, noise):
+def mode_words(mode):
+    """single-run, history:5, multi-run:5x3 as "baseline (candidate)" in words."""
+    if mode == "single-run":
+        return "1 run (1 run)"
+    kind, size = mode.split(":")
+    n, _, k = size.partition("x")
+    return "%s (%s)" % ("history:%s" % n if kind == "history" else "%s runs" % n,
+                        "%s runs" % k if k else "1 run")
+
+
+def targets(pairs, th, modes):
+    """The issue's targets per baseline: A/A fail and warn, A/A attributing nothing, the +-1 %,
+    +10 % and +25 % variants' fails and the fails naming the changed family, over undisturbed
+    candidates; each "share (pairs)"."""
+    L = ["| baseline (candidate) | A/A fail % | A/A warn % | A/A attributes nothing % | "
+         "±1 % fail % | +10 % fail % | +25 % fail % | fails naming the changed family % |",
+         "|---|---|---|---|---|---|---|---|"]
+
+    def cell(sel, ok):
+        return "%.1f (%d)" % (pct(sum(ok(p) for p in sel), len(sel)), len(sel)) if sel else "—"
+    for mode in modes:
+        sel = [p for p in pairs if p["thresholds"] == th and p["mode"] == mode
+               and not p["disturbed"]]
+        aa = [p for p in sel if p["variant"] == "A/A"]
+        of = lambda v: [p for p in sel if p["variant"] == v]
+        fails = [p for p in sel if p["variant"] not in ("A/A", "one") and p["verdict"] == "fail"]
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            mode_words(mode), cell(aa, lambda p: p["verdict"] == "fail"),
+            cell(aa, lambda p: p["verdict"] == "warn"), cell(aa, lambda p: p["attribution_ok"]),
+            cell(of("one"), lambda p: p["verdict"] == "fail"),
+            cell(of("step10"), lambda p: p["verdict"] == "fail"),
+            cell(of("step25"), lambda p: p["verdict"] == "fail"),
+            cell(fails, lambda p: p["attribution_ok"])))
+    return L
+
+
+def markdown(meta, eff, rows, variants, th_names, modes, multi, noise, pairs):
     L = []
     m = meta["machine"]
     runs = meta["runs"]
@@ -415,6 +466,11 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi, noise):
                     100 * x["step_share"]))
     for th in th_names:
         L.append("")
+        L.append("Targets, thresholds `%s` (undisturbed candidates; pairs in brackets):" % th)
+        L.append("")
+        L += targets(pairs, th, modes)
+    for th in th_names:
+        L.append("")
         L.append("Thresholds `%s`:" % th)
         L.append("")
         L.append("| baseline | pair | pairs | fail % | warn % | inconclusive % | improved % | "
@@ -427,7 +483,7 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi, noise):
                 of = r["attribution_ok_of_fails"]
                 L.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.0f | %s |"
                          % (mode, r["variant"], r["pairs"],
-                            *("%.0f" % s[k] for k in VERDICTS), r["attribution_ok"],
+                            *("%.1f" % s[k] for k in VERDICTS), r["attribution_ok"],
                             "—" if of is None or r["variant"].startswith("A/A") else "%.0f" % of))
         if not multi["supported"]:
             L.append("| multi-run | — | multi-run: not supported by this build | | | | | | | | |")
@@ -490,14 +546,14 @@ def main(argv):
     pairs = []
     for th_name, th_path in th_list:
         pairs += single_run(gate, runs, variants, th_name, th_path, aa_cap, vs_base, bad)
-    pairs += windowed(gate, runs, variants, th_list, wins, "history", work, bad)
-    modes = ["single-run", "history:%d" % window]
+    n_cands = (1, n_cand) if n_cand > 1 else (1,)
+    pairs += windowed(gate, runs, variants, th_list, wins, "history", work, bad, n_cands)
+    modes = ["single-run"]
+    for mode in ("history", "multi-run") if supported else ("history",):
+        modes += ["%s:%d" % (mode, window)] + (["%s:%dx%d" % (mode, window, n_cand)]
+                                               if n_cand > 1 else [])
     if supported:
-        pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad)
-        modes.append("multi-run:%d" % window)
-        if n_cand > 1:
-            pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad, n_cand)
-            modes.append("multi-run:%dx%d" % (window, n_cand))
+        pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad, n_cands)
 
     quiet = undisturbed(runs, listed)
     eff = effects(quiet, variants)
@@ -522,7 +578,7 @@ def main(argv):
     }
     meta["runs"] = listed
     table = dict(meta, multi_run=multi, effects=eff, rows=rows, noise=noise)
-    md = markdown(meta, eff, rows, variants, th_names, modes, multi, noise)
+    md = markdown(meta, eff, rows, variants, th_names, modes, multi, noise, pairs)
     with open(os.path.join(a.out, "table.json"), "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")
