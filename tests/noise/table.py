@@ -17,8 +17,9 @@ whatever the gate does when it runs:
               several --baseline (detected by behaviour: a usage error, or a verdict whose
               baseline is one of the runs given alone, means not supported); with one
               candidate run (multi-run:5) and with CAND_RUNS candidate runs (multi-run:5x3).
-              Candidate groups are consecutive runs of one variant (A/A: consecutive base runs
-              outside the window), as a job makes its runs one after another.
+              Candidate groups are consecutive undisturbed runs of one variant (A/A: base runs
+              outside the window), as a job makes its runs one after another; the runs left
+              over, with the disturbed ones, make the groups of the disturbed rows.
 
 Disturbed runs. train_cpu.py times a fixed matmul just before and just after its profiled
 steps (the witness), and a second process on the other core times one fixed unit of work after
@@ -279,6 +280,17 @@ def groups(items, k):
     return [items[i:i + k] for i in range(0, len(items) - k + 1, k)]
 
 
+def cand_groups(items, k, bad):
+    """Groups of k candidate runs: consecutive undisturbed runs first, then the runs left over
+    with the disturbed ones, so a disturbed run spoils one group, not every group it falls in."""
+    if k == 1:
+        return [[x] for x in items]
+    quiet = [x for x in items if x not in bad]
+    out = groups(quiet, k)
+    used = {x for g in out for x in g}
+    return out + groups([x for x in items if x not in used], k)
+
+
 def windows(base, window, trials):
     """Trial t takes WINDOW consecutive base runs starting at t * stride (cyclically)."""
     stride = max(1, len(base) // trials)
@@ -324,8 +336,8 @@ def windowed_cands(gate, runs, variants, th_list, win, spec, baselines, extra, e
     base = runs["base"]
     out = []
     label = "%s:%d" % (mode, len(win)) + ("x%d" % n_cand if n_cand > 1 else "")
-    cands = [("A/A", c) for c in groups([c for c in base if c not in win], n_cand)]
-    cands += [(var, c) for var in variants for c in groups(runs[var], n_cand)]
+    cands = [("A/A", c) for c in cand_groups([c for c in base if c not in win], n_cand, bad)]
+    cands += [(var, c) for var in variants for c in cand_groups(runs[var], n_cand, bad)]
     for th_name, th_path in th_list:
         for var, c in cands:
             v = gate.verdict(baselines, c if n_cand > 1 else c[0], th_path, extra, env)
