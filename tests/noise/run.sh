@@ -12,7 +12,9 @@
 #    same settings reuses them (NOISE_FRESH=1 runs them again).
 # 2. tests/noise/table.py gates pairs of those summaries with single-run, history-window and (when
 #    this build takes several --baseline) multi-run baselines, under each thresholds file, and
-#    prints the confusion table; BUILD/noise/table.md and BUILD/noise/table.json keep it.
+#    prints the confusion table; BUILD/noise/table.md and BUILD/noise/table.json keep it, and a
+#    copy of them and pairs.jsonl stays with the batch's runs (tests/noise/batches.py puts the
+#    targets of several batches in one table).
 #
 # Settings (environment): N_BASE (16), N_VAR (6), ACTIVE steps per run (25), THREADS (1), SEED
 # (first seed, 1000), VARIANTS ("one step10 step25 softmax copy"), NOISE_FRESH (0); the gating
@@ -119,4 +121,5 @@ echo "noise: $TOTAL runs ($NEW new) in $((GEN_END - START)) s"
 "$PY" "$TOP/tests/noise/table.py" --profgate "$PROFGATE" --runs "$RUNS" --out "$OUT" \
 	--thresholds-dir "$TOP/thresholds" --variants "$VARIANTS" --settings "$SETTINGS" \
 	--stamp "$STAMP" --load-start "$LOAD_START" --new-runs "$NEW" --gen-seconds $((GEN_END - START))
-echo "noise: done in $(($(date +%s) - START)) s; $OUT/table.md, $OUT/table.json"
+cp "$OUT/table.md" "$OUT/table.json" "$OUT/pairs.jsonl" "$RUNS/"
+echo "noise: done in $(($(date +%s) - START)) s; $OUT/table.md, $OUT/table.json (a copy in $RUNS)"
