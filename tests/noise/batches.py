@@ -24,6 +24,9 @@ def main(argv):
     a = p.parse_args(argv)
     head = None
     for d in a.out:
+        if not os.path.exists(os.path.join(d, "pairs.jsonl")):
+            print("batches: %s: no pairs.jsonl (not gated yet), left out" % d, file=sys.stderr)
+            continue
         with open(os.path.join(d, "table.json")) as f:
             meta = json.load(f)
         with open(os.path.join(d, "pairs.jsonl")) as f:
