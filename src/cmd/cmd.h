@@ -129,10 +129,11 @@ struct trace;
 void cmd_stdin_unname_trace(const struct cmd_stdin *in, struct trace *t);
 void cmd_stdin_release(struct cmd_stdin *in);
 /*
- * Before anything is read or written: 0 when no output (NULL and "-" are
- * none) is an input file (same device and inode) or a file a folder input
- * would read (resolved with capture); else PG_EUSAGE with the one-line
- * message set, which names the output and the input.
+ * Before anything is read or written: 0 when no two outputs are one place
+ * (their folders resolved; "-" twice is standard output twice) and no output
+ * (NULL and "-" are none) is an input file (same device and inode) or a file
+ * a folder input would read (resolved with capture); else PG_EUSAGE with the
+ * one-line message set, which names the outputs or the output and the input.
  */
 int cmd_check_outputs(const char *cmd, const char *const *outputs, int n_out,
 		      const char *const *inputs, int n_in, const char *capture);

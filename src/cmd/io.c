@@ -11,6 +11,9 @@
  * spool's path stands in for "-" while the command runs, and a summary made
  * of it names the file "-" again (cmd_stdin_unname).
  *
+ * Two outputs of one command in one place (say `--json v --report v`) are
+ * refused: the second would silently replace the first.
+ *
  * Overwrites are judged by device and inode, not by name: the output (when it
  * exists) against every input file, and against every file a folder input
  * resolves to (source_resolve: the capture that would be read, without
@@ -189,9 +192,59 @@ static int check_folder(const char *cmd, const char *out, const struct stat *so,
 	return rc;
 }
 
+/* Where an output will be: its folder resolved (the file need not exist), so
+ * "v.json" and "./v.json" are one place; NULL when the folder does not
+ * resolve (the write reports it). Owned by the caller. */
+static char *output_place(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	char *dir = slash ? pg_xstrndup(out, (size_t)(slash - out) + (slash == out)) : NULL;
+	char *real = realpath(dir ? dir : ".", NULL), *place = NULL;
+
+	if (real)
+		place = pg_xasprintf("%s/%s", real, slash ? slash + 1 : out);
+	free(real);
+	free(dir);
+	return place;
+}
+
+/* Two outputs in one place: the second would replace the first. Standard
+ * output twice interleaves them. */
+static int check_output_pairs(const char *cmd, const char *const *outputs, int n_out)
+{
+	for (int a = 0; a < n_out; a++)
+		for (int b = a + 1; b < n_out; b++) {
+			const char *x = outputs[a], *y = outputs[b];
+			struct stat sx, sy;
+			char *px, *py;
+			int same;
+			if (!x || !y)
+				continue;
+			if (is_stdin(x) || is_stdin(y)) {
+				same = is_stdin(x) && is_stdin(y);
+			} else {
+				px = output_place(x);
+				py = output_place(y);
+				same =
+				    (px && py && strcmp(px, py) == 0) ||
+				    (stat(x, &sx) == 0 && stat(y, &sy) == 0 && same_file(&sx, &sy));
+				free(px);
+				free(py);
+			}
+			if (same)
+				return pg_error_set(PG_EUSAGE,
+						    "%s: two outputs are '%s' and '%s', one place: "
+						    "give each its own",
+						    cmd, x, y);
+		}
+	return 0;
+}
+
 int cmd_check_outputs(const char *cmd, const char *const *outputs, int n_out,
 		      const char *const *inputs, int n_in, const char *capture)
 {
+	if (check_output_pairs(cmd, outputs, n_out))
+		return PG_EUSAGE;
 	for (int o = 0; o < n_out; o++) {
 		const char *out = outputs[o];
 		struct stat so, si;

@@ -2,8 +2,8 @@
 # A newcomer's first hour at the terminal, on the two real Kineto traces of tests/data/examples
 # (matmul 25 % slower) and the MI250 one:
 #  1. '-' is standard input and output; an output that would overwrite an input (by device and
-#     inode: the same file, a symlink to it, a profile of an input folder) is refused, exit 2,
-#     with nothing written; profgate's own outputs in a folder are skipped with a note, so
+#     inode: the same file, a symlink to it, a profile of an input folder), or two outputs in
+#     one place, are refused, exit 2, with nothing written; profgate's own outputs in a folder are skipped with a note, so
 #     `summarize prof -o prof/summary.json` runs twice;
 #  2. report takes a profile; compare prints the verdict lines (exit 0 on a fail) and writes JSON
 #     with --json; a refusal (exit 4) goes to stderr with the differing fields in words;
@@ -50,6 +50,9 @@ check "-o onto a profile the input folder reads: exit 2 before anything is writt
 pg gate -b prof/summary.json -c "$CAND" --json prof/summary.json
 check "gate --json onto its baseline: exit 2, the baseline intact" \
 	eval '[ "$rc" -eq 2 ] && cmp -s prof/summary.json first.json'
+pg gate -b "$BASE" -c "$CAND" --json two.out --report ./two.out
+check "gate --json X --report ./X (one place): exit 2, one line naming both, nothing written" \
+	eval '[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "two outputs are .two.out. and .\./two.out." "$T/err" && [ ! -e two.out ]'
 
 "$PROFGATE" summarize - <"$BASE" >stdin.json 2>"$T/err"
 check "summarize - reads standard input and names the file '-'" \
