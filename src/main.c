@@ -54,6 +54,8 @@ int main(int argc, char **argv)
 	/* A file that may not grow (a full quota, ulimit -f) is a write error
 	 * each writer reports, not a signal that kills profgate mid-way. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* An interrupted command leaves no spool or temporary file behind. */
+	pg_cleanup_install();
 	/* Every secret profgate may be handed, known before any message is made. */
 	for (size_t i = 0; i < PG_ARRAY_LEN(secret_envs); i++)
 		pg_secret_add(getenv(secret_envs[i]));

@@ -116,7 +116,8 @@ struct summary;
 /* Standard input given as "-", kept in a temporary file while the command
  * runs. */
 struct cmd_stdin {
-	char *path; /* the spool; NULL when no input is "-" */
+	char *path;		 /* the spool; NULL when no input is "-" */
+	int slot_file, slot_dir; /* their pg_cleanup slots */
 };
 /* The one "-" among inputs (at most one: else PG_EUSAGE) replaced by the
  * spool of standard input. 0, or PG_EUSAGE / PG_EIO with the message set;

@@ -9,7 +9,8 @@
  * bytes are no JSON, as the readers go by that name): a profile is opened
  * more than once (sniffed, read, hashed), so it must be a regular file. The
  * spool's path stands in for "-" while the command runs, and a summary made
- * of it names the file "-" again (cmd_stdin_unname).
+ * of it names the file "-" again (cmd_stdin_unname). A signal that ends the
+ * command removes the spool too (pg_cleanup).
  *
  * Two outputs of one command in one place (say `--json v --report v`) are
  * refused: the second would silently replace the first.
@@ -73,9 +74,11 @@ static int spool(const char *cmd, struct cmd_stdin *in)
 		free(dir);
 		return rc;
 	}
+	in->slot_dir = pg_cleanup_add(dir, 1);
 	chunk = pg_xmalloc(SPOOL_CHUNK);
 	n = fread(chunk, 1, SPOOL_CHUNK, stdin);
 	path = pg_xasprintf("%s/standard-input%s", dir, xplane_bytes(chunk, n) ? ".xplane.pb" : "");
+	in->slot_file = pg_cleanup_add(path, 0);
 	f = fopen(path, "wbx");
 	if (!f) {
 		rc = pg_error_set(PG_EIO, "%s: cannot keep standard input in '%s': %s", cmd, path,
@@ -99,6 +102,8 @@ out:
 	if (rc) {
 		unlink(path);
 		rmdir(dir);
+		pg_cleanup_drop(in->slot_file);
+		pg_cleanup_drop(in->slot_dir);
 		free(path);
 		free(dir);
 		return rc;
@@ -113,6 +118,7 @@ int cmd_stdin_take(const char *cmd, const char **inputs, int n, struct cmd_stdin
 	int at = -1;
 
 	in->path = NULL;
+	in->slot_file = in->slot_dir = -1;
 	for (int i = 0; i < n; i++) {
 		if (!is_stdin(inputs[i]))
 			continue;
@@ -159,6 +165,8 @@ void cmd_stdin_release(struct cmd_stdin *in)
 	slash = strrchr(in->path, '/');
 	*slash = 0;
 	rmdir(in->path);
+	pg_cleanup_drop(in->slot_file);
+	pg_cleanup_drop(in->slot_dir);
 	free(in->path);
 	in->path = NULL;
 }

@@ -95,7 +95,7 @@ int pg_write_file_atomic(const char *path, const void *data, size_t n)
 	size_t plen = strlen(path);
 	struct stat st;
 	char *tmp;
-	int fd, rc = PG_EIO;
+	int fd, rc = PG_EIO, slot;
 
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode))
@@ -104,6 +104,7 @@ int pg_write_file_atomic(const char *path, const void *data, size_t n)
 	}
 	tmp = pg_xmalloc(plen + 32);
 	snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+	slot = pg_cleanup_add(tmp, 0);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		pg_error_set(PG_EIO, "cannot write '%s': %s", path, strerror(errno));
@@ -122,6 +123,7 @@ int pg_write_file_atomic(const char *path, const void *data, size_t n)
 	}
 	rc = 0;
 out:
+	pg_cleanup_drop(slot);
 	free(tmp);
 	return rc;
 }

@@ -275,8 +275,20 @@ int pg_parse_int(const char *s, int64_t min, int64_t max, int64_t *out) PG_WUR;
 uint64_t pg_hash(const void *p, size_t n);
 /* Microseconds from nanoseconds, as text with three decimals: "12.345". */
 void pg_fmt_us(char *out, size_t cap, int64_t ns);
+/* ---- cleanup.c: what a signal must not leave behind ---- */
+
+/* Handlers for SIGINT, SIGTERM and SIGHUP (not one the parent ignores) that
+ * remove the registered paths and end the process by the signal. */
+void pg_cleanup_install(void);
+/* Register a file (dir 0) or an empty folder (dir 1) to remove if a signal
+ * ends the process; the slot to drop once it is gone or kept, -1 when none is
+ * free (the path is then left to chance). */
+int pg_cleanup_add(const char *path, int dir);
+void pg_cleanup_drop(int slot);
+
 /* Write a whole regular file through a temporary name and rename, so a reader
- * never sees a partial file. A path that is a device, a FIFO or a symlink is
+ * never sees a partial file (nor, when a signal ends the process, a left
+ * temporary one). A path that is a device, a FIFO or a symlink is
  * written through in place instead (the rename would replace the node). */
 int pg_write_file_atomic(const char *path, const void *data, size_t n) PG_WUR;
 /* The length of the well-formed UTF-8 sequence at s (1 to 4, at most n

@@ -3,7 +3,7 @@
 # (matmul 25 % slower) and the MI250 one:
 #  1. '-' is standard input and output; an output that would overwrite an input (by device and
 #     inode: the same file, a symlink to it, a profile of an input folder), or two outputs in
-#     one place, are refused, exit 2, with nothing written; profgate's own outputs in a folder are skipped with a note, so
+#     one place, are refused, exit 2, with nothing written; a signal leaves no spool behind; profgate's own outputs in a folder are skipped with a note, so
 #     `summarize prof -o prof/summary.json` runs twice;
 #  2. report takes a profile; compare prints the verdict lines (exit 0 on a fail) and writes JSON
 #     with --json; a refusal (exit 4) goes to stderr with the differing fields in words;
@@ -76,6 +76,26 @@ check "inspect - reads standard input, the file named '-'" \
 	eval '[ $? -eq 0 ] && head -1 inspect.txt | grep -qx -- - && grep -q "dialect kineto" inspect.txt'
 pg compare - - --json -
 check "'-' twice: exit 2" [ "$rc" -eq 2 ]
+
+# a command ended by a signal while it reads standard input leaves no spool behind
+mkdir spool-tmp
+mkfifo spool-fifo
+(TMPDIR=$T/spool-tmp exec "$PROFGATE" summarize - <spool-fifo >/dev/null 2>/dev/null) &
+spool_pid=$!
+exec 3>spool-fifo
+# more than the first 64 KiB chunk, so the spool file exists beside its folder
+gzip -dc "$BASE" | head -c 100000 >&3
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	[ -e "$(ls -d spool-tmp/profgate-*/standard-input 2>/dev/null | head -1)" ] && break
+	sleep 0.2
+done
+spooled=$(ls spool-tmp/profgate-*/standard-input 2>/dev/null | wc -l)
+kill -TERM "$spool_pid"
+wait "$spool_pid"
+spool_rc=$?
+exec 3>&-
+check "summarize - ended by SIGTERM mid-read: exit 143, its spool (file and folder) removed" \
+	eval '[ "$spooled" -eq 1 ] && [ "$spool_rc" -eq 143 ] && [ -z "$(ls -A spool-tmp)" ]'
 
 # ---- 2. report on a profile; compare for a person; refusals on stderr ----
 
