@@ -502,14 +502,7 @@ static int cmp_cp(const void *a, const void *b)
 
 static double median_range(const double *x, uint32_t lo, uint32_t hi)
 {
-	uint32_t n = hi - lo;
-	double *c = pg_xcalloc(n + 1, sizeof(double)), m;
-
-	memcpy(c, x + lo, n * sizeof(double));
-	qsort(c, n, sizeof(double), pg_cmp_double);
-	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return m;
+	return gate_median(x + lo, hi - lo);
 }
 
 /* In index order; each change point's segments run to its neighbours. */
