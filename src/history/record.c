@@ -387,13 +387,31 @@ int history_series_may_hold(const char *series, const char *label)
  * (raw control bytes but JSON's blanks, which a pretty file has) did not come
  * from it, would reach a terminal through `history show --json`, and would not
  * be written back the same. */
+#define BYTES_OF(b) (0x0101010101010101ULL * (b))
+
+/* Eight bytes all printable ASCII (0x20..0x7e): no byte under 0x20 and none
+ * over 0x7e (the "has a byte less / more than" word tricks, which never miss
+ * one; a false alarm only sends the bytes through the slow path). */
+static int printable8(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return !((((w - BYTES_OF(0x20)) & ~w) | ((w + BYTES_OF(0x7f - 0x7e)) | w)) &
+		 BYTES_OF(0x80));
+}
+
 static int text_check(const char *text, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)text[i];
 		size_t k;
 
-		if (c >= 0x20 && c < 0x7f) { /* printable ASCII: most of a record */
+		if (i + 8 <= len && printable8(text + i)) { /* most of a record */
+			i += 8;
+			continue;
+		}
+		if (c >= 0x20 && c < 0x7f) {
 			i++;
 			continue;
 		}
@@ -542,9 +560,14 @@ void history_series_of_summary(const char *label, const struct summary *s, struc
 	free(l);
 }
 
+/* The array doubles at each power of two of its count (which implies its
+ * capacity): a record's metrics take a handful of reallocations, not one each. */
 static void add_metric(struct history_record *r, const char *name, double value)
 {
-	r->metrics = pg_xrealloc(r->metrics, (r->n_metrics + 1) * sizeof(*r->metrics));
+	uint32_t n = r->n_metrics;
+
+	if ((n & (n - 1)) == 0)
+		r->metrics = pg_xrealloc(r->metrics, (n ? 2 * (size_t)n : 1) * sizeof(*r->metrics));
 	r->metrics[r->n_metrics].name = pg_xstrdup(name);
 	r->metrics[r->n_metrics++].value = value;
 }
@@ -562,10 +585,15 @@ static int metric_kept(const char *name, int judged)
 	return judged || strncmp(name, "step.", 5) == 0 || strncmp(name, "breakdown.", 10) == 0;
 }
 
+/* By name; a record as profgate writes it is in order already (a check, not
+ * a sort, per record read). */
 static void sort_metrics(struct history_record *r)
 {
-	if (r->n_metrics > 1)
-		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+	for (size_t i = 1; i < r->n_metrics; i++)
+		if (cmp_metric(&r->metrics[i - 1], &r->metrics[i]) > 0) {
+			qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+			return;
+		}
 }
 
 static void hex32(const void *data, size_t n, const char *prefix, char out[33])
@@ -843,8 +871,7 @@ static int record_metrics(struct history_record *r, const cJSON *metrics)
 			return pg_error_set(PG_EFORMAT, "metrics.%s is not a number", m->string);
 		add_metric(r, m->string, m->valuedouble);
 	}
-	if (r->n_metrics > 1)
-		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+	sort_metrics(r);
 	return 0;
 }
 

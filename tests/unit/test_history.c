@@ -384,6 +384,45 @@ static void test_line_limit(void **state)
 	pg_buf_release(&shard);
 }
 
+/* A record line is UTF-8 without raw control bytes, wherever the bad byte sits
+ * (the check reads eight bytes at a time: every offset within a word), and
+ * UTF-8 text or JSON's blanks anywhere pass. */
+static void test_record_text_checked(void **state)
+{
+	static const struct {
+		const char *bytes, *why;
+	} bad[] = {{"\x01", "control byte 0x01"}, {"\x1f", "control byte 0x1f"},
+		   {"\x7f", "control byte 0x7f"}, {"\xff", "not UTF-8"},
+		   {"\xc3(", "not UTF-8"},	  {"\x80", "not UTF-8"}};
+	(void)state;
+
+	for (size_t b = 0; b <= PG_ARRAY_LEN(bad); b++)
+		for (int at = 0; at < 17; at++) {
+			struct history_record r;
+			struct pg_buf line = PG_BUF_INIT;
+			int good = b == PG_ARRAY_LEN(bad);
+
+			pg_buf_addf(
+			    &line,
+			    "{\"schema\": \"profgate.history/1\",\t\"record_id\": \"r1\", "
+			    "\"time\": \"2024-05-01T00:00:00Z\", \"series\": \"s-00000000\", "
+			    "\"kind\": \"pr\", \"verdict\": \"pass\", \"metrics\": {}, "
+			    "\"label\": \"%.*s%s%.*s\"}",
+			    at, "abcdefghijklmnopq", good ? "\xc3\xa9" : bad[b].bytes, 17 - at,
+			    "ABCDEFGHIJKLMNOPQ");
+			if (good) {
+				assert_int_equal(history_record_parse(&r, line.ptr, line.len), 0);
+				assert_non_null(strstr(r.label, "\xc3\xa9"));
+			} else {
+				assert_int_equal(history_record_parse(&r, line.ptr, line.len),
+						 PG_EFORMAT);
+				assert_non_null(strstr(pg_error_last(), bad[b].why));
+			}
+			history_record_release(&r);
+			pg_buf_release(&line);
+		}
+}
+
 /* The id names a file in the cache (pending records): no path can hide in it. */
 static void test_record_id_refused(void **state)
 {
@@ -588,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(test_not_a_verdict),
 	    cmocka_unit_test(test_write_parse_round_trip),
 	    cmocka_unit_test(test_record_id_refused),
+	    cmocka_unit_test(test_record_text_checked),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_shard_tolerant),
 	    cmocka_unit_test(test_line_limit),
