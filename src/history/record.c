@@ -1001,10 +1001,8 @@ static int scan_str(struct scan *s, char **out)
 
 	if (s->p >= s->end || *s->p != '"')
 		return 0;
-	for (q = s->p + 1; q < s->end && *q != '"'; q++)
-		if (*q == '\\')
-			return 0;
-	if (q >= s->end)
+	q = memchr(s->p + 1, '"', (size_t)(s->end - s->p - 1));
+	if (!q || memchr(s->p + 1, '\\', (size_t)(q - s->p - 1)))
 		return 0;
 	*out = pg_xstrndup(s->p + 1, (size_t)(q - s->p - 1));
 	s->p = q + 1;
