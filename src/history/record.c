@@ -2,8 +2,9 @@
  * The history record (profgate.history/1): built from a gate's result (or
  * from its verdict JSON, for `history append`) and the CI environment, written as one deterministic
  * JSON line, and read back by a tolerant reader (a corrupt line is skipped with its file and line
- * number; a record of another profgate.history version is refused, never guessed at). Fields in
- * docs/history.md "The history record".
+ * number; a record of another profgate.history version is refused, never guessed at). A line in
+ * the writer's own form is read directly (canonical_parse), every other line through cJSON: the
+ * same record either way. Fields in docs/history.md "The history record".
  */
 #include "history.h"
 
