@@ -50,14 +50,15 @@ double gate_noise_prior_sd(const struct gate_rule *r, double ref, double step_us
 double gate_noise_pooled_sd(const double *const *groups, const uint32_t *n, uint32_t k)
 {
 	size_t total = 0, w = 0;
-	double *dev, sd;
+	double small[32], *dev, sd;
 
 	for (uint32_t g = 0; g < k; g++)
 		if (n[g] >= GATE_NOISE_MIN_RUNS)
 			total += n[g];
 	if (total == 0)
 		return NAN;
-	dev = pg_xcalloc(total, sizeof(double));
+	/* a window's few runs: no allocation (a trend takes one per judged value) */
+	dev = total <= sizeof(small) / sizeof(*small) ? small : pg_xcalloc(total, sizeof(double));
 	for (uint32_t g = 0; g < k; g++) {
 		double med;
 		if (n[g] < GATE_NOISE_MIN_RUNS)
@@ -67,7 +68,8 @@ double gate_noise_pooled_sd(const double *const *groups, const uint32_t *n, uint
 			dev[w++] = fabs(groups[g][i] - med);
 	}
 	sd = 1.4826 * gate_median(dev, (uint32_t)w);
-	free(dev);
+	if (dev != small)
+		free(dev);
 	return sd;
 }
 

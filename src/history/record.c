@@ -2,8 +2,9 @@
  * The history record (profgate.history/1): built from a gate's result (or
  * from its verdict JSON, for `history append`) and the CI environment, written as one deterministic
  * JSON line, and read back by a tolerant reader (a corrupt line is skipped with its file and line
- * number; a record of another profgate.history version is refused, never guessed at). Fields in
- * docs/history.md "The history record".
+ * number; a record of another profgate.history version is refused, never guessed at). A line in
+ * the writer's own form is read directly (canonical_parse), every other line through cJSON: the
+ * same record either way. Fields in docs/history.md "The history record".
  */
 #include "history.h"
 
@@ -387,13 +388,31 @@ int history_series_may_hold(const char *series, const char *label)
  * (raw control bytes but JSON's blanks, which a pretty file has) did not come
  * from it, would reach a terminal through `history show --json`, and would not
  * be written back the same. */
+#define BYTES_OF(b) (0x0101010101010101ULL * (b))
+
+/* Eight bytes all printable ASCII (0x20..0x7e): no byte under 0x20 and none
+ * over 0x7e (the "has a byte less / more than" word tricks, which never miss
+ * one; a false alarm only sends the bytes through the slow path). */
+static int printable8(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return !((((w - BYTES_OF(0x20)) & ~w) | ((w + BYTES_OF(0x7f - 0x7e)) | w)) &
+		 BYTES_OF(0x80));
+}
+
 static int text_check(const char *text, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)text[i];
 		size_t k;
 
-		if (c >= 0x20 && c < 0x7f) { /* printable ASCII: most of a record */
+		if (i + 8 <= len && printable8(text + i)) { /* most of a record */
+			i += 8;
+			continue;
+		}
+		if (c >= 0x20 && c < 0x7f) {
 			i++;
 			continue;
 		}
@@ -542,9 +561,14 @@ void history_series_of_summary(const char *label, const struct summary *s, struc
 	free(l);
 }
 
+/* The array doubles at each power of two of its count (which implies its
+ * capacity): a record's metrics take a handful of reallocations, not one each. */
 static void add_metric(struct history_record *r, const char *name, double value)
 {
-	r->metrics = pg_xrealloc(r->metrics, (r->n_metrics + 1) * sizeof(*r->metrics));
+	uint32_t n = r->n_metrics;
+
+	if ((n & (n - 1)) == 0)
+		r->metrics = pg_xrealloc(r->metrics, (n ? 2 * (size_t)n : 1) * sizeof(*r->metrics));
 	r->metrics[r->n_metrics].name = pg_xstrdup(name);
 	r->metrics[r->n_metrics++].value = value;
 }
@@ -562,10 +586,15 @@ static int metric_kept(const char *name, int judged)
 	return judged || strncmp(name, "step.", 5) == 0 || strncmp(name, "breakdown.", 10) == 0;
 }
 
+/* By name; a record as profgate writes it is in order already (a check, not
+ * a sort, per record read). */
 static void sort_metrics(struct history_record *r)
 {
-	if (r->n_metrics > 1)
-		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+	for (size_t i = 1; i < r->n_metrics; i++)
+		if (cmp_metric(&r->metrics[i - 1], &r->metrics[i]) > 0) {
+			qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+			return;
+		}
 }
 
 static void hex32(const void *data, size_t n, const char *prefix, char out[33])
@@ -843,8 +872,7 @@ static int record_metrics(struct history_record *r, const cJSON *metrics)
 			return pg_error_set(PG_EFORMAT, "metrics.%s is not a number", m->string);
 		add_metric(r, m->string, m->valuedouble);
 	}
-	if (r->n_metrics > 1)
-		qsort(r->metrics, r->n_metrics, sizeof(*r->metrics), cmp_metric);
+	sort_metrics(r);
 	return 0;
 }
 
@@ -871,6 +899,8 @@ static int record_baseline(struct history_record *r, const cJSON *b)
 	}
 	return 0;
 }
+
+static int check_fields(const struct history_record *r);
 
 /* Every field checked for its type; the required ones present. */
 static int record_fields(struct history_record *r, const cJSON *o)
@@ -899,6 +929,12 @@ static int record_fields(struct history_record *r, const cJSON *o)
 		if ((rc = read_identity(r, id)))
 			return rc;
 	}
+	return check_fields(r);
+}
+
+/* The fields whose form is fixed: the id, time, series, kind and verdict. */
+static int check_fields(const struct history_record *r)
+{
 	if (!record_id_valid(r->record_id))
 		return pg_error_set(
 		    PG_EFORMAT, "record_id '%s' is not letters, digits, '_' and '-'", r->record_id);
@@ -927,6 +963,252 @@ int history_line_check(size_t len)
 			    len, HISTORY_MAX_LINE, HISTORY_MAX_LINE >> 20);
 }
 
+/* ---- reading a record as profgate writes it ----
+ *
+ * Parsing a record through cJSON's tree (a node, a key and a value copy per
+ * member, strtod per number, then freeing it all) is most of a warm read of a
+ * series. A record as history_record_write makes it has one form: compact, its
+ * members in the writer's order, strings that need no unescaping in the
+ * common case. canonical_parse reads that form directly into the record and
+ * gives up (returns 0, the record released) at the first byte that differs
+ * from it: a blank, another order, an escape, a history window, a value of
+ * another type, a number outside JSON's grammar or not finite, a field of the
+ * wrong form. The cJSON path then reads the line and says what is wrong, so
+ * both paths accept the same lines and build the same record (test_history's
+ * differential test holds them to it). Numbers: with at most 15 significant
+ * digits, no exponent and at most 22 decimals, digits / 10^decimals is one
+ * correctly rounded division of two exact doubles, which is strtod's result;
+ * others go through strtod as cJSON's do. */
+
+struct scan {
+	const char *p, *end;
+};
+
+static int lit(struct scan *s, const char *text, size_t n)
+{
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0)
+		return 0;
+	s->p += n;
+	return 1;
+}
+
+#define LIT(s, text) lit((s), (text), sizeof(text) - 1)
+
+/* A string with no escapes (text_check has seen no control bytes and valid
+ * UTF-8); *out owns a copy. */
+static int scan_str(struct scan *s, char **out)
+{
+	const char *q;
+
+	if (s->p >= s->end || *s->p != '"')
+		return 0;
+	q = memchr(s->p + 1, '"', (size_t)(s->end - s->p - 1));
+	if (!q || memchr(s->p + 1, '\\', (size_t)(q - s->p - 1)))
+		return 0;
+	*out = pg_xstrndup(s->p + 1, (size_t)(q - s->p - 1));
+	s->p = q + 1;
+	return 1;
+}
+
+static int scan_str_or_null(struct scan *s, char **out)
+{
+	return LIT(s, "null") || scan_str(s, out);
+}
+
+static int digit(const char *p, const char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+/* A JSON number, as strtod reads its text. */
+static int scan_num(struct scan *s, double *out)
+{
+	static const double pow10[] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	 1e7,
+				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	const char *p = s->p;
+	uint64_t m = 0;
+	int sig = 0, frac = -1, exp = 0, neg = 0;
+
+	if (p < s->end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (!digit(p, s->end))
+		return 0;
+	if (*p == '0' && digit(p + 1, s->end))
+		return 0; /* no leading zeros in JSON */
+	for (;; p++) {
+		if (digit(p, s->end)) {
+			if (m || *p != '0')
+				sig++;
+			m = m * 10 + (uint64_t)(*p - '0');
+			if (sig > 15)
+				return 0;
+			if (frac >= 0)
+				frac++;
+		} else if (p < s->end && *p == '.' && frac < 0) {
+			frac = 0;
+			if (!digit(p + 1, s->end))
+				return 0;
+		} else {
+			break;
+		}
+	}
+	if (p < s->end && (*p == 'e' || *p == 'E'))
+		exp = 1;
+	if (exp || frac > 22)
+		return 0; /* rare in a record: the cJSON path reads it */
+	*out = frac > 0 ? (double)m / pow10[frac] : (double)m;
+	if (neg)
+		*out = -*out;
+	s->p = p;
+	return 1;
+}
+
+/* A whole number or null (null keeps *out). */
+static int scan_int_or_null(struct scan *s, int64_t *out)
+{
+	double v;
+
+	if (LIT(s, "null"))
+		return 1;
+	return scan_num(s, &v) && pg_whole(v, out);
+}
+
+/* A member name (no escapes) into *key, and its colon. */
+static int scan_key(struct scan *s, char **key)
+{
+	if (!scan_str(s, key))
+		return 0;
+	if (LIT(s, ":"))
+		return 1;
+	free(*key);
+	*key = NULL;
+	return 0;
+}
+
+/* One identity value for key (which it then owns): a string, a number or null. */
+static int scan_field(struct scan *s, struct history_record *r, char *key)
+{
+	char *text = NULL;
+	double v;
+
+	if (LIT(s, "null")) {
+		put_field(r, key, NULL, HISTORY_NULL);
+		return 1;
+	}
+	if (scan_str(s, &text)) {
+		put_field(r, key, text, HISTORY_STRING);
+		return 1;
+	}
+	if (scan_num(s, &v)) {
+		put_field(r, key, number_text(v), HISTORY_NUMBER);
+		return 1;
+	}
+	free(key);
+	return 0;
+}
+
+/* {"labels":{...} flattened to labels.KEY, other members scalars}. */
+static int scan_identity(struct scan *s, struct history_record *r)
+{
+	if (!LIT(s, "{"))
+		return 0;
+	if (LIT(s, "}"))
+		return 1;
+	do {
+		char *key = NULL;
+		if (!scan_key(s, &key))
+			return 0;
+		if (strcmp(key, "labels") == 0 && LIT(s, "{")) {
+			free(key);
+			if (LIT(s, "}"))
+				continue;
+			do {
+				struct pg_buf k = PG_BUF_INIT;
+				char *name = NULL;
+				if (!scan_key(s, &name))
+					return 0;
+				pg_buf_addf(&k, "labels.%s", name);
+				free(name);
+				if (!scan_field(s, r, k.ptr))
+					return 0;
+			} while (LIT(s, ","));
+			if (!LIT(s, "}"))
+				return 0;
+		} else if (!scan_field(s, r, key)) {
+			return 0;
+		}
+	} while (LIT(s, ","));
+	return LIT(s, "}");
+}
+
+static int scan_metrics(struct scan *s, struct history_record *r)
+{
+	if (!LIT(s, "{"))
+		return 0;
+	if (!LIT(s, "}")) {
+		do {
+			char *name = NULL;
+			double v;
+			if (!scan_key(s, &name))
+				return 0;
+			if (!scan_num(s, &v)) {
+				free(name);
+				return 0;
+			}
+			add_metric(r, name, v);
+			free(name);
+		} while (LIT(s, ","));
+		if (!LIT(s, "}"))
+			return 0;
+	}
+	sort_metrics(r);
+	return 1;
+}
+
+static int canonical_fields(struct scan *s, struct history_record *r)
+{
+	int64_t ec = -1;
+
+	if (!(LIT(s, "{\"schema\":\"" HISTORY_SCHEMA "\",\"record_id\":") &&
+	      scan_str(s, &r->record_id) && LIT(s, ",\"time\":") && scan_str(s, &r->time) &&
+	      LIT(s, ",\"series\":") && scan_str(s, &r->series) && LIT(s, ",\"label\":") &&
+	      scan_str_or_null(s, &r->label) && LIT(s, ",\"kind\":") && scan_str(s, &r->kind) &&
+	      LIT(s, ",\"verdict\":") && scan_str(s, &r->verdict) && LIT(s, ",\"exit_code\":") &&
+	      scan_int_or_null(s, &ec) && LIT(s, ",\"repo\":") && scan_str_or_null(s, &r->repo) &&
+	      LIT(s, ",\"sha\":") && scan_str_or_null(s, &r->sha) && LIT(s, ",\"ref\":") &&
+	      scan_str_or_null(s, &r->ref) && LIT(s, ",\"pr\":") && scan_int_or_null(s, &r->pr) &&
+	      LIT(s, ",\"run_id\":") && scan_str_or_null(s, &r->run_id) &&
+	      LIT(s, ",\"run_attempt\":") && scan_int_or_null(s, &r->run_attempt) &&
+	      LIT(s, ",\"identity\":") && scan_identity(s, r) && LIT(s, ",\"metrics\":") &&
+	      scan_metrics(s, r) && LIT(s, ",\"baseline\":{\"kind\":") &&
+	      scan_str_or_null(s, &r->baseline_kind) && LIT(s, ",\"path\":") &&
+	      scan_str_or_null(s, &r->baseline_path) && LIT(s, ",\"sha256\":") &&
+	      scan_str_or_null(s, &r->baseline_sha256) && LIT(s, ",\"summary_sha256\":") &&
+	      scan_str_or_null(s, &r->baseline_summary_sha256) && LIT(s, "},\"summary_sha256\":") &&
+	      scan_str_or_null(s, &r->summary_sha256) && LIT(s, ",\"thresholds\":") &&
+	      scan_str_or_null(s, &r->thresholds) && LIT(s, ",\"profgate_version\":") &&
+	      scan_str_or_null(s, &r->profgate_version) && LIT(s, "}") && s->p == s->end))
+		return 0;
+	r->exit_code = (int)ec;
+	return 1;
+}
+
+/* 1: the line read into r (initialized); 0: not the writer's form, r released
+ * and initialized again for the cJSON path. */
+static int canonical_parse(struct history_record *r, const char *line, size_t len)
+{
+	struct scan s = {line, line + len};
+
+	if (canonical_fields(&s, r) && check_fields(r) == 0)
+		return 1;
+	history_record_release(r);
+	history_record_init(r);
+	return 0;
+}
+
 int history_record_parse(struct history_record *r, const char *line, size_t len)
 {
 	cJSON *root = NULL;
@@ -938,6 +1220,10 @@ int history_record_parse(struct history_record *r, const char *line, size_t len)
 		goto out;
 	if ((rc = text_check(line, len)))
 		goto out;
+	if (canonical_parse(r, line, len)) {
+		r->line = pg_xstrndup(line, len);
+		return 0;
+	}
 	root = cJSON_ParseWithLength(line, len);
 	if (!cJSON_IsObject(root)) {
 		rc = pg_error_set(PG_EFORMAT, "not a JSON object");

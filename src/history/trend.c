@@ -502,14 +502,7 @@ static int cmp_cp(const void *a, const void *b)
 
 static double median_range(const double *x, uint32_t lo, uint32_t hi)
 {
-	uint32_t n = hi - lo;
-	double *c = pg_xcalloc(n + 1, sizeof(double)), m;
-
-	memcpy(c, x + lo, n * sizeof(double));
-	qsort(c, n, sizeof(double), pg_cmp_double);
-	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return m;
+	return gate_median(x + lo, hi - lo);
 }
 
 /* In index order; each change point's segments run to its neighbours. */
@@ -649,19 +642,20 @@ static int violation(const struct gate_rule *r, double v, double base,
 	return gate_limit_reaches(warn, worse, rel);
 }
 
-/* The sd of a value's difference from the window pool[from, to): the
- * window's spread between runs, never under the rule's prior (step_us: the
- * record's steady median step, for the prior's share of the step), over one
- * run and the window's median (the gate's noise model for a history window). */
+/* The sd of a value's difference from the window pool[from, to) (median: its
+ * median, which the caller has): the window's spread between runs, never under
+ * the rule's prior (step_us: the record's steady median step, for the prior's
+ * share of the step), over one run and the window's median (the gate's noise
+ * model for a history window). */
 static double nightly_sd(const struct history_trend_metric *m, const double *pool, uint32_t from,
-			 uint32_t to, double step_us)
+			 uint32_t to, double median, double step_us)
 {
 	const double *g[1] = {pool + from};
 	uint32_t n = to - from;
 	double est = gate_noise_pooled_sd(g, &n, 1);
 	const char *from_what;
-	double sd = gate_noise_run_sd(m->rule, est, median_range(pool, from, to),
-				      isfinite(step_us) ? step_us : 0, "history", &from_what);
+	double sd = gate_noise_run_sd(m->rule, est, median, isfinite(step_us) ? step_us : 0,
+				      "history", &from_what);
 
 	return sd * sqrt(1 + gate_noise_median_var(n));
 }
@@ -690,8 +684,10 @@ static void nightly_rule(const struct history_trend_series *s, struct history_tr
 		int nightly = strcmp(kind, "nightly") == 0, v = 0;
 		if (!isnan(m->value[i]) && n_pool > 0) {
 			uint32_t from = n_pool > window ? n_pool - window : 0;
-			struct nightly_noise nz = {nightly_sd(m, pool, from, n_pool, step[i]), z};
-			v = violation(m->rule, m->value[i], median_range(pool, from, n_pool), &nz);
+			double median = median_range(pool, from, n_pool);
+			struct nightly_noise nz = {
+			    nightly_sd(m, pool, from, n_pool, median, step[i]), z};
+			v = violation(m->rule, m->value[i], median, &nz);
 			if (nightly) {
 				m->n_judged++;
 				if (!v) {

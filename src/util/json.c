@@ -147,11 +147,68 @@ void pg_json_uint(struct pg_json *j, uint64_t v)
 	pg_buf_addf(j->out, "%llu", (unsigned long long)v);
 }
 
+/* "%.*f" of v with 0..9 decimals, byte for byte, without printf (whose exact
+ * conversion of a double is most of the cost of a trend's or a summary's
+ * JSON). v * 10^decimals is one correctly rounded product, within x * 2^-53 of
+ * the exact one; unless a half-integer lies that close to it (a tie or near
+ * one, where only the exact decimal expansion can decide), rounding it to the
+ * nearest integer rounds the exact value the same way, as printf does. Returns
+ * the length written to out (at least 32 bytes), or 0 when printf must decide:
+ * the near-ties, and magnitudes whose scaled value reaches 2^52. The sign is
+ * written only for a nonzero result (no "-0.000"). */
+static size_t fixed_decimals(char *out, double v, int decimals)
+{
+	static const double scale[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+	static const uint64_t iscale[] = {1,	  10,	   100,	     1000,	10000,
+					  100000, 1000000, 10000000, 100000000, 1000000000};
+	double x, whole, frac;
+	uint64_t q, ip, fp;
+	char digits[24];
+	size_t n = 0, k = 0;
+
+	if (decimals < 0 || decimals > 9)
+		return 0;
+	x = fabs(v) * scale[decimals];
+	if (!(x < 4503599627370496.0)) /* 2^52 */
+		return 0;
+	whole = floor(x);
+	frac = x - whole; /* exact: the bits of x below its units */
+	if (fabs(frac - 0.5) <= x * 0x1p-52 + 0x1p-60)
+		return 0;
+	q = (uint64_t)whole + (frac > 0.5);
+	ip = q / iscale[decimals];
+	fp = q % iscale[decimals];
+	if (q != 0 && v < 0)
+		out[n++] = '-';
+	do {
+		digits[k++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	while (k)
+		out[n++] = digits[--k];
+	if (decimals > 0) {
+		out[n++] = '.';
+		for (int i = decimals - 1; i >= 0; i--) {
+			out[n + (size_t)i] = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		n += (size_t)decimals;
+	}
+	return n;
+}
+
 void pg_json_double(struct pg_json *j, double v, int decimals)
 {
+	char fast[32];
+	size_t n;
+
 	before_value(j);
 	if (!isfinite(v)) {
 		pg_buf_adds(j->out, "null");
+		return;
+	}
+	if ((n = fixed_decimals(fast, v, decimals))) {
+		pg_buf_add(j->out, fast, n);
 		return;
 	}
 	if (v == 0)

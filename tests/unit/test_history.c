@@ -384,6 +384,189 @@ static void test_line_limit(void **state)
 	pg_buf_release(&shard);
 }
 
+/* A record line is UTF-8 without raw control bytes, wherever the bad byte sits
+ * (the check reads eight bytes at a time: every offset within a word), and
+ * UTF-8 text or JSON's blanks anywhere pass. */
+static void test_record_text_checked(void **state)
+{
+	static const struct {
+		const char *bytes, *why;
+	} bad[] = {{"\x01", "control byte 0x01"}, {"\x1f", "control byte 0x1f"},
+		   {"\x7f", "control byte 0x7f"}, {"\xff", "not UTF-8"},
+		   {"\xc3(", "not UTF-8"},	  {"\x80", "not UTF-8"}};
+	(void)state;
+
+	for (size_t b = 0; b <= PG_ARRAY_LEN(bad); b++)
+		for (int at = 0; at < 17; at++) {
+			struct history_record r;
+			struct pg_buf line = PG_BUF_INIT;
+			int good = b == PG_ARRAY_LEN(bad);
+
+			pg_buf_addf(
+			    &line,
+			    "{\"schema\": \"profgate.history/1\",\t\"record_id\": \"r1\", "
+			    "\"time\": \"2024-05-01T00:00:00Z\", \"series\": \"s-00000000\", "
+			    "\"kind\": \"pr\", \"verdict\": \"pass\", \"metrics\": {}, "
+			    "\"label\": \"%.*s%s%.*s\"}",
+			    at, "abcdefghijklmnopq", good ? "\xc3\xa9" : bad[b].bytes, 17 - at,
+			    "ABCDEFGHIJKLMNOPQ");
+			if (good) {
+				assert_int_equal(history_record_parse(&r, line.ptr, line.len), 0);
+				assert_non_null(strstr(r.label, "\xc3\xa9"));
+			} else {
+				assert_int_equal(history_record_parse(&r, line.ptr, line.len),
+						 PG_EFORMAT);
+				assert_non_null(strstr(pg_error_last(), bad[b].why));
+			}
+			history_record_release(&r);
+			pg_buf_release(&line);
+		}
+}
+
+static void assert_same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+/* Two reads of one record are the same record, field for field and metric
+ * values bit for bit. */
+static void assert_same_record(const struct history_record *a, const struct history_record *b)
+{
+	const char *const *sa[] = {(const char *const *)&a->record_id,
+				   (const char *const *)&a->time,
+				   (const char *const *)&a->series,
+				   (const char *const *)&a->label,
+				   (const char *const *)&a->kind,
+				   (const char *const *)&a->verdict,
+				   (const char *const *)&a->repo,
+				   (const char *const *)&a->sha,
+				   (const char *const *)&a->ref,
+				   (const char *const *)&a->run_id,
+				   (const char *const *)&a->baseline_kind,
+				   (const char *const *)&a->baseline_path,
+				   (const char *const *)&a->baseline_sha256,
+				   (const char *const *)&a->baseline_summary_sha256,
+				   (const char *const *)&a->baseline_window,
+				   (const char *const *)&a->summary_sha256,
+				   (const char *const *)&a->thresholds,
+				   (const char *const *)&a->profgate_version};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(sa); i++) {
+		size_t off = (size_t)((const char *)sa[i] - (const char *)a);
+		assert_same_str(*sa[i], *(const char *const *)((const char *)b + off));
+	}
+	assert_int_equal(a->exit_code, b->exit_code);
+	assert_int_equal(a->pr, b->pr);
+	assert_int_equal(a->run_attempt, b->run_attempt);
+	assert_int_equal(a->n_identity, b->n_identity);
+	for (uint32_t i = 0; i < a->n_identity; i++) {
+		assert_string_equal(a->identity[i].key, b->identity[i].key);
+		assert_same_str(a->identity[i].text, b->identity[i].text);
+		assert_int_equal(a->identity[i].type, b->identity[i].type);
+	}
+	assert_int_equal(a->n_metrics, b->n_metrics);
+	for (uint32_t i = 0; i < a->n_metrics; i++) {
+		assert_string_equal(a->metrics[i].name, b->metrics[i].name);
+		assert_memory_equal(&a->metrics[i].value, &b->metrics[i].value, sizeof(double));
+	}
+}
+
+/* A line in the writer's form is read without cJSON's tree (record.c,
+ * canonical_parse); the same line with one blank after its brace is not that
+ * form and goes through cJSON. Both must give the same record, or the same
+ * refusal: for lines the writer made and for hand-made ones with what the
+ * direct reader must take (nulls, identity labels, negative, zero and
+ * 15-digit numbers, out-of-order metrics) or hand back (escapes, exponents,
+ * 16 digits, a history window, other types, a bad id). */
+static void test_record_read_two_ways(void **state)
+{
+	static const char *const head =
+	    "{\"schema\":\"profgate.history/"
+	    "1\",\"record_id\":\"r-1\",\"time\":\"2024-05-01T00:00:00Z\","
+	    "\"series\":\"s-00000000\",";
+	static const char *const tails[] = {
+	    "\"label\":\"l\",\"kind\":\"nightly\",\"verdict\":\"pass\",\"exit_code\":0,\"repo\":"
+	    "\"o/"
+	    "r\",\"sha\":\"abc\",\"ref\":\"refs/heads/main\",\"pr\":12,\"run_id\":\"7\","
+	    "\"run_attempt\":2,\"identity\":{\"device_kind\":\"NVIDIA H100\",\"device_count\":8,"
+	    "\"world_size\":null,\"labels\":{\"seq\":\"4k\",\"n\":3,\"z\":null}},\"metrics\":{"
+	    "\"a.us\":123456789.012345,\"b.share\":-0,\"c\":0.000001,\"d\":-12.5,\"e\":0,"
+	    "\"f\":999999999999999,\"g\":0.0000000000000000000123}",
+	    "\"label\":null,\"kind\":\"pr\",\"verdict\":\"warn\",\"exit_code\":null,\"repo\":null,"
+	    "\"sha\":null,\"ref\":null,\"pr\":null,\"run_id\":null,\"run_attempt\":null,"
+	    "\"identity\":{},\"metrics\":{\"z\":1,\"a\":2,\"m\":3}",
+	    "\"label\":\"\\\"q\\\"\",\"kind\":\"pr\",\"verdict\":\"pass\",\"exit_code\":0,"
+	    "\"repo\":null,\"sha\":null,\"ref\":null,\"pr\":null,\"run_id\":null,"
+	    "\"run_attempt\":null,\"identity\":{\"labels\":\"flat\"},\"metrics\":{\"x\":1e5,"
+	    "\"y\":1234567890123456,\"w\":0.1,\"v\":0.1234567890123456789012}",
+	    "\"label\":\"l\",\"kind\":\"main\",\"verdict\":\"pass\",\"exit_code\":1.5,"
+	    "\"repo\":null,\"sha\":null,\"ref\":null,\"pr\":null,\"run_id\":null,"
+	    "\"run_attempt\":null,\"identity\":{},\"metrics\":{}",
+	    "\"label\":\"l\",\"kind\":\"weekly\",\"verdict\":\"pass\",\"exit_code\":0,"
+	    "\"repo\":null,\"sha\":null,\"ref\":null,\"pr\":null,\"run_id\":null,"
+	    "\"run_attempt\":null,\"identity\":{\"b\":true},\"metrics\":{}",
+	    "\"label\":\"l\",\"kind\":\"main\",\"verdict\":\"pass\",\"exit_code\":0,"
+	    "\"repo\":null,\"sha\":null,\"ref\":null,\"pr\":null,\"run_id\":null,"
+	    "\"run_attempt\":null,\"identity\":{},\"metrics\":{\"x\":01}",
+	};
+	static const char *const baselines[] = {
+	    "\"baseline\":{\"kind\":\"file\",\"path\":\"b.json\",\"sha256\":\"b1\","
+	    "\"summary_sha256\":\"b2\"}",
+	    "\"baseline\":{\"kind\":null,\"path\":null,\"sha256\":null,\"summary_sha256\":null}",
+	    "\"baseline\":{\"kind\":\"history\",\"path\":null,\"sha256\":null,\"summary_sha256\":"
+	    "null,\"window\":{\"records\":5,\"kind\":[\"main\"]}}",
+	};
+	struct history_env e = env0();
+	struct history_record made;
+	struct pg_buf written = PG_BUF_INIT;
+	char *v = verdict("\"lab\"", "{\"k\": \"v\", \"n\": 2}", 8, 1234.5678);
+	int read = 0;
+	(void)state;
+
+	from_verdict(&made, v, &e);
+	history_record_write(&made, &written);
+	written.ptr[--written.len] = '\0'; /* a shard line: no newline */
+	for (size_t t = 0; t <= PG_ARRAY_LEN(tails); t++)
+		for (size_t b = 0; b < PG_ARRAY_LEN(baselines); b++) {
+			struct pg_buf line = PG_BUF_INIT, spaced = PG_BUF_INIT;
+			struct history_record direct, tree;
+			int rc_direct, rc_tree;
+
+			if (t == PG_ARRAY_LEN(tails)) {
+				if (b > 0)
+					continue;
+				pg_buf_add(&line, written.ptr, written.len);
+			} else {
+				pg_buf_addf(&line,
+					    "%s%s,%s,\"summary_sha256\":\"c2\",\"thresholds\":"
+					    "\"default\",\"profgate_version\":\"0.1.0\"}",
+					    head, tails[t], baselines[b]);
+			}
+			pg_buf_addf(&spaced, "{ %s", line.ptr + 1);
+			rc_direct = history_record_parse(&direct, line.ptr, line.len);
+			rc_tree = history_record_parse(&tree, spaced.ptr, spaced.len);
+			if (rc_direct != rc_tree)
+				fail_msg("line %zu/%zu read %d directly, %d through cJSON", t, b,
+					 rc_direct, rc_tree);
+			if (rc_direct == 0) {
+				assert_same_record(&direct, &tree);
+				assert_memory_equal(direct.line, line.ptr, line.len);
+				read++;
+			}
+			history_record_release(&direct);
+			history_record_release(&tree);
+			pg_buf_release(&line);
+			pg_buf_release(&spaced);
+		}
+	assert_int_equal(read, 1 + 4 * 3); /* the writer's; tails 3 and 4 are refused */
+	history_record_release(&made);
+	pg_buf_release(&written);
+	free(v);
+}
+
 /* The id names a file in the cache (pending records): no path can hide in it. */
 static void test_record_id_refused(void **state)
 {
@@ -588,6 +771,8 @@ int main(void)
 	    cmocka_unit_test(test_not_a_verdict),
 	    cmocka_unit_test(test_write_parse_round_trip),
 	    cmocka_unit_test(test_record_id_refused),
+	    cmocka_unit_test(test_record_text_checked),
+	    cmocka_unit_test(test_record_read_two_ways),
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_shard_tolerant),
 	    cmocka_unit_test(test_line_limit),

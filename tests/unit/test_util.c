@@ -225,6 +225,70 @@ static void json_numbers(void **state)
 	pg_buf_release(&out);
 }
 
+/* printf's %.*f, with a tiny negative that rounds to zero unsigned, as the
+ * writer promises. */
+static void printf_fixed(char *out, size_t cap, double v, int decimals)
+{
+	snprintf(out, cap, "%.*f", decimals, v == 0 ? 0.0 : v);
+	if (out[0] == '-' && strspn(out + 1, "0.") == strlen(out + 1))
+		memmove(out, out + 1, strlen(out));
+}
+
+/* The writer's doubles are printf's, byte for byte: ties and near-ties (which
+ * printf decides from the exact binary value), every decimals 0..9, both
+ * signs, values near the units of each scale, and magnitudes from 1e-12 to
+ * 1e20 (past where the scaled value leaves a double's exact integers). */
+static void json_doubles_match_printf(void **state)
+{
+	static const double fixed[] = {0.5,
+				       1.5,
+				       2.5,
+				       0.125,
+				       0.0005,
+				       2.675,
+				       1.0000005,
+				       1.005,
+				       0.045,
+				       1e15 + 0.5,
+				       4503599627370495.5,
+				       9007199254740993.0,
+				       123456.7895,
+				       0.49999999999999994,
+				       1e-300,
+				       5e-324,
+				       1e20,
+				       8.5e-7};
+	uint64_t seed = 0x6a736f6e64626cULL;
+	char want[400], got[400];
+
+	(void)state;
+	for (int pass = 0; pass < 200000; pass++) {
+		struct pg_buf out = PG_BUF_INIT;
+		struct pg_json j;
+		double v;
+		int d = pass % 10;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (pass < (int)(sizeof(fixed) / sizeof(*fixed)) * 10)
+			v = fixed[pass / 10];
+		else if (pass % 3 == 0) /* k + 1/2 at some scale, and its neighbours */
+			v = nextafter(((double)(seed >> 40) + 0.5) / pow(10, (seed >> 8) % 10),
+				      (seed & 1) ? INFINITY : -INFINITY);
+		else
+			v = ldexp((double)(seed >> 11), (int)((seed >> 3) % 110) - 100);
+		if (seed & 4)
+			v = -v;
+		pg_json_init(&j, &out, 0);
+		pg_json_double(&j, v, d);
+		printf_fixed(want, sizeof(want), v, d);
+		snprintf(got, sizeof(got), "%s", out.ptr);
+		if (strcmp(want, got) != 0)
+			fail_msg("%.17g with %d decimals: printf '%s', writer '%s'", v, d, want,
+				 got);
+		pg_buf_release(&out);
+	}
+}
+
 static void json_escapes_control_chars_and_quotes(void **state)
 {
 	struct pg_buf out = PG_BUF_INIT;
@@ -792,6 +856,7 @@ int main(void)
 	    cmocka_unit_test(json_compact_exact),
 	    cmocka_unit_test(json_pretty_exact),
 	    cmocka_unit_test(json_numbers),
+	    cmocka_unit_test(json_doubles_match_printf),
 	    cmocka_unit_test(json_escapes_control_chars_and_quotes),
 	    cmocka_unit_test(json_output_is_utf8),
 	    cmocka_unit_test(arena_allocations_are_aligned_and_distinct),
