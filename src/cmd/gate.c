@@ -140,6 +140,9 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 		print_time(f, fabs(r->attribution_remainder_us));
 		fprintf(f, " within noise (per step)\n");
 	}
+	for (uint32_t i = 0; i < r->n_quality; i++)
+		if (strcmp(r->quality[i].code, "one-run") == 0)
+			fprintf(f, "  one run: %s\n", r->quality[i].message);
 	if (r->disturbed)
 		fprintf(
 		    f,

@@ -1578,6 +1578,54 @@ static void test_compare_attribution_flagged(void **state)
 	release_all(&r, &b, &c, &th);
 }
 
+static int has_quality(const struct gate_result *r, const char *code)
+{
+	for (uint32_t i = 0; i < r->n_quality; i++)
+		if (strcmp(r->quality[i].code, code) == 0)
+			return 1;
+	return 0;
+}
+
+/* A step that fails on one candidate run carries the note "one-run" (a note:
+ * the verdict stands); on three candidate runs, or when the step passes, it
+ * does not. */
+static void test_compare_one_run_note(void **state)
+{
+	static const double slow8b[] = {1101, 1102, 1099, 1104, 1103, 1105, 1100, 1106};
+	static const double slow8c[] = {1098, 1102, 1104, 1101, 1107, 1103, 1105, 1100};
+	struct summary b, c[3];
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct summary *rb[1] = {&b}, *rc[3] = {&c[0], &c[1], &c[2]};
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	make_side(&c[0], "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	make_side(&c[1], "NVIDIA H100", slow8b, 8, "cand2.json", SHA_C);
+	make_side(&c[2], "NVIDIA H100", slow8c, 8, "cand3.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c[0], &th, &inputs, &r);
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	assert_true(has_quality(&r, "one-run"));
+	assert_int_equal(r.verdict, GATE_FAIL);
+	gate_result_release(&r);
+	gate_compare_runs(&(struct gate_side){rb, 1, NULL, 0}, &(struct gate_side){rc, 3, NULL, 0},
+			  &th, &inputs, &r);
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	assert_false(has_quality(&r, "one-run"));
+	gate_result_release(&r);
+	summary_release(&c[1]);
+	make_side(&c[1], "NVIDIA H100", base8, 8, "same.json", SHA_C);
+	gate_compare(&b, &c[1], &th, &inputs, &r);
+	assert_verdict(&r, "step.median_us", GATE_PASS);
+	assert_false(has_quality(&r, "one-run"));
+	gate_result_release(&r);
+	for (int i = 0; i < 3; i++)
+		summary_release(&c[i]);
+	summary_release(&b);
+	gate_thresholds_release(&th);
+}
+
 /* docs/gate.md: "op.<name>.us_per_step": ops of one name summed. */
 static void test_catalogue(void **state)
 {
@@ -1765,11 +1813,17 @@ static void test_verdict_json(void **state)
 	assert_close(get(get(x, "candidate"), "idle_us")->valuedouble, 100, 1e-9);
 	x = get(root, "quality");
 	assert_int_equal(cJSON_GetArraySize(get(x, "baseline")), 0);
-	assert_int_equal(cJSON_GetArraySize(get(x, "candidate")), 1);
+	/* the profile's own, then the gate's note that the step failed on one
+	 * candidate run */
+	assert_int_equal(cJSON_GetArraySize(get(x, "candidate")), 2);
 	x = get(x, "candidate")->child;
 	assert_string_equal(get(x, "code")->valuestring, "event-cap");
 	assert_string_equal(get(x, "message")->valuestring, "cap \"hit\"\n");
 	assert_string_equal(get(x, "effect")->valuestring, "inconclusive");
+	x = x->next;
+	assert_string_equal(get(x, "code")->valuestring, "one-run");
+	assert_non_null(strstr(get(x, "message")->valuestring, "three --candidate runs"));
+	assert_string_equal(get(x, "effect")->valuestring, "ignore");
 
 	cJSON_Delete(root);
 	free(j1);
@@ -1804,6 +1858,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_disturbed),
 	    cmocka_unit_test(test_compare_attribution_order),
 	    cmocka_unit_test(test_compare_attribution_flagged),
+	    cmocka_unit_test(test_compare_one_run_note),
 	    cmocka_unit_test(test_verdict_json),
 	    cmocka_unit_test(test_compare_nothing_moved), /* last: UBSan stops the binary */
 	};
