@@ -396,6 +396,8 @@ void az_device_splits(struct az *z, uint32_t d, struct scratch *sc);
 void az_note_gap(const struct az *z, struct dev *dv, const struct own *u, struct units next,
 		 int64_t ns, uint32_t *slot);
 void az_gaps(struct az *z);
+/* memory.c: memory.devices[] from the trace's allocator samples */
+void az_memory(struct az *z);
 
 /* hlo.c */
 double az_hlo_collective(const char *text, uint32_t *group);

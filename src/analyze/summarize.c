@@ -267,6 +267,7 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	az_run_jobs(&z, JOB_HOST + az_host_jobs(&z) + z.n_devs, totals_job);
 	az_host_end(&z);
 	az_gaps(&z);
+	az_memory(&z);
 	if (z.host_basis) {
 		free(s->basis);
 		s->basis = pg_xstrdup(SUMMARY_BASIS_HOST);

@@ -19,6 +19,7 @@
 #include "../trace/trace.h"
 
 static const char *opt_out, *opt_warmup, *opt_capture, *opt_threads, *opt_label;
+static const char *opt_tokens, *opt_samples, *opt_model_flops, *opt_peak, *opt_dtype;
 static const char *labels[64];
 static int n_labels;
 static int opt_allow_mixed;
@@ -33,6 +34,17 @@ static const struct cmd_opt summarize_opts[] = {
     {"allow-mixed", 0, NULL,
      "join files of different device models, frameworks or step markers into one summary",
      &opt_allow_mixed, NULL, 0},
+    {"tokens-per-step", 0, "N",
+     "tokens a step processes (all ranks): gives throughput.tokens_per_s", NULL, &opt_tokens, 0},
+    {"samples-per-step", 0, "N",
+     "samples a step processes (all ranks): gives throughput.samples_per_s", NULL, &opt_samples, 0},
+    {"model-flops-per-step", 0, "F",
+     "the model's FLOPs per step (all ranks): gives throughput.mfu against the devices' peak", NULL,
+     &opt_model_flops, 0},
+    {"peak-tflops", 0, "T", "the peak TFLOP/s of one device (default: the table's, by model)", NULL,
+     &opt_peak, 0},
+    {"peak-dtype", 0, "DTYPE",
+     "the dtype of the table's peak: bf16 (default), fp16, fp8, tf32, fp32", NULL, &opt_dtype, 0},
     CMD_OPTS_READ(&opt_capture, &opt_threads),
 };
 
@@ -68,6 +80,79 @@ static int collect_labels(int argc, char **argv)
 		labels[n_labels++] = v;
 	}
 	return 0;
+}
+
+/* A positive number given to --name, or PG_EUSAGE with the message set. */
+static int positive(const char *name, const char *v, double *out)
+{
+	char *end;
+	double x;
+
+	if (!v)
+		return 0;
+	x = strtod(v, &end);
+	if (end == v || *end || !(x > 0) || x > 1e30)
+		return pg_error_set(PG_EUSAGE, "summarize: --%s takes a positive number, not '%s'",
+				    name, v);
+	*out = x;
+	return 0;
+}
+
+/* The options' declarations, checked before anything is read; < 0 when not given. */
+static double want_tokens, want_samples, want_model_flops, want_peak;
+
+static int check_declared(void)
+{
+	static const char *const dtypes[] = {"bf16", "fp16", "fp8", "tf32", "fp32"};
+	int known = !opt_dtype;
+
+	want_tokens = want_samples = want_model_flops = want_peak = -1;
+	for (size_t i = 0; opt_dtype && i < PG_ARRAY_LEN(dtypes); i++)
+		known |= strcmp(opt_dtype, dtypes[i]) == 0;
+	if (!known)
+		return pg_error_set(PG_EUSAGE,
+				    "summarize: --peak-dtype takes bf16, fp16, fp8, tf32 or fp32, "
+				    "not '%s'",
+				    opt_dtype);
+	if (positive("tokens-per-step", opt_tokens, &want_tokens) ||
+	    positive("samples-per-step", opt_samples, &want_samples) ||
+	    positive("model-flops-per-step", opt_model_flops, &want_model_flops) ||
+	    positive("peak-tflops", opt_peak, &want_peak))
+		return PG_EUSAGE;
+	return 0;
+}
+
+/* The declarations (the options, else the W&B run's config) into s->rate,
+ * and the rates that follow. */
+static void declare(const struct source_set *src, struct summary *s)
+{
+	struct sum_rate *r = &s->rate;
+
+	for (uint32_t k = 0; k < src->n_origins; k++) {
+		const struct source_origin *o = &src->origins[k];
+		if (o->tokens_per_step > 0)
+			r->tokens_per_step = o->tokens_per_step;
+		if (o->samples_per_step > 0)
+			r->samples_per_step = o->samples_per_step;
+		if (o->model_flops_per_step > 0)
+			r->model_flops_per_step = o->model_flops_per_step;
+	}
+	if (want_tokens > 0)
+		r->tokens_per_step = want_tokens;
+	if (want_samples > 0)
+		r->samples_per_step = want_samples;
+	if (want_model_flops > 0)
+		r->model_flops_per_step = want_model_flops;
+	if (want_peak > 0) {
+		r->peak_tflops_per_device = want_peak;
+		free(r->peak_source);
+		r->peak_source = pg_xstrdup(SUMMARY_PEAK_GIVEN);
+	}
+	if (opt_dtype) {
+		free(r->peak_dtype);
+		r->peak_dtype = pg_xstrdup(opt_dtype);
+	}
+	summary_rates(s);
 }
 
 /* A --warmup that leaves no steady step would give a summary of zeros: the
@@ -144,6 +229,7 @@ int cmd_summarize(int argc, char **argv)
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
+	opt_tokens = opt_samples = opt_model_flops = opt_peak = opt_dtype = NULL;
 	opt_allow_mixed = 0;
 	memset(&src, 0, sizeof(src));
 	if (cmd_parse_or_help(&cmd_summarize_spec, argc, argv, pos, &n_pos, collect_labels, &rc)) {
@@ -161,6 +247,10 @@ int cmd_summarize(int argc, char **argv)
 			return cmd_error(PG_EXIT_USAGE);
 		}
 		ao.warmup = (int)v;
+	}
+	if (check_declared()) {
+		free(pos);
+		return cmd_error(PG_EXIT_USAGE);
 	}
 	if (n_pos == 0 || cmd_parse_threads("summarize", opt_threads, &threads)) {
 		free(pos);
@@ -191,6 +281,7 @@ int cmd_summarize(int argc, char **argv)
 			rc = cmd_error(PG_EXIT_INCOMPARABLE);
 		if (rc == PG_EXIT_OK) {
 			cmd_apply_origins(&src, &s);
+			declare(&src, &s);
 			cmd_stdin_unname(&in, &s);
 			summary_write_json(&s, &out);
 		}

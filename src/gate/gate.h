@@ -49,6 +49,7 @@ enum gate_kind {
 	GATE_K_REGION = SUM_G_REGION,
 	GATE_K_THROUGHPUT = SUM_G_THROUGHPUT,
 	GATE_K_HOST = SUM_G_HOST,
+	GATE_K_MEMORY = SUM_G_MEMORY,
 };
 
 struct gate_metric {

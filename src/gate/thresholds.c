@@ -181,8 +181,10 @@ static int parse_rule(const struct parse *p, const cJSON *v, uint32_t i, struct 
 	}
 	if ((x = cJSON_GetObjectItemCaseSensitive(v, "min_samples"))) {
 		snprintf(sub, sizeof(sub), "%s.min_samples", path);
-		if (get_number(p, x, sub, 2, 1e6, &d) || d != floor(d))
-			return bad(p, sub, "must be a whole number from 2");
+		/* 0: a metric that is no timing (a memory peak), whose fail no
+		 * count of steps needs to confirm */
+		if (get_number(p, x, sub, 0, 1e6, &d) || d != floor(d) || d == 1)
+			return bad(p, sub, "must be 0 or a whole number from 2");
 		r->min_samples = (int32_t)d;
 	}
 	if ((x = cJSON_GetObjectItemCaseSensitive(v, "test"))) {

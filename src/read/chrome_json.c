@@ -596,6 +596,45 @@ const char *cj_arg_text(struct cj *c, int key, size_t *len)
 	return NULL;
 }
 
+/* An integer argument's value, or dflt when absent or not an integer. */
+static int64_t arg_int(struct cj *c, int key, int64_t dflt)
+{
+	size_t n;
+	const char *v = cj_arg_text(c, key, &n);
+	char buf[32], *end;
+
+	if (!v || n == 0 || n >= sizeof(buf))
+		return dflt;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	long long x = strtoll(buf, &end, 10);
+	return *end ? dflt : (int64_t)x;
+}
+
+/*
+ * A Kineto "[memory]" instant event: its allocator totals become a sample of
+ * the trace's memory (trace_mem_add), and its numbers leave the argument list,
+ * so the event itself stays as cheap as it was (no argument set of its own).
+ */
+static void memory_sample(struct cj *c)
+{
+	struct trace_mem m = {.ts_ns = c->ts, .file = c->file};
+	int keep = 0;
+
+	m.allocated_bytes = arg_int(c, c->a_mem[0], -1);
+	m.reserved_bytes = arg_int(c, c->a_mem[1], -1);
+	m.device_id = (int32_t)arg_int(c, c->a_mem[2], -1);
+	m.device_type = (int32_t)arg_int(c, c->a_mem[3], -1);
+	if (m.allocated_bytes >= 0 || m.reserved_bytes >= 0)
+		trace_mem_add(c->t, &m);
+	for (int i = 0; i < c->n_args; i++) {
+		int k = c->args[i].key;
+		if (k != c->a_mem[0] && k != c->a_mem[1] && k != c->a_mem[2] && k != c->a_mem[3])
+			c->args[keep++] = c->args[i];
+	}
+	c->n_args = keep;
+}
+
 static uint32_t intern_args(struct cj *c)
 {
 	struct trace_arg a[MAX_ARGS];
@@ -684,6 +723,8 @@ static int finish_event(struct cj *c)
 	uint32_t track = cj_track_for(c, pid, tid);
 	uint16_t cat = cat_id(c);
 	trace_str name = intern_buf(c, &c->name);
+	if ((ph == 'i' || ph == 'I') && c->name.len == 8 && memcmp(c->name.ptr, "[memory]", 8) == 0)
+		memory_sample(c);
 	uint32_t args = intern_args(c);
 
 	if (c->cat.len && c->t->cats[cat].class_mask)
@@ -1077,6 +1118,10 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	c.a_name = read_kept_arg("name", 4);
 	c.a_labels = read_kept_arg("labels", 6);
 	c.a_sort = read_kept_arg("sort_index", 10);
+	c.a_mem[0] = read_kept_arg("Total Allocated", 15);
+	c.a_mem[1] = read_kept_arg("Total Reserved", 14);
+	c.a_mem[2] = read_kept_arg("Device Id", 9);
+	c.a_mem[3] = read_kept_arg("Device Type", 11);
 	c.first_track = t->n_tracks;
 	c.first_event = t->n_events;
 	pg_buf_init(&c.key);

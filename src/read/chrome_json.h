@@ -61,6 +61,7 @@ struct cj {
 	/* tables */
 	trace_str kept_ids[READ_KEPT_ARGS];
 	int a_name, a_labels, a_sort; /* read_kept_arg() indices the reader itself uses */
+	int a_mem[4];		      /* Total Allocated, Total Reserved, Device Id, Device Type */
 	struct pg_u64map tracks;
 	struct pidinfo *pids;
 	uint32_t n_pids, cap_pids;

@@ -59,6 +59,10 @@ static const char *const kept[] = {
     "memcpy_details",
     "replica_groups",
     "shape_with_layout",
+    "Total Allocated",
+    "Total Reserved",
+    "Device Id",
+    "Device Type",
 };
 
 _Static_assert(PG_ARRAY_LEN(kept) == READ_KEPT_ARGS, "READ_KEPT_ARGS must match the list");

@@ -18,13 +18,14 @@ static int has_suffix(const char *s, const char *suf)
 }
 
 struct snapshot {
-	uint64_t events;
+	uint64_t events, mem;
 	uint32_t tracks, devices, files, warnings;
 };
 
 static void rollback(struct trace *t, const struct snapshot *s)
 {
 	trace_events_truncate(t, s->events);
+	t->n_mem = s->mem;
 	t->n_tracks = s->tracks;
 	t->n_devices = s->devices;
 	while (t->n_warnings > s->warnings)
@@ -154,7 +155,8 @@ int read_path(struct trace *t, const char *path)
 
 static int read_path_inner(struct trace *t, const char *path)
 {
-	struct snapshot snap = {t->n_events, t->n_tracks, t->n_devices, t->n_files, t->n_warnings};
+	struct snapshot snap = {t->n_events,  t->n_mem,	  t->n_tracks,
+				t->n_devices, t->n_files, t->n_warnings};
 	struct rd_in in;
 	uint32_t file;
 	int rc, fb;

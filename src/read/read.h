@@ -72,7 +72,7 @@ int read_xplane_mem(struct trace *t, uint32_t file, const void *data, size_t len
  * stat names the model keeps (index into a fixed list, or -1). */
 enum trace_track_kind read_track_kind_for_name(const char *name, int on_device);
 int read_kept_arg(const char *k, size_t n);
-#define READ_KEPT_ARGS 30 /* entries of the kept list (names.c) */
+#define READ_KEPT_ARGS 34 /* entries of the kept list (names.c) */
 const char *read_kept_arg_name(int i);
 /* The xprof tool a file is named as the table of ("kernel_stats" for
  * .../kernel_stats.json[.gz]), or NULL. */

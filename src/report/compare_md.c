@@ -77,6 +77,7 @@ static const char *kind_name(enum gate_kind k)
 	case GATE_K_REGION: return "region";
 	case GATE_K_THROUGHPUT: return "throughput";
 	case GATE_K_HOST: return "host";
+	case GATE_K_MEMORY: return "memory";
 	}
 	return "metric";
 }
@@ -597,7 +598,8 @@ static int kind_rank(enum gate_kind k)
 	switch (k) {
 	case GATE_K_STEP: return 0;
 	case GATE_K_BREAKDOWN: return 1;
-	case GATE_K_THROUGHPUT: return 2;
+	case GATE_K_THROUGHPUT:
+	case GATE_K_MEMORY: return 2;
 	case GATE_K_FAMILY: return 3;
 	case GATE_K_COLLECTIVE: return 4;
 	case GATE_K_OP: return 5;

@@ -51,6 +51,9 @@ struct source_origin {
 	char *config_hash; /* 16 hex of the sha256 of the run's canonical config, or NULL */
 	char *device_kind; /* summary throughput/device_kind or device_kind, or NULL */
 	char *artifact;	   /* "entity/project/name:vN", or NULL (trainer.log_dir) */
+	/* the config's tokens_per_step, samples_per_step, model_flops_per_step
+	 * (summarize's --tokens-per-step ... when not given); 0 when absent */
+	double tokens_per_step, samples_per_step, model_flops_per_step;
 };
 
 struct source_set {

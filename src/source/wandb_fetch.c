@@ -283,6 +283,13 @@ static char *config_hash(const cJSON *cfg)
 	return pg_xstrdup(hex);
 }
 
+/* A positive number the config holds at a dotted path, or 0. */
+static double config_number(const cJSON *cfg, const char *path)
+{
+	const cJSON *v = cfg ? wandb_at(cfg, path) : NULL;
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
 /* What a run's config and summary say about the capture. */
 static void run_facts(struct fetch *f, const cJSON *run)
 {
@@ -290,6 +297,9 @@ static void run_facts(struct fetch *f, const cJSON *run)
 	cJSON *cfg = json_field(run, "config"), *sum = json_field(run, "summaryMetrics");
 
 	unwrap_config(cfg);
+	o->tokens_per_step = config_number(cfg, "tokens_per_step");
+	o->samples_per_step = config_number(cfg, "samples_per_step");
+	o->model_flops_per_step = config_number(cfg, "model_flops_per_step");
 	if (cfg) {
 		o->config_hash = config_hash(cfg);
 		o->git_sha = wandb_dup_at(cfg, "git_commit");

@@ -887,6 +887,42 @@ static char *device_models(const struct summary *s)
 	return b.len ? pg_buf_detach(&b, NULL) : (pg_buf_release(&b), NULL);
 }
 
+/* "cuda:2" before "cuda:10": the name's prefix, then its number. */
+static int cmp_memory_device(const void *pa, const void *pb)
+{
+	const char *a = ((const struct sum_memory_device *)pa)->device;
+	const char *b = ((const struct sum_memory_device *)pb)->device;
+	size_t na = strcspn(a, "0123456789"), nb = strcspn(b, "0123456789");
+	int c = na == nb ? strncmp(a, b, na) : strcmp(a, b);
+
+	if (c || na != nb)
+		return c;
+	long x = strtol(a + na, NULL, 10), y = strtol(b + nb, NULL, 10);
+	return x != y ? (x > y) - (x < y) : strcmp(a, b);
+}
+
+/* memory.*: the largest of the accelerators' peaks; null without any. */
+static void memory_part(struct summary *s)
+{
+	struct sum_memory *m = &s->memory;
+
+	m->peak_allocated_bytes = m->peak_reserved_bytes = -1;
+	m->steady_peak_allocated_bytes = m->steady_peak_reserved_bytes = -1;
+	if (m->n_devices)
+		qsort(m->devices, m->n_devices, sizeof(*m->devices), cmp_memory_device);
+	for (uint32_t i = 0; i < m->n_devices; i++) {
+		const struct sum_memory_device *d = &m->devices[i];
+		if (d->kind && strcmp(d->kind, "cpu") == 0)
+			continue;
+		m->peak_allocated_bytes = fmax(m->peak_allocated_bytes, d->peak_allocated_bytes);
+		m->peak_reserved_bytes = fmax(m->peak_reserved_bytes, d->peak_reserved_bytes);
+		m->steady_peak_allocated_bytes =
+		    fmax(m->steady_peak_allocated_bytes, d->steady_peak_allocated_bytes);
+		m->steady_peak_reserved_bytes =
+		    fmax(m->steady_peak_reserved_bytes, d->steady_peak_reserved_bytes);
+	}
+}
+
 void summary_finalize(struct summary *s)
 {
 	device_ids(s);
@@ -903,6 +939,8 @@ void summary_finalize(struct summary *s)
 	breakdown_part(s);
 	per_step_part(s);
 	host_part(s);
+	memory_part(s);
+	summary_rates(s);
 	derived_warnings(s);
 	for (uint32_t i = 0; i < s->n_candidates; i++) {
 		free(s->candidates[i].id);

@@ -339,6 +339,10 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 			out->framework_version = pg_xstrdup(s->framework_version);
 		if (s->world_size > out->world_size)
 			out->world_size = s->world_size;
+		if (!out->rate.peak_source && s->rate.peak_source) {
+			out->rate.peak_source = pg_xstrdup(s->rate.peak_source);
+			out->rate.peak_dtype = dup_or_null(s->rate.peak_dtype);
+		}
 		for (uint32_t k = 0; k < s->n_labels; k++) {
 			const char *eq = strchr(s->labels[k], '=');
 			size_t kl = eq ? (size_t)(eq - s->labels[k]) : strlen(s->labels[k]);

@@ -380,14 +380,70 @@ static const struct sum_field region_fields[] = {
 static const struct sum_shape region_shape =
     SHAPE("regions[]", region_fields, sizeof(struct sum_region));
 
+/* What the user declares a step holds (the largest when merged: ranks declare alike). */
+#define DECLARED(m, fmt_, unit_) F64(S, rate.m, #m, fmt_, unit_, SUM_M_MAX, .def = -1)
+/* A rate derived from the declarations; judged (higher is better) when named. */
+#define RATE(m, fmt_, unit_, metric_)                                                              \
+	F64(S, rate.m, #m, fmt_, unit_, SUM_M_DERIVED, .def = -1, .metric = metric_,               \
+	    .group = SUM_G_THROUGHPUT, .when = SUM_WHEN_KNOWN, .direction = SUM_HIGHER,            \
+	    .flags = SUM_WINDOW)
+
 static const struct sum_field throughput_fields[] = {
     F64(S, tflops_per_device, "tflops_per_device", SUM_W_US_OPT, SUM_U_TFLOPS, SUM_M_DERIVED,
 	.def = -1, .metric = "throughput.tflops_per_device", .group = SUM_G_THROUGHPUT,
 	.when = SUM_WHEN_FLOPS, .direction = SUM_HIGHER, .flags = SUM_WINDOW),
     F64(S, flops_total, "flops_total", SUM_W_SIZED, SUM_U_FLOPS, SUM_M_SUM, .def = -1,
 	.aux = TYPED(S, has_flops, int)),
+    DECLARED(tokens_per_step, SUM_W_FIX0_OPT, SUM_U_COUNT),
+    DECLARED(samples_per_step, SUM_W_FIX0_OPT, SUM_U_COUNT),
+    DECLARED(model_flops_per_step, SUM_W_FIX0_OPT, SUM_U_FLOPS),
+    DECLARED(peak_tflops_per_device, SUM_W_US_OPT, SUM_U_TFLOPS),
+    STR(S, rate.peak_dtype, "peak_dtype"),
+    STR(S, rate.peak_source, "peak_source"),
+    RATE(tokens_per_s, SUM_W_US_OPT, SUM_U_PER_S, "throughput.tokens_per_s"),
+    RATE(samples_per_s, SUM_W_US_OPT, SUM_U_PER_S, "throughput.samples_per_s"),
+    RATE(mfu, SUM_W_SHARE_OPT, SUM_U_SHARE, "throughput.mfu"),
+    RATE(hfu, SUM_W_SHARE_OPT, SUM_U_SHARE, NULL),
+    RATE(devices, SUM_W_FIX0_OPT, SUM_U_COUNT, NULL),
 };
 static const struct sum_shape throughput_shape = SHAPE("throughput", throughput_fields);
+
+#undef DECLARED
+#undef RATE
+
+/* ---- memory ---- */
+
+#define MD struct sum_memory_device
+#define PEAK(T, m, merge_, ...)                                                                    \
+	F64(T, m, #m, SUM_W_FIX0_OPT, SUM_U_BYTES, merge_, .def = -1, __VA_ARGS__)
+
+static const struct sum_field memory_device_fields[] = {
+    STR(MD, device, "device", .merge = SUM_M_KEY, .flags = SUM_REQUIRED),
+    STR(MD, kind, "kind", .merge = SUM_M_FIRST),
+    PEAK(MD, peak_allocated_bytes, SUM_M_MAX),
+    PEAK(MD, peak_reserved_bytes, SUM_M_MAX),
+    PEAK(MD, steady_peak_allocated_bytes, SUM_M_MAX),
+    PEAK(MD, steady_peak_reserved_bytes, SUM_M_MAX),
+    F64(MD, samples_total, "samples_total", SUM_W_FIX0, SUM_U_COUNT, SUM_M_SUM),
+};
+static const struct sum_shape memory_device_shape =
+    SHAPE("memory.devices[]", memory_device_fields, sizeof(MD));
+
+#define M struct sum_memory
+
+static const struct sum_field memory_fields[] = {
+    PEAK(M, peak_allocated_bytes, SUM_M_DERIVED, .metric = "memory.peak_allocated_bytes",
+	 .group = SUM_G_MEMORY, .when = SUM_WHEN_KNOWN, .flags = SUM_WINDOW),
+    PEAK(M, peak_reserved_bytes, SUM_M_DERIVED),
+    PEAK(M, steady_peak_allocated_bytes, SUM_M_DERIVED),
+    PEAK(M, steady_peak_reserved_bytes, SUM_M_DERIVED),
+    LIST(M, devices, n_devices, "devices", memory_device_shape),
+};
+static const struct sum_shape memory_shape = SHAPE("memory", memory_fields);
+
+#undef M
+#undef MD
+#undef PEAK
 
 /* ---- the host view ---- */
 
@@ -464,6 +520,7 @@ static const struct sum_field root_fields[] = {
     LIST(S, gaps, n_gaps, "gaps", gap_shape),
     LIST(S, regions, n_regions, "regions", region_shape, .flags = SUM_JUDGED),
     OBJ(0, "throughput", throughput_shape, .flags = SUM_JUDGED),
+    OBJ(offsetof(S, memory), "memory", memory_shape, .flags = SUM_JUDGED),
     OBJ(offsetof(S, host), "host", host_shape, .flags = SUM_JUDGED),
     LIST(S, candidates, n_candidates, "candidates", candidate_shape),
 };
@@ -679,8 +736,8 @@ const struct sum_field *summary_metric_field(const char *metric, const struct su
 
 const char *summary_unit_name(enum sum_unit u)
 {
-	static const char *const names[] = {"",	     "us",   "share",  "count",
-					    "bytes", "gbps", "tflops", "flops"};
+	static const char *const names[] = {"",	    "us",     "share", "count", "bytes",
+					    "gbps", "tflops", "flops", "per_s"};
 	return (size_t)u < PG_ARRAY_LEN(names) ? names[u] : "";
 }
 
@@ -704,13 +761,17 @@ const char *summary_metric_unit(const char *metric)
 	case SUM_U_SHARE: return "share";
 	case SUM_U_GBPS: return "GB/s";
 	case SUM_U_TFLOPS: return "TFLOP/s";
+	case SUM_U_BYTES: return "bytes";
+	case SUM_U_PER_S: return "/s";
 	default: return "";
 	}
 }
 
-/* Times to the nanosecond, shares to 1e-6, the rest to 1e-3. */
+/* Times to the nanosecond, shares to 1e-6, bytes whole, the rest to 1e-3. */
 int summary_metric_decimals(const char *metric)
 {
 	const struct sum_field *f = metric_field(metric);
+	if (f && f->unit == SUM_U_BYTES)
+		return 0;
 	return f && f->unit == SUM_U_SHARE ? 6 : 3;
 }

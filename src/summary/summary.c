@@ -16,6 +16,8 @@ void summary_init(struct summary *s)
 	memset(s, 0, sizeof(*s));
 	s->world_size = -1;
 	s->tflops_per_device = -1;
+	s->rate = (struct sum_rate){-1, -1, -1, -1, NULL, NULL, -1, -1, -1, -1, -1};
+	s->memory = (struct sum_memory){-1, -1, -1, -1, NULL, 0};
 	s->host.step_median_us = -1;
 	s->host.wall_us_per_step = -1;
 	s->host.busy_us_per_step = -1;
@@ -385,6 +387,12 @@ static void write_double(struct pg_json *j, const struct sum_field *f, const voi
 			pg_json_double(j, v, 4);
 		break;
 	case SUM_W_FIX3: pg_json_double(j, v, 3); break;
+	case SUM_W_FIX0_OPT:
+		if (v < 0)
+			pg_json_null(j);
+		else
+			pg_json_double(j, v, 0);
+		break;
 	case SUM_W_SIZED:
 		if (!*(const int *)(const void *)((const char *)base + f->aux)) {
 			pg_json_null(j);

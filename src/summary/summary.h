@@ -121,6 +121,42 @@ struct sum_candidate {
 	char *id, *title, *evidence;
 };
 
+/* One allocator's peaks (memory.devices[]): "cuda:0", "cpu", as the
+ * profiler's device type and index name it. Bytes are < 0 (null) when no
+ * sample said; the steady peaks are the highest any steady step reached. */
+struct sum_memory_device {
+	char *device, *kind; /* kind: "cpu" for the host's allocator, else "accelerator" */
+	double peak_allocated_bytes, peak_reserved_bytes;
+	double steady_peak_allocated_bytes, steady_peak_reserved_bytes;
+	double samples_total;
+};
+
+/* memory.*: the accelerators' largest peaks (max over memory.devices[] of
+ * kind "accelerator", so over ranks when merged); < 0 (null) without samples. */
+struct sum_memory {
+	double peak_allocated_bytes, peak_reserved_bytes;
+	double steady_peak_allocated_bytes, steady_peak_reserved_bytes;
+	struct sum_memory_device *devices;
+	uint32_t n_devices;
+};
+
+/*
+ * What a step processes, as the user declares it (summarize --tokens-per-step,
+ * --samples-per-step, --model-flops-per-step, --peak-tflops, or a W&B run's
+ * config), and the rates that follow over the steady median step. All < 0
+ * (null) when not declared or not derivable.
+ */
+struct sum_rate {
+	double tokens_per_step, samples_per_step, model_flops_per_step;
+	double peak_tflops_per_device; /* the devices' dense peak (summary_peak_tflops) */
+	char *peak_dtype;	       /* the dtype the peak is of: --peak-dtype, else bf16 */
+	char *peak_source; /* where the peak comes from: the table's row, or "--peak-tflops" */
+	double tokens_per_s, samples_per_s;
+	double mfu;	/* model FLOPs per step / (step s x peak x devices) */
+	double hfu;	/* the ops' own FLOPs (tflops_per_device) over the peak */
+	double devices; /* the devices the MFU divides by: world_size, else device_count */
+};
+
 /*
  * The time split as shares of the steady wall time, of one device or the mean
  * over the devices with a steady window. Undefined numbers: the four parts
@@ -235,6 +271,8 @@ struct summary {
 	uint32_t basis_devices;
 	uint32_t basis_steady_steps;
 	int32_t warmup_requested; /* --warmup N, or -1 for the automatic rule */
+	struct sum_rate rate;
+	struct sum_memory memory;
 	struct sum_host host;
 	struct sum_candidate *candidates;
 	uint32_t n_candidates;
@@ -270,6 +308,7 @@ enum sum_fmt {
 	SUM_W_SIZED,	 /* no decimals; null when the int at .aux is 0 */
 	SUM_W_INT_OPT,	 /* an integer; null when negative */
 	SUM_W_INT_POS,	 /* an integer; null unless positive */
+	SUM_W_FIX0_OPT,	 /* no decimals; null when negative (bytes not known) */
 };
 
 enum sum_unit {
@@ -281,6 +320,7 @@ enum sum_unit {
 	SUM_U_GBPS,
 	SUM_U_TFLOPS,
 	SUM_U_FLOPS,
+	SUM_U_PER_S, /* tokens or samples per second */
 };
 
 /* What `profgate merge` does with a field of a keyed list record. */
@@ -304,6 +344,7 @@ enum sum_group {
 	SUM_G_REGION,
 	SUM_G_THROUGHPUT,
 	SUM_G_HOST,
+	SUM_G_MEMORY,
 };
 
 /* When a judged field is in the catalogue. */
@@ -456,6 +497,23 @@ int summary_merge(struct summary *out, const struct summary *in, uint32_t n);
  * summary_merge refuses). */
 int summary_merge_named(struct summary *out, const struct summary *in, uint32_t n,
 			const char *const *names, int allow_mixed);
+
+/*
+ * The dense peak TFLOP/s of one device of a model (its name as the summary's
+ * device_kind gives it: "NVIDIA H100 80GB HBM3", "TPU v5 lite", ...) in a
+ * dtype ("bf16", "fp16", "fp8", "tf32", "fp32"), from the table in rate.c;
+ * *model and *source name the row and where its number is published (static
+ * strings). < 0 when the table has no row for them.
+ */
+double summary_peak_tflops(const char *device_kind, const char *dtype, const char **model,
+			   const char **source);
+/* The peak_source of a peak the user gave (summarize --peak-tflops). */
+#define SUMMARY_PEAK_GIVEN "--peak-tflops"
+/* throughput's rates from the declarations and the steady median step (rate.c;
+ * summary_finalize calls it, summarize again once it has set the declarations). */
+void summary_rates(struct summary *s);
+/* One line per row of the table, for docs and --help ("model dtype tflops source"). */
+void summary_peak_table(struct pg_buf *out);
 
 /* Read a profgate.summary/1 file (s is initialised here; summary_release it).
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the

@@ -109,6 +109,7 @@ void trace_release(struct trace *t)
 	for (uint32_t i = 0; i < t->n_warnings; i++)
 		free(t->warnings[i].message);
 	free(t->warnings);
+	free(t->mem);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -459,6 +460,12 @@ uint64_t trace_events_reserve(struct trace *t, uint64_t n)
 	return first;
 }
 
+void trace_mem_add(struct trace *t, const struct trace_mem *m)
+{
+	GROW(t->mem, t->n_mem, t->cap_mem);
+	t->mem[t->n_mem++] = *m;
+}
+
 void trace_events_truncate(struct trace *t, uint64_t n)
 {
 	if (n >= t->n_events)
@@ -478,7 +485,8 @@ size_t trace_memory_bytes(const struct trace *t)
 	       (size_t)t->cap_argsets * sizeof(struct trace_argset) +
 	       (size_t)t->argset_index_cap * 4 +
 	       (size_t)t->cap_tracks * sizeof(struct trace_track) +
-	       (size_t)t->cap_devices * sizeof(struct trace_device);
+	       (size_t)t->cap_devices * sizeof(struct trace_device) +
+	       (size_t)t->cap_mem * sizeof(struct trace_mem);
 }
 
 /* ---- names ---- */
@@ -517,7 +525,7 @@ const char *trace_format_name(enum trace_format f)
 static int trace_is_empty(const struct trace *t)
 {
 	return t->n_files == 0 && t->n_events == 0 && t->n_devices == 0 && t->n_tracks == 0 &&
-	       t->n_warnings == 0;
+	       t->n_warnings == 0 && t->n_mem == 0;
 }
 
 void trace_merge(struct trace *dst, struct trace *src)
@@ -595,6 +603,11 @@ void trace_merge(struct trace *dst, struct trace *src)
 		GROW(dst->warnings, dst->n_warnings, dst->cap_warnings);
 		dst->warnings[dst->n_warnings] = src->warnings[i];
 		dst->warnings[dst->n_warnings++].file += file0;
+	}
+	for (uint64_t i = 0; i < src->n_mem; i++) {
+		struct trace_mem m = src->mem[i];
+		m.file += file0;
+		trace_mem_add(dst, &m);
 	}
 	while (src->digests) {
 		struct trace_digest *d = src->digests;

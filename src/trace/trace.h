@@ -110,6 +110,22 @@ struct trace_arg {
 	trace_str value;
 };
 
+/*
+ * One sample of a device allocator's totals, taken after an allocation or a
+ * free: Kineto's "[memory]" instant events (profile_memory=True). Readers
+ * keep them apart from the events, since every one carries numbers of its
+ * own that would make an argument set each. Device types are c10's
+ * (TRACE_MEM_*); bytes are < 0 when the event did not say.
+ */
+enum { TRACE_MEM_CPU = 0, TRACE_MEM_CUDA = 1, TRACE_MEM_HIP = 6, TRACE_MEM_XLA = 9 };
+struct trace_mem {
+	int64_t ts_ns;
+	int64_t allocated_bytes, reserved_bytes;
+	uint32_t file;
+	int32_t device_type;
+	int32_t device_id; /* -1 for the host */
+};
+
 struct trace_warning {
 	uint32_t file;
 	char code[32];
@@ -219,6 +235,8 @@ struct trace {
 	int host_markers_only;
 	struct trace_warning *warnings;
 	uint32_t n_warnings, cap_warnings;
+	struct trace_mem *mem; /* allocator samples, in read order */
+	uint64_t n_mem, cap_mem;
 	struct trace_digest *digests; /* still running: trace_digests_wait() ends them */
 };
 
@@ -299,6 +317,8 @@ const struct trace_event *trace_event_run(const struct trace *t, uint64_t i, uin
 /* Reserve n event slots (uninitialised) and return the first index; readers
  * fill them, possibly from several threads, and update track counts after. */
 uint64_t trace_events_reserve(struct trace *t, uint64_t n);
+/* A memory sample appended (its fields copied). */
+void trace_mem_add(struct trace *t, const struct trace_mem *m);
 /* Drop events from index n on (used to undo a file that failed mid-read). */
 void trace_events_truncate(struct trace *t, uint64_t n);
 

@@ -46,6 +46,7 @@ static const char *written(const struct sum_field *f)
 	    [SUM_W_SIZED] = "whole, null when not known",
 	    [SUM_W_INT_OPT] = "integer, null when not known",
 	    [SUM_W_INT_POS] = "integer, null when none",
+	    [SUM_W_FIX0_OPT] = "whole, null when not known",
 	};
 	switch (f->type) {
 	case SUM_STR: return f->flags & SUM_REQUIRED ? "string, required" : "string";
