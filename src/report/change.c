@@ -36,7 +36,19 @@ enum report_unit report_metric_unit(const char *metric)
 		return REPORT_U_GBPS;
 	if (strcmp(u, "TFLOP/s") == 0)
 		return REPORT_U_TFLOPS;
+	if (strcmp(u, "bytes") == 0)
+		return REPORT_U_BYTES;
 	return REPORT_U_NUMBER;
+}
+
+void report_bytes(struct pg_buf *b, double v)
+{
+	if (v >= 1e9)
+		pg_buf_addf(b, "%.2f GB", v / 1e9);
+	else if (v >= 1e6)
+		pg_buf_addf(b, "%.1f MB", v / 1e6);
+	else
+		pg_buf_addf(b, "%.0f B", v);
 }
 
 void report_signed_fixed(struct pg_buf *b, double v, int d, const char *suffix)
@@ -75,6 +87,7 @@ void report_value(struct pg_buf *b, enum report_unit u, double v)
 	case REPORT_U_SHARE: pg_buf_addf(b, "%.1f%%", 100 * v); break;
 	case REPORT_U_GBPS: pg_buf_addf(b, "%.2f GB/s", v); break;
 	case REPORT_U_TFLOPS: pg_buf_addf(b, "%.2f TFLOP/s", v); break;
+	case REPORT_U_BYTES: report_bytes(b, v); break;
 	default: pg_buf_addf(b, "%.4g", v); break;
 	}
 }
@@ -156,6 +169,7 @@ void report_change(struct pg_buf *b, const char *metric, double delta, double de
 		case REPORT_U_TIME: report_signed_time(b, delta); break;
 		case REPORT_U_GBPS: report_signed_fixed(b, delta, 2, " GB/s"); break;
 		case REPORT_U_TFLOPS: report_signed_fixed(b, delta, 2, " TFLOP/s"); break;
+		case REPORT_U_BYTES: report_signed_fixed(b, delta / 1e6, 1, " MB"); break;
 		default:
 			if (isfinite(delta))
 				pg_buf_addf(b, "%+.4g", delta);

@@ -70,9 +70,18 @@ int report_host_profile(const struct summary *s);
 void report_time(struct pg_buf *b, double us);
 
 /* ---- a metric's change (change.c): one unit per kind of metric ---- */
-enum report_unit { REPORT_U_TIME, REPORT_U_SHARE, REPORT_U_GBPS, REPORT_U_TFLOPS, REPORT_U_NUMBER };
+enum report_unit {
+	REPORT_U_TIME,
+	REPORT_U_SHARE,
+	REPORT_U_GBPS,
+	REPORT_U_TFLOPS,
+	REPORT_U_BYTES,
+	REPORT_U_NUMBER
+};
 /* The unit of a metric from the metric table (summary_metric_unit). */
 enum report_unit report_metric_unit(const char *metric);
+/* A byte count, decimal: "2.09 GB", "18.3 MB", "512 B". */
+void report_bytes(struct pg_buf *b, double v);
 /* v with a sign and d decimals and suffix; what rounds to zero prints as +0;
  * "—" when not finite. */
 void report_signed_fixed(struct pg_buf *b, double v, int d, const char *suffix);

@@ -516,6 +516,60 @@ static void collectives(const struct summary *s, struct pg_buf *b)
 	pg_buf_adds(b, "\n");
 }
 
+/* What a step processes, when declared, and the rates that follow. */
+static void throughput(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_rate *r = &s->rate;
+
+	if (r->tokens_per_s < 0 && r->samples_per_s < 0 && r->mfu < 0 && r->hfu < 0)
+		return;
+	pg_buf_adds(b, "## Throughput\n\n");
+	if (r->tokens_per_s >= 0)
+		pg_buf_addf(b, "- %.0f tokens/s (%.0f tokens per step)\n", r->tokens_per_s,
+			    r->tokens_per_step);
+	if (r->samples_per_s >= 0)
+		pg_buf_addf(b, "- %.2f samples/s (%.0f samples per step)\n", r->samples_per_s,
+			    r->samples_per_step);
+	if (r->mfu >= 0)
+		pg_buf_addf(b, "- MFU %.1f%% (%.4g model FLOPs per step over %.0f device%s)\n",
+			    100 * r->mfu, r->model_flops_per_step, r->devices,
+			    r->devices == 1 ? "" : "s");
+	if (r->hfu >= 0)
+		pg_buf_addf(b, "- HFU %.1f%% (the ops' own FLOPs)\n", 100 * r->hfu);
+	if (r->peak_tflops_per_device >= 0) {
+		pg_buf_addf(b, "- peak %.1f TFLOP/s per device: ", r->peak_tflops_per_device);
+		report_text(b, r->peak_source ? r->peak_source : "", 120);
+		pg_buf_adds(b, "\n");
+	}
+	pg_buf_adds(b, "\n");
+}
+
+static void memory(const struct summary *s, struct pg_buf *b)
+{
+	const struct sum_memory *m = &s->memory;
+
+	if (!m->n_devices)
+		return;
+	pg_buf_adds(b, "## Memory\n\n| allocator | peak allocated | peak reserved | steady peak "
+		       "allocated | steady peak reserved |\n|---|---:|---:|---:|---:|\n");
+	for (uint32_t i = 0; i < m->n_devices; i++) {
+		const struct sum_memory_device *d = &m->devices[i];
+		const double v[] = {d->peak_allocated_bytes, d->peak_reserved_bytes,
+				    d->steady_peak_allocated_bytes, d->steady_peak_reserved_bytes};
+		cell_text(b, d->device, 40);
+		for (size_t k = 0; k < PG_ARRAY_LEN(v); k++) {
+			pg_buf_adds(b, "| ");
+			if (v[k] >= 0)
+				report_bytes(b, v[k]);
+			else
+				pg_buf_adds(b, "–");
+			pg_buf_adds(b, " ");
+		}
+		pg_buf_adds(b, "|\n");
+	}
+	pg_buf_adds(b, "\n");
+}
+
 static void gaps_regions(const struct summary *s, struct pg_buf *b)
 {
 	if (s->n_gaps) {
@@ -785,6 +839,8 @@ void report_summary_md(const struct summary *s, struct pg_buf *out)
 	families_ops(s, out);
 	collectives(s, out);
 	gaps_regions(s, out);
+	throughput(s, out);
+	memory(s, out);
 	host(s, out);
 	candidates_quality(s, out);
 	pg_buf_adds(out, "<sub>profgate ");
