@@ -16,6 +16,8 @@ static const struct cmd_command commands[] = {
      &cmd_summarize_spec, NULL},
     {"merge", cmd_merge, "combine per-host or per-rank summaries into one", &cmd_merge_spec, NULL},
     {"report", cmd_report, "render a summary as a markdown report", &cmd_report_spec, NULL},
+    {"query", cmd_query, "answer one question about a summary: top ops, split, gaps, next",
+     &cmd_query_spec, NULL},
     {"compare", cmd_compare, "compare a candidate against a baseline: deltas, attribution",
      &cmd_compare_spec, NULL},
     {"gate", cmd_gate, "pass, warn or fail a candidate against a baseline by thresholds",

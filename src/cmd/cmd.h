@@ -395,11 +395,12 @@ extern const struct cmd_spec cmd_inspect_spec, cmd_summarize_spec, cmd_merge_spe
     cmd_compare_spec, cmd_gate_spec, cmd_fetch_spec, cmd_publish_spec, cmd_comment_spec,
     cmd_history_append_spec, cmd_history_show_spec, cmd_history_flush_spec,
     cmd_history_baseline_spec, cmd_history_trend_spec, cmd_history_compact_spec,
-    cmd_history_dashboard_spec;
+    cmd_history_dashboard_spec, cmd_query_spec;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_gate(int argc, char **argv);

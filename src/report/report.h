@@ -66,6 +66,38 @@ void report_js_string(struct pg_buf *b, const char *s);
  * profgate.host/1, no devices): reports call it a host profile (CPU) rather
  * than count its 0 devices. */
 int report_host_profile(const struct summary *s);
+/* ---- profgate query's answers (query.c) ---- */
+
+#define REPORT_QUERY_SCHEMA "profgate.query/1"
+enum report_query_topic {
+	REPORT_Q_OPS,
+	REPORT_Q_BREAKDOWN,
+	REPORT_Q_GAPS,
+	REPORT_Q_REGIONS,
+	REPORT_Q_OP,
+	REPORT_Q_NEXT,
+	REPORT_Q_COUNT
+};
+/* One question to a summary; strings are the caller's. */
+struct report_query {
+	enum report_query_topic topic;
+	const char *question;	       /* --question's text, or NULL */
+	uint32_t top;		       /* ops, collectives, gaps: at most this many (10) */
+	const char *family, *category; /* ops: only these */
+	const char *before;	       /* gaps: only those before this op (payload or marker) */
+	int32_t depth;		       /* regions: down to this depth; -1 all */
+	const char *op;		       /* op: the op's name, or a part of only one op's name */
+};
+void report_query_init(struct report_query *q);
+const char *report_query_topic_name(enum report_query_topic t);
+/* The topic named name, or -1. */
+int report_query_topic_find(const char *name);
+/* The answer as JSON (profgate.query/1) or as lines a person reads, appended
+ * to out. 0, or PG_EUSAGE with the message set (an op no name or several
+ * names match). */
+int report_query_json(const struct summary *s, const struct report_query *q, struct pg_buf *out);
+int report_query_text(const struct summary *s, const struct report_query *q, struct pg_buf *out);
+
 /* Microseconds for people: "812 us", "3.41 ms", "1.205 s". */
 void report_time(struct pg_buf *b, double us);
 
