@@ -52,6 +52,8 @@ static const struct peak_row peaks[] = {
     {"A100", "a100", "fp16", 312, NV_A100},
     {"A100", "a100", "tf32", 156, NV_A100},
     {"A100", "a100", "fp32", 19.5, NV_A100},
+    {"V100", "v100", "fp16", 125, "NVIDIA V100 Tensor Core GPU datasheet"},
+    {"V100", "v100", "fp32", 15.7, "NVIDIA V100 Tensor Core GPU datasheet"},
     {"MI300X", "mi300x", "bf16", 1307.4, AMD_MI300X},
     {"MI300X", "mi300x", "fp16", 1307.4, AMD_MI300X},
     {"MI300X", "mi300x", "fp8", 2614.9, AMD_MI300X},
