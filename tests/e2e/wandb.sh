@@ -70,6 +70,8 @@ runs = {
       config={"trainer": {"trainer": {"log_dir": "logs"}}}),
   "acme/llm/logdir1": run([], config={"trainer": {"log_dir": logs, "id": "logdir1"}}),
   "acme/llm/noprof": run([art("config", {}, type="config")], config={"model": {"d": 1}}),
+  "acme/llm/tokens1": run([art("run-tokens1-profiler", b)],
+      config={"tokens_per_step": 4096, "samples_per_step": 8}),
   "acme/llm/pending": run([art("run-pending-profiler", b, fault="pending")]),
   "acme/llm/r429": run([art("run-r429-profiler", b)], fault="429-once"),
   "acme/llm/r500": run([art("run-r500-profiler", b)], fault="500-once"),
@@ -214,6 +216,13 @@ js "wandb://E/P/RUN:ALIAS picks the artifact with that alias" "$T/wb-old.json" \
 wb fetch wandb-artifact://acme/llm/run-cand1-profiler:latest -o "$T/cand-dir"
 check "fetch an artifact ref into -o DIR" \
 	sh -c "[ $rc -eq 0 ] && cmp -s '$T/cand-dir/plugins/profile/2025_03_16_07_26_24/host0.pt.trace.json.gz' '$CAND'"
+wb summarize wandb://acme/llm/tokens1 -o "$T/wb-tokens.json"
+js "the run's config tokens_per_step and samples_per_step give throughput's rates" "$T/wb-tokens.json" \
+	"d['throughput']['tokens_per_step'] == 4096" "d['throughput']['samples_per_step'] == 8" \
+	"abs(d['throughput']['tokens_per_s'] - 4096 / (d['steps']['steady']['median_us'] * 1e-6)) <= 1e-3"
+wb summarize wandb://acme/llm/tokens1 --tokens-per-step 100 -o "$T/wb-tokens.json"
+js "--tokens-per-step wins over the run's config" "$T/wb-tokens.json" \
+	"d['throughput']['tokens_per_step'] == 100" "d['throughput']['samples_per_step'] == 8"
 wb fetch wandb://acme/llm/logdir1
 check "a run without an artifact: its trainer.log_dir/<id>/profiler, when here" \
 	sh -c "[ $rc -eq 0 ] && grep -q \"folder: $T/logs/logdir1/profiler (the run's trainer.log_dir\" '$T/out'"
