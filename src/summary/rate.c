@@ -7,8 +7,7 @@
  * TFLOP/s of one device as its maker publishes them; a row matches when every
  * one of its words is in the summary's device_kind (case folded), first row
  * first, so the more specific rows ("H100 PCIe") come before the general
- * ones ("H100"). docs/summary.md shows the table (profgate summarize
- * --peak-table prints it).
+ * ones ("H100"). docs/summary.md shows the table.
  */
 #include "summary.h"
 
@@ -110,18 +109,6 @@ double summary_peak_tflops(const char *device_kind, const char *dtype, const cha
 		return r->tflops;
 	}
 	return -1;
-}
-
-void summary_peak_table(struct pg_buf *out)
-{
-	for (size_t i = 0; i < PG_ARRAY_LEN(peaks); i++) {
-		const struct peak_row *r = &peaks[i];
-		/* rows that only add another spelling of a model's name repeat nothing */
-		if (i && strcmp(peaks[i - 1].model, r->model) == 0 &&
-		    strcmp(peaks[i - 1].dtype, r->dtype) == 0)
-			continue;
-		pg_buf_addf(out, "%-10s %-5s %8g  %s\n", r->model, r->dtype, r->tflops, r->source);
-	}
 }
 
 /* The devices MFU divides by: the job's (world_size) when the profile says,

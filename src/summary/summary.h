@@ -512,8 +512,6 @@ double summary_peak_tflops(const char *device_kind, const char *dtype, const cha
 /* throughput's rates from the declarations and the steady median step (rate.c;
  * summary_finalize calls it, summarize again once it has set the declarations). */
 void summary_rates(struct summary *s);
-/* One line per row of the table, for docs and --help ("model dtype tflops source"). */
-void summary_peak_table(struct pg_buf *out);
 
 /* Read a profgate.summary/1 file (s is initialised here; summary_release it).
  * Returns 0, or PG_EIO / PG_EFORMAT / PG_EUNSUPP with the message naming the
