@@ -29,6 +29,21 @@ static char *dup_or_null(const char *s)
 	return s ? pg_xstrdup(s) : NULL;
 }
 
+/* The first input's peak dtype, and a peak some input's --peak-tflops gave
+ * (the first such); summary_finalize looks any other up in the table again. */
+static void merge_peak(struct sum_rate *out, const struct sum_rate *in)
+{
+	int given = in->peak_source && strcmp(in->peak_source, SUMMARY_PEAK_GIVEN) == 0;
+
+	if (!out->peak_dtype && in->peak_dtype)
+		out->peak_dtype = pg_xstrdup(in->peak_dtype);
+	if (!given || (out->peak_source && strcmp(out->peak_source, SUMMARY_PEAK_GIVEN) == 0))
+		return;
+	free(out->peak_source);
+	out->peak_source = pg_xstrdup(SUMMARY_PEAK_GIVEN);
+	out->peak_tflops_per_device = in->peak_tflops_per_device;
+}
+
 static void merge_steps(struct summary *out, const struct summary *in, uint32_t n)
 {
 	int64_t *ids = NULL;
@@ -339,10 +354,7 @@ int summary_merge_named(struct summary *out, const struct summary *in, uint32_t 
 			out->framework_version = pg_xstrdup(s->framework_version);
 		if (s->world_size > out->world_size)
 			out->world_size = s->world_size;
-		if (!out->rate.peak_source && s->rate.peak_source) {
-			out->rate.peak_source = pg_xstrdup(s->rate.peak_source);
-			out->rate.peak_dtype = dup_or_null(s->rate.peak_dtype);
-		}
+		merge_peak(&out->rate, &s->rate);
 		for (uint32_t k = 0; k < s->n_labels; k++) {
 			const char *eq = strchr(s->labels[k], '=');
 			size_t kl = eq ? (size_t)(eq - s->labels[k]) : strlen(s->labels[k]);

@@ -397,7 +397,9 @@ static const struct sum_field throughput_fields[] = {
     DECLARED(tokens_per_step, SUM_W_FIX0_OPT, SUM_U_COUNT),
     DECLARED(samples_per_step, SUM_W_FIX0_OPT, SUM_U_COUNT),
     DECLARED(model_flops_per_step, SUM_W_FIX0_OPT, SUM_U_FLOPS),
-    DECLARED(peak_tflops_per_device, SUM_W_US_OPT, SUM_U_TFLOPS),
+    /* merge: a peak given by --peak-tflops wins, else summary_finalize looks it up again */
+    F64(S, rate.peak_tflops_per_device, "peak_tflops_per_device", SUM_W_US_OPT, SUM_U_TFLOPS,
+	SUM_M_DERIVED, .def = -1),
     STR(S, rate.peak_dtype, "peak_dtype"),
     STR(S, rate.peak_source, "peak_source"),
     RATE(tokens_per_s, SUM_W_US_OPT, SUM_U_PER_S, "throughput.tokens_per_s"),
