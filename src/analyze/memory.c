@@ -16,7 +16,6 @@
 
 #include "../summary/summary.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 struct win {
