@@ -336,13 +336,24 @@ void cmd_apply_origins(const struct source_set *src, struct summary *s)
 		if (!same_opt(src->origins[k].run_path, o->run_path) ||
 		    !same_opt(src->origins[k].artifact, o->artifact))
 			o = NULL;
-	if (!o || summary_has_run(&s->run))
-		return;
-	struct sum_run r = {o->run_path, o->run_id,	 o->run_name,	o->artifact,
-			    o->git_sha,	 o->config_hash, o->device_kind};
-	summary_run_copy(&s->run, &r);
-	if (!s->device_kind && o->device_kind)
-		s->device_kind = pg_xstrdup(o->device_kind);
+	if (o && !summary_has_run(&s->run)) {
+		struct sum_run r = {o->run_path, o->run_id,	 o->run_name,	o->artifact,
+				    o->git_sha,	 o->config_hash, o->device_kind};
+		summary_run_copy(&s->run, &r);
+		if (!s->device_kind && o->device_kind)
+			s->device_kind = pg_xstrdup(o->device_kind);
+	}
+	/* what a run's config declares a step holds (summarize's options win) */
+	for (uint32_t k = 0; k < src->n_origins; k++) {
+		const struct source_origin *x = &src->origins[k];
+		if (x->tokens_per_step > 0)
+			s->rate.tokens_per_step = x->tokens_per_step;
+		if (x->samples_per_step > 0)
+			s->rate.samples_per_step = x->samples_per_step;
+		if (x->model_flops_per_step > 0)
+			s->rate.model_flops_per_step = x->model_flops_per_step;
+	}
+	summary_rates(s);
 }
 
 /* A summary (profgate's or marin's JSON) rather than a profile: a plain file

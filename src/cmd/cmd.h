@@ -170,7 +170,8 @@ int cmd_summarize_trace(struct trace *t, const struct analyze_options *ao, struc
  * What W&B inputs add to a summary made from them: file paths shown as
  * "wandb-artifact://entity/project/name:vN/<path>" instead of the cache's
  * folder, and identity.run (and the device kind when the trace names none)
- * when every W&B input names the same run.
+ * when every W&B input names the same run; the step's tokens, samples and
+ * model FLOPs a run's config declares, and the rates that follow.
  */
 void cmd_apply_origins(const struct source_set *src, struct summary *s);
 

@@ -122,21 +122,12 @@ static int check_declared(void)
 	return 0;
 }
 
-/* The declarations (the options, else the W&B run's config) into s->rate,
- * and the rates that follow. */
-static void declare(const struct source_set *src, struct summary *s)
+/* The options' declarations into s->rate (over what a W&B run's config
+ * declared: cmd_apply_origins), and the rates that follow. */
+static void declare(struct summary *s)
 {
 	struct sum_rate *r = &s->rate;
 
-	for (uint32_t k = 0; k < src->n_origins; k++) {
-		const struct source_origin *o = &src->origins[k];
-		if (o->tokens_per_step > 0)
-			r->tokens_per_step = o->tokens_per_step;
-		if (o->samples_per_step > 0)
-			r->samples_per_step = o->samples_per_step;
-		if (o->model_flops_per_step > 0)
-			r->model_flops_per_step = o->model_flops_per_step;
-	}
 	if (want_tokens > 0)
 		r->tokens_per_step = want_tokens;
 	if (want_samples > 0)
@@ -281,7 +272,7 @@ int cmd_summarize(int argc, char **argv)
 			rc = cmd_error(PG_EXIT_INCOMPARABLE);
 		if (rc == PG_EXIT_OK) {
 			cmd_apply_origins(&src, &s);
-			declare(&src, &s);
+			declare(&s);
 			cmd_stdin_unname(&in, &s);
 			summary_write_json(&s, &out);
 		}

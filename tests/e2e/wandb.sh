@@ -72,6 +72,7 @@ runs = {
   "acme/llm/noprof": run([art("config", {}, type="config")], config={"model": {"d": 1}}),
   "acme/llm/tokens1": run([art("run-tokens1-profiler", b)],
       config={"tokens_per_step": 4096, "samples_per_step": 8}),
+  "acme/llm/tokens2": run([art("run-tokens2-profiler", c)], config={"tokens_per_step": 4096}),
   "acme/llm/pending": run([art("run-pending-profiler", b, fault="pending")]),
   "acme/llm/r429": run([art("run-r429-profiler", b)], fault="429-once"),
   "acme/llm/r500": run([art("run-r500-profiler", b)], fault="500-once"),
@@ -223,6 +224,10 @@ js "the run's config tokens_per_step and samples_per_step give throughput's rate
 wb summarize wandb://acme/llm/tokens1 --tokens-per-step 100 -o "$T/wb-tokens.json"
 js "--tokens-per-step wins over the run's config" "$T/wb-tokens.json" \
 	"d['throughput']['tokens_per_step'] == 100" "d['throughput']['samples_per_step'] == 8"
+wb gate -b wandb://acme/llm/tokens1 -c wandb://acme/llm/tokens2 --json "$T/v-tokens.json"
+js "a gate on W&B runs judges the configs' tokens_per_s too (higher is better: the slower run is worse)" "$T/v-tokens.json" \
+	"[m['limit']['direction'] for m in d['metrics'] if m['name'] == 'throughput.tokens_per_s'] == ['higher']" \
+	"[m['delta'] < 0 for m in d['metrics'] if m['name'] == 'throughput.tokens_per_s'] == [True]"
 wb fetch wandb://acme/llm/logdir1
 check "a run without an artifact: its trainer.log_dir/<id>/profiler, when here" \
 	sh -c "[ $rc -eq 0 ] && grep -q \"folder: $T/logs/logdir1/profiler (the run's trainer.log_dir\" '$T/out'"
