@@ -590,16 +590,32 @@ static int loose_truncated(const char *path)
 	return bad;
 }
 
-/* 1 (why set) when a loose object of the private repository is truncated or
- * is not zlib at all; -1 when the check ran past the deadline. The loose objects
- * are the commits this cache built; fetched ones stay in packs. */
+/* The stamp of the last check of the loose objects: its mtime is when that
+ * check began, and only objects written since (by mtime, with LOOSE_SLACK_S
+ * for coarse file times) are inflated again: an object never changes once
+ * written, and one damaged later is a new file (a new mtime). So an append
+ * costs the objects the last one made, not every object the cache built. */
+#define LOOSE_STAMP   "profgate-loose-checked"
+#define LOOSE_SLACK_S 2
+
+/* 1 (why set) when a loose object of the private repository written since
+ * the last check is truncated or is not zlib at all; -1 when the check ran
+ * past the deadline. The loose objects are the commits this cache built;
+ * fetched ones stay in packs. Runs under the lock. */
 static int loose_broken(struct store *s, char *why, size_t len)
 {
 	char *objects = pg_xasprintf("%s/objects", s->dir), *path = NULL;
+	char *stamp = pg_xasprintf("%s/" LOOSE_STAMP, s->dir);
 	DIR *top = opendir(objects), *sub = NULL;
 	struct dirent *d, *e;
+	struct stat st;
+	struct timespec began;
+	time_t since = 0;
 	int rc = 0;
 
+	clock_gettime(CLOCK_REALTIME, &began);
+	if (stat(stamp, &st) == 0)
+		since = st.st_mtim.tv_sec - LOOSE_SLACK_S;
 	while (!rc && top && (d = readdir(top))) {
 		if (strlen(d->d_name) != 2 || !isxdigit((unsigned char)d->d_name[0]) ||
 		    !isxdigit((unsigned char)d->d_name[1]))
@@ -612,6 +628,9 @@ static int loose_broken(struct store *s, char *why, size_t len)
 			char *obj;
 
 			if (strlen(e->d_name) != 38 || strspn(e->d_name, "0123456789abcdef") != 38)
+				continue;
+			if (fstatat(dirfd(sub), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_mtim.tv_sec < since)
 				continue;
 			obj = pg_xasprintf("%s/%s", path, e->d_name);
 			if (loose_truncated(obj)) {
@@ -627,7 +646,18 @@ static int loose_broken(struct store *s, char *why, size_t len)
 	}
 	if (top)
 		closedir(top);
+	if (top && rc == 0) { /* a stamp that cannot be written costs a full check next time */
+		int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		struct timespec times[2] = {began, began};
+
+		if (fd >= 0) {
+			if (futimens(fd, times) != 0)
+				(void)unlink(stamp);
+			close(fd);
+		}
+	}
 	free(path);
+	free(stamp);
 	free(objects);
 	return rc;
 }
