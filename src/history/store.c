@@ -50,9 +50,12 @@
  * same deadline. The private repository is only a
  * cache: one that cannot be opened or read (truncated objects, a garbled
  * ref, HEAD or config) is removed and made anew, once per append, compaction
- * or read, and fetched again. An append or compaction to a local remote
- * takes the remote's object store as an alternate of the private repository
- * and its branch as the fetched tip (fetch_local), so nothing is copied.
+ * or read, and fetched again; its new loose objects are inflated to their
+ * end before libgit2 reads any, since libgit2 1.5 reads one cut mid-stream
+ * for ever (loose_broken). A ref lock a killed profgate left in a local
+ * remote is removed by the next writer (remote_ref_update). An append or compaction to a local
+ * remote takes the remote's object store as an alternate of the private repository and its branch
+ * as the fetched tip (fetch_local), so nothing is copied.
  *
  * Pending records. A record whose push failed is kept by the caller as the
  * exact line (history_pending_save: the action's output folder, else the
