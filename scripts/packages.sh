@@ -10,7 +10,7 @@
 #                        libgit2 (built with mbedTLS and a fixed bundle path) verify TLS with
 # A test checks the lists against the Makefile's pkg-config modules and the binary's libraries.
 PG_BUILD_PACKAGES="gcc make pkg-config libgit2-dev libcurl4-openssl-dev libssl-dev libcjson-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler"
-PG_TEST_PACKAGES="libcmocka-dev git gzip python3 python3-yaml clang-format openssl bash zsh man-db groff-base chromium"
+PG_TEST_PACKAGES="libcmocka-dev git gzip python3 python3-yaml clang-format openssl bash zsh man-db groff-base chromium strace"
 PG_RUNTIME_PACKAGES="libgit2-1.5 libcurl4 libssl3 libcjson1 zlib1g libprotobuf-c1 ca-certificates"
 PG_FUZZ_PACKAGES="clang libclang-rt-dev llvm"
 PG_DIST_PACKAGES="patchelf"

@@ -157,6 +157,20 @@ chmod +x "$T/srv/h.git/hooks/pre-receive"
 act ', "label": "secret bench 3"'
 expect "a rejected push and a GitHub 403, both echoing the token: exit 5, the token redacted" \
 	'says 5 "pre-receive hook declined (remote: push by \*\*\* refused" && grep -q "HTTP 403 token \*\*\* may not write here" "$T/err"'
+# the same in long messages: the tokens repeated across where a message is cut (1 KiB for an
+# error, 256 bytes for a GitHub message), so one straddles each cut; redacted before either
+# cut, not even a token's start is printed
+TOKS="$GT $GT $GT $GT $GT $GT $GH $GH $GH"
+cat >"$T/srv/h.git/hooks/pre-receive" <<EOF
+#!/bin/sh
+echo "$(printf '%0865d' 0) $TOKS" >&2
+exit 1
+EOF
+chmod +x "$T/srv/h.git/hooks/pre-receive"
+gh_ctl '{"faults": [{"method": "POST", "path": "/comments$", "status": 403, "times": 1, "body": {"message": "'"$(printf '%0200d' 0)"' '"$GH $GH $GH $GH $GH $GH"' may not write here"}}]}'
+act ', "label": "secret bench 4"'
+expect "a hook and GitHub echoing the token in long messages: exit 5, no part of a token shown" \
+	'says 5 "pre-receive hook declined" && ! cat "$T/out" "$T/err" "$T/files/output" "$T/files/summary" 2>/dev/null | grep -v "^::add-mask::" | grep -q "S3CRET\|ghs_\|pgt_"'
 rm "$T/srv/h.git/hooks/pre-receive"
 
 # URLs and remotes that carry a secret: refused before anything is sent, the secret not shown
