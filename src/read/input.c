@@ -250,7 +250,8 @@ static int gz_fill(struct gz *g, unsigned char *out, size_t cap, size_t *got)
 		}
 		size_t made = 0, before = g->avail_in;
 		if (g->skip > 0) {
-			rc = gz_step(g, g->scratch, g->skip < CHUNK ? (size_t)g->skip : CHUNK, &made);
+			rc = gz_step(g, g->scratch, g->skip < CHUNK ? (size_t)g->skip : CHUNK,
+				     &made);
 			g->skip -= made;
 		} else {
 			rc = gz_step(g, out + n, cap - n, &made);

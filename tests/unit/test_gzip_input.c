@@ -66,7 +66,8 @@ static void json_text(struct pg_buf *b, size_t n)
 		pg_buf_addf(b,
 			    "{\"ph\":\"X\",\"name\":\"op_%u\",\"pid\":%u,\"tid\":%u,\"ts\":%d.%03u,"
 			    "\"dur\":%u},\n",
-			    (x >> 8) % 500, (x >> 4) % 8, (x >> 12) % 64, i * 7, x % 1000, (x >> 16) % 900);
+			    (x >> 8) % 500, (x >> 4) % 8, (x >> 12) % 64, i * 7, x % 1000,
+			    (x >> 16) % 900);
 	}
 	pg_buf_adds(b, "{}]}");
 }
@@ -163,12 +164,13 @@ static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
 		struct result got = {PG_BUF_INIT, END_CLEAN, ""};
 		served(path, threads, &got);
 		if (got.end != want.end || strcmp(got.msg, want.msg) != 0)
-			fail_msg("%s, %d thread(s): ended %d '%s', zlib ends %d '%s'", name, threads,
-				 got.end, got.msg, want.end, want.msg);
+			fail_msg("%s, %d thread(s): ended %d '%s', zlib ends %d '%s'", name,
+				 threads, got.end, got.msg, want.end, want.msg);
 		if (got.bytes.len != want.bytes.len ||
 		    memcmp(got.bytes.ptr, want.bytes.ptr, got.bytes.len) != 0)
-			fail_msg("%s, %d thread(s): %zu bytes served, zlib makes %zu (or they differ)",
-				 name, threads, got.bytes.len, want.bytes.len);
+			fail_msg(
+			    "%s, %d thread(s): %zu bytes served, zlib makes %zu (or they differ)",
+			    name, threads, got.bytes.len, want.bytes.len);
 		pg_buf_release(&got.bytes);
 	}
 	pg_buf_release(&want.bytes);
