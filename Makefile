@@ -21,6 +21,11 @@ PKGS := libgit2 libcurl libcjson zlib libprotobuf-c libcrypto libisal
 # ISA-L inflates gzip profiles (src/read/input.c); ISAL=0 builds the zlib fallback, and the default
 # takes ISA-L wherever pkg-config finds it (make deps installs it).
 ISAL ?= $(shell pkg-config --exists libisal 2>/dev/null && echo 1 || echo 0)
+ifeq ($(origin ISAL),command line)
+ifeq ($(ISAL)$(shell pkg-config --exists libisal 2>/dev/null || echo n),1n)
+$(error ISAL=1, but pkg-config finds no libisal: install libisal-dev (make deps) or build with ISAL=0)
+endif
+endif
 
 ifeq ($(V),1)
 Q :=
