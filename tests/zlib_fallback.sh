@@ -1,8 +1,9 @@
 #!/bin/sh
-# sh tests/zlib_fallback.sh BUILD ZLIB_BUILD: the zlib fallback (a `make ISAL=0` build in
-# ZLIB_BUILD) against the default build in BUILD. The fallback's gzip and JSON reader unit tests
-# pass, and tests/golden.sh writes byte for byte the same outputs with both binaries (every
-# corpus profile when ../shared/corpus is there, and the bundled examples). TAP on stdout.
+# sh tests/zlib_fallback.sh BUILD ZLIB_BUILD: the zlib fallback in ZLIB_BUILD (what `make
+# check-zlib` links, or a whole `make ISAL=0 BUILD=...`) against the default build in BUILD.
+# The fallback's gzip and JSON reader unit tests pass, and tests/golden.sh writes byte for byte
+# the same outputs with both binaries (every corpus profile when ../shared/corpus is there, and
+# the bundled examples). TAP on stdout.
 set -u
 if [ $# -ne 2 ]; then
 	echo "usage: sh tests/zlib_fallback.sh BUILD ZLIB_BUILD" >&2
