@@ -12,7 +12,7 @@
 #                                      example profiles to the expected verdict
 #
 # The tree (one top folder, profgate-VERSION-linux-ARCH/): bin/profgate, lib/ with the bundled
-# libraries, share/profgate/thresholds/ (the shipped sets, found beside the binary as the Docker
+# libraries (ISA-L's libisal among them, which verify requires), share/profgate/thresholds/ (the shipped sets, found beside the binary as the Docker
 # image's are), share/doc/profgate/licenses/ (each bundled library's Debian copyright file).
 # The binary finds lib/ through its RUNPATH $ORIGIN/../lib; each bundled library has RUNPATH
 # $ORIGIN, because a RUNPATH serves only the object that carries it, not the libraries it loads.
@@ -166,9 +166,11 @@ verify() {
 	for t in default strict nightly; do
 		[ -s "$scratch/root/opt/$name/share/profgate/thresholds/$t.json" ] || bad="$bad $t.json"
 	done
+	# ISA-L inflates gzip profiles (a build without it falls back to zlib): the release carries it
+	ls "$scratch/root/opt/$name/lib/"libisal.so.* >/dev/null 2>&1 || bad="$bad lib/libisal.so (ISA-L)"
 	if [ -z "$bad" ] && [ -n "$(ls "$scratch/root/opt/$name/share/doc/profgate/licenses/")" ] &&
 		[ ! -e "$scratch/root/opt/$name/share/doc/profgate/licenses/UNKNOWN" ]; then
-		echo "ok 3 - the shipped thresholds and the bundled libraries' licences are in the tarball"
+		echo "ok 3 - the shipped thresholds, ISA-L and the bundled libraries' licences are in the tarball"
 	else
 		echo "not ok 3 - missing from the tarball:$bad (or a library of unknown licence)"
 		fail=1

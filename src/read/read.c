@@ -167,7 +167,7 @@ static int read_path_inner(struct trace *t, const char *path)
 		    "cannot read '%s': .xplane.riegeli (chunked, brotli) is not supported; "
 		    "export the profile as .xplane.pb",
 		    path);
-	rc = rd_in_open(&in, path);
+	rc = rd_in_open(&in, path, t->decode_threads);
 	if (rc)
 		return rc;
 	file = trace_file_add(t, path);
@@ -219,7 +219,8 @@ static void read_job(void *arg, uint32_t i, void *scratch)
 	trace_init(&j->tr);
 	j->tr.want_sha256 = p->want_sha256;
 	j->tr.host_markers_only = p->host_markers_only;
-	/* one file: its reader may use every thread; many: one each */
+	/* one file: its reader may use every thread (a gzip file is inflated on a
+	 * second one, ahead of the parse); many: one each */
 	j->tr.decode_threads = p->n == 1 ? p->threads : 1;
 	if (j->dup_of < 0) {
 		/* one file: its hash may run on into the analysis; many: the

@@ -30,8 +30,10 @@ int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of,
 	       int threads, char ***errors_out);
 
 /* ---- byte input: plain files and gzip streams, pulled in chunks ----------
- * The gzip source inflates on its own thread into a ring of buffers so that
- * inflate and parse overlap on two cores.
+ * With threads other than 1, the gzip source inflates on its own thread into a
+ * ring of buffers so that inflate and parse overlap on two cores; with 1, each
+ * refill inflates on the caller's thread. ISA-L inflates when the build has it
+ * (PG_ISAL), zlib otherwise, with the same bytes and messages (input.c).
  */
 struct rd_in {
 	const unsigned char *p, *end; /* current chunk */
@@ -44,7 +46,7 @@ struct rd_in {
 	struct rd_src *src;
 };
 
-int rd_in_open(struct rd_in *in, const char *path) PG_WUR;
+int rd_in_open(struct rd_in *in, const char *path, int threads) PG_WUR;
 /* Bytes already in memory (borrowed until rd_in_close), served in chunks of
  * at most `window` bytes (0: one chunk): for tests and fuzzing, which cut the
  * input at every boundary a reader must survive. Never gzip. */

@@ -228,7 +228,9 @@ struct trace {
 	uint32_t n_files, cap_files;
 	int want_sha256; /* readers hash each file's bytes (on a thread of its own) */
 	struct trace_progress *progress; /* read_paths counts into it; NULL: none (the caller's) */
-	int decode_threads; /* threads a reader may use within one file (XPlane lines) */
+	/* threads a reader may use within one file (XPlane lines; a gzip file is
+	 * inflated on a second thread, ahead of the parse, unless it is 1) */
+	int decode_threads;
 	/* The caller reads host threads only for step markers (summarize): a
 	 * reader may count, not decode, the host-thread events of a file whose
 	 * metadata can hold no marker (trace_is_marker_stat, _name). */

@@ -1,24 +1,25 @@
 #!/bin/sh
 # make bench: time `profgate inspect` against `gzip -dc FILE >/dev/null` on the same files, run
 # alternately, and report median wall times, their ratio and profgate's peak RSS against the goals;
-# then a synthetic XPlane of 15.4M events against `cat FILE`, and a folder of 64 per-rank Kineto
-# files read with -j 1 against -j 2.
+# then a synthetic XPlane of 15.4M events against `cat FILE`, a folder of 64 per-rank Kineto
+# files read with -j 1 against -j 2, and inspect and summarize against gzip -dc and igzip -d -c
+# on Kineto traces of 1M, 5M and 20M events and the largest corpus trace.
 # Then the history rows (tests/bench/history.sh: reads of generated history branches) and the merge
 # rows (tests/bench/merge.sh: 1,024 per-rank summaries merged into one).
-# Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history
-# or PG_BENCH=merge (make bench BENCH=history, BENCH=merge) runs those rows alone; PG_BENCH=dashboard
+# Usage: sh tests/bench/run.sh [BUILD]. PG_CORPUS overrides the corpus folder; PG_BENCH=history,
+# PG_BENCH=merge or PG_BENCH=inflate (make bench BENCH=history, ...) runs those rows alone; PG_BENCH=dashboard
 # the dashboard's (tests/bench/dashboard.sh), which `all` leaves out.
 set -eu
 
 BUILD=$(cd "${1:-build}" && pwd)
 top=$(git rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/../.." && pwd))
 case ${PG_BENCH:-all} in
-all) ;;
+all | inflate) ;;
 history) exec sh "$top/tests/bench/history.sh" "$BUILD" ;;
 merge) exec sh "$top/tests/bench/merge.sh" "$BUILD" ;;
 dashboard) exec sh "$top/tests/bench/dashboard.sh" "$BUILD" ;;
 *)
-	echo "bench: PG_BENCH='$PG_BENCH': give all, history, merge or dashboard" >&2
+	echo "bench: PG_BENCH='$PG_BENCH': give all, inflate, history, merge or dashboard" >&2
 	exit 2
 	;;
 esac
@@ -238,8 +239,88 @@ print(len(d["captures"]), len(d["captures"][0]["files"]) if d["captures"] else 0
 	echo "$stamp" >"$d.stamp"
 }
 
+# Against the inflaters alone: gzip -dc and igzip -d -c (ISA-L, what profgate inflates with) of
+# the same file, then inspect and summarize, alternated; Kineto 1M, 5M and 20M show how time and
+# memory grow with the trace, the largest corpus file is a real trace. Goals on the 5M file:
+# inspect at most 0.2 and summarize at most 0.35 × gzip -dc, summarize's peak RSS at most 350 MiB
+# (the zlib reader's 347 MiB of 2026-11-25, docs/performance.md).
+inflater_rows() {
+	IGZIP=$(command -v igzip || :)
+	{
+		echo
+		echo "| against the inflaters | events | runs | gzip -dc s | igzip -d -c s | inspect s | summarize s | inspect / gzip -dc | summarize / gzip -dc | summarize / igzip | inspect CPU s | summarize CPU s | inspect peak RSS MiB | summarize peak RSS MiB |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|"
+	} >>"$tmp/table"
+	big=$(echo "$corpus_files" | head -n 1)
+	for sf in "$OUT/kineto-1M.json.gz" "$OUT/kineto-5M.json.gz" "$OUT/kineto-20M.json.gz" $big; do
+		[ -n "$IGZIP" ] || {
+			echo "bench: igzip is not installed (Debian's isal): the inflater rows are skipped" >&2
+			break
+		}
+		what_1() { echo gzip -dc "$sf"; }
+		run_1() { "$TIMER" gzip -dc "$sf"; }
+		what_2() { echo igzip -d -c "$sf"; }
+		run_2() { "$TIMER" "$IGZIP" -d -c "$sf"; }
+		what_3() { echo profgate inspect "$sf"; }
+		run_3() { "$TIMER" "$PG" inspect "$sf"; }
+		what_4() { echo profgate summarize "$sf"; }
+		run_4() { "$TIMER" "$PG" summarize "$sf"; }
+		cat "$sf" >/dev/null
+		runs=5
+		case "$sf" in *-20M.*) runs=3 ;; esac
+		alt $runs 4
+		# runs: gzip, igzip, inspect, summarize; each wall s, KiB, CPU s
+		label="synthetic Kineto \`$(basename "$sf")\`"
+		case "$sf" in "$CORPUS"/*) label="corpus \`$(basename "$sf")\`" ;; esac
+		goal_i= goal_s= goal_m=
+		case "$sf" in *-5M.*) goal_i=0.2 goal_s=0.35 goal_m=350 ;; esac
+		awk -v l="$label" -v ev="$(events_of "$sf")" -v runs=$runs -v gz="$(col 1)" -v ig="$(col 4)" \
+			-v ins="$(col 7)" -v sum="$(col 10)" -v ci="$(col 9)" -v cs="$(col 12)" \
+			-v ri="$(awk '{ print $7 / $1 }' "$tmp/runs" | median)" \
+			-v rs="$(awk '{ print $10 / $1 }' "$tmp/runs" | median)" \
+			-v rsi="$(awk '{ print $10 / $4 }' "$tmp/runs" | median)" \
+			-v mi="$(awk 'BEGIN { m = 0 } $8 > m { m = $8 } END { print m }' "$tmp/runs")" \
+			-v ms="$(awk 'BEGIN { m = 0 } $11 > m { m = $11 } END { print m }' "$tmp/runs")" \
+			-v gi="$goal_i" -v gs="$goal_s" -v gm="$goal_m" 'function goal(v, g) {
+			return g == "" ? sprintf("%.2f", v) : sprintf("%.2f (≤ %s: %s)", v, g, v <= g + 0 ? "yes" : "**no**") }
+		BEGIN {
+			m = ms / 1024
+			printf "| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %s | %s | %.2f | %.3f | %.3f | %.0f | %s |\n",
+				l, ev, runs, gz, ig, ins, sum, goal(ri, gi), goal(rs, gs), rsi, ci, cs, mi / 1024,
+				gm == "" ? sprintf("%.0f", m) : sprintf("%.0f (≤ %s: %s)", m, gm, m <= gm + 0 ? "yes" : "**no**") }' >>"$tmp/table"
+		tail -n 1 "$tmp/table" >&2
+	done
+}
+
+# Write the table to $OUT/inspect.md and print it.
+write_table() {
+	# Other processes' CPU use during the timed runs: all busy CPU time minus what the runs used.
+	others=$(awk '{ busy += $1; wall += $2; own += $3 } END { printf "%.2f", (busy - own) / wall }' \
+		"$tmp/windows")
+	echo "bench: other processes used $others cores on average during the timed runs" >&2
+	{
+		echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores" \
+			"($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $("$PG" --version 2>/dev/null | head -n 1)" \
+			"at $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?'), $(gzip --version | head -n 1);" \
+			"other processes used $others of the $(nproc) cores on average during the timed runs."
+		echo
+		cat "$tmp/table"
+	} >"$OUT/inspect.md"
+	cat "$OUT/inspect.md"
+	echo "bench: table written to $OUT/inspect.md" >&2
+}
+
 gen kineto-1M kineto 1000000
 gen kineto-5M kineto 5000000
+gen kineto-20M kineto 20000000
+if [ "${PG_BENCH:-all}" = inflate ]; then
+	: >"$tmp/table"
+	: >"$tmp/windows"
+	corpus_files=$(pick_corpus)
+	inflater_rows
+	write_table
+	exit 0
+fi
 gen jax-1M jax 1000000
 gen jax-5M jax 5000000
 if [ -f "$CORPUS/$XSOURCE" ]; then
@@ -331,6 +412,8 @@ awk -v l="synthetic \`$(basename "$rd")/rank<i>.<ms>.pt.trace.json.gz\`" -v n="$
 		l, n, ev, gz, w1, c1, w2, c2, util, sp, rmib, budget, m, both }' >>"$tmp/table"
 tail -n 1 "$tmp/table" >&2
 
+inflater_rows
+
 # summarize against inspect on the same files: the analysis must cost at most 15 % more.
 {
 	echo
@@ -362,19 +445,6 @@ for sf in "$OUT/kineto-5M.json.gz" "$OUT/jax-5M.json.gz" "$OUT/xplane-15.4M.xpla
 	tail -n 1 "$tmp/table" >&2
 done
 
-# Other processes' CPU use during the timed runs: all busy CPU time minus what the runs used.
-others=$(awk '{ busy += $1; wall += $2; own += $3 } END { printf "%.2f", (busy - own) / wall }' \
-	"$tmp/windows")
-echo "bench: other processes used $others cores on average during the timed runs" >&2
-{
-	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores" \
-		"($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $("$PG" --version 2>/dev/null | head -n 1)" \
-		"at $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?'), $(gzip --version | head -n 1);" \
-		"other processes used $others of the $(nproc) cores on average during the timed runs."
-	echo
-	cat "$tmp/table"
-} >"$OUT/inspect.md"
-cat "$OUT/inspect.md"
-echo "bench: table written to $OUT/inspect.md" >&2
+write_table
 sh "$top/tests/bench/history.sh" "$BUILD"
 sh "$top/tests/bench/merge.sh" "$BUILD"

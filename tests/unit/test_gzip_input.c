@@ -1,0 +1,287 @@
+/*
+ * The gzip byte source (src/read/input.c), serial (threads 1) and pipelined (a worker inflating
+ * ahead), against a reference made here with zlib alone: the bytes it serves, how the stream
+ * ends (clean, truncated) and the message of a corrupt one must be the reference's exactly.
+ * ISA-L builds hand members they cannot finish to zlib; this file holds them to zlib's words, so
+ * the same test passes unchanged on the zlib build (make ISAL=0).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../../src/read/read.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/pg-test-gzin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* How a read ended, and what it served. */
+enum end { END_CLEAN, END_TRUNCATED, END_ERROR };
+struct result {
+	struct pg_buf bytes;
+	enum end end;
+	char msg[512];
+};
+
+/* Trace-like JSON text of about n bytes: compressible, but not one repeated line. */
+static void json_text(struct pg_buf *b, size_t n)
+{
+	uint32_t x = 12345;
+
+	pg_buf_adds(b, "{\"traceEvents\":[");
+	for (int i = 0; b->len < n; i++) {
+		x = x * 1103515245u + 12345u;
+		pg_buf_addf(b,
+			    "{\"ph\":\"X\",\"name\":\"op_%u\",\"pid\":%u,\"tid\":%u,\"ts\":%d.%03u,"
+			    "\"dur\":%u},\n",
+			    (x >> 8) % 500, (x >> 4) % 8, (x >> 12) % 64, i * 7, x % 1000,
+			    (x >> 16) % 900);
+	}
+	pg_buf_adds(b, "{}]}");
+}
+
+/* One gzip member of data[0, n), as gzip writes it (no name, no time). */
+static void gz_member(struct pg_buf *out, const void *data, size_t n, int level)
+{
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	size_t bound = deflateBound(&z, n);
+	pg_buf_grow(out, bound);
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)out->ptr + out->len;
+	z.avail_out = (uInt)bound;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	out->len += bound - z.avail_out;
+	deflateEnd(&z);
+}
+
+/* The reference: zlib over the whole file, members followed, zero padding skipped. */
+static void reference(const unsigned char *gz, size_t n, struct result *r)
+{
+	z_stream z;
+	unsigned char out[65536];
+	size_t at = 0;
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(inflateInit2(&z, 15 + 32), Z_OK);
+	r->end = END_CLEAN;
+	for (;;) {
+		while (at < n && gz[at] == 0)
+			at++;
+		if (at == n)
+			break;
+		inflateReset(&z);
+		z.next_in = (Bytef *)gz + at;
+		z.avail_in = (uInt)(n - at);
+		int zrc;
+		do {
+			z.next_out = out;
+			z.avail_out = sizeof(out);
+			zrc = inflate(&z, Z_NO_FLUSH);
+			pg_buf_add(&r->bytes, out, sizeof(out) - z.avail_out);
+		} while (zrc == Z_OK && (z.avail_in > 0 || z.avail_out == 0));
+		at = n - z.avail_in;
+		if (zrc == Z_STREAM_END)
+			continue;
+		if (zrc == Z_OK || zrc == Z_BUF_ERROR) {
+			r->end = END_TRUNCATED;
+			break;
+		}
+		r->end = END_ERROR;
+		snprintf(r->msg, sizeof(r->msg), "corrupt gzip data at compressed byte %llu (%s)",
+			 (unsigned long long)at, z.msg ? z.msg : "inflate error");
+		break;
+	}
+	inflateEnd(&z);
+}
+
+/* The byte source over the file, on `threads`. */
+static void served(const char *path, int threads, struct result *r)
+{
+	struct rd_in in;
+	int rc;
+
+	assert_int_equal(rd_in_open(&in, path, threads), 0);
+	assert_true(rd_in_is_gzip(&in));
+	while ((rc = rd_in_refill(&in)) > 0) {
+		assert_int_equal(in.chunk_off, r->bytes.len);
+		pg_buf_add(&r->bytes, in.p, (size_t)(in.end - in.p));
+	}
+	r->end = rc < 0 ? END_ERROR : in.truncated ? END_TRUNCATED : END_CLEAN;
+	if (rc < 0)
+		snprintf(r->msg, sizeof(r->msg), "%s", pg_error_last());
+	rd_in_close(&in);
+}
+
+/* Write the file, then hold both sources to the reference; returns the reference's end. */
+static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
+{
+	char path[512];
+	struct result want = {PG_BUF_INIT, END_CLEAN, ""};
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(gz->ptr, 1, gz->len, f), gz->len);
+	assert_int_equal(fclose(f), 0);
+	reference((const unsigned char *)gz->ptr, gz->len, &want);
+	for (int threads = 1; threads <= 2; threads++) {
+		struct result got = {PG_BUF_INIT, END_CLEAN, ""};
+		served(path, threads, &got);
+		if (got.end != want.end || strcmp(got.msg, want.msg) != 0)
+			fail_msg("%s, %d thread(s): ended %d '%s', zlib ends %d '%s'", name,
+				 threads, got.end, got.msg, want.end, want.msg);
+		if (got.bytes.len != want.bytes.len ||
+		    memcmp(got.bytes.ptr, want.bytes.ptr, got.bytes.len) != 0)
+			fail_msg(
+			    "%s, %d thread(s): %zu bytes served, zlib makes %zu (or they differ)",
+			    name, threads, got.bytes.len, want.bytes.len);
+		pg_buf_release(&got.bytes);
+	}
+	pg_buf_release(&want.bytes);
+	return want.end;
+}
+
+/* ---- tests ---- */
+
+static struct pg_buf json, one; /* ~9 MiB of JSON (over the ring), and its gzip */
+
+static int setup_data(void **state)
+{
+	pg_buf_init(&json);
+	pg_buf_init(&one);
+	json_text(&json, 9u << 20);
+	gz_member(&one, json.ptr, json.len, 6);
+	return setup(state);
+}
+
+static int teardown_data(void **state)
+{
+	pg_buf_release(&json);
+	pg_buf_release(&one);
+	return teardown(state);
+}
+
+static void whole_streams(void **state)
+{
+	struct pg_buf gz = PG_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(same_as_zlib("one.gz", &one), END_CLEAN);
+	/* members as `cat a.gz b.gz c.gz` makes, zero padding between and after, a stored one */
+	size_t third = json.len / 3;
+	gz_member(&gz, json.ptr, third, 1);
+	pg_buf_add(&gz, "\0\0\0\0", 4);
+	gz_member(&gz, json.ptr + third, third, 0);
+	gz_member(&gz, json.ptr + 2 * third, json.len - 2 * third, 9);
+	pg_buf_add(&gz, "\0\0", 2);
+	assert_int_equal(same_as_zlib("members.gz", &gz), END_CLEAN);
+	/* an empty member, then a small one */
+	gz.len = 0;
+	gz_member(&gz, "", 0, 6);
+	gz_member(&gz, "{}", 2, 6);
+	assert_int_equal(same_as_zlib("empty_first.gz", &gz), END_CLEAN);
+	pg_buf_release(&gz);
+}
+
+static void cut_streams_are_truncated(void **state)
+{
+	struct pg_buf gz = PG_BUF_INIT;
+	size_t cuts[] = {one.len / 2, one.len - 8, one.len - 3, 20, 11};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		gz.len = 0;
+		pg_buf_add(&gz, one.ptr, cuts[i]);
+		assert_int_equal(same_as_zlib("cut.gz", &gz), END_TRUNCATED);
+	}
+	/* a second member cut in its header, and a lone gzip magic after a whole member */
+	gz.len = 0;
+	pg_buf_add(&gz, one.ptr, one.len);
+	pg_buf_add(&gz, one.ptr, 5);
+	assert_int_equal(same_as_zlib("second_cut.gz", &gz), END_TRUNCATED);
+	gz.len = one.len + 2;
+	memcpy(gz.ptr + one.len, "\x1f\x8b", 2);
+	assert_int_equal(same_as_zlib("lone_magic.gz", &gz), END_TRUNCATED);
+	pg_buf_release(&gz);
+}
+
+static void corrupt_streams_say_what_zlib_says(void **state)
+{
+	struct pg_buf gz = PG_BUF_INIT;
+
+	(void)state;
+	/* the CRC-32 and the length in the trailer, after megabytes served */
+	pg_buf_add(&gz, one.ptr, one.len);
+	gz.ptr[one.len - 6] ^= 1;
+	assert_int_equal(same_as_zlib("crc.gz", &gz), END_ERROR);
+	gz.ptr[one.len - 6] ^= 1;
+	gz.ptr[one.len - 2] ^= 1;
+	assert_int_equal(same_as_zlib("isize.gz", &gz), END_ERROR);
+	gz.ptr[one.len - 2] ^= 1;
+	/* deflate data flipped at several places; the compression method */
+	size_t at[] = {one.len / 2, one.len / 5, 30};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		gz.ptr[at[i]] ^= 0x5a;
+		assert_int_not_equal(same_as_zlib("flipped.gz", &gz), END_CLEAN);
+		gz.ptr[at[i]] ^= 0x5a;
+	}
+	gz.ptr[2] = 7;
+	assert_int_equal(same_as_zlib("method.gz", &gz), END_ERROR);
+	gz.ptr[2] = 8;
+	/* trailing garbage after a whole member; a zlib stream after one is read on */
+	pg_buf_add(&gz, "garbage!", 8);
+	assert_int_equal(same_as_zlib("garbage.gz", &gz), END_ERROR);
+	gz.len = one.len;
+	uLongf zn = compressBound(3);
+	pg_buf_grow(&gz, zn);
+	assert_int_equal(compress((Bytef *)gz.ptr + gz.len, &zn, (const Bytef *)"abc", 3), Z_OK);
+	gz.len += zn;
+	assert_int_equal(same_as_zlib("then_zlib.gz", &gz), END_CLEAN);
+	pg_buf_release(&gz);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(whole_streams),
+	    cmocka_unit_test(cut_streams_are_truncated),
+	    cmocka_unit_test(corrupt_streams_say_what_zlib_says),
+	};
+	return cmocka_run_group_tests(tests, setup_data, teardown_data);
+}
