@@ -607,6 +607,8 @@ static void cut_steps_warning(struct summary *s)
 	struct pg_buf ids = PG_BUF_INIT;
 	uint32_t n = 0, last = 0;
 
+	if (has_warning(s, "steps-no-device-work")) /* a Steps line's: said there */
+		return;
 	for (uint32_t i = 0; i < s->n_steps; i++) {
 		if (s->steps[i].us >= 0)
 			continue;
