@@ -489,7 +489,8 @@ static void no_device_work(struct summary *s, const int64_t *span_ns, uint32_t n
 				    "(step%s %s): no time, not steady%s",
 				    n, n == 1 ? "" : "s", n == 1 ? " has" : " have",
 				    n == 1 ? "its" : "their", n == 1 ? "" : "s", ids.ptr,
-				    n_empty > n ? "; some other steps lack it on some devices" : "");
+				    n_empty > n ? "; some other steps lack it on some devices"
+						: "");
 	else
 		summary_add_warning(s, "steps-no-device-work",
 				    "%u Steps event%s on some devices hold%s no device work there: "

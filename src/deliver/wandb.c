@@ -88,8 +88,8 @@ static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJ
 
 /* A mutation: its payload data.<field> (in *root, which the caller deletes),
  * or a failure for any errors entry or a null payload. */
-static int mutate(struct pub *p, const char *op, const char *query, cJSON *vars,
-		  const char *field, cJSON **root, const cJSON **payload)
+static int mutate(struct pub *p, const char *op, const char *query, cJSON *vars, const char *field,
+		  cJSON **root, const cJSON **payload)
 {
 	cJSON *data;
 	int rc = gql(p, op, query, vars, root, &data);
@@ -486,8 +486,8 @@ static int create_manifest(struct pub *p, const char *digest, struct pub_file *u
 	cJSON_AddStringToObject(in, "runName", p->run_id);
 	cJSON_AddStringToObject(in, "manifestType", "FULL");
 	cJSON_AddBoolToObject(v, "includeUpload", upload != NULL);
-	if ((rc = mutate(p, "CreateArtifactManifest", MANIFEST_Q, v, "createArtifactManifest", &root,
-			 &m)) != 0)
+	if ((rc = mutate(p, "CreateArtifactManifest", MANIFEST_Q, v, "createArtifactManifest",
+			 &root, &m)) != 0)
 		return rc;
 	m = wandb_at(m, "artifactManifest");
 	free(p->manifest_id);
@@ -623,10 +623,9 @@ static int commit(struct pub *p)
 				  "wandb: CommitArtifact: W&B answered without artifact %s",
 				  p->art_id);
 	else if (!cJSON_IsString(digest) || strcmp(digest->valuestring, p->digest) != 0)
-		rc = pg_error_set(PG_EDELIVERY,
-				  "wandb: CommitArtifact: W&B committed digest %s, not %s",
-				  cJSON_IsString(digest) ? digest->valuestring : "(none)",
-				  p->digest);
+		rc = pg_error_set(
+		    PG_EDELIVERY, "wandb: CommitArtifact: W&B committed digest %s, not %s",
+		    cJSON_IsString(digest) ? digest->valuestring : "(none)", p->digest);
 	vi = wandb_at(a, "versionIndex");
 	if (!rc && cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
 	    version < (1LL << 31))
@@ -691,8 +690,8 @@ static int owned_key(const struct pub *p, const char *key)
 static int merge_summary(struct pub *p, const char *text, struct pg_buf *out)
 {
 	struct wandb_json_members m;
-	char *what = pg_xasprintf("wandb: the summary of run '%s/%s/%s'", p->entity, p->project,
-				  p->run_id);
+	char *what =
+	    pg_xasprintf("wandb: the summary of run '%s/%s/%s'", p->entity, p->project, p->run_id);
 	int rc = wandb_json_members(text, strlen(text), what, &m);
 
 	free(what);

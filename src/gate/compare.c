@@ -687,7 +687,9 @@ static void add_metric(struct gate_result *r, const struct side_metric *sb,
 		m.verdict = GATE_INCONCLUSIVE;
 		m.note = pg_xasprintf("the %s's step time is %s: no step time to compare",
 				      bad_b ? "baseline" : "candidate",
-				      !isfinite(v) ? "not a number" : v == 0 ? "0" : "negative");
+				      !isfinite(v) ? "not a number"
+				      : v == 0	   ? "0"
+						   : "negative");
 	} else if ((mb && mc) || (mc && judged_when_new(&m))) {
 		noise_model(&m, sb, sc, sh, t);
 		m.verdict = GATE_IGNORE;

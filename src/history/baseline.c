@@ -43,6 +43,16 @@ static int kind_in(const char *kind, const char *const *kinds)
 	return 0;
 }
 
+/* A record without a number (an incomparable gate's) stands for no run: it
+ * never enters a window, where its metrics would read as missing. */
+static int has_numbers(const struct history_record *r)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (isfinite(r->metrics[i].value))
+			return 1;
+	return 0;
+}
+
 static int eligible(const struct history_record *r, const struct history_window_opts *o,
 		    const char *const *kinds)
 {
@@ -50,7 +60,7 @@ static int eligible(const struct history_record *r, const struct history_window_
 		return 0;
 	if (!o->series && (!r->label || strcmp(o->label, r->label) != 0))
 		return 0;
-	if (!kind_in(r->kind, kinds))
+	if (!kind_in(r->kind, kinds) || !has_numbers(r))
 		return 0;
 	return !o->ref || (r->ref && strcmp(o->ref, r->ref) == 0);
 }
@@ -61,7 +71,9 @@ static int cmp_rec_time(const void *a, const void *b)
 	const struct history_record *y = *(const struct history_record *const *)b;
 	int c = strcmp(x->time, y->time);
 
-	return c ? c : strcmp(x->record_id, y->record_id);
+	/* records of one second keep the list's order, which is the order they
+	 * were appended in (a record id is a digest: no order at all) */
+	return c ? c : (x > y) - (x < y);
 }
 
 static const struct history_field *field_of(const struct history_record *r, const char *key)

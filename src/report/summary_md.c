@@ -187,8 +187,7 @@ static void identity(const struct summary *s, struct pg_buf *b)
 		untimed += s->steps[i].us < 0;
 	pg_buf_addf(b, "| steps | %u captured, ", s->steps_captured);
 	if (untimed)
-		pg_buf_addf(b, "%u without device work (`%s`), ", untimed,
-			    no_work_code(s));
+		pg_buf_addf(b, "%u without device work (`%s`), ", untimed, no_work_code(s));
 	pg_buf_addf(b, "%u warm-up excluded (", s->warmup);
 	report_text(b, s->warmup_reason ? s->warmup_reason : "", 160);
 	pg_buf_adds(b, ") |\n");

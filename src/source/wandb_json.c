@@ -172,22 +172,14 @@ static int value(struct scan *k)
 	if (k->i >= k->n)
 		return fail(k, "the text ends where a value is due");
 	switch (k->s[k->i]) {
-	case '{':
-		return container(k, '}');
-	case '[':
-		return container(k, ']');
-	case '"':
-		return string(k);
-	case 't':
-		return lit(k, "true");
-	case 'f':
-		return lit(k, "false");
-	case 'n':
-		return lit(k, "null");
-	case 'N':
-		return nonfinite(k, "NaN");
-	case 'I':
-		return nonfinite(k, "Infinity");
+	case '{': return container(k, '}');
+	case '[': return container(k, ']');
+	case '"': return string(k);
+	case 't': return lit(k, "true");
+	case 'f': return lit(k, "false");
+	case 'n': return lit(k, "null");
+	case 'N': return nonfinite(k, "NaN");
+	case 'I': return nonfinite(k, "Infinity");
 	default:
 		if (k->s[k->i] == '-' || (k->s[k->i] >= '0' && k->s[k->i] <= '9'))
 			return number(k);
