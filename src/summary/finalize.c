@@ -706,6 +706,8 @@ static double device_busy_per_step(const struct summary *s)
 	return sum / s->basis_devices / (s->basis_steady_steps ? s->basis_steady_steps : 1);
 }
 
+#define HOST_BOUND_MIN_STEPS 3
+
 static void candidates(struct summary *s)
 {
 	double step = s->steady.count ? s->steady.median_us : 0;
@@ -734,8 +736,14 @@ static void candidates(struct summary *s)
 			      100 * s->gaps[0].us_per_step / step);
 	double dev_busy = device_busy_per_step(s);
 	/* eager PyTorch keeps its step thread busy whatever the device does: what
-	 * marks a host-bound step is launches that cost as much as the work */
-	if (s->mean.idle_share >= 0.15 && dev_busy > 0 &&
+	 * marks a host-bound step is launches that cost as much as the work, step
+	 * after step. Only the steady steps tell that: without step markers the
+	 * launch time is the capture's, where one cold-start launch (the driver
+	 * loading modules: seconds) outweighs every other, and a step or two may
+	 * still hold it */
+	int steady_host = s->host.window && strcmp(s->host.window, "steps") == 0 &&
+			  s->steady.count >= HOST_BOUND_MIN_STEPS;
+	if (steady_host && s->mean.idle_share >= 0.15 && dev_busy > 0 &&
 	    s->host.launch_us_per_step >= 0.5 * dev_busy)
 		add_candidate(s, "host-bound", "Launch less from the host (fuse ops, CUDA graphs)",
 			      "devices idle %.1f%% of the step while the host spends %.3f us per "

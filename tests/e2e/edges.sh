@@ -31,4 +31,55 @@ for f in module.hlo_proto.pb module.hlo.pb renamed.xplane.pb; do
 	check "an HLO proto ($f) is refused naming what it is: exit 3, no output" \
 		sh -c "[ $rc -eq 3 ] && [ ! -e '$T/never.json' ] && grep -q 'an HLO module proto' '$T/err' && ! grep -q 'corrupt XPlane' '$T/err'"
 done
+
+# ---- Kineto captures made here (synthetic): gen.py KIND OUT
+cat >"$T/gen.py" <<'PY'
+import json, sys
+kind, out = sys.argv[1:3]
+ev, corr, ts = [], 0, 1000.0
+def launch(dur, kernel_us=20.0):
+    global corr, ts
+    corr += 1
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+               "ts": ts, "dur": dur, "args": {"correlation": corr}})
+    if kind != "no-kernels":
+        ev.append({"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0,
+                   "tid": 7, "ts": ts + dur + 5, "dur": kernel_us,
+                   "args": {"correlation": corr, "device": 0, "stream": 7}})
+    ts += dur + 100
+if kind == "cold-start":  # no step markers; the first launch takes 4.2 s (the driver loads)
+    launch(4.2e6)
+    for _ in range(78):
+        launch(8)
+elif kind == "host-bound":  # ten steps, each launching 20 kernels at 40 us a call
+    for n in range(10):
+        start = ts
+        for _ in range(20):
+            launch(40)
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % n, "pid": 1,
+                   "tid": 1, "ts": start - 1, "dur": ts - start + 1})
+else:  # a GPU named, CUPTI missing: only the runtime calls
+    for _ in range(20):
+        launch(8)
+json.dump({"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}],
+           "traceEvents": ev}, open(out, "w"))
+PY
+for k in cold-start host-bound no-kernels; do python3 "$T/gen.py" $k "$T/$k.json"; done
+pg summarize "$T/cold-start.json" -o "$T/cold.summary.json"
+pycheck "one 4.2 s cold-start launch without step markers: no host-bound finding" \
+	'd = json.load(open(sys.argv[1])); c = [x["id"] for x in d["candidates"]]' "$T/cold.summary.json" \
+	'"host-bound" not in c' 'd["host"]["launch_us_total"] > 4e6'
+pg summarize "$T/host-bound.json" -o "$T/hb.summary.json"
+pycheck "... launches that outweigh the work step after step still are host-bound" \
+	'd = json.load(open(sys.argv[1])); c = [x["id"] for x in d["candidates"]]' "$T/hb.summary.json" \
+	'"host-bound" in c'
+pg summarize "$T/no-kernels.json" -o "$T/nk.summary.json"
+pycheck "a trace naming a GPU with no kernel records: the profiler recorded no device activity" \
+	'd = json.load(open(sys.argv[1])); w = {x["code"]: x["message"] for x in d["quality"]["warnings"]}' \
+	"$T/nk.summary.json" '"no-device-records" in w' \
+	'"recorded no device activity" in w["no-device-records"] and "CUPTI" in w["no-device-records"]'
+pg summarize "$T/host-bound.json" -o "$T/hb2.summary.json"
+pycheck "... and one with kernels gets no such warning" \
+	'd = json.load(open(sys.argv[1])); w = [x["code"] for x in d["quality"]["warnings"]]' \
+	"$T/hb2.summary.json" '"no-device-records" not in w'
 done_testing
