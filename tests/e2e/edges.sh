@@ -82,4 +82,22 @@ pg summarize "$T/host-bound.json" -o "$T/hb2.summary.json"
 pycheck "... and one with kernels gets no such warning" \
 	'd = json.load(open(sys.argv[1])); w = [x["code"] for x in d["quality"]["warnings"]]' \
 	"$T/hb2.summary.json" '"no-device-records" not in w'
+
+# ---- summarize A B of unrelated single-GPU captures
+EX=$TOP/tests/data/examples
+pg summarize "$EX/baseline.rank-0.pt.trace.json.gz" "$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz" \
+	-o "$T/ab.summary.json"
+pycheck "two captures that both claim rank 0, read as one: not-one-job names them" \
+	'd = json.load(open(sys.argv[1])); w = {x["code"]: x["message"] for x in d["quality"]["warnings"]}' \
+	"$T/ab.summary.json" '"not-one-job" in w' '"both claim rank 0" in w["not-one-job"]' \
+	'"baseline.rank-0" in w["not-one-job"] and "candidate.rank-0" in w["not-one-job"]'
+{ cat "$T/host-bound.json"; echo; } >"$T/other-run.json" # the same run again: other bytes
+pg summarize "$T/host-bound.json" "$T/other-run.json" -o "$T/rankless.summary.json"
+pycheck "two rankless single-GPU captures (each GPU 0), read as one: not-one-job" \
+	'd = json.load(open(sys.argv[1])); w = [x["code"] for x in d["quality"]["warnings"]]' \
+	"$T/rankless.summary.json" '"not-one-job" in w'
+pg summarize "$EX/baseline.rank-0.pt.trace.json.gz" -o "$T/one.summary.json"
+pycheck "... one capture alone: no such warning" \
+	'd = json.load(open(sys.argv[1])); w = [x["code"] for x in d["quality"]["warnings"]]' \
+	"$T/one.summary.json" '"not-one-job" not in w'
 done_testing
