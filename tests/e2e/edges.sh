@@ -100,4 +100,26 @@ pg summarize "$EX/baseline.rank-0.pt.trace.json.gz" -o "$T/one.summary.json"
 pycheck "... one capture alone: no such warning" \
 	'd = json.load(open(sys.argv[1])); w = [x["code"] for x in d["quality"]["warnings"]]' \
 	"$T/one.summary.json" '"not-one-job" not in w'
+
+# ---- two runs written into one folder 5.6 s apart (both rank 0): two captures, the newest read
+mkdir -p "$T/two"
+cp "$EX/baseline.rank-0.pt.trace.json.gz" "$T/two/host_111.1764230400000.pt.trace.json.gz"
+cp "$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz" "$T/two/host_222.1764230405600.pt.trace.json.gz"
+pg inspect "$T/two"
+check "two runs in one folder 5.6 s apart: two captures, the newest chosen, the split named" \
+	sh -c "grep -q '^capture .@1764230400000: 1 files' '$T/out' &&
+		grep -q '^capture .@1764230405600 (chosen): 1 files' '$T/out' &&
+		grep -q 'written 5.6 s apart but are not one job (they name the same rank)' '$T/out'"
+pg summarize "$T/two" -o "$T/two.summary.json"
+pycheck "... summarize reads the newest run alone" 'd = json.load(open(sys.argv[1]))' \
+	"$T/two.summary.json" '[f["path"].rsplit("/", 1)[1] for f in d["source"]["files"]] == ["host_222.1764230405600.pt.trace.json.gz"]' \
+	'len(d["devices"]) == 1'
+DLRM=$TOP/../shared/corpus/facebookresearch__param/dlrm_kineto
+if [ -d "$DLRM" ]; then
+	pg inspect "$DLRM"
+	check "... the eight ranks of one job, 11 ms apart, stay one capture" \
+		grep -q '^capture .@1694128201545 (chosen): 8 files' "$T/out"
+else
+	skip "the DLRM ranks (../shared/corpus absent)"
+fi
 done_testing
