@@ -30,6 +30,7 @@ pycheck "a step's time is its own Steps event (135 us), not the 200 us tile to t
 pycheck "... the candidate's 165 us" 'd = json.load(open(sys.argv[1]))' "$T/cand.json" \
 	'd["steps"]["steady"]["median_us"] == 165.0'
 pg report "$T/base.json"
+cp "$T/out" "$T/report.md"
 check "the report names the steps without device work by their warning" \
 	grep -q '8 without device work (`steps-no-device-work`)' "$T/out"
 pg gate --baseline "$T/base.json" --candidate "$T/cand.json"
@@ -51,9 +52,10 @@ check "a 0 us steady median: step.median_us inconclusive, with the reason" \
 		grep -qE '^  inconclusive +step.median_us .*the baseline.s step time is 0: no step time to compare' '$T/out'"
 pg compare "$T/zb.json" "$T/zc.json"
 cp "$T/out" "$T/zcompare.out"
-pg gate --baseline "$T/zb.json" --candidate "$T/zc.json" --json "$T/zgate.json"
+pg gate --baseline "$T/zb.json" --candidate "$T/zc.json" --json "$T/zgate.json" --report "$T/zgate.md"
+pg gate --baseline "$T/base.json" --candidate "$T/cand.json" --report "$T/gate.md"
 
 # every output above: no nan, no inf (a number printed from a 0 us division)
 check "no output of summarize, report, gate or compare prints nan or inf" \
-	sh -c "! grep -qiwE 'nan|[+-]?inf|infinity' '$T/base.json' '$T/cand.json' '$T/zgate.out' '$T/zcompare.out' '$T/zgate.json'"
+	sh -c "! grep -qiwE 'nan|[+-]?inf|infinity' '$T/base.json' '$T/cand.json' '$T/zgate.out' '$T/zcompare.out' '$T/zgate.json' '$T/zgate.md' '$T/gate.md' '$T/report.md'"
 done_testing
