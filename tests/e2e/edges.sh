@@ -114,6 +114,26 @@ pg summarize "$T/two" -o "$T/two.summary.json"
 pycheck "... summarize reads the newest run alone" 'd = json.load(open(sys.argv[1]))' \
 	"$T/two.summary.json" '[f["path"].rsplit("/", 1)[1] for f in d["source"]["files"]] == ["host_222.1764230405600.pt.trace.json.gz"]' \
 	'len(d["devices"]) == 1'
+# ---- history: two nights recorded in one second keep the order they were appended in
+pg summarize "$EX/baseline.rank-0.pt.trace.json.gz" -o "$T/n1.json"
+pg summarize "$EX/candidate.rank-0.matmul-slower.pt.trace.json.gz" -o "$T/n2.json"
+git init -q --bare "$T/h.git"
+pge PROFGATE_TIME=2024-05-01T12:00:00Z GITHUB_EVENT_NAME=schedule "$PROFGATE" gate \
+	-b "$T/n2.json" -c "$T/n1.json" --label same-second --history "$T/h.git"
+pge PROFGATE_TIME=2024-05-01T12:00:00Z GITHUB_EVENT_NAME=schedule "$PROFGATE" gate \
+	-b "$T/n1.json" -c "$T/n2.json" --label same-second --history "$T/h.git"
+python3 -c 'import json, sys; print("%.2f ms" % (json.load(open(sys.argv[1]))["steps"]["steady"]["median_us"] / 1000))' \
+	"$T/n1.json" >"$T/order.want"
+python3 -c 'import json, sys; print("%.2f ms" % (json.load(open(sys.argv[1]))["steps"]["steady"]["median_us"] / 1000))' \
+	"$T/n2.json" >>"$T/order.want"
+pg history show --repo "$T/h.git"
+grep 'nightly' "$T/out" | grep -oE '[0-9]+\.[0-9]+ ms' >"$T/order.got"
+check "history show: records of one second in the order they were appended" \
+	cmp -s "$T/order.want" "$T/order.got"
+pg history baseline --repo "$T/h.git" --label same-second --records 1 -o "$T/h1.json"
+pycheck "... and a window of one takes the one appended last" \
+	'd = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[1].replace("h1", "n2")))' "$T/h1.json" \
+	'd["steps"]["steady"]["median_us"] == c["steps"]["steady"]["median_us"]'
 DLRM=$TOP/../shared/corpus/facebookresearch__param/dlrm_kineto
 if [ -d "$DLRM" ]; then
 	pg inspect "$DLRM"
