@@ -164,6 +164,9 @@ static void test_window_numbers_and_order(void **state)
 	/* nothing but the seed: no window, as on the first night */
 	add_raw(&l, "ff01", "2024-05-01T06:00:00Z", "incomparable", "");
 	assert_int_equal(history_window_select(&l, &o, &w), PG_ENOTFOUND);
+	assert_non_null(strstr(pg_error_last(), "no main or nightly records with numbers (1 "
+						"without, from incomparable gates, are never a "
+						"baseline) of label 'bench'"));
 	history_window_release(&w);
 	history_list_release(&l);
 }
@@ -188,6 +191,9 @@ static void test_window_refusals(void **state)
 	o.series = "bench-aaaaaaaa";
 	o.ref = "refs/heads/release";
 	assert_int_equal(history_window_select(&l, &o, &w), PG_ENOTFOUND);
+	assert_non_null(strstr(pg_error_last(), "no main or nightly records with numbers (1 "
+						"without, from incomparable gates, are never a "
+						"baseline) of label 'bench'"));
 	history_window_release(&w);
 	history_list_release(&l);
 }
