@@ -17,7 +17,11 @@
  * A step's time on a device is not its span: the steps tile the device's
  * timeline, each from its first work to the next step's (tile_device), so
  * pipelined steps, whose spans overlap, never add up to more than the
- * capture. Those tiles are also the steady windows.
+ * capture. Those tiles are also the steady windows. A Steps line is the
+ * exception: the profiler's own step events are the steps, each as long as
+ * its event on that device, and an event under which the device ran nothing
+ * (captures whose step events lie apart from the device's ops) has no time
+ * there: a null, never a 0 that would count as a steady step.
  */
 #include "internal.h"
 
@@ -346,6 +350,56 @@ static int cmp_span_step(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* Whether device dv ran anything in [s, e): the first of its leaves (by
+ * start) that starts at or after e, and the latest end among those before it
+ * (end_max, the running maximum of the leaves' ends). */
+static int has_work(const struct dev *dv, const int64_t *end_max, int64_t s, int64_t e)
+{
+	uint32_t lo = 0, hi = dv->n_leaves;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (dv->a[dv->leaves[mid]].s < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && end_max[lo - 1] > s;
+}
+
+/*
+ * A Steps line's step times: each step's own event on the device (several
+ * merged), when the device ran something inside it; else the step has no
+ * time there (device_us stays null) and no tile, and *n_empty counts it.
+ */
+static void steps_line_device(struct az *z, uint32_t d, struct span *w, uint32_t m,
+			      int64_t *span_ns, uint32_t *n_empty)
+{
+	struct dev *dv = &z->devs[d];
+	struct sum_step *st = z->s->steps;
+	int64_t *end_max = pg_xmalloc((dv->n_leaves + 1) * sizeof(int64_t));
+	uint32_t kept = 0;
+
+	for (uint32_t j = 0; j < dv->n_leaves; j++) {
+		const struct act *a = &dv->a[dv->leaves[j]];
+		int64_t end = a->e > a->s ? a->e : INT64_MIN; /* an instant is no work */
+		end_max[j] = j && end_max[j - 1] > end ? end_max[j - 1] : end;
+	}
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = (uint32_t)w[k].step;
+		if (w[k].e - w[k].s > span_ns[i])
+			span_ns[i] = w[k].e - w[k].s;
+		if (w[k].e <= w[k].s || !has_work(dv, end_max, w[k].s, w[k].e)) {
+			(*n_empty)++;
+			continue;
+		}
+		st[i].device_us[d] = (double)(w[k].e - w[k].s) / 1000.0;
+		w[kept++] = w[k];
+	}
+	free(end_max);
+	dv->tiles = (struct spans){w, kept, m + 1};
+}
+
 /*
  * A device's step times, so that its steps tile its timeline: a step runs from
  * its first device work to the next step's first work, and the last step to
@@ -357,7 +411,7 @@ static int cmp_span_step(const void *a, const void *b)
  * step's time. Fills dv->tiles (step = table index) and, per step, the
  * device's time in device_us[d] and the largest span in span_ns[i].
  */
-static void tile_device(struct az *z, uint32_t d, int64_t *span_ns)
+static void tile_device(struct az *z, uint32_t d, int64_t *span_ns, uint32_t *n_empty)
 {
 	struct dev *dv = &z->devs[d];
 	struct sum_step *st = z->s->steps;
@@ -388,6 +442,10 @@ static void tile_device(struct az *z, uint32_t d, int64_t *span_ns)
 			last_e = w[k].e;
 	}
 	sort_spans(w, m);
+	if (z->f.steps.n) { /* the steps come from Steps lines */
+		steps_line_device(z, d, w, m, span_ns, n_empty);
+		return;
+	}
 	/* a source's own step events (Steps, XLA Modules) can reach past the
 	 * device's first and last activity, which bound its capture */
 	int64_t lo = dv->n ? dv->lo : INT64_MIN, hi = dv->n ? dv->hi : INT64_MAX;
@@ -406,6 +464,40 @@ static void tile_device(struct az *z, uint32_t d, int64_t *span_ns)
 		st[i].device_us[d] = (double)(w[k].e - w[k].s) / 1000.0;
 	}
 	dv->tiles = (struct spans){w, m, n + 1};
+}
+
+/* The Steps events under which a device ran nothing, said: the steps with no
+ * work on any device (no time, not steady) by id, and how many more lack it
+ * on some devices only. */
+static void no_device_work(struct summary *s, const int64_t *span_ns, uint32_t n_empty)
+{
+	struct pg_buf ids = PG_BUF_INIT;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++) {
+		if (span_ns[i] < 0 || s->steps[i].us >= 0)
+			continue;
+		if (n < 8)
+			pg_buf_addf(&ids, "%s%lld", n ? ", " : "", (long long)s->steps[i].step);
+		n++;
+	}
+	if (n > 8)
+		pg_buf_addf(&ids, ", ... (%u in all)", n);
+	if (n)
+		summary_add_warning(s, "steps-no-device-work",
+				    "%u step%s of the Steps line%s no device work under %s event "
+				    "(step%s %s): no time, not steady%s",
+				    n, n == 1 ? "" : "s", n == 1 ? " has" : " have",
+				    n == 1 ? "its" : "their", n == 1 ? "" : "s", ids.ptr,
+				    n_empty > n ? "; some other steps lack it on some devices"
+						: "");
+	else
+		summary_add_warning(s, "steps-no-device-work",
+				    "%u Steps event%s on some devices hold%s no device work there: "
+				    "those devices have no time for %s steps",
+				    n_empty, n_empty == 1 ? "" : "s", n_empty == 1 ? "s" : "",
+				    n_empty == 1 ? "that step" : "those");
+	pg_buf_release(&ids);
 }
 
 static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n_hm)
@@ -447,8 +539,9 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 	}
 	/* each span and host marker finds its step by a search: thousands of
 	 * steps on many devices must not cost steps x spans */
+	uint32_t n_empty = 0;
 	for (uint32_t d = 0; d < z->n_devs; d++)
-		tile_device(z, d, span_ns);
+		tile_device(z, d, span_ns, &n_empty);
 	for (uint32_t i = 0; i < u; i++) {
 		for (uint32_t d = 0; d < z->n_devs; d++)
 			if (s->steps[i].device_us[d] > s->steps[i].us)
@@ -456,6 +549,8 @@ static void build_step_table(struct az *z, const struct hostmark *hm, uint32_t n
 		if (span_ns[i] >= 0)
 			s->steps[i].span_us = (double)span_ns[i] / 1000.0;
 	}
+	if (n_empty)
+		no_device_work(s, span_ns, n_empty);
 	free(span_ns);
 	for (uint32_t k = 0; k < n_hm; k++) {
 		uint32_t i = step_index(ids, u, hm[k].step);

@@ -97,7 +97,10 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 		print_time(f, r->step_baseline_us);
 		fprintf(f, " -> ");
 		print_time(f, r->step_candidate_us);
-		fprintf(f, " (%+.1f%%", 100 * r->step_delta_share);
+		if (isfinite(r->step_delta_share)) /* no share of a 0 us baseline */
+			fprintf(f, " (%+.1f%%", 100 * r->step_delta_share);
+		else
+			fprintf(f, " (no relative change");
 		if (r->has_interval)
 			fprintf(f, ", %.0f%% interval %+.1f%% .. %+.1f%%", 100 * r->confidence,
 				100 * r->interval_lo_share, 100 * r->interval_hi_share);

@@ -270,15 +270,20 @@ static int check_filters(void)
 	return 0;
 }
 
-static int cmp_time(const void *a, const void *b)
+/* By time, then series; records of one second keep the order they were read
+ * in, which is the order they were appended in (a record id is a digest:
+ * no order at all). */
+static int rec_before(const void *ctx, const struct history_record *x,
+		      const struct history_record *y)
 {
-	const struct history_record *x = a, *y = b;
 	int c = strcmp(x->time, y->time);
 
-	if (!c)
-		c = strcmp(x->series, y->series);
-	return c ? c : strcmp(x->record_id, y->record_id);
+	(void)ctx;
+	return c ? c < 0 : strcmp(x->series, y->series) < 0;
 }
+
+#define REC_BEFORE(ctx, x, y) rec_before(ctx, &(x), &(y))
+PG_SORT_RUNS(sort_records, struct history_record, const void *, REC_BEFORE)
 
 static void print_step(const struct history_record *r)
 {
@@ -353,7 +358,7 @@ static int history_show_cmd(int argc, char **argv)
 		fprintf(stderr, "profgate: history: no branch '%s' at '%s' yet: no records\n",
 			opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH, opt_repo);
 	if (l.n > 1)
-		qsort(l.r, l.n, sizeof(*l.r), cmp_time);
+		sort_records(l.r, l.n, NULL);
 	if (opt_json)
 		for (uint32_t i = 0; i < l.n; i++)
 			printf("%s\n", l.r[i].line);

@@ -7,12 +7,21 @@
  * CreateArtifactManifest without upload, CreateArtifactFiles (a null uploadUrl
  * means the bytes are stored already), PUT each file, the manifest with every
  * entry's birth artifact, CreateArtifactManifest with upload, PUT it,
- * CommitArtifact. The run summary is read, merged and written whole
- * (UpsertBucket), since whether W&B merges a partial one is not documented;
- * a 409 (the run changed meanwhile: the training run itself may be writing
- * its summary) reads it again and writes the merge again, a few times. A
- * summary that did not come (a field error beside the run) is never written
- * over.
+ * CommitArtifact, whose answer must name this artifact and its digest. A
+ * mutation answered with any errors entry or a null payload is a failure with
+ * the server's message (W&B answers a refused commit, e.g. a storage quota,
+ * with HTTP 200). Signed PUTs carry the upload headers W&B gave and no
+ * Content-Type of ours: storage that signs the header refuses any other.
+ *
+ * Only after the commit is the run summary read, merged and written whole
+ * (UpsertBucket), since whether W&B merges a partial one is not documented.
+ * The merge is textual (wandb_json_members): every key profgate does not own
+ * is copied byte for byte, so NaN and Infinity, which W&B stores and cJSON
+ * cannot read, stay as they are; a summary that does not scan in full is
+ * never written back. A 409 (the run changed meanwhile: the training run
+ * itself may be writing its summary) reads it again and writes the merge
+ * again, a few times. A summary that did not come (a field error beside the
+ * run) is never written over.
  */
 #include "deliver.h"
 
@@ -25,6 +34,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +58,7 @@ struct pub {
 	struct pub_file files[2];
 	int n_files;
 	char *art_id, *base_id, *manifest_id;
+	char digest[33]; /* the manifest's, hex: what the commit must answer */
 	long version;
 };
 
@@ -72,6 +83,21 @@ static int gql(struct pub *p, const char *op, const char *query, cJSON *vars, cJ
 
 	free(text);
 	cJSON_Delete(vars);
+	return rc;
+}
+
+/* A mutation: its payload data.<field> (in *root, which the caller deletes),
+ * or a failure for any errors entry or a null payload. */
+static int mutate(struct pub *p, const char *op, const char *query, cJSON *vars, const char *field,
+		  cJSON **root, const cJSON **payload)
+{
+	cJSON *data;
+	int rc = gql(p, op, query, vars, root, &data);
+
+	if (!rc && (rc = wandb_mutation_payload(&p->c, *root, data, op, field, payload)) != 0) {
+		cJSON_Delete(*root);
+		*root = NULL;
+	}
 	return rc;
 }
 
@@ -171,8 +197,9 @@ static const char RUN_Q[] = "query RunInfo($entity: String!, $project: String!, 
 			    "  }\n"
 			    "}";
 
-/* The run's storage id and, when asked, its summary (parsed). */
-static int run_lookup(struct pub *p, cJSON **summary)
+/* The run's storage id and, when asked, its summary's text (malloc'd; "{}"
+ * when the run has none). */
+static int run_lookup(struct pub *p, char **summary)
 {
 	cJSON *v = cJSON_CreateObject(), *root = NULL, *data;
 	const cJSON *run;
@@ -216,11 +243,7 @@ static int run_lookup(struct pub *p, cJSON **summary)
 			goto out;
 		}
 		rc = 0;
-		*summary = cJSON_IsString(sm) ? cJSON_Parse(sm->valuestring) : NULL;
-		if (!cJSON_IsObject(*summary)) {
-			cJSON_Delete(*summary);
-			*summary = cJSON_CreateObject();
-		}
+		*summary = pg_xstrdup(cJSON_IsString(sm) ? sm->valuestring : "{}");
 	}
 out:
 	cJSON_Delete(root);
@@ -258,7 +281,8 @@ static void random_id(char out[9])
 /* No run given: a run of job type profile-summary-publish to log from. */
 static int create_run(struct pub *p)
 {
-	cJSON *v = cJSON_CreateObject(), *root = NULL, *data;
+	cJSON *v = cJSON_CreateObject(), *root = NULL;
+	const cJSON *data;
 	char id[9], *display = pg_xasprintf("publish-%s", p->o->name);
 	int rc;
 
@@ -269,9 +293,9 @@ static int create_run(struct pub *p)
 	cJSON_AddStringToObject(v, "jobType", "profile-summary-publish");
 	cJSON_AddStringToObject(v, "displayName", display);
 	free(display);
-	if ((rc = gql(p, "UpsertBucket", UPSERT_Q, v, &root, &data)) != 0)
+	if ((rc = mutate(p, "UpsertBucket", UPSERT_Q, v, "upsertBucket", &root, &data)) != 0)
 		return rc;
-	p->run_id = wandb_dup_at(data, "upsertBucket.bucket.name");
+	p->run_id = wandb_dup_at(data, "bucket.name");
 	if (!p->run_id)
 		p->run_id = pg_xstrdup(id);
 	p->r->created_run = 1;
@@ -361,9 +385,10 @@ static void add_aliases(const struct pub *p, cJSON *input)
 /* The new version; 1 when W&B answers that it holds these files already. */
 static int create_artifact(struct pub *p)
 {
-	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root;
 	cJSON *meta = metadata(p);
-	char digest[33], client[33], *meta_text = cJSON_PrintUnformatted(meta);
+	const cJSON *data;
+	char digest[33], client[33], sequence[33], *meta_text = cJSON_PrintUnformatted(meta);
 	const cJSON *a;
 	int rc;
 
@@ -373,10 +398,11 @@ static int create_artifact(struct pub *p)
 		free(meta_text);
 		return rc;
 	}
-	random_id(client);
-	random_id(client + 8);
-	random_id(client + 16);
-	random_id(client + 24);
+	/* two ids, as the official clients draw them: the version's and its sequence's */
+	for (int k = 0; k < 4; k++) {
+		random_id(client + 8 * k);
+		random_id(sequence + 8 * k);
+	}
 	cJSON_AddStringToObject(in, "entityName", p->entity);
 	cJSON_AddStringToObject(in, "projectName", p->project);
 	cJSON_AddStringToObject(in, "runName", p->run_id);
@@ -389,11 +415,12 @@ static int create_artifact(struct pub *p)
 	cJSON_AddStringToObject(in, "metadata", meta_text);
 	cJSON_AddBoolToObject(in, "enableDigestDeduplication", 1);
 	cJSON_AddStringToObject(in, "clientID", client);
-	cJSON_AddStringToObject(in, "sequenceClientID", client);
+	cJSON_AddStringToObject(in, "sequenceClientID", sequence);
 	free(meta_text);
-	if ((rc = gql(p, "CreateArtifact", CREATE_Q, v, &root, &data)) != 0)
+	if ((rc = mutate(p, "CreateArtifact", CREATE_Q, v, "createArtifact", &root, &data)) != 0)
 		return rc;
-	a = wandb_at(data, "createArtifact.artifact");
+	memcpy(p->digest, digest, sizeof(digest));
+	a = wandb_at(data, "artifact");
 	p->art_id = wandb_dup_at(a, "id");
 	p->base_id = wandb_dup_at(a, "artifactSequence.latestArtifact.id");
 	p->version = cJSON_IsNumber(wandb_at(a, "versionIndex"))
@@ -443,7 +470,7 @@ static void take_headers(struct pub_file *f, const cJSON *list)
 /* The manifest record: first without an upload, then with digest and upload. */
 static int create_manifest(struct pub *p, const char *digest, struct pub_file *upload)
 {
-	cJSON *v = cJSON_CreateObject(), *in = v, *root, *data;
+	cJSON *v = cJSON_CreateObject(), *in = v, *root;
 	const cJSON *m;
 	int rc;
 
@@ -459,9 +486,10 @@ static int create_manifest(struct pub *p, const char *digest, struct pub_file *u
 	cJSON_AddStringToObject(in, "runName", p->run_id);
 	cJSON_AddStringToObject(in, "manifestType", "FULL");
 	cJSON_AddBoolToObject(v, "includeUpload", upload != NULL);
-	if ((rc = gql(p, "CreateArtifactManifest", MANIFEST_Q, v, &root, &data)) != 0)
+	if ((rc = mutate(p, "CreateArtifactManifest", MANIFEST_Q, v, "createArtifactManifest",
+			 &root, &m)) != 0)
 		return rc;
-	m = wandb_at(data, "createArtifactManifest.artifactManifest");
+	m = wandb_at(m, "artifactManifest");
 	free(p->manifest_id);
 	p->manifest_id = wandb_dup_at(m, "id");
 	if (!p->manifest_id)
@@ -489,9 +517,9 @@ static const char FILES_Q[] =
 /* Upload URLs per file (none for bytes W&B has) and each file's birth artifact. */
 static int create_files(struct pub *p)
 {
-	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root, *data;
+	cJSON *v = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(v, "input"), *root;
 	cJSON *list = cJSON_AddArrayToObject(in, "artifactFiles");
-	const cJSON *edge;
+	const cJSON *edge, *data;
 	int i = 0, rc;
 
 	cJSON_AddStringToObject(in, "storageLayout", "V2");
@@ -504,9 +532,10 @@ static int create_files(struct pub *p)
 		cJSON_AddArrayToObject(f, "uploadPartsInput");
 		cJSON_AddItemToArray(list, f);
 	}
-	if ((rc = gql(p, "CreateArtifactFiles", FILES_Q, v, &root, &data)) != 0)
+	if ((rc = mutate(p, "CreateArtifactFiles", FILES_Q, v, "createArtifactFiles", &root,
+			 &data)) != 0)
 		return rc;
-	cJSON_ArrayForEach (edge, wandb_at(data, "createArtifactFiles.files.edges")) {
+	cJSON_ArrayForEach (edge, wandb_at(data, "files.edges")) {
 		if (i == p->n_files)
 			break;
 		struct pub_file *f = &p->files[i++];
@@ -533,8 +562,15 @@ static int put(struct pub *p, const struct pub_file *f, const void *body, size_t
 	uint32_t n = 0;
 	int rc;
 
-	for (uint32_t i = 0; i < f->n_headers && n < 18; i++)
+	int typed = 0;
+
+	for (uint32_t i = 0; i < f->n_headers && n < 17; i++) {
+		typed |= strncasecmp(f->headers[i], "content-type:", 13) == 0;
 		heads[n++] = f->headers[i];
+	}
+	/* libcurl adds a Content-Type to a body unless told: none but W&B's */
+	if (!typed)
+		heads[n++] = "Content-Type:";
 	if (f->upload_url[0] == '/') {
 		wandb_auth_header(&p->c, &auth);
 		if (auth.len)
@@ -569,22 +605,33 @@ static const char COMMIT_Q[] = "mutation CommitArtifact($artifactID: ID!) {\n"
 			       "  }\n"
 			       "}";
 
+/* The commit, verified: W&B's answer names this artifact with this digest. */
 static int commit(struct pub *p)
 {
-	cJSON *v = cJSON_CreateObject(), *root, *data;
-	const cJSON *vi;
+	cJSON *v = cJSON_CreateObject(), *root;
+	const cJSON *a, *vi, *digest;
+	int64_t version;
 	int rc;
 
 	cJSON_AddStringToObject(v, "artifactID", p->art_id);
-	if ((rc = gql(p, "CommitArtifact", COMMIT_Q, v, &root, &data)) != 0)
+	if ((rc = mutate(p, "CommitArtifact", COMMIT_Q, v, "commitArtifact", &root, &a)) != 0)
 		return rc;
-	vi = wandb_at(data, "commitArtifact.artifact.versionIndex");
-	int64_t version;
-	if (cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
+	a = wandb_at(a, "artifact");
+	digest = wandb_at(a, "digest");
+	if (!cJSON_IsString(wandb_at(a, "id")) || strcmp(wandb_at(a, "id")->valuestring, p->art_id))
+		rc = pg_error_set(PG_EDELIVERY,
+				  "wandb: CommitArtifact: W&B answered without artifact %s",
+				  p->art_id);
+	else if (!cJSON_IsString(digest) || strcmp(digest->valuestring, p->digest) != 0)
+		rc = pg_error_set(
+		    PG_EDELIVERY, "wandb: CommitArtifact: W&B committed digest %s, not %s",
+		    cJSON_IsString(digest) ? digest->valuestring : "(none)", p->digest);
+	vi = wandb_at(a, "versionIndex");
+	if (!rc && cJSON_IsNumber(vi) && pg_whole(vi->valuedouble, &version) && version >= 0 &&
 	    version < (1LL << 31))
 		p->version = (long)version;
 	cJSON_Delete(root);
-	return 0;
+	return rc;
 }
 
 /* Files, manifest, commit. */
@@ -625,43 +672,103 @@ out:
 
 /* ---- the run's summary ---- */
 
+/* key is one profgate writes (the metrics and profgate/summary_artifact). */
+static int owned_key(const struct pub *p, const char *key)
+{
+	if (strncmp(key, "profgate/", 9) != 0)
+		return 0;
+	if (strcmp(key + 9, "summary_artifact") == 0)
+		return 1;
+	for (uint32_t i = 0; i < p->o->n_metrics; i++)
+		if (strcmp(key + 9, p->o->metrics[i].key) == 0)
+			return 1;
+	return 0;
+}
+
+/* The run's summary text with profgate's keys set: every other member is
+ * copied as its bytes (NaN and Infinity included), ours follow. */
+static int merge_summary(struct pub *p, const char *text, struct pg_buf *out)
+{
+	struct wandb_json_members m;
+	char *what =
+	    pg_xasprintf("wandb: the summary of run '%s/%s/%s'", p->entity, p->project, p->run_id);
+	int rc = wandb_json_members(text, strlen(text), what, &m);
+
+	free(what);
+	if (rc) {
+		char *why = pg_xstrdup(pg_error_last());
+		rc = pg_error_set(rc, "%s; it is not written over", why);
+		free(why);
+		goto out;
+	}
+	pg_buf_adds(out, "{");
+	for (size_t i = 0; i < m.n; i++) {
+		if (owned_key(p, m.v[i].name))
+			continue;
+		if (out->len > 1)
+			pg_buf_adds(out, ",");
+		pg_buf_add(out, m.v[i].key, m.v[i].key_len);
+		pg_buf_adds(out, ":");
+		pg_buf_add(out, m.v[i].value, m.v[i].value_len);
+	}
+	p->r->summary_keys = 0;
+	for (uint32_t i = 0; i <= p->o->n_metrics; i++) {
+		const struct wandb_metric *x = i < p->o->n_metrics ? &p->o->metrics[i] : NULL;
+		char *key = pg_xasprintf("profgate/%s", x ? x->key : "summary_artifact");
+		cJSON *pair = cJSON_CreateObject();
+		char *one;
+
+		if (!x)
+			cJSON_AddStringToObject(pair, key, p->r->artifact);
+		else if (x->text)
+			cJSON_AddStringToObject(pair, key, x->text);
+		else
+			cJSON_AddNumberToObject(pair, key, x->value);
+		one = cJSON_PrintUnformatted(pair); /* {"key":value} */
+		if (out->len > 1)
+			pg_buf_adds(out, ",");
+		pg_buf_add(out, one + 1, strlen(one) - 2);
+		free(one);
+		free(key);
+		cJSON_Delete(pair);
+		p->r->summary_keys++;
+	}
+	pg_buf_adds(out, "}");
+out:
+	wandb_json_members_release(&m);
+	return rc;
+}
+
 /* Read the summary, set "profgate/<key>" for every metric, write it whole;
  * 409: *conflict, to read and merge again. */
 static int write_summary_once(struct pub *p, int *conflict)
 {
-	cJSON *sum = NULL, *v, *root, *data;
-	char *text;
+	struct pg_buf text = PG_BUF_INIT;
+	cJSON *v, *root, *data;
+	const cJSON *payload;
+	char *sum = NULL;
 	long status = 0;
 	int rc;
 
 	*conflict = 0;
-	if ((rc = run_lookup(p, &sum)) != 0)
-		return rc;
-	p->r->summary_keys = 0;
-	for (uint32_t i = 0; i <= p->o->n_metrics; i++) {
-		char key[160];
-		const struct wandb_metric *x = i < p->o->n_metrics ? &p->o->metrics[i] : NULL;
-		snprintf(key, sizeof(key), "profgate/%s", x ? x->key : "summary_artifact");
-		cJSON_DeleteItemFromObjectCaseSensitive(sum, key);
-		if (!x)
-			cJSON_AddStringToObject(sum, key, p->r->artifact);
-		else if (x->text)
-			cJSON_AddStringToObject(sum, key, x->text);
-		else
-			cJSON_AddNumberToObject(sum, key, x->value);
-		p->r->summary_keys++;
-	}
-	text = cJSON_PrintUnformatted(sum);
-	cJSON_Delete(sum);
+	if ((rc = run_lookup(p, &sum)) != 0 || (rc = merge_summary(p, sum, &text)) != 0)
+		goto out;
 	v = cJSON_CreateObject();
 	cJSON_AddStringToObject(v, "id", p->run_storage_id);
-	cJSON_AddStringToObject(v, "summaryMetrics", text);
-	free(text);
+	cJSON_AddStringToObject(v, "summaryMetrics", text.ptr);
 	rc = gql_status(p, "UpsertBucket", UPSERT_Q, v, &root, &data, &status);
 	if (rc && status == 409)
 		*conflict = 1;
-	if (!rc)
+	if (!rc) {
+		rc = wandb_mutation_payload(&p->c, root, data, "UpsertBucket", "upsertBucket",
+					    &payload);
 		cJSON_Delete(root);
+	}
+	if (rc)
+		p->r->summary_keys = 0;
+out:
+	free(sum);
+	pg_buf_release(&text);
 	return rc;
 }
 

@@ -641,6 +641,12 @@ static int judged_when_new(const struct gate_metric_result *m)
 	       m->rule->direction == GATE_LOWER_IS_BETTER;
 }
 
+/* A step time the gate can take a relative change of. */
+static int step_value_ok(double us)
+{
+	return isfinite(us) && us > 0;
+}
+
 /* A metric's row, with its noise model; one judged later (when every part is
  * known, for their shared level) is left GATE_IGNORE. */
 static void add_metric(struct gate_result *r, const struct side_metric *sb,
@@ -673,7 +679,18 @@ static void add_metric(struct gate_result *r, const struct side_metric *sb,
 	m.delta_share = mb && mc && mb->value != 0 ? m.delta / fabs(mb->value) : NAN;
 	m.p_value = NAN;
 	m.noise_sd = NAN;
-	if ((mb && mc) || (mc && judged_when_new(&m))) {
+	if (mb && mc && m.kind == GATE_K_STEP && rule && rule->direction != GATE_INFO &&
+	    !(step_value_ok(m.baseline) && step_value_ok(m.candidate))) {
+		/* a 0 us (or unreadable) step has no relative change to judge */
+		int bad_b = !step_value_ok(m.baseline);
+		double v = bad_b ? m.baseline : m.candidate;
+		m.verdict = GATE_INCONCLUSIVE;
+		m.note = pg_xasprintf("the %s's step time is %s: no step time to compare",
+				      bad_b ? "baseline" : "candidate",
+				      !isfinite(v) ? "not a number"
+				      : v == 0	   ? "0"
+						   : "negative");
+	} else if ((mb && mc) || (mc && judged_when_new(&m))) {
 		noise_model(&m, sb, sc, sh, t);
 		m.verdict = GATE_IGNORE;
 	} else if (m.kind == GATE_K_STEP && rule && rule->direction != GATE_INFO) {

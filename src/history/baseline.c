@@ -43,8 +43,19 @@ static int kind_in(const char *kind, const char *const *kinds)
 	return 0;
 }
 
-static int eligible(const struct history_record *r, const struct history_window_opts *o,
-		    const char *const *kinds)
+/* A record without a number (an incomparable gate's) stands for no run: it
+ * never enters a window, where its metrics would read as missing. */
+static int has_numbers(const struct history_record *r)
+{
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		if (isfinite(r->metrics[i].value))
+			return 1;
+	return 0;
+}
+
+/* A record of the window's series, kinds and ref (numbers or not). */
+static int of_window(const struct history_record *r, const struct history_window_opts *o,
+		     const char *const *kinds)
 {
 	if (o->series && strcmp(o->series, r->series) != 0)
 		return 0;
@@ -55,13 +66,21 @@ static int eligible(const struct history_record *r, const struct history_window_
 	return !o->ref || (r->ref && strcmp(o->ref, r->ref) == 0);
 }
 
+static int eligible(const struct history_record *r, const struct history_window_opts *o,
+		    const char *const *kinds)
+{
+	return of_window(r, o, kinds) && has_numbers(r);
+}
+
 static int cmp_rec_time(const void *a, const void *b)
 {
 	const struct history_record *x = *(const struct history_record *const *)a;
 	const struct history_record *y = *(const struct history_record *const *)b;
 	int c = strcmp(x->time, y->time);
 
-	return c ? c : strcmp(x->record_id, y->record_id);
+	/* records of one second keep the list's order, which is the order they
+	 * were appended in (a record id is a digest: no order at all) */
+	return c ? c : (x > y) - (x < y);
 }
 
 static const struct history_field *field_of(const struct history_record *r, const char *key)
@@ -99,15 +118,24 @@ static void kinds_text(const char *const *kinds, struct pg_buf *b)
 		pg_buf_addf(b, "%s%s", i == 0 ? "" : kinds[i + 1] ? ", " : " or ", kinds[i]);
 }
 
-static int not_found(const struct history_window_opts *o, const char *const *kinds)
+/* No window: the kinds asked for, and the records of them left out for
+ * holding no numbers (n_bare), named so an empty window is not a mystery. */
+static int not_found(const struct history_window_opts *o, const char *const *kinds, uint32_t n_bare)
 {
-	struct pg_buf k = PG_BUF_INIT;
+	struct pg_buf k = PG_BUF_INIT, bare = PG_BUF_INIT;
 	int rc;
 
 	kinds_text(kinds, &k);
-	rc = pg_error_set(PG_ENOTFOUND, "no %s records of %s '%s'%s%s", k.ptr,
-			  o->series ? "series" : "label", o->series ? o->series : o->label,
-			  o->ref ? " from runs on " : "", o->ref ? o->ref : "");
+	if (n_bare)
+		pg_buf_addf(&bare,
+			    " with numbers (%u without, from incomparable gates, are never a "
+			    "baseline)",
+			    n_bare);
+	rc = pg_error_set(PG_ENOTFOUND, "no %s records%s of %s '%s'%s%s", k.ptr,
+			  bare.len ? bare.ptr : "", o->series ? "series" : "label",
+			  o->series ? o->series : o->label, o->ref ? " from runs on " : "",
+			  o->ref ? o->ref : "");
+	pg_buf_release(&bare);
 	pg_buf_release(&k);
 	return rc;
 }
@@ -176,11 +204,14 @@ int history_window_select(const struct history_list *l, const struct history_win
 		rc = pg_error_set(PG_EUSAGE, "a window needs a series or a label");
 		goto out;
 	}
+	uint32_t n_bare = 0;
 	for (uint32_t i = 0; i < l->n; i++)
 		if (eligible(&l->r[i], o, kinds))
 			e[n_e++] = &l->r[i];
+		else
+			n_bare += of_window(&l->r[i], o, kinds);
 	if (n_e == 0) {
-		rc = not_found(o, kinds);
+		rc = not_found(o, kinds, n_bare);
 		goto out;
 	}
 	if (!o->series && (rc = one_series(o, e, n_e)))

@@ -550,7 +550,7 @@ static int cmp_rec(const void *a, const void *b)
 
 	if (!c)
 		c = strcmp(x->time, y->time);
-	return c ? c : strcmp(x->record_id, y->record_id);
+	return c ? c : (x > y) - (x < y); /* one second: the list's (append) order */
 }
 
 static double value_of(const struct history_record *r, const char *name)

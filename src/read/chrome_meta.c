@@ -357,6 +357,33 @@ void cj_decide_dialect(struct cj *c)
 	}
 }
 
+/* A file that names GPUs (deviceProperties, or a GPU's process) but holds no
+ * kernel, copy or set record: the profiler ran without its device tracer,
+ * which a summary with no device activity alone does not tell. */
+static void no_device_records(struct cj *c)
+{
+	const struct trace_file *f = &c->t->files[c->file];
+	uint32_t gpus = 0;
+	uint64_t stream_events = 0;
+
+	for (uint32_t i = 0; i < c->t->n_devices; i++)
+		gpus += c->t->devices[i].file == c->file && c->t->devices[i].kind == TRACE_DEV_GPU;
+	for (uint32_t i = 0; i < c->t->n_tracks; i++) {
+		const struct trace_track *tr = &c->t->tracks[i];
+		if (tr->kind == TRACE_TRACK_STREAM && tr->device < c->t->n_devices &&
+		    c->t->devices[tr->device].file == c->file)
+			stream_events += tr->n_events;
+	}
+	if (stream_events || (!gpus && !f->declared_devices))
+		return;
+	trace_warn(c->t, c->file, "no-device-records",
+		   "the file names %u GPU%s but holds no kernel, memcpy or memset record: the "
+		   "profiler recorded no device activity (device activity not enabled, or its "
+		   "tracer, CUPTI on NVIDIA or roctracer on AMD, missing or failing to load)",
+		   gpus > f->declared_devices ? gpus : f->declared_devices,
+		   (gpus > f->declared_devices ? gpus : f->declared_devices) == 1 ? "" : "s");
+}
+
 void cj_file_warnings(struct cj *c)
 {
 	struct trace_file *f = &c->t->files[c->file];
@@ -384,4 +411,5 @@ void cj_file_warnings(struct cj *c)
 		trace_warn(
 		    c->t, c->file, "xprof-ui-json",
 		    "this is xprof's trace-viewer JSON (viewport-filtered); prefer the .xplane.pb");
+	no_device_records(c);
 }

@@ -605,6 +605,41 @@ static const char *guess_framework(const struct trace *t, uint32_t file)
 	return "jax";
 }
 
+/* A varint at *p (below end): its value, and *p past it; 0 when cut. */
+static int hlo_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t c = *(*p)++;
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the bytes are an HLO proto (XLA's compiled program), which
+ * profilers write beside the XPlane (*.hlo_proto.pb): an HloProto's field 1
+ * is an HloModuleProto, whose own field 1 is its name (a string); an
+ * XSpace's field 1 is an XPlane, whose field 1 is a number (its id). An
+ * HloModuleProto alone starts with its name and then its entry computation's
+ * (field 2), where an XPlane's bytes are no name. Either would otherwise read
+ * as a corrupt XPlane, or as an empty one (unknown fields are skipped). */
+static int looks_like_hlo(const uint8_t *p, size_t size)
+{
+	const uint8_t *end = p + size, *q = p + 1;
+	uint64_t len;
+
+	if (size < 3 || p[0] != 0x0a || !hlo_varint(&q, end, &len) || len > (uint64_t)(end - q))
+		return 0;
+	if (len > 0 && q[0] == 0x0a)
+		return 1; /* HloProto { hlo_module { name ... } } */
+	for (uint64_t i = 0; i < len; i++)
+		if (q[i] < 0x20 || q[i] > 0x7e)
+			return 0;
+	return len > 0 && q + len < end && q[len] == 0x12; /* name, then entry name */
+}
+
 /* Decode the XSpace in [base, base + size); path names the file in messages
  * and gives the host when the XSpace names none. */
 static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, const uint8_t *base,
@@ -629,6 +664,13 @@ static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, c
 	};
 	int rc;
 
+	if (looks_like_hlo(base, size))
+		return pg_error_set(
+		    PG_EFORMAT,
+		    "cannot read '%s': an HLO module proto (XLA's compiled program, "
+		    "no timeline), not an XPlane profile: give the .xplane.pb the "
+		    "profiler wrote beside it",
+		    path);
 	pthread_mutex_init(&lock, NULL);
 	t->files[file].format = TRACE_FMT_XPLANE;
 	t->files[file].dialect = TRACE_DIALECT_XPLANE;

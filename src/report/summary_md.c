@@ -73,6 +73,15 @@ static struct report_cut *column_cuts(const void *rows, size_t stride, size_t of
 #define COLUMN_CUTS(rows, field, n, max)                                                           \
 	column_cuts((rows), sizeof(*(rows)), offsetof(__typeof__(*(rows)), field), (n), (max))
 
+/* The warning that names a summary's steps without a time. */
+static const char *no_work_code(const struct summary *s)
+{
+	for (uint32_t i = 0; i < s->n_warnings; i++)
+		if (strcmp(s->warnings[i].code, "steps-no-device-work") == 0)
+			return "steps-no-device-work";
+	return "steps-cut";
+}
+
 static void cell_code_cut(struct pg_buf *b, const char *s, const struct report_cut *c)
 {
 	pg_buf_adds(b, "| ");
@@ -178,7 +187,7 @@ static void identity(const struct summary *s, struct pg_buf *b)
 		untimed += s->steps[i].us < 0;
 	pg_buf_addf(b, "| steps | %u captured, ", s->steps_captured);
 	if (untimed)
-		pg_buf_addf(b, "%u without device work (`steps-cut`), ", untimed);
+		pg_buf_addf(b, "%u without device work (`%s`), ", untimed, no_work_code(s));
 	pg_buf_addf(b, "%u warm-up excluded (", s->warmup);
 	report_text(b, s->warmup_reason ? s->warmup_reason : "", 160);
 	pg_buf_adds(b, ") |\n");

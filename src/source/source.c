@@ -10,8 +10,13 @@
  *    hosts do not overlap are one capture (hosts of a multi-host run often
  *    stamp their folders a second or two apart);
  *  - Kineto files (<worker>.<ms>.pt.trace.json[.gz]) in one folder split into
- *    captures where their timestamps are more than 60 s apart or a worker
- *    repeats;
+ *    captures where their timestamps are more than 60 s apart, a worker
+ *    repeats, or what the files say makes them two runs: a file joins the
+ *    files before it only when each names its rank (distributedInfo, read
+ *    from the file's head: kineto_rank) and no rank repeats, since the ranks
+ *    of one job all write it and two runs (a rerun seconds later, another
+ *    process on the machine) share rank 0 or have none; such a split within
+ *    60 s is named in a note;
  *  - the newest capture wins unless one is named; older ones are listed, not
  *    mixed in;
  *  - within a capture XPlane wins over JSON of the same capture, a
@@ -49,6 +54,7 @@ struct cand {
 	uint64_t bytes;
 	int64_t mtime;
 	int64_t kineto_ms; /* -1 when the name has none */
+	int32_t rank;	   /* distributedInfo's rank (kineto_rank), -1 none, -2 not read */
 	char *worker;	   /* Kineto worker/rank name, or the host for XPlane */
 };
 
@@ -155,6 +161,7 @@ static void add_cand(struct cands *cs, const char *dir, const char *base, enum s
 	c->bytes = (uint64_t)st->st_size;
 	c->mtime = (int64_t)st->st_mtime;
 	c->kineto_ms = -1;
+	c->rank = -2;
 	if (kind == SOURCE_KINETO)
 		kineto_name(c);
 	else
@@ -350,9 +357,63 @@ static int cmp_by_ms(const void *a, const void *b)
 	return strcmp(x->base, y->base);
 }
 
+#define RANK_HEAD_BYTES (256u << 10)
+
+/* The rank a Kineto file's distributedInfo names, from the first 256 KiB of
+ * its content (Kineto writes the block ahead of traceEvents); -1 when the
+ * head names none or the file cannot be read (the read says why later). */
+static int32_t kineto_rank(const char *path)
+{
+	struct pg_buf head = PG_BUF_INIT;
+	struct rd_in in;
+	int32_t rank = -1;
+	const char *at;
+
+	if (rd_in_open(&in, path) != 0) {
+		pg_error_clear();
+		return -1;
+	}
+	while (head.len < RANK_HEAD_BYTES) {
+		if (in.p < in.end) {
+			size_t n = (size_t)(in.end - in.p);
+			if (n > RANK_HEAD_BYTES - head.len)
+				n = RANK_HEAD_BYTES - head.len;
+			pg_buf_add(&head, in.p, n);
+			in.p += n;
+		} else if (rd_in_refill(&in) <= 0) {
+			break;
+		}
+	}
+	rd_in_close(&in);
+	pg_error_clear();
+	pg_buf_adds(&head, "");
+	at = head.ptr ? strstr(head.ptr, "\"distributedInfo\"") : NULL;
+	at = at ? strstr(at, "\"rank\"") : NULL;
+	if (at && (at = strchr(at, ':')) != NULL) {
+		char *end;
+		long v = strtol(at + 1, &end, 10);
+		if (end != at + 1 && v >= 0 && v < (1L << 30))
+			rank = (int32_t)v;
+	}
+	pg_buf_release(&head);
+	return rank;
+}
+
+/* Whether Kineto file c can be of one job with the files of group k: each
+ * names its rank and none repeats. */
+static int same_job(const struct cands *cs, const struct group *k, const struct cand *c)
+{
+	if (c->rank < 0)
+		return 0;
+	for (uint32_t j = 0; j < k->n; j++)
+		if (cs->v[k->idx[j]].rank < 0 || cs->v[k->idx[j]].rank == c->rank)
+			return 0;
+	return 1;
+}
+
 /* Split the candidates of one folder into captures. */
-static void group_folder(struct groups *g, const struct cands *cs, const uint32_t *idx, uint32_t n,
-			 const char *root)
+static void group_folder(struct source_set *s, struct groups *g, struct cands *cs,
+			 const uint32_t *idx, uint32_t n, const char *root)
 {
 	const char *dir = cs->v[idx[0]].dir;
 	int64_t ft = folder_time(dir);
@@ -373,15 +434,27 @@ static void group_folder(struct groups *g, const struct cands *cs, const uint32_
 	/* Kineto files with timestamps: cluster */
 	cmp_cands = cs->v;
 	qsort(kin, nk, sizeof(uint32_t), cmp_by_ms);
+	for (uint32_t i = 0; nk > 1 && i < nk; i++)
+		cs->v[kin[i]].rank = kineto_rank(cs->v[kin[i]].path);
 	struct group *k = NULL;
 	int64_t last = 0;
 	for (uint32_t i = 0; i < nk; i++) {
 		const struct cand *c = &cs->v[kin[i]];
-		int repeat = 0;
+		int repeat = 0, near = k && c->kineto_ms - last <= 60000;
 		for (uint32_t j = 0; k && j < k->n; j++)
 			if (strcmp(cs->v[k->idx[j]].worker, c->worker) == 0)
 				repeat = 1;
-		if (!k || c->kineto_ms - last > 60000 || repeat) {
+		if (near && !repeat && !same_job(cs, k, c))
+			note(
+			    s,
+			    "%s: '%s' and '%s' were written %.1f s apart but are not one job (%s): "
+			    "read as two captures",
+			    rel(root, dir), cs->v[k->idx[k->n - 1]].base, c->base,
+			    (double)(c->kineto_ms - last) / 1000.0,
+			    c->rank < 0 || cs->v[k->idx[k->n - 1]].rank < 0
+				? "not every one names its rank in distributedInfo"
+				: "they name the same rank");
+		if (!near || repeat || !same_job(cs, k, c)) {
 			snprintf(name, sizeof(name), "%s@%lld", rel(root, dir),
 				 (long long)c->kineto_ms);
 			k = group_new(g, name, dir);
@@ -590,7 +663,7 @@ static int resolve_dir(struct source_set *s, const char *dir, const char *captur
 			idx[j - i] = j;
 			j++;
 		}
-		group_folder(&g, &cs, idx, j - i, root);
+		group_folder(s, &g, &cs, idx, j - i, root);
 		free(idx);
 		i = j;
 	}

@@ -219,6 +219,12 @@ int wandb_answer_object(const struct cJSON *v, const char *op, const char *path)
  * found"). */
 int wandb_answer_need(const struct cJSON *root, const struct cJSON *v, const char *op,
 		      const char *path) PG_WUR;
+/* A mutation's payload, data.<field>: 0 and *out when it is an object and the
+ * answer has no errors; else PG_EDELIVERY "wandb: <op>: <the server's
+ * message>" (an errors entry, redacted) or "... answered a null <field>". */
+int wandb_mutation_payload(const struct wandb_config *c, const struct cJSON *root,
+			   const struct cJSON *data, const char *op, const char *field,
+			   const struct cJSON **out) PG_WUR;
 /* The member of o at a dotted path ("project.run.outputArtifacts"), NULL
  * when a step is missing or not an object; wandb_dup_at: a copy of it when it
  * is a non-empty string, else NULL. */
@@ -235,6 +241,28 @@ int wandb_check_host(const struct wandb_config *c, const struct wandb_ref *r,
 		     const char *text) PG_WUR;
 /* An absolute URL for a signed URL the API returned ('/...' is under the base). */
 char *wandb_absolute_url(const struct wandb_config *c, const char *url);
+
+/* ---- W&B's JSON dialect (wandb_json.c): JSON plus bare NaN, Infinity and
+ * -Infinity, as a run's summary holds them ---- */
+struct wandb_json_member {
+	const char *key, *value; /* raw spans of the text: "key" with its escapes, the value */
+	size_t key_len, value_len;
+	char *name; /* the key decoded, owned */
+};
+struct wandb_json_members {
+	struct wandb_json_member *v;
+	size_t n;
+};
+/* The members of the top-level object of text, in order, as raw spans into
+ * text (which must outlive out); a text that does not scan in full, or is
+ * no object, is PG_EFORMAT "<what> is not JSON as W&B writes it (byte N:
+ * why)". out is released by wandb_json_members_release, also on failure. */
+int wandb_json_members(const char *text, size_t len, const char *what,
+		       struct wandb_json_members *out) PG_WUR;
+void wandb_json_members_release(struct wandb_json_members *m);
+/* text parsed by cJSON with each NaN and Infinity read as null (for readers
+ * that look a few keys up); PG_EFORMAT as above when it does not scan. */
+int wandb_json_strict(const char *text, size_t len, const char *what, struct cJSON **out) PG_WUR;
 
 struct wandb_fetch_opts {
 	const char *out_dir; /* materialize the files here; NULL: the cache's artifact folder */

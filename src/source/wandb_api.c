@@ -401,3 +401,26 @@ int wandb_check_host(const struct wandb_config *c, const struct wandb_ref *r, co
 	free(app);
 	return rc;
 }
+
+int wandb_mutation_payload(const struct wandb_config *c, const cJSON *root, const cJSON *data,
+			   const char *op, const char *field, const cJSON **out)
+{
+	const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "errors"), 0);
+	char msg[512];
+
+	*out = cJSON_GetObjectItemCaseSensitive(data, field);
+	if (e) {
+		snprintf(msg, sizeof(msg), "%s", error_message(e));
+		wandb_redact(c, msg);
+		for (char *q = msg; *q; q++)
+			if (*q == '\n' || *q == '\r')
+				*q = ' ';
+		*out = NULL;
+		return pg_error_set(PG_EDELIVERY, "wandb: %s: %s", op, msg);
+	}
+	if (!cJSON_IsObject(*out)) {
+		*out = NULL;
+		return pg_error_set(PG_EDELIVERY, "wandb: %s: W&B answered a null %s", op, field);
+	}
+	return 0;
+}

@@ -138,14 +138,24 @@ static int gql_status(struct fetch *f, const char *op, const char *query, struct
 
 /* ---- config and summary of a run ---- */
 
-/* A JSONString field (config, summaryMetrics): parsed, or a copy when the
- * server already sent an object. */
+/* A JSONString field (config, summaryMetrics): parsed in W&B's dialect (NaN
+ * and Infinity read as null), or a copy when the server already sent an
+ * object. One that does not parse is said on its line and read as absent:
+ * these are provenance facts, not the profile. */
 static cJSON *json_field(const cJSON *run, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, key);
+	cJSON *out = NULL;
 
-	if (cJSON_IsString(v))
-		return cJSON_Parse(v->valuestring);
+	if (cJSON_IsString(v)) {
+		char what[64];
+		snprintf(what, sizeof(what), "wandb: the run's %s", key);
+		if (wandb_json_strict(v->valuestring, strlen(v->valuestring), what, &out)) {
+			pg_log("%s; its facts are not used", pg_error_last());
+			pg_error_clear();
+		}
+		return out;
+	}
 	return cJSON_IsObject(v) ? cJSON_Duplicate(v, 1) : NULL;
 }
 

@@ -607,6 +607,8 @@ static void cut_steps_warning(struct summary *s)
 	struct pg_buf ids = PG_BUF_INIT;
 	uint32_t n = 0, last = 0;
 
+	if (has_warning(s, "steps-no-device-work")) /* a Steps line's: said there */
+		return;
 	for (uint32_t i = 0; i < s->n_steps; i++) {
 		if (s->steps[i].us >= 0)
 			continue;
@@ -627,6 +629,52 @@ static void cut_steps_warning(struct summary *s)
 						     "profiler stopped)"
 						   : "");
 	pg_buf_release(&ids);
+}
+
+/* Kineto files that cannot be one job: two claim one rank, or none has a rank
+ * and each holds one GPU of one index (separate single-GPU runs, which a
+ * distributed job's distributedInfo would tell apart). Said, not refused:
+ * --allow-mixed and merge join what the user asks for. */
+static void not_one_job_warning(struct summary *s)
+{
+	uint32_t kineto = 0, rankless = 0, one_gpu = 1, twice_a = 0, twice_b = 0;
+
+	for (uint32_t i = 0; i < s->n_files; i++) {
+		const struct sum_file *f = &s->files[i];
+		uint32_t devs = 0;
+		if (!f->dialect || strcmp(f->dialect, "kineto") != 0)
+			return;
+		kineto++;
+		rankless += f->rank < 0;
+		for (uint32_t k = 0; k < i && !twice_b; k++)
+			if (f->rank >= 0 && s->files[k].rank == f->rank) {
+				twice_a = k;
+				twice_b = i;
+			}
+		for (uint32_t d = 0; d < s->n_devices; d++)
+			if (s->devices[d].file == i) {
+				devs++;
+				one_gpu &= s->devices[d].index == s->devices[0].index;
+			}
+		one_gpu &= devs == 1;
+	}
+	if (kineto < 2)
+		return;
+	if (twice_b)
+		summary_add_warning(
+		    s, "not-one-job",
+		    "'%s' and '%s' both claim rank %d: they are read as one job of "
+		    "%u devices, but no job has one rank twice; if they are separate "
+		    "runs, summarize each on its own",
+		    s->files[twice_a].path, s->files[twice_b].path, s->files[twice_b].rank,
+		    s->n_devices);
+	else if (rankless == kineto && one_gpu)
+		summary_add_warning(
+		    s, "not-one-job",
+		    "%u files, each one GPU of the same index and none with a rank "
+		    "(no distributedInfo), are read as one job of %u devices; if they "
+		    "are separate runs, summarize each on its own",
+		    kineto, s->n_devices);
 }
 
 static void derived_warnings(struct summary *s)
@@ -658,6 +706,7 @@ static void derived_warnings(struct summary *s)
 				    "%u of %u steps are missing on at least one device", missing,
 				    s->n_steps);
 	cut_steps_warning(s);
+	not_one_job_warning(s);
 	if (s->world_size > 0) {
 		uint32_t ranks = 0;
 		for (uint32_t i = 0; i < s->n_files; i++) {
@@ -704,6 +753,8 @@ static double device_busy_per_step(const struct summary *s)
 	return sum / s->basis_devices / (s->basis_steady_steps ? s->basis_steady_steps : 1);
 }
 
+#define HOST_BOUND_MIN_STEPS 3
+
 static void candidates(struct summary *s)
 {
 	double step = s->steady.count ? s->steady.median_us : 0;
@@ -732,8 +783,14 @@ static void candidates(struct summary *s)
 			      100 * s->gaps[0].us_per_step / step);
 	double dev_busy = device_busy_per_step(s);
 	/* eager PyTorch keeps its step thread busy whatever the device does: what
-	 * marks a host-bound step is launches that cost as much as the work */
-	if (s->mean.idle_share >= 0.15 && dev_busy > 0 &&
+	 * marks a host-bound step is launches that cost as much as the work, step
+	 * after step. Only the steady steps tell that: without step markers the
+	 * launch time is the capture's, where one cold-start launch (the driver
+	 * loading modules: seconds) outweighs every other, and a step or two may
+	 * still hold it */
+	int steady_host = s->host.window && strcmp(s->host.window, "steps") == 0 &&
+			  s->steady.count >= HOST_BOUND_MIN_STEPS;
+	if (steady_host && s->mean.idle_share >= 0.15 && dev_busy > 0 &&
 	    s->host.launch_us_per_step >= 0.5 * dev_busy)
 		add_candidate(s, "host-bound", "Launch less from the host (fuse ops, CUDA graphs)",
 			      "devices idle %.1f%% of the step while the host spends %.3f us per "

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const derived_codes[] = {"no-device-activity", "no-steps",
-					    "steps-missing",	  "steps-cut",
-					    "ranks-missing",	  "warmup-differs"};
+static const char *const derived_codes[] = {"no-device-activity", "no-steps",	   "steps-missing",
+					    "steps-cut",	  "ranks-missing", "warmup-differs",
+					    "not-one-job"};
 
 static int is_derived(const char *code)
 {

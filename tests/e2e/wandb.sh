@@ -82,6 +82,15 @@ runs = {
   "acme/llm/denied": run([art("run-denied-profiler", b)], fault="errors-denied"),
   "acme/llm/conflict": run([art("run-conflict-profiler", b)], fault="409-summary",
       summary={"loss": 2.5}),
+  # W&B's JSON dialect: a diverged loss, an infinite grad norm
+  "acme/llm/nonfinite": run([art("run-nonfinite-profiler", b)],
+      summary={"loss": float("nan"), "grad_norm": float("inf"), "lr_min": float("-inf"),
+               "acc": 0.5, "hist": {"v": [1, float("nan")]}, "name": "NaN \"Infinity\"",
+               "throughput/device_kind": "Tesla V100-SXM2-32GB"}),
+  "acme/llm/refused": run([art("run-refused-profiler", b)], fault="commit-refused",
+      summary={"loss": 3.5}),
+  "acme/llm/cutsum": run([art("run-cutsum-profiler", b)], fault="summary-cut",
+      summary={"loss": 4.5, "acc": 0.25}),
 }
 runs["acme/llm/tenfiles"] = run([art("run-tenfiles-profiler",
     {P + "host%d.pt.trace.json.gz" % k: "%s/many%d.pt.trace.json.gz" % (var, k) for k in range(10)},
@@ -341,6 +350,40 @@ js "... the summary holds what was written meanwhile and the profgate keys" "$T/
 	"d['runs']['acme/llm/conflict']['summary']['other/written_meanwhile'] == 42" \
 	"d['runs']['acme/llm/conflict']['summary']['loss'] == 2.5" \
 	"d['runs']['acme/llm/conflict']['summary']['profgate/summary_artifact'] == 'acme/llm/pg-conflict:v0'"
+
+# ---- W&B's JSON dialect, refused commits, signed uploads ----
+wb publish "$T/wb-base.json" --run wandb://acme/llm/nonfinite --name pg-nonfinite
+check "publish into a summary holding NaN and Infinity: exit 0, the keys written" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^publish: wrote [0-9]* profgate/\\* keys into the summary of run acme/llm/nonfinite' '$T/out'"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state4.json"
+js "... every key and value kept (NaN, Infinity, -Infinity, nested), beside the profgate keys" \
+	"$T/state4.json" "(s := d['runs']['acme/llm/nonfinite']['summary']) is not None" \
+	"s['loss'] != s['loss'] and s['grad_norm'] == float('inf') and s['lr_min'] == -float('inf')" \
+	"s['acc'] == 0.5 and s['hist']['v'][0] == 1 and s['hist']['v'][1] != s['hist']['v'][1]" \
+	"s['name'] == 'NaN \"Infinity\"'" \
+	"s['profgate/summary_artifact'] == 'acme/llm/pg-nonfinite:v0'" \
+	"len([k for k in s if not k.startswith('profgate/')]) == 7"
+js "... CreateArtifact drew two client ids" "$T/state4.json" \
+	"(a := [x for x in d['artifacts'] if x['name'] == 'pg-nonfinite'][0]) is not None" \
+	"len(a['client_ids']) == 2 and all(a['client_ids']) and a['client_ids'][0] != a['client_ids'][1]"
+wb summarize wandb://acme/llm/nonfinite -o "$T/nonfinite.json"
+js "fetch reads a NaN summary's device kind (W&B's dialect, not a parse failure)" "$T/nonfinite.json" \
+	"d['identity']['run']['device_kind'] == 'Tesla V100-SXM2-32GB'"
+check "... and no uploads carried a Content-Type storage did not sign (no 403 on a PUT)" \
+	sh -c "! grep -q 'refused the upload' '$T/all'"
+wb publish "$T/wb-base.json" --run wandb://acme/llm/refused --name pg-refused
+fails "W&B refuses commitArtifact (200, errors, null): exit 5, the server's message" 5 \
+	"wandb: CommitArtifact: storage quota exceeded: the artifact was not committed"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state5.json"
+js "... the run's summary untouched, the artifact not committed" "$T/state5.json" \
+	"d['runs']['acme/llm/refused']['summary'] == {'loss': 3.5}" \
+	"[x['state'] for x in d['artifacts'] if x['name'] == 'pg-refused'] == ['PENDING']"
+wb publish "$T/wb-base.json" --run wandb://acme/llm/cutsum --name pg-cutsum
+fails "a summary served cut short is not written back: exit 5, the reason" 5 \
+	"the summary of run 'acme/llm/cutsum' is not JSON as W&B writes it (byte"
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('$URL/_state').read().decode())" >"$T/state6.json"
+js "... the run's summary untouched" "$T/state6.json" \
+	"d['runs']['acme/llm/cutsum']['summary'] == {'loss': 4.5, 'acc': 0.25}"
 
 # ---- an older server: no collection-membership file query, no newer download path ----
 python3 -c "import json,sys; d = json.load(open(sys.argv[1])); d['old_server'] = True; json.dump(d, open(sys.argv[2], 'w'))" \

@@ -122,6 +122,55 @@ static void test_window_select(void **state)
 	history_list_release(&l);
 }
 
+/* One record line as the store holds it; metrics "" for none (an incomparable gate's). */
+static void add_raw(struct history_list *l, const char *id, const char *time, const char *verdict,
+		    const char *metrics)
+{
+	struct pg_buf b = PG_BUF_INIT;
+	struct history_record r;
+
+	pg_buf_addf(&b,
+		    "{\"schema\": \"profgate.history/1\", \"record_id\": \"%s\", \"time\": "
+		    "\"%s\", \"series\": \"bench-aaaaaaaa\", \"label\": \"bench\", \"kind\": "
+		    "\"nightly\", \"verdict\": \"%s\", \"ref\": null, \"identity\": "
+		    "{\"device_kind\": \"H100\"}, \"metrics\": {%s}}",
+		    id, time, verdict, metrics);
+	if (history_record_parse(&r, b.ptr, b.len))
+		fail_msg("record: %s", pg_error_last());
+	history_list_move(l, &r);
+	pg_buf_release(&b);
+}
+
+/* The seeding night of docs/action.md: an incomparable record without numbers never enters
+ * a window; records of one second keep the order they were appended in (a record id is a
+ * digest, no order). */
+static void test_window_numbers_and_order(void **state)
+{
+	struct history_list l = {0};
+	struct history_window w;
+	struct history_window_opts o = {.label = "bench", .n = 7};
+	(void)state;
+
+	add_raw(&l, "ff01", "2024-05-01T06:00:00Z", "incomparable", "");
+	add_raw(&l, "ff02", "2024-05-02T06:00:00Z", "pass", "\"step.median_us\": 100");
+	add_raw(&l, "aa03", "2024-05-02T06:00:00Z", "pass", "\"step.median_us\": 200");
+	assert_int_equal(history_window_select(&l, &o, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_true(w.r[0]->metrics[0].value == 100);
+	assert_true(w.r[1]->metrics[0].value == 200); /* appended last: the newest */
+	history_window_release(&w);
+	history_list_release(&l);
+
+	/* nothing but the seed: no window, as on the first night */
+	add_raw(&l, "ff01", "2024-05-01T06:00:00Z", "incomparable", "");
+	assert_int_equal(history_window_select(&l, &o, &w), PG_ENOTFOUND);
+	assert_non_null(strstr(pg_error_last(), "no main or nightly records with numbers (1 "
+						"without, from incomparable gates, are never a "
+						"baseline) of label 'bench'"));
+	history_window_release(&w);
+	history_list_release(&l);
+}
+
 static void test_window_refusals(void **state)
 {
 	struct history_list l = {0};
@@ -528,6 +577,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_window_select),
+	    cmocka_unit_test(test_window_numbers_and_order),
 	    cmocka_unit_test(test_window_refusals),
 	    cmocka_unit_test(test_window_identity_cut),
 	    cmocka_unit_test(test_baseline_summary),

@@ -151,9 +151,10 @@ static void test_kineto_timestamps(void **state)
 	const char *in[1];
 	(void)state;
 
-	/* ranks of one run a few ms apart; a later run of rank 0 is a new capture */
-	put("k/rank0.1700000000000.pt.trace.json", "r0");
-	put("k/rank1.1700000000004.pt.trace.json", "r1");
+	/* ranks of one run a few ms apart (each names its rank); a later run of rank 0 is a
+	 * new capture */
+	put("k/rank0.1700000000000.pt.trace.json", "{\"distributedInfo\": {\"rank\": 0}}");
+	put("k/rank1.1700000000004.pt.trace.json", "{\"distributedInfo\": {\"rank\": 1}}");
 	put("k/rank0.1700000900000.pt.trace.json.gz", "r0-later");
 	in[0] = sub("k");
 	assert_int_equal(source_resolve(&s, in, 1, NULL), 0);
@@ -163,6 +164,17 @@ static void test_kineto_timestamps(void **state)
 	source_set_release(&s);
 	assert_int_equal(source_resolve(&s, in, 1, ".@1700000000000"), 0);
 	assert_int_equal(s.n_files, 2);
+	source_set_release(&s);
+
+	/* two runs 5.6 s apart that name no rank: two captures, the newest read, named */
+	put("r/host_11.1700000000000.pt.trace.json", "{\"traceEvents\": []}");
+	put("r/host_22.1700000005600.pt.trace.json", "{\"traceEvents\": []}");
+	in[0] = sub("r");
+	assert_int_equal(source_resolve(&s, in, 1, NULL), 0);
+	assert_int_equal(s.n_captures, 2);
+	assert_int_equal(s.n_files, 1);
+	assert_true(has_file(&s, "host_22.1700000005600.pt.trace.json"));
+	assert_true(note_has(&s, "5.6 s apart but are not one job"));
 	source_set_release(&s);
 }
 

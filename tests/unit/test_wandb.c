@@ -1,7 +1,8 @@
 /*
  * W&B pieces that need no server: ref parsing (every accepted form, the
  * defaults, the refusals), manifest path safety, manifest parsing with its
- * caps, and the MD5 / base64 helpers the digests are checked with.
+ * caps, the MD5 / base64 helpers the digests are checked with, and W&B's JSON
+ * dialect for run summaries (NaN and Infinity kept byte for byte).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,18 +372,56 @@ static void test_md5_base64(void **state)
 	assert_int_equal(pg_base64_decode("Zm9vYmFy", out, 5, &n), -1);
 }
 
+/* W&B's JSON dialect: members as raw spans, NaN and Infinity kept byte for byte; a strict copy
+ * reads them as null; anything else refused with the byte and why. */
+static void test_summary_dialect(void **state)
+{
+	static const char text[] = " {\"loss\": NaN, \"g\":-Infinity ,\"h\": {\"v\": [1, Infinity, "
+				   "-0.5e-3]}, \"s\": \"NaN \\\"x\\\"\", \"a\\/b\": null}";
+	struct wandb_json_members m;
+	struct cJSON *strict;
+	(void)state;
+
+	assert_int_equal(wandb_json_members(text, strlen(text), "t", &m), 0);
+	assert_int_equal(m.n, 5);
+	assert_string_equal(m.v[0].name, "loss");
+	assert_int_equal(m.v[0].value_len, 3);
+	assert_memory_equal(m.v[0].value, "NaN", 3);
+	assert_memory_equal(m.v[1].value, "-Infinity", 9);
+	assert_int_equal(m.v[1].value_len, 9);
+	assert_memory_equal(m.v[2].value, "{\"v\": [1, Infinity, -0.5e-3]}", m.v[2].value_len);
+	assert_string_equal(m.v[4].name, "a/b"); /* decoded */
+	assert_memory_equal(m.v[4].key, "\"a\\/b\"", m.v[4].key_len);
+	wandb_json_members_release(&m);
+
+	assert_int_equal(wandb_json_strict(text, strlen(text), "t", &strict), 0);
+	assert_non_null(strict);
+	char *out = cJSON_PrintUnformatted(strict);
+	assert_string_equal(out, "{\"loss\":null,\"g\":null,\"h\":{\"v\":[1,null,-0.0005]},"
+				 "\"s\":\"NaN \\\"x\\\"\",\"a/b\":null}");
+	free(out);
+	cJSON_Delete(strict);
+
+	static const char *const bad[] = {"{\"a\": Nan}",     "{\"a\": 1",   "{\"a\": 1} x",
+					  "{\"a\": \"\\q\"}", "{\"a\": -}",  "[1, 2]",
+					  "{\"a\": 01}",      "{\"a\" 1}",   "",
+					  "{\"a\": inf}",     "{\"a\": 1,}", "{\"a\": \"x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = wandb_json_members(bad[i], strlen(bad[i]), "t", &m);
+		assert_int_equal(rc, PG_EFORMAT);
+		wandb_json_members_release(&m);
+	}
+	assert_non_null(strstr(pg_error_last(), "is not JSON as W&B writes it (byte"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_run_refs),
-	    cmocka_unit_test(test_url_base),
-	    cmocka_unit_test(test_artifact_refs),
-	    cmocka_unit_test(test_bad_refs),
-	    cmocka_unit_test(test_run_url_host),
-	    cmocka_unit_test(test_path_check),
-	    cmocka_unit_test(test_manifest_ok),
-	    cmocka_unit_test(test_manifest_refused),
-	    cmocka_unit_test(test_manifest_caps_and_shape),
+	    cmocka_unit_test(test_summary_dialect),  cmocka_unit_test(test_run_refs),
+	    cmocka_unit_test(test_url_base),	     cmocka_unit_test(test_artifact_refs),
+	    cmocka_unit_test(test_bad_refs),	     cmocka_unit_test(test_run_url_host),
+	    cmocka_unit_test(test_path_check),	     cmocka_unit_test(test_manifest_ok),
+	    cmocka_unit_test(test_manifest_refused), cmocka_unit_test(test_manifest_caps_and_shape),
 	    cmocka_unit_test(test_md5_base64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

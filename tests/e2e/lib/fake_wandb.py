@@ -16,7 +16,9 @@ and the older /artifactsV2/<region>/<entity>/<birth id>/<hex md5>). "old_server"
 makes a server without the collection-membership file query and the newer download path.
 Signed URLs point back here under /storage/...?sig=...; a request to them that carries an
 Authorization header is refused with 403 (a key leaking to storage). PUT /storage/upload/...
-stores uploads. GET /_state (no auth) dumps runs and artifacts for the tests to read back.
+stores uploads; one carrying a Content-Type header the upload's uploadHeaders did not give is
+refused with 403 SignatureDoesNotMatch, as storage that signs the header does. CreateArtifact
+keeps clientID and sequenceClientID in the artifact's state. GET /_state (no auth) dumps runs and artifacts for the tests to read back.
 
 usage: fake_wandb.py SPEC.json PORT_FILE LOG_FILE
 SPEC: {"runs": {"ENTITY/PROJECT/RUN_ID": {"displayName", "config" (unwrapped: the fake wraps
@@ -25,8 +27,12 @@ each key as {"desc": null, "value": v}), "summary", "commit", "fault", "extra_ar
 Run faults (first RunInfo of that run): "429-once" (Retry-After: 1), "500-once", "errors" (200
 with an errors array and null data), "errors-partial" (the run, with an error on its
 summaryMetrics, which is null), "errors-denied" (a null run with an error naming it: a
-permission error, not "not found"); "409-summary" (the first summary write answers 409, after
-the summary was changed under it: the writer must read it again). Artifact faults: "truncate" (half the bytes, a consistent
+permission error, not "not found"); "summary-cut" (summaryMetrics served cut short, no JSON any client reads);
+"409-summary" (the first summary write answers 409, after
+the summary was changed under it: the writer must read it again), "commit-refused" (CommitArtifact
+of that run's artifacts answers 200 with commitArtifact null and an errors entry, as W&B refuses a
+commit over a storage quota). A summary may hold NaN and Infinity (W&B's JSON dialect: it stores
+and serves them). Artifact faults: "truncate" (half the bytes, a consistent
 Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the connection drops
 mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
 "expired-always" (every signed file URL is 403: only the key's download handler serves it),
@@ -61,6 +67,7 @@ runs = {}  # "e/p/id" -> run dict
 arts = []  # artifact dicts, by index = numeric id
 blobs = {}  # b64 md5 -> bytes
 uploads = {}  # token -> ("blob", md5) | ("manifest", art index)
+upload_headers = {}  # token -> the uploadHeaders given with its URL
 once = set()  # faults already fired
 OLD_SERVER = False
 inflight = {"now": 0, "max": 0}  # file GETs being answered at once
@@ -351,6 +358,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "state": "finished", "config": json.dumps(wrap_config(run["config"])),
             "summaryMetrics": json.dumps(run["summary"]), "createdAt": "2025-03-16T07:20:11",
             "commit": run["commit"]}}}}
+        if run.get("fault") == "summary-cut":
+            out["data"]["project"]["run"]["summaryMetrics"] = json.dumps(run["summary"])[:-4]
         if run.get("fault") == "errors-partial":
             out["data"]["project"]["run"]["summaryMetrics"] = None
             out["errors"] = [{"message": "summaryMetrics: the history store timed out",
@@ -467,6 +476,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                          i["artifactCollectionName"], i["artifactTypeName"], [], {}, state="PENDING")
         a["digest"] = i["digest"]
         a["metadata"] = i.get("metadata")
+        a["client_ids"] = [i.get("clientID"), i.get("sequenceClientID")]
         a["want_aliases"] = [x["alias"] for x in i.get("aliases", [])]
         a["manifest"] = b""
         return self.reply(200, {"data": {"createArtifact": {"artifact": {
@@ -484,6 +494,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             uploads[token] = ("manifest", a["idx"])
             f["uploadUrl"] = self.url("upload", token)
             f["uploadHeaders"] = ["Content-Type:application/json"]
+            upload_headers[token] = f["uploadHeaders"]
         return self.reply(200, {"data": {"createArtifactManifest": {"artifactManifest": {
             "id": "manifest-%d" % a["idx"], "file": f}}}})
 
@@ -496,6 +507,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 token = "b%d" % len(uploads)
                 uploads[token] = ("blob", f["md5"])
                 url = self.url("upload", token)
+                upload_headers[token] = ["Content-MD5:" + f["md5"]]
             edges.append({"node": {"id": "f%d" % len(edges), "name": f["name"], "displayName": f["name"],
                                    "storagePath": "wandb_artifacts/" + f["md5"], "uploadUrl": url,
                                    "uploadHeaders": ["Content-MD5:" + f["md5"]],
@@ -504,6 +516,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def op_CommitArtifact(self, v):
         a = art_by_id(v["artifactID"])
+        run = find_run(a["entity"], a["project"], a["run"]) if a and a["run"] else None
+        if run and run.get("fault") == "commit-refused":
+            return self.reply(200, {"data": {"commitArtifact": None}, "errors": [
+                {"message": "storage quota exceeded: the artifact was not committed",
+                 "path": ["commitArtifact"]}]})
         if not a or not a["manifest"]:
             return self.reply(200, {"errors": [{"message": "manifest not uploaded"}], "data": None})
         m = json.loads(a["manifest"])
@@ -564,6 +581,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.storage_auth_refused():
             return
         token = path.rsplit("/", 1)[-1]
+        ctype = self.headers.get("Content-Type")
+        given = [h.split(":", 1)[1] for h in upload_headers.get(token, [])
+                 if h.lower().startswith("content-type:")]
+        if ctype is not None and ctype not in given:
+            return self.reply(403, raw=b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
         with lock:
             what = uploads.get(token)
             if not what:
