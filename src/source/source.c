@@ -369,7 +369,7 @@ static int32_t kineto_rank(const char *path)
 	int32_t rank = -1;
 	const char *at;
 
-	if (rd_in_open(&in, path) != 0) {
+	if (rd_in_open(&in, path, 1) != 0) {
 		pg_error_clear();
 		return -1;
 	}
