@@ -1219,8 +1219,21 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 	}
 	r->attribution_remainder_us = r->step_delta_us;
 	for (uint32_t i = 0; i < r->n_attribution; i++)
-		if (r->attribution[i].kind != GATE_ATTR_OP)
+		if (!gate_attribution_nested(r, i))
 			r->attribution_remainder_us -= r->attribution[i].delta_us_per_step;
+}
+
+int gate_attribution_nested(const struct gate_result *r, uint32_t i)
+{
+	const struct gate_attribution *a = &r->attribution[i];
+
+	if (a->kind != GATE_ATTR_OP || !a->family)
+		return 0;
+	for (uint32_t k = 0; k < r->n_attribution; k++)
+		if (r->attribution[k].kind == GATE_ATTR_FAMILY &&
+		    strcmp(r->attribution[k].name, a->family) == 0)
+			return 1;
+	return 0;
 }
 
 /* ---- the whole comparison ---- */

@@ -234,6 +234,13 @@ struct gate_attribution {
 	double z;	    /* the change over its standard deviation under the noise model */
 };
 
+/* Whether attribution entry i is an op whose family is also listed: its time
+ * is inside that family's, so a line that names the family leaves the op out
+ * and the remainder (attribution_remainder_us: the step change less every
+ * entry not nested) counts it once. */
+struct gate_result;
+int gate_attribution_nested(const struct gate_result *r, uint32_t i);
+
 /* Between op names in gate_attribution.detail: kernel names hold ", ". */
 #define GATE_DETAIL_SEP '\x1f'
 
@@ -280,8 +287,8 @@ struct gate_result {
 	double attribution_z;	      /* the z a part needs to be listed: toward the step's change
 				       * when it moved beyond noise, else either way */
 	double attribution_z_against; /* ... and against the step's change */
-	double
-	    attribution_remainder_us; /* the step change the listed families and breakdown leave */
+	double attribution_remainder_us; /* the step change the entries not nested (families,
+					  * breakdown, ops whose family is not listed) leave */
 	uint32_t baseline_runs, candidate_runs;
 	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
 	double jitter_baseline, jitter_candidate;

@@ -413,25 +413,12 @@ static void detail_ops(struct pg_buf *b, struct line_names *ln, uint32_t *next, 
 		pg_buf_addf(b, ", %u more", total - DETAIL_OPS);
 }
 
-/* An op whose family the line already names is inside that family's time:
- * listing it again would read as double counting. */
-static int family_listed(const struct gate_result *r, uint32_t upto, const char *family)
-{
-	if (!family)
-		return 0;
-	for (uint32_t i = 0; i < upto; i++)
-		if (r->attribution[i].kind == GATE_ATTR_FAMILY &&
-		    strcmp(r->attribution[i].name, family) == 0)
-			return 1;
-	return 0;
-}
-
 /* Whether attribution entry i may be on the line: an op whose family the line
- * names is not. */
+ * names is inside that family's time (gate_attribution_nested), and listing it
+ * again would read as double counting. */
 static int attr_listed(const struct gate_result *r, uint32_t i)
 {
-	const struct gate_attribution *a = &r->attribution[i];
-	return !(a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family));
+	return !gate_attribution_nested(r, i);
 }
 
 /* The op names the line shows, gathered first so that they are cut together. */
@@ -460,6 +447,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 {
 	uint32_t shown = 0, left = 0, next_op = 0, next_detail = 0;
 	struct line_names ln;
+	double rest = r->attribution_remainder_us; /* with the parts listed but not shown */
 
 	if (!r->has_step)
 		return;
@@ -473,6 +461,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 			continue;
 		if (shown >= ATTR_SHOWN) {
 			left++;
+			rest += a->delta_us_per_step;
 			continue;
 		}
 		pg_buf_adds(b, shown ? ", " : "");
@@ -500,11 +489,15 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, "no part changed beyond noise.\n\n");
 		return;
 	}
-	if (left)
-		pg_buf_addf(b, "; %u more not shown", left);
-	pg_buf_adds(b, "; the other parts: ");
-	report_signed_time(b, r->attribution_remainder_us);
-	pg_buf_adds(b, " together, none beyond its noise (listed: ");
+	if (left) {
+		pg_buf_addf(b, "; %u more not shown, with the other parts: ", left);
+		report_signed_time(b, rest);
+		pg_buf_adds(b, " together (listed: ");
+	} else {
+		pg_buf_adds(b, "; the other parts: ");
+		report_signed_time(b, rest);
+		pg_buf_adds(b, " together, none beyond its noise (listed: ");
+	}
 	if (r->attribution_z_against != r->attribution_z)
 		pg_buf_addf(b, "z of at least %.2f toward the step's change, %.2f against it",
 			    r->attribution_z, r->attribution_z_against);

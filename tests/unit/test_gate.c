@@ -760,6 +760,39 @@ static void release_all(struct gate_result *r, struct summary *b, struct summary
 
 /* ---- 4. compare ---- */
 
+/* Attribution adds up when it lists an op rather than its family: matmul's
+ * time moves inside the family (gemm_a +150, gemm_b -140, the family +10,
+ * within noise), so the line lists the two ops, and the listed parts and the
+ * rest sum to the step's change (+100). */
+static void test_attribution_adds_up_ops(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	double sum = 0;
+	uint32_t ops = 0;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 250, 250);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 400, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_close(r.step_delta_us, 100, 1e-9);
+	for (uint32_t i = 0; i < r.n_attribution; i++) {
+		assert_false(r.attribution[i].kind == GATE_ATTR_FAMILY &&
+			     strcmp(r.attribution[i].name, "matmul") == 0);
+		if (gate_attribution_nested(&r, i))
+			continue;
+		ops += r.attribution[i].kind == GATE_ATTR_OP;
+		sum += r.attribution[i].delta_us_per_step;
+	}
+	assert_true(ops >= 1);
+	assert_close(sum + r.attribution_remainder_us, r.step_delta_us, 1e-9);
+	release_all(&r, &b, &c, &th);
+}
+
 /* (a) family +30%, candidate steps 10% slower, 8 steady steps each: fail. */
 static void test_compare_fail(void **state)
 {
@@ -1844,6 +1877,7 @@ int main(void)
 	    cmocka_unit_test(test_verdict_order),
 	    cmocka_unit_test(test_catalogue),
 	    cmocka_unit_test(test_compare_fail),
+	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
 	    cmocka_unit_test(test_compare_device_steps_cap),
 	    cmocka_unit_test(test_compare_rule_min_samples),
