@@ -55,8 +55,9 @@ case $NOISE_MODE in
 quiet) ;;
 busy)
 	if ! command -v stress-ng >/dev/null; then
-		echo "noise: busy mode needs stress-ng; installing it (Debian)" >&2
-		apt-get install -y stress-ng >/dev/null || die "busy mode needs stress-ng (apt-get install stress-ng)"
+		echo "noise: busy mode needs stress-ng; installing it (scripts/deps.sh noise)" >&2
+		sh "$TOP/scripts/deps.sh" noise || die "busy mode needs stress-ng (apt-get install stress-ng)"
+		command -v stress-ng >/dev/null || die "busy mode needs stress-ng (apt-get install stress-ng)"
 	fi
 	;;
 *) die "NOISE_MODE is quiet or busy, not $NOISE_MODE" ;;
