@@ -283,6 +283,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	uint32_t n_hruns = 0, n_nruns = 0;
 	const struct summary **rb = NULL, **rc_runs = NULL;
 	char(*sha_b)[65] = pg_xcalloc(nb, 65), (*sha_c)[65] = pg_xcalloc(nc, 65);
+	const char **shb = pg_xcalloc(nb + 1, sizeof(char *)),
+		   **shc = pg_xcalloc(nc + 1, sizeof(char *));
 	struct gate_thresholds th;
 	struct gate_result r;
 	struct gate_inputs in;
@@ -349,10 +351,17 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rb[i] = &hruns[i];
 	for (uint32_t i = 0; i < nc; i++)
 		rc_runs[i] = &c[i];
-	side_b =
-	    (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
-			       job->baseline_history ? &window_b : NULL, job->baseline_history};
-	side_c = (struct gate_side){rc_runs, nc, NULL, 0};
+	for (uint32_t i = 0; i < nb; i++)
+		shb[i] = sha_b[i];
+	for (uint32_t i = 0; i < nc; i++)
+		shc[i] = sha_c[i];
+	side_b = (struct gate_side){rb,
+				    job->baseline_history ? n_hruns : nb,
+				    job->baseline_history ? &window_b : NULL,
+				    job->baseline_history,
+				    job->baseline_history ? NULL : bp,
+				    job->baseline_history ? NULL : shb};
+	side_c = (struct gate_side){rc_runs, nc, NULL, 0, cp, shc};
 	memset(&in, 0, sizeof(in));
 	/* too few runs on both sides: the series' recent records give the noise */
 	if (cmd_gate_history_read(job) && !job->baseline_history && nb < GATE_NOISE_MIN_RUNS &&
@@ -360,7 +369,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rn = pg_xcalloc(n_nruns, sizeof(*rn));
 		for (uint32_t i = 0; i < n_nruns; i++)
 			rn[i] = &nruns[i];
-		side_n = (struct gate_side){rn, n_nruns, NULL, 1};
+		side_n = (struct gate_side){rn, n_nruns, NULL, 1, NULL, NULL};
 		in.noise = &side_n;
 	}
 	in.baseline_path = job->baseline;
@@ -437,6 +446,8 @@ out:
 	free(rc_runs);
 	free(sha_b);
 	free(sha_c);
+	free(shb);
+	free(shc);
 	gate_thresholds_release(&th);
 	cmd_stdin_release(&sin);
 	free(inputs);

@@ -258,6 +258,22 @@ struct gate_quality_hit {
 	enum gate_verdict action;
 };
 
+/* One run of a side, as the verdict names it: its input, its summary's
+ * digest, its step values, and whether it was set aside as disturbed (a run
+ * far slower than the side's other runs, beyond run-to-run noise: a co-tenant
+ * burst, docs/noise.md "Disturbed runs"). */
+struct gate_run {
+	const char *path, *sha256; /* borrowed from the side (as gate_inputs); NULL: unknown */
+	char summary_sha256[65];   /* "" for a history record */
+	char **profile_path, **profile_sha256; /* owned: the run's profiles */
+	uint32_t n_profiles;
+	int shown; /* the run whose summary the report shows for the side */
+	double step_median_us, step_p90_us; /* NAN: no steady steps */
+	double from_share; /* how far its step is above the side's typical run, relative */
+	int set_aside;
+	char *why; /* why it was set aside; NULL when kept */
+};
+
 struct gate_result {
 	enum gate_verdict verdict;
 	const char *provenance; /* "comparable", "incomparable", "identical-inputs" */
@@ -287,12 +303,18 @@ struct gate_result {
 	double attribution_z;	      /* the z a part needs to be listed: toward the step's change
 				       * when it moved beyond noise, else either way */
 	double attribution_z_against; /* ... and against the step's change */
-	double attribution_remainder_us; /* the step change the entries not nested (families,
-					  * breakdown, ops whose family is not listed) leave */
-	uint32_t baseline_runs, candidate_runs;
+	double attribution_remainder_us;	/* the step change the entries not nested (families,
+						 * breakdown, ops whose family is not listed) leave */
+	uint32_t baseline_runs, candidate_runs; /* the runs each side's values rest on */
+	struct gate_run *runs[2];		/* every run given: [0] baseline, [1] candidate */
+	uint32_t n_runs[2];
+	uint32_t set_aside[2];	      /* runs set aside as disturbed, per side */
+	double set_aside_limit_share; /* a run this far above its side's typical run is set
+					 aside; NAN: no side had runs enough to tell */
 	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
 	double jitter_baseline, jitter_candidate;
-	int disturbed; /* the candidate's steps spread far beyond the baseline's */
+	int disturbed;	  /* the candidate's steps spread far beyond the baseline's */
+	int too_few_runs; /* a side had too few runs left when the disturbed were set aside */
 	struct gate_quality_hit *quality;
 	uint32_t n_quality;
 
@@ -318,6 +340,9 @@ struct gate_side {
 	uint32_t n_runs;
 	const struct summary *rep;
 	int history; /* the runs are history records: their spread is "history" noise */
+	/* each run's input file and its bytes' sha256 (NULL, or a NULL entry:
+	 * unknown, as for a history record) */
+	const char *const *paths, *const *sha256;
 };
 
 /* gate_compare for sides of several runs: every metric's value on a side is

@@ -895,6 +895,69 @@ static void run_context(struct pg_buf *b, const char *side, const char *path, co
 	pg_buf_adds(b, "\n");
 }
 
+/* The run a side of several shows (its representative), else NULL. */
+static const struct gate_run *shown_run(const struct gate_result *r, int k)
+{
+	for (uint32_t i = 0; r->n_runs[k] > 1 && i < r->n_runs[k]; i++)
+		if (r->runs[k][i].shown)
+			return &r->runs[k][i];
+	return NULL;
+}
+
+static const char *side_path(const struct gate_result *r, int k, const char *given)
+{
+	return shown_run(r, k) ? shown_run(r, k)->path : given;
+}
+
+static const char *side_sha(const struct gate_result *r, int k, const char *given)
+{
+	return shown_run(r, k) ? shown_run(r, k)->sha256 : given;
+}
+
+/* Every run of a side of several, one sub-item each: its file and digests,
+ * its profiles, its step, and whether it was set aside as disturbed. */
+static void run_list(struct pg_buf *b, const struct gate_result *r, int k)
+{
+	if (r->n_runs[k] < 2)
+		return;
+	for (uint32_t i = 0; i < r->n_runs[k]; i++) {
+		const struct gate_run *x = &r->runs[k][i];
+		pg_buf_addf(b, "  - run %u: ", i + 1);
+		if (x->path)
+			report_code(b, x->path, 120);
+		else
+			pg_buf_addf(b, "history record %u of the window", i + 1);
+		if (x->sha256) {
+			pg_buf_adds(b, ", sha256 ");
+			report_code(b, x->sha256, 12);
+		}
+		if (x->summary_sha256[0]) {
+			pg_buf_adds(b, ", summary sha256 ");
+			report_code(b, x->summary_sha256, 12);
+		}
+		for (uint32_t f = 0; f < x->n_profiles && f < 4; f++) {
+			pg_buf_adds(b, f ? ", " : "; profiles ");
+			report_code(b, x->profile_path[f] ? x->profile_path[f] : "unknown", 80);
+			if (x->profile_sha256[f]) {
+				pg_buf_adds(b, " (sha256 ");
+				report_code(b, x->profile_sha256[f], 12);
+				pg_buf_adds(b, ")");
+			}
+		}
+		if (x->n_profiles > 4)
+			pg_buf_addf(b, " and %u more", x->n_profiles - 4);
+		if (isfinite(x->step_median_us)) {
+			pg_buf_adds(b, "; median step ");
+			report_time(b, x->step_median_us);
+		}
+		if (x->set_aside) {
+			pg_buf_adds(b, "; **set aside**: ");
+			report_text(b, x->why, TEXT_MAX_BYTES);
+		}
+		pg_buf_adds(b, x->shown ? " (the run shown)\n" : "\n");
+	}
+}
+
 static void provenance(const struct gate_result *r, struct pg_buf *b)
 {
 	const struct gate_thresholds *th = r->thresholds;
@@ -933,8 +996,12 @@ static void provenance(const struct gate_result *r, struct pg_buf *b)
 			    b, "No identity fields were checked: the thresholds name none.\n\n");
 		}
 	}
-	run_context(b, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline);
-	run_context(b, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate);
+	run_context(b, "baseline", side_path(r, 0, r->in.baseline_path),
+		    side_sha(r, 0, r->in.baseline_sha256), r->baseline);
+	run_list(b, r, 0);
+	run_context(b, "candidate", side_path(r, 1, r->in.candidate_path),
+		    side_sha(r, 1, r->in.candidate_sha256), r->candidate);
+	run_list(b, r, 1);
 	pg_buf_adds(b, "- thresholds: ");
 	if (th && th->name) {
 		report_code(b, th->name, 60);

@@ -90,7 +90,7 @@ echo "noise: $SETTINGS; runs in $RUNS (load average $LOAD_START)"
 BUSY_PID=
 stop_busy() {
 	if [ -n "$BUSY_PID" ]; then
-		kill -TERM -- "-$BUSY_PID" 2>/dev/null || kill -TERM "$BUSY_PID" 2>/dev/null || true
+		kill -TERM "-$BUSY_PID" 2>/dev/null || kill -TERM "$BUSY_PID" 2>/dev/null || true
 		wait "$BUSY_PID" 2>/dev/null || true
 		BUSY_PID=
 	fi
@@ -98,7 +98,7 @@ stop_busy() {
 trap stop_busy EXIT
 trap 'stop_busy; exit 130' INT TERM
 if [ "$NOISE_MODE" = busy ]; then
-	setsid sh "$TOP/tests/noise/busy.sh" "$SEED" &
+	setsid sh "$TOP/tests/noise/busy.sh" "$SEED" $$ &
 	BUSY_PID=$!
 fi
 

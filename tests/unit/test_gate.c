@@ -1642,8 +1642,8 @@ static void test_compare_one_run_note(void **state)
 	assert_true(has_quality(&r, "one-run"));
 	assert_int_equal(r.verdict, GATE_FAIL);
 	gate_result_release(&r);
-	gate_compare_runs(&(struct gate_side){rb, 1, NULL, 0}, &(struct gate_side){rc, 3, NULL, 0},
-			  &th, &inputs, &r);
+	gate_compare_runs(&(struct gate_side){rb, 1, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 3, NULL, 0, NULL, NULL}, &th, &inputs, &r);
 	assert_verdict(&r, "step.median_us", GATE_FAIL);
 	assert_false(has_quality(&r, "one-run"));
 	gate_result_release(&r);
