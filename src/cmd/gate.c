@@ -229,6 +229,20 @@ static int write_summary(const char *path, const struct summary *s)
 	return rc;
 }
 
+/* Every run of a side in dir as SIDE.run-NN.summary.json (NN from 01, so
+ * that a sorted glob gives them in order). */
+static int write_runs(const char *dir, const char *side, const struct summary *s, uint32_t n)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; dir && i < n && rc == 0; i++) {
+		char *path = pg_xasprintf("%s/%s.run-%02u.summary.json", dir, side, i + 1);
+		rc = write_summary(path, &s[i]);
+		free(path);
+	}
+	return rc;
+}
+
 static void outcome_of(const struct gate_result *r, struct cmd_gate_outcome *o)
 {
 	o->verdict = gate_verdict_name(r->verdict);
@@ -384,7 +398,9 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 				   : "built-in default";
 	in.version = PG_VERSION;
 	if (write_summary(job->baseline_summary_out, job->baseline_history ? &window_b : &b[0]) ||
-	    write_summary(job->candidate_summary_out, &c[0])) {
+	    write_summary(job->candidate_summary_out, &c[0]) ||
+	    write_runs(job->runs_out, "baseline", b, nb) ||
+	    write_runs(job->runs_out, "candidate", c, nc)) {
 		rc = cmd_error(PG_EXIT_INPUT);
 		goto out;
 	}
