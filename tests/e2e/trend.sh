@@ -146,7 +146,8 @@ check "history:main:50: the window is short, and stdout says so" \
 	eval 'grep -q "^  baseline: history:main:50: median of 13 records .*; 13 of 50 asked for: the window is short" "$T/out"'
 jf "... and the verdict JSON: 13 records, the short-window warning" "$T/v50.json" \
 	"len(j['baseline']['history']['records']) == 13 and j['baseline']['history']['requested'] == 50" \
-	"[q['code'] for q in j['quality']['baseline']] == ['history-window-short']"
+	"[q['code'] for q in j['quality']['baseline']] == ['history-window-short', 'runs-disturbed']" \
+	"[x['step_median_us'] > 1.15 * j['step']['baseline_median_us'] for x in j['baseline']['run_list'] if x['set_aside']] == [True]"
 pg gate -b 'history:*:3' -c "$T/c12.json" --label bench --history "$T/r.git" --json "$T/vany.json"
 jf "history:*: runs of any branch, the dev run included" "$T/vany.json" \
 	"j['baseline']['history']['ref'] is None and j['baseline']['history']['records'][-1]['time'] == '2024-05-13T06:00:00Z'"
