@@ -123,6 +123,13 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 			}
 	if (shown > 12)
 		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
+	if (r->noisy) {
+		fprintf(f, "  too noisy to judge: runs spread %.1f%% between them",
+			100 * r->noisy_between_share);
+		if (isfinite(r->noisy_within_share))
+			fprintf(f, " and %.1f%% inside a run", 100 * r->noisy_within_share);
+		fprintf(f, " (robust sd); %s\n", r->noisy_advice);
+	}
 	if (r->has_step && r->n_attribution == 0)
 		fprintf(f, "  where the time went: no part changed beyond noise\n");
 	if (r->has_step && r->n_attribution > 0) {

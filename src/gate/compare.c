@@ -855,10 +855,16 @@ static void check_disturbed(struct gate_result *r, struct test_ctx *t)
 	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
 	r->quality[r->n_quality++] = (struct gate_quality_hit){
 	    1, pg_xstrdup("disturbed"),
-	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times the "
-			 "baseline's %.1f%%: the machine was busy while it ran; run it again, "
-			 "or give several --candidate runs",
-			 100 * r->jitter_candidate, r->jitter_candidate / ref, 100 * ref),
+	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times %s %.1f%%: "
+			 "the machine was busy while it ran; %s",
+			 100 * r->jitter_candidate, r->jitter_candidate / ref,
+			 isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
+			     ? "the baseline runs' steps'"
+			     : "the most a quiet run's steps spread,",
+			 100 * ref,
+			 r->candidate_runs < GATE_NOISE_MIN_RUNS
+			     ? "run it again, or give three --candidate runs"
+			     : "run them again on a quieter machine"),
 	    a};
 }
 
@@ -1435,6 +1441,41 @@ static void note_set_aside(struct gate_result *r)
 	}
 }
 
+/* Whether noise decided the step's verdict, and the spreads it had: the
+ * terminal and the report say the machine was too noisy to judge, with the
+ * numbers the test used and advice that fits the runs given. */
+static void check_noisy(struct gate_result *r, const struct test_ctx *t)
+{
+	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	double base, per_run;
+	int within_noise;
+
+	if (!m || !m->has_baseline || !(m->baseline > 0) || !isfinite(m->noise_sd))
+		return;
+	within_noise = m->note && strstr(m->note, "within noise") != NULL;
+	if (!within_noise && !r->too_few_runs && !(r->disturbed && m->verdict == GATE_INCONCLUSIVE))
+		return;
+	base = m->baseline;
+	/* one run's sd back from the change's: sd^2 (v(nb) + v(nc)) + within */
+	per_run = sqrt(fmax(0, m->noise_sd * m->noise_sd - t->within_var) /
+		       (gate_noise_median_var(t->runs_b) + gate_noise_median_var(t->runs_c)));
+	r->noisy = 1;
+	r->noisy_between_share = per_run / base;
+	r->noisy_within_share = isfinite(t->jitter_b) && isfinite(t->jitter_c)
+				    ? fmax(t->jitter_b, t->jitter_c)
+				: isfinite(t->jitter_c) ? t->jitter_c
+							: t->jitter_b;
+	if (r->too_few_runs)
+		r->noisy_advice = pg_xstrdup("too few undisturbed runs: run them again");
+	else if (r->candidate_runs < GATE_NOISE_MIN_RUNS)
+		r->noisy_advice = pg_xstrdup("give three --candidate runs, or rerun on a quieter "
+					     "machine");
+	else
+		r->noisy_advice = pg_xasprintf("%u candidate and %u baseline runs were not enough "
+					       "here: rerun on a quieter (dedicated) runner",
+					       r->candidate_runs, r->baseline_runs);
+}
+
 /* ---- the whole comparison ---- */
 
 /* sha256 of the summary as `profgate summarize` writes it: the same for a
@@ -1492,9 +1533,22 @@ static void overall(struct gate_result *r)
 		    gate_verdict_severity(a) > gate_verdict_severity(v))
 			v = a;
 	}
-	/* too few undisturbed runs: no verdict but "run them again" */
-	if (r->too_few_runs && v != GATE_INCOMPARABLE)
+	/* too few undisturbed runs: no verdict but "run them again", on the
+	 * metrics too (a fail or a pass there would be read as one) */
+	if (r->too_few_runs && v != GATE_INCOMPARABLE) {
 		v = GATE_INCONCLUSIVE;
+		for (uint32_t i = 0; i < r->n_metrics; i++) {
+			struct gate_metric_result *m = &r->metrics[i];
+			enum gate_verdict x = m->verdict;
+			if (!m->rule || m->rule->direction == GATE_INFO ||
+			    (x != GATE_FAIL && x != GATE_WARN &&
+			     !(m->kind == GATE_K_STEP && (x == GATE_PASS || x == GATE_IMPROVED))))
+				continue;
+			m->verdict = GATE_INCONCLUSIVE;
+			free(m->note);
+			m->note = pg_xstrdup("too few undisturbed runs to judge");
+		}
+	}
 	r->verdict = v;
 }
 
@@ -1586,6 +1640,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	attribute(r, &t);
 	check_one_run(r);
 	overall(r);
+	check_noisy(r, &t);
 	side_release(&b);
 	side_release(&c);
 	side_release(&h);
@@ -1640,6 +1695,7 @@ void gate_result_release(struct gate_result *r)
 		}
 		free(r->runs[k]);
 	}
+	free(r->noisy_advice);
 	free(r->diff);
 	free(r->refusal);
 	free(r->metrics);

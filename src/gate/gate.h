@@ -315,6 +315,14 @@ struct gate_result {
 	double jitter_baseline, jitter_candidate;
 	int disturbed;	  /* the candidate's steps spread far beyond the baseline's */
 	int too_few_runs; /* a side had too few runs left when the disturbed were set aside */
+	/* the noise decided the step's verdict (inconclusive for disturbance, or
+	 * past a limit but within noise): noisy is set, with the spreads used,
+	 * relative to the baseline's median step: between runs (the sd of one
+	 * run's value the test took) and inside them (the larger side's median
+	 * robust spread of a run's steps; NAN: unknown), and the advice */
+	int noisy;
+	double noisy_between_share, noisy_within_share;
+	char *noisy_advice;
 	struct gate_quality_hit *quality;
 	uint32_t n_quality;
 

@@ -415,6 +415,17 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 		num(&j, "attribution_remainder_us_per_step", r->attribution_remainder_us, 3);
 	}
 	write_breakdown(&j, r);
+	pg_json_key(&j, "too_noisy");
+	if (r->noisy) {
+		pg_json_obj_begin(&j);
+		num(&j, "between_runs_share", r->noisy_between_share, 6);
+		num_if(&j, "within_run_share", isfinite(r->noisy_within_share),
+		       r->noisy_within_share, 6);
+		str(&j, "advice", r->noisy_advice);
+		pg_json_obj_end(&j);
+	} else {
+		pg_json_null(&j);
+	}
 	write_quality(&j, r);
 	pg_json_obj_end(&j);
 	pg_buf_addc(out, '\n');

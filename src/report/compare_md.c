@@ -291,6 +291,15 @@ static void step_line(const struct gate_result *r, struct pg_buf *b)
 	}
 	step_test(r, b);
 	pg_buf_adds(b, ").");
+	if (r->noisy) {
+		pg_buf_addf(b, " **Too noisy to judge**: the runs spread %.1f%% between them",
+			    100 * r->noisy_between_share);
+		if (isfinite(r->noisy_within_share))
+			pg_buf_addf(b, " and %.1f%% inside a run", 100 * r->noisy_within_share);
+		pg_buf_adds(b, " (robust sd); ");
+		report_text(b, r->noisy_advice, TEXT_MAX_BYTES);
+		pg_buf_adds(b, ".");
+	}
 	/* the gate's reason when it did not judge the step as the numbers suggest */
 	const struct gate_metric_result *m = step_metric(r);
 	if (m && m->note && *m->note) {
