@@ -31,6 +31,11 @@ regression of the code by the step alone. The table's rows count pairs whose can
 whose baseline run) are undisturbed; the others get rows of their own. A baseline window may hold
 disturbed runs, as a real history does: its median and spread are robust to them.
 
+The table opens with the busy-runner targets over every candidate, disturbed or not (what a
+shared runner gives a gate, which does not know which runs a burst hit: A/A fails, A/A warn plus
+inconclusive, +-1 % fails, +10 % warn-or-fail and silent passes, +25 % fails), then the targets
+over undisturbed candidates.
+
 A/B pairs also record whether attribution[0] names the family the variant changes (the family
 itself, or an op of it); A/A pairs whether the verdict attributes nothing. Any gate that does not
 give a verdict JSON with a verdict (a crash, a usage error, a failed history push) stops the
