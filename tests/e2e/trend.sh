@@ -244,4 +244,14 @@ pg history trend --repo "$T/r.git" --branch nothing-yet
 check "history trend of a branch that does not exist: exit 0, a note, no records" \
 	eval '[ "$rc" -eq 0 ] && has "$T/err" "no branch" && grep -q "^No records.$" "$T/out"'
 
+# the planted step (8 % slower from day 7) at its first slower record in every output: the trend's
+# markdown, its JSON (above), and the chart a gate with a history adds to its report
+pg history trend --repo "$T/r.git" --label bench
+check "history trend (markdown): the step's change point at day 7, the first slower record" \
+	eval 'grep "step.median_us" "$T/out" | grep -q "2024-05-07 .0000000"'
+pge PROFGATE_TIME=2024-05-13T06:00:00Z "$PROFGATE" gate -b "$T/base.json" -c "$T/c12.json" --label bench \
+	--history "$T/r.git" --kind pr --report "$T/chart.md"
+check "the gate's chart: the step changed at the record of day 7, the first of the new level" \
+	grep -q "The step changed at the record of 2024-05-07T06:00:00Z (the first of the new level, record 7 of" "$T/chart.md"
+
 done_testing
