@@ -3,7 +3,8 @@
 # test packages of scripts/packages.sh. As root it runs apt-get; otherwise it names the packages
 # to install.
 # `sh scripts/deps.sh fuzz` adds what `make fuzz` needs (PG_FUZZ_PACKAGES), `sh scripts/deps.sh
-# dist` what `make dist` needs (PG_DIST_PACKAGES).
+# dist` what `make dist` needs (PG_DIST_PACKAGES), `sh scripts/deps.sh noise` what `make noise`
+# needs (PG_NOISE_PACKAGES).
 set -e
 . "$(dirname "$0")/packages.sh"
 need=""
@@ -20,6 +21,7 @@ extra=
 case ${1:-} in
 fuzz) extra=$PG_FUZZ_PACKAGES ;;
 dist) extra=$PG_DIST_PACKAGES ;;
+noise) extra=$PG_NOISE_PACKAGES ;;
 esac
 if [ -n "$extra" ] && command -v dpkg-query >/dev/null 2>&1; then
 	for p in $extra; do

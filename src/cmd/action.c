@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,8 @@ struct action {
 	/* the runs of baseline and candidate: lines of a copy of the input,
 	 * cut in place; NULL-terminated as gate's repeated options are */
 	char *run_text[ACTION_RUN_INPUTS];
+	glob_t globs[ACTION_RUN_INPUTS][CMD_OPT_COLLECT_MAX]; /* lines that were patterns */
+	uint32_t n_globs[ACTION_RUN_INPUTS];
 	const char *runs[ACTION_RUN_INPUTS][CMD_OPT_COLLECT_MAX + 1];
 	uint32_t n_runs[ACTION_RUN_INPUTS];
 	enum github_comment_mode mode;
@@ -185,6 +188,36 @@ static int misspelt_inputs(void)
 	return 0;
 }
 
+static int add_run(struct action *a, int i, const char *path)
+{
+	if (a->n_runs[i] == CMD_OPT_COLLECT_MAX)
+		return pg_error_set(PG_EUSAGE, "action: input '%s': at most %d runs (lines)",
+				    input_defs[i].name, CMD_OPT_COLLECT_MAX);
+	a->runs[i][a->n_runs[i]++] = path;
+	return 0;
+}
+
+/* A line with a wildcard ('*', '?', '[') other than a history: spec is a
+ * pattern: its files in sorted
+ * order (as the run files the Action writes, SIDE.run-NN.summary.json, for
+ * a second workflow to judge the same runs); one that matches none is an
+ * error naming it. */
+static int add_pattern(struct action *a, int i, const char *line)
+{
+	glob_t *g = &a->globs[i][a->n_globs[i]];
+	int rc = 0;
+
+	if (glob(line, 0, NULL, g) != 0) {
+		globfree(g);
+		return pg_error_set(PG_EUSAGE, "action: input '%s': %s matches no file",
+				    input_defs[i].name, line);
+	}
+	a->n_globs[i]++;
+	for (size_t k = 0; k < g->gl_pathc && rc == 0; k++)
+		rc = add_run(a, i, g->gl_pathv[k]);
+	return rc;
+}
+
 /* A run input holds one run a line, as a YAML block gives them: each line
  * trimmed, blank lines and '#' comments skipped. */
 static int split_runs(struct action *a, int i)
@@ -203,11 +236,12 @@ static int split_runs(struct action *a, int i)
 		while (end > line && isspace((unsigned char)end[-1]))
 			*--end = 0;
 		if (*line && *line != '#') {
-			if (a->n_runs[i] == CMD_OPT_COLLECT_MAX)
-				return pg_error_set(PG_EUSAGE,
-						    "action: input '%s': at most %d runs (lines)",
-						    name, CMD_OPT_COLLECT_MAX);
-			a->runs[i][a->n_runs[i]++] = line;
+			int rc = strpbrk(line, "*?[") && strncmp(line, "history:", 8) != 0 &&
+					 a->n_globs[i] < CMD_OPT_COLLECT_MAX
+				     ? add_pattern(a, i, line)
+				     : add_run(a, i, line);
+			if (rc)
+				return rc;
 		}
 		line = next;
 	}
@@ -427,6 +461,7 @@ static int run_gate(struct action *a)
 	job.label = in(a, "label");
 	job.baseline_summary_out = a->paths[0];
 	job.candidate_summary_out = a->paths[1];
+	job.runs_out = in(a, "output_dir");
 	job.json_out = a->paths[2];
 	job.report_out = a->paths[3];
 	cmd_parse_threads("action", NULL, &job.threads);
@@ -681,8 +716,11 @@ static void action_release(struct action *a)
 	for (size_t i = 0; i < PG_ARRAY_LEN(a->paths); i++)
 		free(a->paths[i]);
 	free(a->pending);
-	for (size_t i = 0; i < PG_ARRAY_LEN(a->run_text); i++)
+	for (size_t i = 0; i < PG_ARRAY_LEN(a->run_text); i++) {
 		free(a->run_text[i]);
+		for (uint32_t k = 0; k < a->n_globs[i]; k++)
+			globfree(&a->globs[i][k]);
+	}
 	free(a->thresholds);
 	free(a->comment_url);
 	pg_buf_release(&a->json);

@@ -224,8 +224,11 @@ struct cmd_gate_job {
 	 * series' recent records links its page there; NULL: no link */
 	const char *dashboard_url;
 	/* for `action`: both sides' summaries written here (NULL: not), and
-	 * copies of the verdict JSON and the report kept (NULL: not) */
-	const char *baseline_summary_out, *candidate_summary_out;
+	 * copies of the verdict JSON and the report kept (NULL: not); with
+	 * runs_out, every run given as a file besides, as
+	 * runs_out/baseline.run-NN.summary.json and candidate.run-NN... (NN from
+	 * 01), so a second workflow judges the same runs */
+	const char *baseline_summary_out, *candidate_summary_out, *runs_out;
 	struct pg_buf *keep_json, *keep_md;
 	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };

@@ -126,6 +126,13 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 			}
 	if (shown > 12)
 		fprintf(f, "  ... %u more (see the report)\n", shown - 12);
+	if (r->noisy) {
+		fprintf(f, "  too noisy to judge: runs spread %.1f%% between them",
+			100 * r->noisy_between_share);
+		if (isfinite(r->noisy_within_share))
+			fprintf(f, " and %.1f%% inside a run", 100 * r->noisy_within_share);
+		fprintf(f, " (robust sd); %s\n", r->noisy_advice);
+	}
 	if (r->has_step && r->n_attribution == 0)
 		fprintf(f, "  where the time went: no part changed beyond noise\n");
 	if (r->has_step && r->n_attribution > 0) {
@@ -232,6 +239,20 @@ static int write_summary(const char *path, const struct summary *s)
 	return rc;
 }
 
+/* Every run of a side in dir as SIDE.run-NN.summary.json (NN from 01, so
+ * that a sorted glob gives them in order). */
+static int write_runs(const char *dir, const char *side, const struct summary *s, uint32_t n)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; dir && i < n && rc == 0; i++) {
+		char *path = pg_xasprintf("%s/%s.run-%02u.summary.json", dir, side, i + 1);
+		rc = write_summary(path, &s[i]);
+		free(path);
+	}
+	return rc;
+}
+
 static void outcome_of(const struct gate_result *r, struct cmd_gate_outcome *o)
 {
 	o->verdict = gate_verdict_name(r->verdict);
@@ -286,6 +307,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	uint32_t n_hruns = 0, n_nruns = 0;
 	const struct summary **rb = NULL, **rc_runs = NULL;
 	char(*sha_b)[65] = pg_xcalloc(nb, 65), (*sha_c)[65] = pg_xcalloc(nc, 65);
+	const char **shb = pg_xcalloc(nb + 1, sizeof(char *)),
+		   **shc = pg_xcalloc(nc + 1, sizeof(char *));
 	struct gate_thresholds th;
 	struct gate_result r;
 	struct gate_inputs in;
@@ -352,10 +375,17 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rb[i] = &hruns[i];
 	for (uint32_t i = 0; i < nc; i++)
 		rc_runs[i] = &c[i];
-	side_b =
-	    (struct gate_side){rb, job->baseline_history ? n_hruns : nb,
-			       job->baseline_history ? &window_b : NULL, job->baseline_history};
-	side_c = (struct gate_side){rc_runs, nc, NULL, 0};
+	for (uint32_t i = 0; i < nb; i++)
+		shb[i] = sha_b[i];
+	for (uint32_t i = 0; i < nc; i++)
+		shc[i] = sha_c[i];
+	side_b = (struct gate_side){rb,
+				    job->baseline_history ? n_hruns : nb,
+				    job->baseline_history ? &window_b : NULL,
+				    job->baseline_history,
+				    job->baseline_history ? NULL : bp,
+				    job->baseline_history ? NULL : shb};
+	side_c = (struct gate_side){rc_runs, nc, NULL, 0, cp, shc};
 	memset(&in, 0, sizeof(in));
 	/* too few runs on both sides: the series' recent records give the noise */
 	if (cmd_gate_history_read(job) && !job->baseline_history && nb < GATE_NOISE_MIN_RUNS &&
@@ -363,7 +393,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rn = pg_xcalloc(n_nruns, sizeof(*rn));
 		for (uint32_t i = 0; i < n_nruns; i++)
 			rn[i] = &nruns[i];
-		side_n = (struct gate_side){rn, n_nruns, NULL, 1};
+		side_n = (struct gate_side){rn, n_nruns, NULL, 1, NULL, NULL};
 		in.noise = &side_n;
 	}
 	in.baseline_path = job->baseline;
@@ -378,7 +408,9 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 				   : "built-in default";
 	in.version = PG_VERSION;
 	if (write_summary(job->baseline_summary_out, job->baseline_history ? &window_b : &b[0]) ||
-	    write_summary(job->candidate_summary_out, &c[0])) {
+	    write_summary(job->candidate_summary_out, &c[0]) ||
+	    write_runs(job->runs_out, "baseline", b, nb) ||
+	    write_runs(job->runs_out, "candidate", c, nc)) {
 		rc = cmd_error(PG_EXIT_INPUT);
 		goto out;
 	}
@@ -440,6 +472,8 @@ out:
 	free(rc_runs);
 	free(sha_b);
 	free(sha_c);
+	free(shb);
+	free(shc);
 	gate_thresholds_release(&th);
 	cmd_stdin_release(&sin);
 	free(inputs);

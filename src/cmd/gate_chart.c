@@ -2,7 +2,8 @@
  * The chart a gate with a history adds to its report (PR comment, job
  * summary, report.md): the step time of the candidate series' last main and
  * nightly records, this run last (report_recent_md), linked to the series'
- * dashboard page when job->dashboard_url is known. The records are read
+ * dashboard page when job->dashboard_url is known, and the last change point of
+ * those records where the trend would put it. The records are read
  * quietly: no history (a first run, an unreadable remote) is no chart, and the
  * append after the verdict reports a bad remote.
  */
@@ -17,6 +18,7 @@
 #include "../report/report.h"
 
 #define RECENT_RECORDS 20
+#define CHART_CP_ALPHA 0.01
 #define STEP_METRIC    "step.median_us"
 
 static double metric_of(const struct history_record *r, const char *name)
@@ -55,7 +57,11 @@ void cmd_gate_recent_chart(const struct cmd_gate_job *job, const char *series,
 	const char **time = NULL;
 	double *value = NULL, cand = candidate_step(r);
 	struct pg_buf url = PG_BUF_INIT;
-	uint32_t n = 0, from;
+	uint32_t n = 0, from, n_cp;
+	/* the trend's test and place for the step's change points (history
+	 * trend's defaults: segments of 3, level 0.01) */
+	const struct history_cp_opts cp_opts = {0, CHART_CP_ALPHA, 0};
+	struct history_cp cps[RECENT_RECORDS + 1];
 	int exists;
 
 	if (!job->history || !isfinite(cand))
@@ -82,8 +88,12 @@ void cmd_gate_recent_chart(const struct cmd_gate_job *job, const char *series,
 		pg_buf_addf(&url, "%s/", job->dashboard_url);
 		report_dashboard_page(series, &url);
 	}
+	n_cp = history_change_points(value, n - from, &cp_opts, cps);
 	report_recent_md(&(struct report_recent){job->label, series, time, value, n - from, cand,
-						 job->dashboard_url ? url.ptr : NULL},
+						 job->dashboard_url ? url.ptr : NULL,
+						 n_cp ? cps[n_cp - 1].index : n - from,
+						 n_cp ? cps[n_cp - 1].before : NAN,
+						 n_cp ? cps[n_cp - 1].after : NAN},
 			 md);
 out:
 	free(rec);

@@ -529,6 +529,23 @@ static double at_least(double v, double share, double value)
 	return isfinite(w) && w * w > v ? w * w : v;
 }
 
+/* A side whose runs disagree with each other this many times more than the
+ * pooled spread (or the prior) says is noisy in its own right: its runs get
+ * their own spread as their noise (a per-side variance, as Welch's test), not
+ * one pooled away by the quieter side. In `make noise`'s busy mode a side of
+ * three runs a burst spread 5-10 % beside a window spreading 1-3 %. */
+#define GATE_OWN_NOISE_RATIO 2.0
+
+/* The variance of one run's value on side s: sd squared, or the side's own
+ * robust spread squared when it has GATE_NOISE_MIN_RUNS and that is
+ * GATE_OWN_NOISE_RATIO times sd or more. */
+static double own_var(const struct side_metric *s, double sd)
+{
+	double own = s->n >= GATE_NOISE_MIN_RUNS ? gate_robust_sd(s->v, s->n) : NAN;
+
+	return isfinite(own) && own >= GATE_OWN_NOISE_RATIO * sd ? own * own : sd * sd;
+}
+
 /* The noise model of one metric (noise.c): the sd of one run's value from the
  * runs of both sides, else from the series' recent records, never under the
  * rule's prior; the delta's variance is that times the variance of the median
@@ -557,7 +574,8 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 		from = "history";
 	}
 	sd = gate_noise_run_sd(m->rule, est, ref, t->step_us, from, &m->noise_from);
-	var_b = var_c = sd * sd;
+	var_b = own_var(b, sd);
+	var_c = own_var(c, sd);
 	if (m->kind == GATE_K_STEP && b->n < GATE_NOISE_MIN_RUNS)
 		var_b = at_least(var_b, t->jitter_b, m->baseline);
 	if ((m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS) ||
@@ -854,10 +872,16 @@ static void check_disturbed(struct gate_result *r, struct test_ctx *t)
 	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
 	r->quality[r->n_quality++] = (struct gate_quality_hit){
 	    1, pg_xstrdup("disturbed"),
-	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times the "
-			 "baseline's %.1f%%: the machine was busy while it ran; run it again, "
-			 "or give several --candidate runs",
-			 100 * r->jitter_candidate, r->jitter_candidate / ref, 100 * ref),
+	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times %s %.1f%%: "
+			 "the machine was busy while it ran; %s",
+			 100 * r->jitter_candidate, r->jitter_candidate / ref,
+			 isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
+			     ? "the baseline runs' steps'"
+			     : "the most a quiet run's steps spread,",
+			 100 * ref,
+			 r->candidate_runs < GATE_NOISE_MIN_RUNS
+			     ? "run it again, or give three --candidate runs"
+			     : "run them again on a quieter machine"),
 	    a};
 }
 
@@ -869,7 +893,10 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	t->need = rule && rule->min_samples >= 0 ? (uint32_t)rule->min_samples
 						 : r->thresholds->min_samples;
 	t->samples = choose_samples(t->need, b, c);
-	t->n_b = b->n_samples;
+	/* a history record is one sample (its median step): the records set aside
+	 * were read and count toward min_samples, they are only not trusted for
+	 * the value and the noise */
+	t->n_b = b->n_samples + (b->history ? r->set_aside[0] : 0);
 	t->n_c = c->n_samples;
 	t->runs_b = b->n;
 	t->runs_c = c->n;
@@ -1236,8 +1263,234 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 	}
 	r->attribution_remainder_us = r->step_delta_us;
 	for (uint32_t i = 0; i < r->n_attribution; i++)
-		if (r->attribution[i].kind != GATE_ATTR_OP)
+		if (!gate_attribution_nested(r, i))
 			r->attribution_remainder_us -= r->attribution[i].delta_us_per_step;
+}
+
+int gate_attribution_nested(const struct gate_result *r, uint32_t i)
+{
+	const struct gate_attribution *a = &r->attribution[i];
+
+	if (a->kind != GATE_ATTR_OP || !a->family)
+		return 0;
+	for (uint32_t k = 0; k < r->n_attribution; k++)
+		if (r->attribution[k].kind == GATE_ATTR_FAMILY &&
+		    strcmp(r->attribution[k].name, a->family) == 0)
+			return 1;
+	return 0;
+}
+
+static void summary_sha256(const struct summary *s, char hex[65]);
+
+/* ---- the runs: named, and the disturbed ones set aside ---- */
+
+/* A run of a side of GATE_NOISE_MIN_RUNS or more is set aside as disturbed
+ * when its steady median step is more than GATE_SET_ASIDE_SD times the step's
+ * between-run noise (the step.median_us rule's prior, 2 % shipped: 8 %), and
+ * at least GATE_SET_ASIDE_MIN_SHARE, above the side's typical run: the median
+ * of its faster half and one (2 of 3 runs, 3 of 5). A co-tenant burst only
+ * ever slows a run, and the faster half is what the burst spared, so a side
+ * whose runs all moved alike (a regression) keeps them all. The least share
+ * is 15 % because a history window may straddle a real step of the series
+ * (a regression merged mid-window: +8 % in the trend tests), whose records
+ * are not disturbed; the runs a burst hit in `make noise`'s busy mode were
+ * 20 % to several times slower than the spared ones (docs/noise.md
+ * "Disturbed runs"). */
+#define GATE_SET_ASIDE_SD	 4.0
+#define GATE_SET_ASIDE_MIN_SHARE 0.15
+
+static double run_step_us(const struct summary *s)
+{
+	return s->steady.count > 0 ? s->steady.median_us : NAN;
+}
+
+/* The median of the faster half and one of the finite values of v. */
+static double typical_step(const double *v, uint32_t n)
+{
+	double *x = pg_xcalloc(n + 1, sizeof(double)), m;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			x[k++] = v[i];
+	qsort(x, k, sizeof(double), pg_cmp_double);
+	m = k >= GATE_NOISE_MIN_RUNS ? gate_median(x, k / 2 + 1) : NAN;
+	free(x);
+	return m;
+}
+
+static double set_aside_limit(const struct gate_result *r, double typical)
+{
+	const struct gate_rule *rule = gate_rule_for(r->thresholds, "step.median_us");
+	double lim = GATE_SET_ASIDE_SD * gate_noise_prior_sd(rule, typical, typical) / typical;
+
+	return lim > GATE_SET_ASIDE_MIN_SHARE ? lim : GATE_SET_ASIDE_MIN_SHARE;
+}
+
+/* Side k's runs into r->runs[k], each named and digested, the disturbed ones
+ * marked. */
+static void name_runs(struct gate_result *r, int k, const struct gate_side *g)
+{
+	double *v = pg_xcalloc(g->n_runs + 1, sizeof(double)), typical, lim;
+
+	r->n_runs[k] = g->n_runs;
+	r->runs[k] = pg_xcalloc(g->n_runs + 1, sizeof(struct gate_run));
+	for (uint32_t i = 0; i < g->n_runs; i++) {
+		struct gate_run *x = &r->runs[k][i];
+		const struct summary *s = g->runs[i];
+		x->path = g->paths ? g->paths[i] : NULL;
+		x->sha256 = g->sha256 && g->sha256[i] && g->sha256[i][0] ? g->sha256[i] : NULL;
+		if (!g->history)
+			summary_sha256(s, x->summary_sha256);
+		x->n_profiles = s->n_files;
+		x->profile_path = pg_xcalloc(s->n_files + 1, sizeof(char *));
+		x->profile_sha256 = pg_xcalloc(s->n_files + 1, sizeof(char *));
+		for (uint32_t f = 0; f < s->n_files; f++) {
+			x->profile_path[f] = s->files[f].path ? pg_xstrdup(s->files[f].path) : NULL;
+			x->profile_sha256[f] =
+			    s->files[f].sha256 ? pg_xstrdup(s->files[f].sha256) : NULL;
+		}
+		x->step_median_us = v[i] = run_step_us(s);
+		x->step_p90_us = s->steady.count > 0 ? s->steady.p90_us : NAN;
+		x->from_share = NAN;
+	}
+	typical = g->n_runs >= GATE_NOISE_MIN_RUNS ? typical_step(v, g->n_runs) : NAN;
+	free(v);
+	if (!(typical > 0))
+		return;
+	lim = set_aside_limit(r, typical);
+	r->set_aside_limit_share = lim;
+	for (uint32_t i = 0; i < g->n_runs; i++) {
+		struct gate_run *x = &r->runs[k][i];
+		x->from_share = x->step_median_us / typical - 1;
+		if (!(x->from_share > lim))
+			continue;
+		x->set_aside = 1;
+		r->set_aside[k]++;
+		x->why = pg_xasprintf("its median step %.3f ms is %.0f%% above the side's typical "
+				      "run (%.3f ms), beyond the %.0f%% run-to-run noise allows",
+				      x->step_median_us / 1e3, 100 * x->from_share, typical / 1e3,
+				      100 * lim);
+	}
+}
+
+/* Marks the run of side k (as given, g) whose summary the report shows. */
+static void mark_shown(struct gate_result *r, int k, const struct gate_side *g,
+		       const struct summary *shown)
+{
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		r->runs[k][i].shown = g->runs[i] == shown;
+}
+
+/* The runs of side k not set aside, as a side of their own (kept: room for
+ * n_runs). */
+static void kept_side(const struct gate_result *r, int k, const struct gate_side *g,
+		      const struct summary **kept, struct gate_side *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		if (!r->runs[k][i].set_aside)
+			kept[n++] = g->runs[i];
+	*out = (struct gate_side){kept, n, g->rep, g->history, NULL, NULL};
+}
+
+/* The series' recent records the noise model falls back on, without the
+ * disturbed ones (the same rule as a side's runs). */
+static const struct gate_side *keep_undisturbed(const struct gate_result *r,
+						const struct gate_side *g,
+						const struct summary **kept, struct gate_side *out)
+{
+	double *v = pg_xcalloc(g->n_runs + 1, sizeof(double)), typical, lim;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		v[i] = run_step_us(g->runs[i]);
+	typical = typical_step(v, g->n_runs);
+	lim = typical > 0 ? set_aside_limit(r, typical) : NAN;
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		if (!(v[i] / typical - 1 > lim))
+			kept[n++] = g->runs[i];
+	free(v);
+	*out = (struct gate_side){kept, n, g->rep, g->history, NULL, NULL};
+	return out;
+}
+
+/* Too few runs left: fewer than two, or not more than half of those given.
+ * The verdict is then inconclusive (overall), never a fail and never a
+ * silent pass, and the quality note says which runs and why. */
+static int too_few_left(const struct gate_result *r, int k)
+{
+	uint32_t left = r->n_runs[k] - r->set_aside[k];
+
+	return r->set_aside[k] && (left < 2 || 2 * left <= r->n_runs[k]);
+}
+
+static void note_set_aside(struct gate_result *r)
+{
+	static const char *const side[2] = {"baseline", "candidate"};
+
+	for (int k = 0; k < 2; k++) {
+		struct pg_buf b = PG_BUF_INIT;
+		uint32_t left = r->n_runs[k] - r->set_aside[k];
+		int few = too_few_left(r, k);
+		if (!r->set_aside[k])
+			continue;
+		pg_buf_addf(&b, "%u of the %u %s runs set aside as disturbed (median step",
+			    r->set_aside[k], r->n_runs[k], side[k]);
+		for (uint32_t i = 0, j = 0; i < r->n_runs[k]; i++)
+			if (r->runs[k][i].set_aside)
+				pg_buf_addf(&b, "%s %.3f ms (%+.0f%%)", j++ ? "," : "",
+					    r->runs[k][i].step_median_us / 1e3,
+					    100 * r->runs[k][i].from_share);
+		pg_buf_addf(&b, ", more than %.0f%% above the side's typical run); ",
+			    100 * r->set_aside_limit_share);
+		if (few)
+			pg_buf_addf(&b, "%u left, too few to judge: run them again", left);
+		else
+			pg_buf_addf(&b, "the %s rests on the other %u", side[k], left);
+		r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
+		r->quality[r->n_quality++] = (struct gate_quality_hit){
+		    k, pg_xstrdup("runs-disturbed"), pg_buf_detach(&b, NULL),
+		    few ? GATE_INCONCLUSIVE : GATE_IGNORE};
+		if (few)
+			r->too_few_runs = 1;
+	}
+}
+
+/* Whether noise decided the step's verdict, and the spreads it had: the
+ * terminal and the report say the machine was too noisy to judge, with the
+ * numbers the test used and advice that fits the runs given. */
+static void check_noisy(struct gate_result *r, const struct test_ctx *t)
+{
+	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	double base, per_run;
+	int within_noise;
+
+	if (!m || !m->has_baseline || !(m->baseline > 0) || !isfinite(m->noise_sd))
+		return;
+	within_noise = m->note && strstr(m->note, "within noise") != NULL;
+	if (!within_noise && !r->too_few_runs && !(r->disturbed && m->verdict == GATE_INCONCLUSIVE))
+		return;
+	base = m->baseline;
+	/* one run's sd back from the change's: sd^2 (v(nb) + v(nc)) + within */
+	per_run = sqrt(fmax(0, m->noise_sd * m->noise_sd - t->within_var) /
+		       (gate_noise_median_var(t->runs_b) + gate_noise_median_var(t->runs_c)));
+	r->noisy = 1;
+	r->noisy_between_share = per_run / base;
+	r->noisy_within_share = isfinite(t->jitter_b) && isfinite(t->jitter_c)
+				    ? fmax(t->jitter_b, t->jitter_c)
+				: isfinite(t->jitter_c) ? t->jitter_c
+							: t->jitter_b;
+	if (r->too_few_runs)
+		r->noisy_advice = pg_xstrdup("too few undisturbed runs: run them again");
+	else if (r->candidate_runs < GATE_NOISE_MIN_RUNS)
+		r->noisy_advice = pg_xstrdup("give three --candidate runs, or rerun on a quieter "
+					     "machine");
+	else
+		r->noisy_advice = pg_xasprintf("%u candidate and %u baseline runs were not enough "
+					       "here: rerun on a quieter (dedicated) runner",
+					       r->candidate_runs, r->baseline_runs);
 }
 
 /* ---- the whole comparison ---- */
@@ -1297,6 +1550,22 @@ static void overall(struct gate_result *r)
 		    gate_verdict_severity(a) > gate_verdict_severity(v))
 			v = a;
 	}
+	/* too few undisturbed runs: no verdict but "run them again", on the
+	 * metrics too (a fail or a pass there would be read as one) */
+	if (r->too_few_runs && v != GATE_INCOMPARABLE) {
+		v = GATE_INCONCLUSIVE;
+		for (uint32_t i = 0; i < r->n_metrics; i++) {
+			struct gate_metric_result *m = &r->metrics[i];
+			enum gate_verdict x = m->verdict;
+			if (!m->rule || m->rule->direction == GATE_INFO ||
+			    (x != GATE_FAIL && x != GATE_WARN &&
+			     !(m->kind == GATE_K_STEP && (x == GATE_PASS || x == GATE_IMPROVED))))
+				continue;
+			m->verdict = GATE_INCONCLUSIVE;
+			free(m->note);
+			m->note = pg_xstrdup("too few undisturbed runs to judge");
+		}
+	}
 	r->verdict = v;
 }
 
@@ -1332,15 +1601,38 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 {
 	struct test_ctx t;
 	struct side b, c, h;
+	const struct summary **kb = pg_xcalloc(gb->n_runs + 1, sizeof(*kb)),
+			     **kc = pg_xcalloc(gc->n_runs + 1, sizeof(*kc)),
+			     **kn =
+				 pg_xcalloc((in->noise ? in->noise->n_runs : 0) + 1, sizeof(*kn));
+	struct gate_side sb, sc, sn;
+	const struct gate_side *ob, *oc;
 
 	memset(r, 0, sizeof(*r));
 	memset(&t, 0, sizeof(t));
 	r->in = *in;
+	r->thresholds = th;
+	r->set_aside_limit_share = NAN;
+	name_runs(r, 0, gb);
+	name_runs(r, 1, gc);
+	kept_side(r, 0, gb, kb, &sb);
+	kept_side(r, 1, gc, kc, &sc);
+	/* a side with too few runs left is judged on all of them, and the
+	 * verdict is inconclusive whatever they say (overall) */
+	if (too_few_left(r, 0))
+		sb = *gb;
+	if (too_few_left(r, 1))
+		sc = *gc;
+	ob = gb;
+	oc = gc;
+	gb = &sb;
+	gc = &sc;
 	r->baseline = representative(gb);
 	r->candidate = representative(gc);
+	mark_shown(r, 0, ob, r->baseline);
+	mark_shown(r, 1, oc, r->candidate);
 	r->baseline_runs = gb->n_runs;
 	r->candidate_runs = gc->n_runs;
-	r->thresholds = th;
 	r->step_p_value = NAN;
 	r->workload_overlap = NAN;
 	r->interval_lo_share = r->interval_hi_share = NAN;
@@ -1351,11 +1643,13 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {
 		r->verdict = GATE_INCOMPARABLE;
-		return;
+		goto out;
 	}
+	note_set_aside(r);
 	side_init(&b, gb);
 	side_init(&c, gc);
-	side_init(&h, in->noise ? in->noise : &(struct gate_side){NULL, 0, NULL, 1});
+	side_init(&h, in->noise ? keep_undisturbed(r, in->noise, kn, &sn)
+				: &(struct gate_side){NULL, 0, NULL, 1, NULL, NULL});
 	t.noise = h.n ? &h : NULL;
 	prepare_test(r, &b, &c, &t);
 	compare_metrics(r, &b, &c, &t);
@@ -1363,9 +1657,14 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	attribute(r, &t);
 	check_one_run(r);
 	overall(r);
+	check_noisy(r, &t);
 	side_release(&b);
 	side_release(&c);
 	side_release(&h);
+out:
+	free(kb);
+	free(kc);
+	free(kn);
 }
 
 void gate_compare(const struct summary *b, const struct summary *c,
@@ -1373,7 +1672,9 @@ void gate_compare(const struct summary *b, const struct summary *c,
 		  struct gate_result *r)
 {
 	const struct summary *rb[1] = {b}, *rc[1] = {c};
-	struct gate_side sb = {rb, 1, NULL, 0}, sc = {rc, 1, NULL, 0};
+	const char *pb[1] = {in->baseline_path}, *pc[1] = {in->candidate_path};
+	const char *hb[1] = {in->baseline_sha256}, *hc[1] = {in->candidate_sha256};
+	struct gate_side sb = {rb, 1, NULL, 0, pb, hb}, sc = {rc, 1, NULL, 0, pc, hc};
 
 	gate_compare_runs(&sb, &sc, th, in, r);
 }
@@ -1398,6 +1699,20 @@ void gate_result_release(struct gate_result *r)
 		free(r->quality[i].code);
 		free(r->quality[i].message);
 	}
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t i = 0; i < r->n_runs[k]; i++) {
+			struct gate_run *x = &r->runs[k][i];
+			for (uint32_t f = 0; f < x->n_profiles; f++) {
+				free(x->profile_path[f]);
+				free(x->profile_sha256[f]);
+			}
+			free(x->profile_path);
+			free(x->profile_sha256);
+			free(x->why);
+		}
+		free(r->runs[k]);
+	}
+	free(r->noisy_advice);
 	free(r->diff);
 	free(r->refusal);
 	free(r->metrics);

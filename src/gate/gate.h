@@ -235,6 +235,13 @@ struct gate_attribution {
 	double z;	    /* the change over its standard deviation under the noise model */
 };
 
+/* Whether attribution entry i is an op whose family is also listed: its time
+ * is inside that family's, so a line that names the family leaves the op out
+ * and the remainder (attribution_remainder_us: the step change less every
+ * entry not nested) counts it once. */
+struct gate_result;
+int gate_attribution_nested(const struct gate_result *r, uint32_t i);
+
 /* Between op names in gate_attribution.detail: kernel names hold ", ". */
 #define GATE_DETAIL_SEP '\x1f'
 
@@ -250,6 +257,22 @@ struct gate_quality_hit {
 	int candidate; /* 0: baseline, 1: candidate */
 	char *code, *message;
 	enum gate_verdict action;
+};
+
+/* One run of a side, as the verdict names it: its input, its summary's
+ * digest, its step values, and whether it was set aside as disturbed (a run
+ * far slower than the side's other runs, beyond run-to-run noise: a co-tenant
+ * burst, docs/noise.md "Disturbed runs"). */
+struct gate_run {
+	const char *path, *sha256; /* borrowed from the side (as gate_inputs); NULL: unknown */
+	char summary_sha256[65];   /* "" for a history record */
+	char **profile_path, **profile_sha256; /* owned: the run's profiles */
+	uint32_t n_profiles;
+	int shown; /* the run whose summary the report shows for the side */
+	double step_median_us, step_p90_us; /* NAN: no steady steps */
+	double from_share; /* how far its step is above the side's typical run, relative */
+	int set_aside;
+	char *why; /* why it was set aside; NULL when kept */
 };
 
 struct gate_result {
@@ -281,12 +304,26 @@ struct gate_result {
 	double attribution_z;	      /* the z a part needs to be listed: toward the step's change
 				       * when it moved beyond noise, else either way */
 	double attribution_z_against; /* ... and against the step's change */
-	double
-	    attribution_remainder_us; /* the step change the listed families and breakdown leave */
-	uint32_t baseline_runs, candidate_runs;
+	double attribution_remainder_us;	/* the step change the entries not nested (families,
+						 * breakdown, ops whose family is not listed) leave */
+	uint32_t baseline_runs, candidate_runs; /* the runs each side's values rest on */
+	struct gate_run *runs[2];		/* every run given: [0] baseline, [1] candidate */
+	uint32_t n_runs[2];
+	uint32_t set_aside[2];	      /* runs set aside as disturbed, per side */
+	double set_aside_limit_share; /* a run this far above its side's typical run is set
+					 aside; NAN: no side had runs enough to tell */
 	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
 	double jitter_baseline, jitter_candidate;
-	int disturbed; /* the candidate's steps spread far beyond the baseline's */
+	int disturbed;	  /* the candidate's steps spread far beyond the baseline's */
+	int too_few_runs; /* a side had too few runs left when the disturbed were set aside */
+	/* the noise decided the step's verdict (inconclusive for disturbance, or
+	 * past a limit but within noise): noisy is set, with the spreads used,
+	 * relative to the baseline's median step: between runs (the sd of one
+	 * run's value the test took) and inside them (the larger side's median
+	 * robust spread of a run's steps; NAN: unknown), and the advice */
+	int noisy;
+	double noisy_between_share, noisy_within_share;
+	char *noisy_advice;
 	struct gate_quality_hit *quality;
 	uint32_t n_quality;
 
@@ -312,6 +349,9 @@ struct gate_side {
 	uint32_t n_runs;
 	const struct summary *rep;
 	int history; /* the runs are history records: their spread is "history" noise */
+	/* each run's input file and its bytes' sha256 (NULL, or a NULL entry:
+	 * unknown, as for a history record) */
+	const char *const *paths, *const *sha256;
 };
 
 /* gate_compare for sides of several runs: every metric's value on a side is

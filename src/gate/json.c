@@ -79,14 +79,8 @@ static void write_identity(struct pg_json *j, const struct summary *s)
 	pg_json_obj_end(j);
 }
 
-static void write_side(struct pg_json *j, const char *key, const char *path, const char *sha,
-		       const struct summary *s, const char *summary_sha, const char *history_json,
-		       uint32_t runs, double jitter)
+static void write_profiles(struct pg_json *j, const struct summary *s)
 {
-	pg_json_key(j, key);
-	pg_json_obj_begin(j);
-	pg_json_kv_str(j, "path", path);
-	pg_json_kv_str(j, "sha256", sha);
 	pg_json_key(j, "profiles");
 	pg_json_arr_begin(j);
 	for (uint32_t i = 0; i < s->n_files; i++) {
@@ -96,12 +90,71 @@ static void write_side(struct pg_json *j, const char *key, const char *path, con
 		pg_json_obj_end(j);
 	}
 	pg_json_arr_end(j);
+}
+
+/* Every run of a side: its input, digests, profiles, step values and
+ * whether it was set aside as disturbed (and why). */
+static void write_run_list(struct pg_json *j, const struct gate_result *r, int k)
+{
+	pg_json_key(j, "run_list");
+	pg_json_arr_begin(j);
+	for (uint32_t i = 0; i < r->n_runs[k]; i++) {
+		const struct gate_run *x = &r->runs[k][i];
+		pg_json_obj_begin(j);
+		pg_json_kv_str(j, "path", x->path);
+		pg_json_kv_str(j, "sha256", x->sha256);
+		pg_json_kv_str(j, "summary_sha256",
+			       x->summary_sha256[0] ? x->summary_sha256 : NULL);
+		pg_json_key(j, "profiles");
+		pg_json_arr_begin(j);
+		for (uint32_t f = 0; f < x->n_profiles; f++) {
+			pg_json_obj_begin(j);
+			pg_json_kv_str(j, "path", x->profile_path[f]);
+			pg_json_kv_str(j, "sha256", x->profile_sha256[f]);
+			pg_json_obj_end(j);
+		}
+		pg_json_arr_end(j);
+		num_if(j, "step_median_us", isfinite(x->step_median_us), x->step_median_us, 3);
+		num_if(j, "step_p90_us", isfinite(x->step_p90_us), x->step_p90_us, 3);
+		num_if(j, "above_typical_share", isfinite(x->from_share), x->from_share, 6);
+		pg_json_key(j, "set_aside");
+		pg_json_bool(j, x->set_aside);
+		pg_json_kv_str(j, "why", x->why);
+		pg_json_obj_end(j);
+	}
+	pg_json_arr_end(j);
+}
+
+/* The run a side's report shows (its representative), named: for a side of
+ * one run the file given, for several the one whose summary is shown. */
+static const struct gate_run *shown_run(const struct gate_result *r, int k)
+{
+	for (uint32_t i = 0; i < r->n_runs[k]; i++)
+		if (r->runs[k][i].shown)
+			return &r->runs[k][i];
+	return NULL;
+}
+
+static void write_side(struct pg_json *j, const struct gate_result *r, int k, const char *key,
+		       const char *path, const char *sha, const struct summary *s,
+		       const char *summary_sha, const char *history_json, uint32_t runs,
+		       double jitter)
+{
+	const struct gate_run *shown = r->n_runs[k] > 1 ? shown_run(r, k) : NULL;
+
+	pg_json_key(j, key);
+	pg_json_obj_begin(j);
+	pg_json_kv_str(j, "path", shown ? shown->path : path);
+	pg_json_kv_str(j, "sha256", shown ? shown->sha256 : sha);
+	write_profiles(j, s);
 	pg_json_kv_str(j, "device_kind", s->device_kind);
 	pg_json_kv_uint(j, "device_count", s->device_count);
 	pg_json_kv_uint(j, "steady_steps", s->steady.count);
 	pg_json_kv_uint(j, "runs", runs);
+	pg_json_kv_uint(j, "runs_set_aside", r->set_aside[k]);
 	num(j, "step_jitter", jitter, 6);
 	pg_json_kv_str(j, "summary_sha256", summary_sha);
+	write_run_list(j, r, k);
 	write_identity(j, s);
 	if (history_json) {
 		pg_json_key(j, "history");
@@ -341,11 +394,12 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 	num(&j, "significance", r->thresholds->significance, 6);
 	pg_json_kv_uint(&j, "min_samples", r->thresholds->min_samples);
 	pg_json_obj_end(&j);
-	write_side(&j, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
+	write_side(&j, r, 0, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline,
 		   r->baseline_summary_sha256, r->in.baseline_history_json, r->baseline_runs,
 		   r->jitter_baseline);
-	write_side(&j, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate,
-		   r->candidate_summary_sha256, NULL, r->candidate_runs, r->jitter_candidate);
+	write_side(&j, r, 1, "candidate", r->in.candidate_path, r->in.candidate_sha256,
+		   r->candidate, r->candidate_summary_sha256, NULL, r->candidate_runs,
+		   r->jitter_candidate);
 	write_provenance(&j, r);
 	write_step(&j, r);
 	write_counts(&j, r);
@@ -361,6 +415,17 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 		num(&j, "attribution_remainder_us_per_step", r->attribution_remainder_us, 3);
 	}
 	write_breakdown(&j, r);
+	pg_json_key(&j, "too_noisy");
+	if (r->noisy) {
+		pg_json_obj_begin(&j);
+		num(&j, "between_runs_share", r->noisy_between_share, 6);
+		num_if(&j, "within_run_share", isfinite(r->noisy_within_share),
+		       r->noisy_within_share, 6);
+		str(&j, "advice", r->noisy_advice);
+		pg_json_obj_end(&j);
+	} else {
+		pg_json_null(&j);
+	}
 	write_quality(&j, r);
 	pg_json_obj_end(&j);
 	pg_buf_addc(out, '\n');

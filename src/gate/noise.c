@@ -27,7 +27,10 @@
  *
  * A side's value is the median over its runs, so that one disturbed run in a
  * window does not move it; the median of n runs varies more than their mean
- * (gate_noise_median_var), and the change's sd says so.
+ * (gate_noise_median_var), and the change's sd says so. Runs far slower than
+ * their side's typical run are set aside as disturbed before any of this
+ * (compare.c, name_runs), and a side whose runs disagree far more than the
+ * pooled spread gets its own (compare.c, own_var).
  */
 #include "gate.h"
 

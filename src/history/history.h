@@ -64,6 +64,10 @@ struct history_record {
 	 * "history" (gate --baseline history:...) with the window as compact JSON */
 	char *baseline_kind, *baseline_path, *baseline_sha256, *baseline_summary_sha256;
 	char *baseline_window;
+	/* when a side had several runs: every run of each side as the verdict
+	 * names them, {"baseline": [...], "candidate": [...]} (the verdict's
+	 * run_list), compact JSON; NULL when each side was one run */
+	char *runs;
 	char *summary_sha256; /* the candidate summary's */
 	char *thresholds;     /* the thresholds set's name */
 	char *profgate_version;

@@ -49,6 +49,7 @@ void history_record_release(struct history_record *r)
 			 &r->baseline_sha256,
 			 &r->baseline_summary_sha256,
 			 &r->baseline_window,
+			 &r->runs,
 			 &r->summary_sha256,
 			 &r->thresholds,
 			 &r->profgate_version,
@@ -696,6 +697,27 @@ static void verdict_metrics(struct history_record *r, const cJSON *metrics)
 	sort_metrics(r);
 }
 
+/* The runs of a verdict whose side had several (record field "runs"), as
+ * compact JSON; NULL when each side was one run. */
+static char *runs_text(const cJSON *root)
+{
+	const cJSON *b = member(member(root, "baseline"), "run_list");
+	const cJSON *c = member(member(root, "candidate"), "run_list");
+	cJSON *o;
+	char *text;
+
+	if (!cJSON_IsArray(b) || !cJSON_IsArray(c) ||
+	    (cJSON_GetArraySize(b) < 2 && cJSON_GetArraySize(c) < 2))
+		return NULL;
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToObject(o, "baseline", cJSON_Duplicate(b, 1)) ||
+	    !cJSON_AddItemToObject(o, "candidate", cJSON_Duplicate(c, 1)) ||
+	    !(text = cJSON_PrintUnformatted(o)))
+		pg_oom(0);
+	cJSON_Delete(o);
+	return text;
+}
+
 static int verdict_fields(struct history_record *r, const cJSON *root)
 {
 	const cJSON *cand = member(root, "candidate"), *base = member(root, "baseline");
@@ -728,8 +750,10 @@ static int verdict_fields(struct history_record *r, const cJSON *root)
 			       str_of(root, "profgate_version")};
 	rc = run_fields(r, &f);
 	free(window);
-	if (rc == 0)
+	if (rc == 0) {
 		verdict_metrics(r, member(root, "metrics"));
+		r->runs = runs_text(root);
+	}
 	return rc;
 }
 
@@ -828,8 +852,13 @@ int history_record_from_result(struct history_record *r, const struct gate_resul
 			add_metric(r, m->name, m->candidate);
 	}
 	sort_metrics(r);
-	if (!e->run_id)
-		gate_result_write_json(g, &json);
+	gate_result_write_json(g, &json);
+	if (g->n_runs[0] > 1 || g->n_runs[1] > 1) {
+		/* through the verdict JSON, so both ways in keep the same bytes */
+		cJSON *root = cJSON_ParseWithLength(json.ptr, json.len);
+		r->runs = runs_text(root);
+		cJSON_Delete(root);
+	}
 	r->record_id = record_id(r, e, json.ptr, json.len);
 out:
 	free(window);
@@ -909,6 +938,19 @@ static int record_baseline(struct history_record *r, const cJSON *b)
 	return 0;
 }
 
+static int record_runs(struct history_record *r, const cJSON *o)
+{
+	const cJSON *runs = member(o, "runs");
+
+	if (!runs || cJSON_IsNull(runs))
+		return 0;
+	if (!cJSON_IsObject(runs))
+		return pg_error_set(PG_EFORMAT, "runs is not an object");
+	if (!(r->runs = cJSON_PrintUnformatted(runs)))
+		pg_oom(0);
+	return 0;
+}
+
 static int check_fields(const struct history_record *r);
 
 /* Every field checked for its type; the required ones present. */
@@ -929,7 +971,7 @@ static int record_fields(struct history_record *r, const cJSON *o)
 	    (rc = opt_str(o, "thresholds", &r->thresholds)) ||
 	    (rc = opt_str(o, "profgate_version", &r->profgate_version)) ||
 	    (rc = record_metrics(r, member(o, "metrics"))) ||
-	    (rc = record_baseline(r, member(o, "baseline"))))
+	    (rc = record_baseline(r, member(o, "baseline"))) || (rc = record_runs(r, o)))
 		return rc;
 	r->exit_code = (int)ec;
 	if (id && !cJSON_IsNull(id)) {
@@ -1375,6 +1417,10 @@ void history_record_write(const struct history_record *r, struct pg_buf *out)
 		pg_json_raw(&j, r->baseline_window); /* compact JSON, as read or made */
 	}
 	pg_json_obj_end(&j);
+	if (r->runs) {
+		pg_json_key(&j, "runs");
+		pg_json_raw(&j, r->runs); /* compact JSON, as read or made */
+	}
 	kv_str(&j, "summary_sha256", r->summary_sha256);
 	kv_str(&j, "thresholds", r->thresholds);
 	kv_str(&j, "profgate_version", r->profgate_version);

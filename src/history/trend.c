@@ -443,8 +443,48 @@ static double p_from_table(const struct null_table *t, uint32_t perms, double ob
 	return (perms - lo + 1.0) / (perms + 1.0);
 }
 
+/* The sum of absolute deviations of x[lo..hi) from their median. */
+static double abs_dev(const double *x, uint32_t lo, uint32_t hi)
+{
+	double m = gate_median(x + lo, hi - lo), sum = 0;
+
+	for (uint32_t i = lo; i < hi; i++)
+		sum += fabs(x[i] - m);
+	return sum;
+}
+
+/* How far from the rank statistic's split the values may move it. */
+#define LOCATE_REACH 4
+
+/* Where a change the rank test found happened: of the splits within
+ * LOCATE_REACH of the rank statistic's (at), both segments at least L long,
+ * the one whose segments deviate least from their own medians (absolute
+ * deviations: one wild record does not move it); at itself unless another is
+ * clearly better. The rank statistic is the test, not the location: for a step away from
+ * the middle of a series its largest |z| is often a record before the step
+ * (the sd of a rank sum shrinks toward the ends faster than the sum does),
+ * and a user would bisect the wrong commit. */
+static uint32_t locate(const double *x, uint32_t n, uint32_t L, uint32_t at)
+{
+	uint32_t lo = at > L + LOCATE_REACH ? at - LOCATE_REACH : L, best_t = at;
+	double best = abs_dev(x, 0, at) + abs_dev(x, at, n);
+
+	for (uint32_t t = lo; t <= at + LOCATE_REACH && t + L <= n; t++) {
+		double cost;
+		if (t == at)
+			continue;
+		cost = abs_dev(x, 0, t) + abs_dev(x, t, n);
+		if (cost < best * (1 - 1e-9)) {
+			best = cost;
+			best_t = t;
+		}
+	}
+	return best_t;
+}
+
 /* The best split of x[0..n) and its p (1 when there is none): a short series
- * by its permutation test, a long one by the tail of the scan's maximum. */
+ * by its permutation test, a long one by the tail of the scan's maximum; the
+ * split's place from the values near it (locate). */
 static double split(struct cp_ctx *c, const double *x, uint32_t n, double give_up_alpha,
 		    uint32_t *at)
 {
@@ -472,6 +512,8 @@ static double split(struct cp_ctx *c, const double *x, uint32_t n, double give_u
 		scan_len_release(&k);
 	}
 	free(rank);
+	if (p < 1 && *at)
+		*at = locate(x, n, c->L, *at);
 	return p;
 }
 

@@ -292,6 +292,15 @@ static void step_line(const struct gate_result *r, struct pg_buf *b)
 	}
 	step_test(r, b);
 	pg_buf_adds(b, ").");
+	if (r->noisy) {
+		pg_buf_addf(b, " **Too noisy to judge**: the runs spread %.1f%% between them",
+			    100 * r->noisy_between_share);
+		if (isfinite(r->noisy_within_share))
+			pg_buf_addf(b, " and %.1f%% inside a run", 100 * r->noisy_within_share);
+		pg_buf_adds(b, " (robust sd); ");
+		report_text(b, r->noisy_advice, TEXT_MAX_BYTES);
+		pg_buf_adds(b, ".");
+	}
 	/* the gate's reason when it did not judge the step as the numbers suggest */
 	const struct gate_metric_result *m = step_metric(r);
 	if (m && m->note && *m->note) {
@@ -414,25 +423,12 @@ static void detail_ops(struct pg_buf *b, struct line_names *ln, uint32_t *next, 
 		pg_buf_addf(b, ", %u more", total - DETAIL_OPS);
 }
 
-/* An op whose family the line already names is inside that family's time:
- * listing it again would read as double counting. */
-static int family_listed(const struct gate_result *r, uint32_t upto, const char *family)
-{
-	if (!family)
-		return 0;
-	for (uint32_t i = 0; i < upto; i++)
-		if (r->attribution[i].kind == GATE_ATTR_FAMILY &&
-		    strcmp(r->attribution[i].name, family) == 0)
-			return 1;
-	return 0;
-}
-
 /* Whether attribution entry i may be on the line: an op whose family the line
- * names is not. */
+ * names is inside that family's time (gate_attribution_nested), and listing it
+ * again would read as double counting. */
 static int attr_listed(const struct gate_result *r, uint32_t i)
 {
-	const struct gate_attribution *a = &r->attribution[i];
-	return !(a->kind == GATE_ATTR_OP && family_listed(r, r->n_attribution, a->family));
+	return !gate_attribution_nested(r, i);
 }
 
 /* The op names the line shows, gathered first so that they are cut together. */
@@ -461,6 +457,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 {
 	uint32_t shown = 0, left = 0, next_op = 0, next_detail = 0;
 	struct line_names ln;
+	double rest = r->attribution_remainder_us; /* with the parts listed but not shown */
 
 	if (!r->has_step)
 		return;
@@ -474,6 +471,7 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 			continue;
 		if (shown >= ATTR_SHOWN) {
 			left++;
+			rest += a->delta_us_per_step;
 			continue;
 		}
 		pg_buf_adds(b, shown ? ", " : "");
@@ -501,11 +499,15 @@ static void attribution(const struct gate_result *r, struct pg_buf *b)
 		pg_buf_adds(b, "no part changed beyond noise.\n\n");
 		return;
 	}
-	if (left)
-		pg_buf_addf(b, "; %u more not shown", left);
-	pg_buf_adds(b, "; the other parts: ");
-	report_signed_time(b, r->attribution_remainder_us);
-	pg_buf_adds(b, " together, none beyond its noise (listed: ");
+	if (left) {
+		pg_buf_addf(b, "; %u more not shown, with the other parts: ", left);
+		report_signed_time(b, rest);
+		pg_buf_adds(b, " together (listed: ");
+	} else {
+		pg_buf_adds(b, "; the other parts: ");
+		report_signed_time(b, rest);
+		pg_buf_adds(b, " together, none beyond its noise (listed: ");
+	}
 	if (r->attribution_z_against != r->attribution_z)
 		pg_buf_addf(b, "z of at least %.2f toward the step's change, %.2f against it",
 			    r->attribution_z, r->attribution_z_against);
@@ -904,6 +906,69 @@ static void run_context(struct pg_buf *b, const char *side, const char *path, co
 	pg_buf_adds(b, "\n");
 }
 
+/* The run a side of several shows (its representative), else NULL. */
+static const struct gate_run *shown_run(const struct gate_result *r, int k)
+{
+	for (uint32_t i = 0; r->n_runs[k] > 1 && i < r->n_runs[k]; i++)
+		if (r->runs[k][i].shown)
+			return &r->runs[k][i];
+	return NULL;
+}
+
+static const char *side_path(const struct gate_result *r, int k, const char *given)
+{
+	return shown_run(r, k) ? shown_run(r, k)->path : given;
+}
+
+static const char *side_sha(const struct gate_result *r, int k, const char *given)
+{
+	return shown_run(r, k) ? shown_run(r, k)->sha256 : given;
+}
+
+/* Every run of a side of several, one sub-item each: its file and digests,
+ * its profiles, its step, and whether it was set aside as disturbed. */
+static void run_list(struct pg_buf *b, const struct gate_result *r, int k)
+{
+	if (r->n_runs[k] < 2)
+		return;
+	for (uint32_t i = 0; i < r->n_runs[k]; i++) {
+		const struct gate_run *x = &r->runs[k][i];
+		pg_buf_addf(b, "  - run %u: ", i + 1);
+		if (x->path)
+			report_code(b, x->path, 120);
+		else
+			pg_buf_addf(b, "history record %u of the window", i + 1);
+		if (x->sha256) {
+			pg_buf_adds(b, ", sha256 ");
+			report_code(b, x->sha256, 12);
+		}
+		if (x->summary_sha256[0]) {
+			pg_buf_adds(b, ", summary sha256 ");
+			report_code(b, x->summary_sha256, 12);
+		}
+		for (uint32_t f = 0; f < x->n_profiles && f < 4; f++) {
+			pg_buf_adds(b, f ? ", " : "; profiles ");
+			report_code(b, x->profile_path[f] ? x->profile_path[f] : "unknown", 80);
+			if (x->profile_sha256[f]) {
+				pg_buf_adds(b, " (sha256 ");
+				report_code(b, x->profile_sha256[f], 12);
+				pg_buf_adds(b, ")");
+			}
+		}
+		if (x->n_profiles > 4)
+			pg_buf_addf(b, " and %u more", x->n_profiles - 4);
+		if (isfinite(x->step_median_us)) {
+			pg_buf_adds(b, "; median step ");
+			report_time(b, x->step_median_us);
+		}
+		if (x->set_aside) {
+			pg_buf_adds(b, "; **set aside**: ");
+			report_text(b, x->why, TEXT_MAX_BYTES);
+		}
+		pg_buf_adds(b, x->shown ? " (the run shown)\n" : "\n");
+	}
+}
+
 static void provenance(const struct gate_result *r, struct pg_buf *b)
 {
 	const struct gate_thresholds *th = r->thresholds;
@@ -942,8 +1007,12 @@ static void provenance(const struct gate_result *r, struct pg_buf *b)
 			    b, "No identity fields were checked: the thresholds name none.\n\n");
 		}
 	}
-	run_context(b, "baseline", r->in.baseline_path, r->in.baseline_sha256, r->baseline);
-	run_context(b, "candidate", r->in.candidate_path, r->in.candidate_sha256, r->candidate);
+	run_context(b, "baseline", side_path(r, 0, r->in.baseline_path),
+		    side_sha(r, 0, r->in.baseline_sha256), r->baseline);
+	run_list(b, r, 0);
+	run_context(b, "candidate", side_path(r, 1, r->in.candidate_path),
+		    side_sha(r, 1, r->in.candidate_sha256), r->candidate);
+	run_list(b, r, 1);
 	pg_buf_adds(b, "- thresholds: ");
 	if (th && th->name) {
 		report_code(b, th->name, 60);

@@ -68,6 +68,13 @@ void report_recent_md(const struct report_recent *c, struct pg_buf *out)
 		pg_buf_addf(out, "%.*f, ", decimals, c->value[i] * scale);
 	pg_buf_addf(out, "%.*f]\n```\n\n", decimals, c->candidate * scale);
 	pg_buf_adds(out, "The series' main and nightly records, oldest first; this run last.");
+	if (c->change_at < c->n) {
+		pg_buf_adds(out, " The step changed at the record of ");
+		report_text(out, c->time[c->change_at], 40);
+		pg_buf_addf(out, " (the first of the new level, record %u of %u): %.*f → %.*f %s.",
+			    c->change_at + 1, c->n, decimals, c->change_before * scale, decimals,
+			    c->change_after * scale, unit);
+	}
 	if (c->page_url) {
 		/* the address is checked (report_url_ok) and the page name is a safe file name */
 		pg_buf_addf(out, " [The series on the dashboard](%s)", c->page_url);

@@ -148,6 +148,11 @@ struct report_recent {
 	uint32_t n;
 	double candidate;     /* this run's step.median_us; NAN: no chart */
 	const char *page_url; /* the series' dashboard page; NULL: no link */
+	/* the last change point of the records (history_change_points, as the
+	 * trend finds it): the index of its first record, n when none, and the
+	 * levels either side */
+	uint32_t change_at;
+	double change_before, change_after;
 };
 /* A Mermaid xychart-beta of c (nothing when it has no records or no
  * candidate value), then the link to the page. */

@@ -197,6 +197,19 @@ act "{$WITH_BASE, \"thresholds\": \"strict\", \"comment\": \"never\"}"
 check "thresholds: strict, the shipped set: found and applied" \
 	eval '[ "$rc" -eq 1 ] && grep -q "\"name\": \"strict\"" "$WS/profgate/verdict.json"'
 
+# ---- every run kept: the second workflow judges the same runs ----
+act '{"baseline": "profiles/baseline.rank-0.pt.trace.json.gz", "candidate": "profiles/candidate.rank-0.matmul-slower.pt.trace.json.gz\nprofiles/baseline.rank-0.pt.trace.json.gz", "label": "matmul bench", "comment": "never", "fail_on": "never"}'
+check "two candidate runs: each run's summary kept in the output folder" \
+	eval '[ -s "$WS/profgate/candidate.run-01.summary.json" ] && [ -s "$WS/profgate/candidate.run-02.summary.json" ] && [ -s "$WS/profgate/baseline.run-01.summary.json" ]'
+rm -rf "$WS/kept" && mkdir "$WS/kept" && cp "$WS"/profgate/*.run-*.summary.json "$WS/kept/"
+cp "$WS/profgate/verdict.json" "$T/first-verdict.json"
+act '{"baseline": "kept/baseline.run-*.summary.json", "candidate": "kept/candidate.run-*.summary.json", "label": "matmul bench", "comment": "never", "fail_on": "never"}'
+check "... patterns of those files give the second run the same runs and the same step values" \
+	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); k=lambda d, s: [x["step_median_us"] for x in d[s]["run_list"]]; sys.exit(not (len(b["candidate"]["run_list"]) == 2 and k(a, "candidate") == k(b, "candidate") and k(a, "baseline") == k(b, "baseline") and a["step"] == b["step"]))' "$T/first-verdict.json" "$WS/profgate/verdict.json"
+act '{"baseline": "kept/nothing-*.json", "candidate": "kept/candidate.run-*.summary.json", "comment": "never"}'
+check "... a pattern that matches no file: exit 2, one line naming it" \
+	eval '[ "$rc" -eq 2 ] && grep -q "kept/nothing-\*.json matches no file" "$T/err"'
+
 # ---- baseline: history:BRANCH[:N], the window read from the history input ----
 git init -q --bare "$T/hist2.git"
 # a main record of the series made outside CI (no ref: history:* takes it), from the baseline
@@ -394,19 +407,19 @@ act "{\"baseline\": \"$B1\\n$B2\\n$B3\", \"candidate\": \"$M1\", \"label\": \"cp
 ocheck "a baseline of three lines: three baseline runs, one candidate run, a verdict" \
 	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
 	"$VJ['baseline']['runs'] == 3 and $VJ['candidate']['runs'] == 1" \
-	"$VJ['baseline']['path'] == '$B1' and $VJ['candidate']['path'] == '$M1'"
+	"[x['path'] for x in $VJ['baseline']['run_list']] == ['$B1', '$B2', '$B3'] and $VJ['candidate']['path'] == '$M1'"
 check "... the step exits as its exit_code output says" exit_is_output
 act "{\"baseline\": \"$B1\", \"candidate\": \"$B2\\n$B3\", \"label\": \"cpu bench\", \"comment\": \"never\"}"
 ocheck "a candidate of two lines: one baseline run, two candidate runs" \
 	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
-	"$VJ['baseline']['runs'] == 1 and $VJ['candidate']['runs'] == 2 and $VJ['candidate']['path'] == '$B2'"
+	"$VJ['baseline']['runs'] == 1 and $VJ['candidate']['runs'] == 2 and [x['path'] for x in $VJ['candidate']['run_list']] == ['$B2', '$B3']"
 check "... the step exits as its exit_code output says" exit_is_output
 # a YAML block as a workflow writes it: indentation, a comment, a blank line, CRLF, the final new
 # line; the commented-out file does not exist, so reading it would exit 3
 act "{\"baseline\": \"# the base runs\\n  $B1  \\n\\n\\t$B2\\r\\n  # cpu/missing.json\\n$B3\\n\", \"candidate\": \"  $M1\\n\", \"label\": \"cpu bench\", \"comment\": \"never\"}"
 ocheck "blank lines, comment lines and the spaces around a line are skipped" \
 	"o['verdict'] in ('pass', 'improved', 'warn', 'inconclusive', 'fail')" \
-	"$VJ['baseline']['runs'] == 3 and $VJ['baseline']['path'] == '$B1' and $VJ['candidate']['path'] == '$M1'"
+	"$VJ['baseline']['runs'] == 3 and [x['path'] for x in $VJ['baseline']['run_list']] == ['$B1', '$B2', '$B3'] and $VJ['candidate']['path'] == '$M1'"
 check "... the step exits as its exit_code output says" exit_is_output
 for hb in "history:*\\n$B1" "$B1\\nhistory:main"; do
 	case $hb in history*) where=first ;; *) where=second ;; esac

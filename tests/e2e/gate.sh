@@ -16,7 +16,7 @@ SF=$TOOLS/slow_family
 
 # field FILE EXPR: a Python expression over the verdict JSON `d`, printed.
 field() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	python3 -c 'import json,os,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # ---- the bundled pair: a known 25% matmul regression ----
@@ -235,6 +235,23 @@ check "three baseline runs against a 25% wider matmul: fail, the noise from the 
 	[ "$rc" -eq 1 ] && [ "$(field "$T/mr.json" 'd["baseline"]["runs"], d["candidate"]["runs"], [m["noise_from"] for m in d["metrics"] if m["name"] == "step.median_us"], d["attribution"][0]["name"]')" = "(3, 1, ['runs'], 'matmul')" ]
 check "... the terminal says how many runs and where the noise came from" \
 	grep -q '; 3 vs 1 run, 75 vs 25 steps; noise: runs)' "$T/out"
+check "... the verdict names every run: path, sha256, profiles, step, set aside or not" \
+	[ "$(field "$T/mr.json" '[(os.path.basename(x["path"]), len(x["sha256"]), len(x["summary_sha256"]), len(x["profiles"]), x["step_median_us"] > 0, x["set_aside"]) for x in d["baseline"]["run_list"] + d["candidate"]["run_list"]]')" = "[('h-base-1.json', 64, 64, 1, True, False), ('h-base-2.json', 64, 64, 1, True, False), ('h-base-3.json', 64, 64, 1, True, False), ('h-matmul25-1.json', 64, 64, 1, True, False)]" ]
+check "... the baseline's path and sha256 name the run whose profiles it shows" \
+	[ "$(field "$T/mr.json" '[x["sha256"] for x in d["baseline"]["run_list"] if x["profiles"] == d["baseline"]["profiles"]] == [d["baseline"]["sha256"]]')" = True ]
+git init -q --bare "$T/runs.git"
+pg gate -b "$T/h-base-1.json" -b "$T/h-base-2.json" -b "$T/h-base-3.json" -c "$T/h-matmul25-1.json" \
+	--json "$T/mr2.json" --report "$T/mr2.md" --label runs --history "$T/runs.git" --kind pr
+check "... the report lists the three baseline runs" \
+	[ "$(grep -c '^  - run [123]: `.*h-base-[123].json`, sha256' "$T/mr2.md")" -eq 3 ]
+git -C "$T/runs.git" show profgate-history:"$(git -C "$T/runs.git" ls-tree -r --name-only profgate-history | grep jsonl | head -1)" >"$T/runs-rec.jsonl"
+check "... and the history record keeps every run of each side" \
+	[ "$(field "$T/runs-rec.jsonl" '[os.path.basename(x["path"]) for x in d["runs"]["baseline"] + d["runs"]["candidate"]]')" = "['h-base-1.json', 'h-base-2.json', 'h-base-3.json', 'h-matmul25-1.json']" ]
+git init -q --bare "$T/runs2.git"
+pg history append "$T/mr2.json" --repo "$T/runs2.git" --kind pr
+git -C "$T/runs2.git" show profgate-history:"$(git -C "$T/runs2.git" ls-tree -r --name-only profgate-history | grep jsonl | head -1)" >"$T/runs-rec2.jsonl"
+check "... history append of the verdict keeps the same runs" \
+	[ "$(field "$T/runs-rec2.jsonl" 'd["runs"]')" = "$(field "$T/runs-rec.jsonl" 'd["runs"]')" ]
 pg gate -b "$T/h-base-1.json" -b "$T/h-base-2.json" -c "$T/h-base-3.json" --json "$T/mraa.json"
 check "A/A with two baseline runs: not a fail, nothing attributed" \
 	[ "$rc" -eq 0 ] && [ "$(field "$T/mraa.json" 'd["verdict"] != "fail" and d["attribution"] == []')" = True ]

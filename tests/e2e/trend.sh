@@ -146,7 +146,8 @@ check "history:main:50: the window is short, and stdout says so" \
 	eval 'grep -q "^  baseline: history:main:50: median of 13 records .*; 13 of 50 asked for: the window is short" "$T/out"'
 jf "... and the verdict JSON: 13 records, the short-window warning" "$T/v50.json" \
 	"len(j['baseline']['history']['records']) == 13 and j['baseline']['history']['requested'] == 50" \
-	"[q['code'] for q in j['quality']['baseline']] == ['history-window-short']"
+	"[q['code'] for q in j['quality']['baseline']] == ['history-window-short', 'runs-disturbed']" \
+	"[x['step_median_us'] > 1.15 * j['step']['baseline_median_us'] for x in j['baseline']['run_list'] if x['set_aside']] == [True]"
 pg gate -b 'history:*:3' -c "$T/c12.json" --label bench --history "$T/r.git" --json "$T/vany.json"
 jf "history:*: runs of any branch, the dev run included" "$T/vany.json" \
 	"j['baseline']['history']['ref'] is None and j['baseline']['history']['records'][-1]['time'] == '2024-05-13T06:00:00Z'"
@@ -242,5 +243,15 @@ one_line "consecutive_violations 0 in a thresholds file" 2 "consecutive_violatio
 pg history trend --repo "$T/r.git" --branch nothing-yet
 check "history trend of a branch that does not exist: exit 0, a note, no records" \
 	eval '[ "$rc" -eq 0 ] && has "$T/err" "no branch" && grep -q "^No records.$" "$T/out"'
+
+# the planted step (8 % slower from day 7) at its first slower record in every output: the trend's
+# markdown, its JSON (above), and the chart a gate with a history adds to its report
+pg history trend --repo "$T/r.git" --label bench
+check "history trend (markdown): the step's change point at day 7, the first slower record" \
+	eval 'grep "step.median_us" "$T/out" | grep -q "2024-05-07 .0000000"'
+pge PROFGATE_TIME=2024-05-13T06:00:00Z "$PROFGATE" gate -b "$T/base.json" -c "$T/c12.json" --label bench \
+	--history "$T/r.git" --kind pr --report "$T/chart.md"
+check "the gate's chart: the step changed at the record of day 7, the first of the new level" \
+	grep -q "The step changed at the record of 2024-05-07T06:00:00Z (the first of the new level, record 7 of" "$T/chart.md"
 
 done_testing

@@ -18,7 +18,10 @@
 #
 # Settings (environment): N_BASE (16), N_VAR (6), ACTIVE steps per run (25), THREADS (1), SEED
 # (first seed, 1000), VARIANTS ("one step10 step25 softmax copy"), NOISE_FRESH (0); the gating
-# settings are table.py's (AA_PAIRS, VS_BASE, WINDOW, HIST_TRIALS, THRESHOLDS). TORCH_PY is the
+# settings are table.py's (AA_PAIRS, VS_BASE, WINDOW, HIST_TRIALS, THRESHOLDS). NOISE_MODE is
+# quiet (the default: the machine as it is) or busy: tests/noise/busy.sh runs beside the training
+# runs as a co-tenant, bursts of CPU and memory load with stress-ng starting and stopping at random
+# (seeded by SEED), and is stopped when the runs are made. TORCH_PY is the
 # interpreter with torch (/usr/bin/python3), PY the one for table.py (python3).
 # Exits non-zero when a run, a summary or a gate fails to produce its result.
 set -eu
@@ -36,6 +39,7 @@ THREADS=${THREADS:-1}
 SEED=${SEED:-1000}
 VARIANTS=${VARIANTS:-one step10 step25 softmax copy}
 NOISE_FRESH=${NOISE_FRESH:-0}
+NOISE_MODE=${NOISE_MODE:-quiet}
 SCRIPT=$TOP/tests/host/train_cpu.py
 
 die() {
@@ -47,6 +51,17 @@ die() {
 "$TORCH_PY" -c 'import torch' 2>/dev/null || die "$TORCH_PY has no torch (Debian: apt-get install python3-torch)"
 [ "$N_BASE" -ge 7 ] || die "N_BASE must be at least 7 (a 5-run window and two more base runs)"
 [ "$N_VAR" -ge 1 ] || die "N_VAR must be at least 1"
+case $NOISE_MODE in
+quiet) ;;
+busy)
+	if ! command -v stress-ng >/dev/null; then
+		echo "noise: busy mode needs stress-ng; installing it (scripts/deps.sh noise)" >&2
+		sh "$TOP/scripts/deps.sh" noise || die "busy mode needs stress-ng (apt-get install stress-ng)"
+		command -v stress-ng >/dev/null || die "busy mode needs stress-ng (apt-get install stress-ng)"
+	fi
+	;;
+*) die "NOISE_MODE is quiet or busy, not $NOISE_MODE" ;;
+esac
 
 NV=0
 for v in $VARIANTS; do
@@ -55,6 +70,8 @@ for v in $VARIANTS; do
 done
 
 SETTINGS="n_base=$N_BASE n_var=$N_VAR active=$ACTIVE threads=$THREADS seed=$SEED variants=$VARIANTS"
+# quiet batches keep the stamps (and caches) they always had
+[ "$NOISE_MODE" = quiet ] || SETTINGS="mode=$NOISE_MODE $SETTINGS"
 STAMP=$( (sha256sum <"$SCRIPT" && echo "$SETTINGS") | sha256sum | cut -c1-12)
 RUNS=$BUILD/noise/runs/$STAMP
 OUT=$BUILD/noise
@@ -67,6 +84,23 @@ echo "$SETTINGS" >"$RUNS/settings"
 START=$(date +%s)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "noise: $SETTINGS; runs in $RUNS (load average $LOAD_START)"
+
+# The busy mode's co-tenant, in a process group of its own so that it and its stress-ng bursts
+# stop together when the runs are made (or the script exits).
+BUSY_PID=
+stop_busy() {
+	if [ -n "$BUSY_PID" ]; then
+		kill -TERM "-$BUSY_PID" 2>/dev/null || kill -TERM "$BUSY_PID" 2>/dev/null || true
+		wait "$BUSY_PID" 2>/dev/null || true
+		BUSY_PID=
+	fi
+}
+trap stop_busy EXIT
+trap 'stop_busy; exit 130' INT TERM
+if [ "$NOISE_MODE" = busy ]; then
+	setsid sh "$TOP/tests/noise/busy.sh" "$SEED" $$ &
+	BUSY_PID=$!
+fi
 
 # run NAME VARIANT SEED: one training run as its own process, then its summary. A run already in
 # the cache (its summary written, which happens last) is kept.
@@ -114,6 +148,7 @@ done
 if [ $b -ne "$N_BASE" ] || [ $k -ne $((N_VAR * NV)) ]; then
 	die "schedule: $b base and $k variant runs"
 fi
+stop_busy
 cat "$RUNS"/*.run | sort -k4 >"$RUNS/runs.txt"
 GEN_END=$(date +%s)
 echo "noise: $TOTAL runs ($NEW new) in $((GEN_END - START)) s"

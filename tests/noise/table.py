@@ -31,6 +31,11 @@ regression of the code by the step alone. The table's rows count pairs whose can
 whose baseline run) are undisturbed; the others get rows of their own. A baseline window may hold
 disturbed runs, as a real history does: its median and spread are robust to them.
 
+The table opens with the busy-runner targets over every candidate, disturbed or not (what a
+shared runner gives a gate, which does not know which runs a burst hit: A/A fails, A/A warn plus
+inconclusive, +-1 % fails, +10 % warn-or-fail and silent passes, +25 % fails), then the targets
+over undisturbed candidates.
+
 A/B pairs also record whether attribution[0] names the family the variant changes (the family
 itself, or an op of it); A/A pairs whether the verdict attributes nothing. Any gate that does not
 give a verdict JSON with a verdict (a crash, a usage error, a failed history push) stops the
@@ -434,6 +439,35 @@ def targets(pairs, th, modes):
     return L
 
 
+def busy_targets(pairs, th, modes):
+    """The busy runner's targets (docs/noise.md), over every candidate, disturbed or not (on a
+    busy runner a gate does not know which runs a burst hit): per baseline, A/A fails of all,
+    A/A warn plus inconclusive, A/A inconclusive, +-1 % fails, +10 % (step10) warn or fail and
+    passes, +25 % fails."""
+    L = ["| baseline (candidate) | A/A fail | A/A warn + inconclusive % | A/A inconclusive % | "
+         "±1 % fail | +10 % warn or fail % | +10 % pass % | +25 % fail |",
+         "|---|---|---|---|---|---|---|---|"]
+
+    def frac(sel, ok):
+        return "%d of %d" % (sum(ok(p) for p in sel), len(sel)) if sel else "—"
+
+    def share(sel, ok):
+        return "%.1f (%d)" % (pct(sum(ok(p) for p in sel), len(sel)), len(sel)) if sel else "—"
+    for mode in modes:
+        sel = [p for p in pairs if p["thresholds"] == th and p["mode"] == mode]
+        of = lambda v: [p for p in sel if p["variant"] == v]
+        aa = of("A/A")
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            mode_words(mode), frac(aa, lambda p: p["verdict"] == "fail"),
+            share(aa, lambda p: p["verdict"] in ("warn", "inconclusive")),
+            share(aa, lambda p: p["verdict"] == "inconclusive"),
+            frac(of("one"), lambda p: p["verdict"] == "fail"),
+            share(of("step10"), lambda p: p["verdict"] in ("warn", "fail")),
+            share(of("step10"), lambda p: p["verdict"] in ("pass", "improved")),
+            frac(of("step25"), lambda p: p["verdict"] == "fail")))
+    return L
+
+
 def markdown(meta, eff, rows, variants, th_names, modes, multi, noise, pairs):
     L = []
     m = meta["machine"]
@@ -476,6 +510,11 @@ def markdown(meta, eff, rows, variants, th_names, modes, multi, noise, pairs):
         L.append("| %s | %.0f us | %.0f us | %.1f%% | %.2f%% |"
                  % (x["metric"], x["median"], x["robust_sd"], 100 * x["relative"],
                     100 * x["step_share"]))
+    for th in th_names:
+        L.append("")
+        L.append("Busy-runner targets, thresholds `%s` (every candidate, disturbed or not):" % th)
+        L.append("")
+        L += busy_targets(pairs, th, modes)
     for th in th_names:
         L.append("")
         L.append("Targets, thresholds `%s` (undisturbed candidates; pairs in brackets):" % th)

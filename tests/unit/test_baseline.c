@@ -369,8 +369,8 @@ static void gate_compare_window(const struct history_window *w, const struct sum
 	history_window_runs(w, c, runs);
 	for (uint32_t i = 0; i < w->n; i++)
 		rb[i] = &runs[i];
-	gate_compare_runs(&(struct gate_side){rb, w->n, rep, 1},
-			  &(struct gate_side){rc, 1, NULL, 0}, th, in, r);
+	gate_compare_runs(&(struct gate_side){rb, w->n, rep, 1, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, th, in, r);
 	/* the result borrows rep and c only: the runs can go */
 	for (uint32_t i = 0; i < w->n; i++)
 		summary_release(&runs[i]);
@@ -424,8 +424,10 @@ static void test_baseline_round_trip_and_gate(void **state)
 	assert_non_null(gate_catalogue_find(&a, "step.skew_us") ? &a : NULL);
 	assert_non_null(gate_catalogue_find(&a, "breakdown.exposed_comm_share"));
 
-	/* the window's records as the baseline's runs, as the gate takes them: their spread
-	 * (1.4826 x MAD 20 us, the one slow run of 1500 us does not inflate it) is the noise;
+	/* the window's records as the baseline's runs, as the gate takes them: the slow run of
+	 * 1500 us is 49 % above the typical run (1010 us, the median of the faster three),
+	 * past the 15 % a disturbance must reach, and is set aside; the four left
+	 * spread 1.4826 x MAD 10 us, under the prior (2 % of 1005 us), which is the noise;
 	 * a candidate 3 % slower than the median is within it, 20 % slower fails */
 	gate_thresholds_default(&th);
 	history_baseline_summary(&w, NULL, &c);
@@ -436,12 +438,17 @@ static void test_baseline_round_trip_and_gate(void **state)
 	c.files[0].sha256 = pg_xstrdup("other");
 	gate_compare_window(&w, &s, &c, &th, &in, &r);
 	assert_string_equal(r.provenance, "comparable");
-	assert_int_equal(r.baseline_runs, 5);
+	assert_int_equal(r.n_runs[0], 5);
+	assert_int_equal(r.set_aside[0], 1);
+	assert_true(r.runs[0][4].set_aside && !r.runs[0][0].set_aside);
+	assert_non_null(strstr(r.runs[0][4].why, "1.500 ms"));
+	assert_int_equal(r.baseline_runs, 4);
+	assert_true(fabs(r.step_baseline_us - 1005) < 1e-9);
 	assert_true(r.step_tested);
-	assert_string_equal(metric_named(&r, "step.median_us")->noise_from, "history");
-	/* one run against the median of five: 1 + 0.287, the median's variance */
-	assert_true(fabs(metric_named(&r, "step.median_us")->noise_sd / 1.4826 / 20 -
-			 sqrt(1 + gate_noise_median_var(5))) < 0.01);
+	assert_string_equal(metric_named(&r, "step.median_us")->noise_from, "prior");
+	/* one run against the median of four: 1 + v(4), the median's variance */
+	assert_true(fabs(metric_named(&r, "step.median_us")->noise_sd / (0.02 * 1005) -
+			 sqrt(1 + gate_noise_median_var(4))) < 0.01);
 	assert_int_equal(metric_named(&r, "step.median_us")->verdict, GATE_PASS);
 	gate_result_release(&r);
 	for (uint32_t i = 0; i < c.n_steps; i++)
@@ -452,6 +459,10 @@ static void test_baseline_round_trip_and_gate(void **state)
 	assert_true(r.step_p_value < 0.01);
 	gate_result_write_json(&r, &v);
 	assert_non_null(strstr(v.ptr, "\"history\": {\"series\": \"s-1\"}"));
+	/* every run named, the one set aside with why */
+	assert_non_null(strstr(v.ptr, "\"runs_set_aside\": 1"));
+	assert_non_null(strstr(v.ptr, "\"set_aside\": true"));
+	assert_non_null(strstr(v.ptr, "\"step_median_us\": 1500.000"));
 	gate_result_release(&r);
 	gate_thresholds_release(&th);
 	gate_catalogue_release(&a);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../../src/gate/gate.h"
+#include "../../src/report/report.h"
 #include "../../src/summary/summary.h"
 
 /* ---- helpers ---- */
@@ -759,6 +760,39 @@ static void release_all(struct gate_result *r, struct summary *b, struct summary
 }
 
 /* ---- 4. compare ---- */
+
+/* Attribution adds up when it lists an op rather than its family: matmul's
+ * time moves inside the family (gemm_a +150, gemm_b -140, the family +10,
+ * within noise), so the line lists the two ops, and the listed parts and the
+ * rest sum to the step's change (+100). */
+static void test_attribution_adds_up_ops(void **state)
+{
+	struct summary b, c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	double sum = 0;
+	uint32_t ops = 0;
+	(void)state;
+
+	make_side(&b, "NVIDIA H100", base8, 8, "base.json", SHA_B);
+	add_lists(&b, 250, 250);
+	make_side(&c, "NVIDIA H100", slow8, 8, "cand.json", SHA_C);
+	add_lists(&c, 400, 110);
+	gate_thresholds_default(&th);
+	gate_compare(&b, &c, &th, &inputs, &r);
+	assert_close(r.step_delta_us, 100, 1e-9);
+	for (uint32_t i = 0; i < r.n_attribution; i++) {
+		assert_false(r.attribution[i].kind == GATE_ATTR_FAMILY &&
+			     strcmp(r.attribution[i].name, "matmul") == 0);
+		if (gate_attribution_nested(&r, i))
+			continue;
+		ops += r.attribution[i].kind == GATE_ATTR_OP;
+		sum += r.attribution[i].delta_us_per_step;
+	}
+	assert_true(ops >= 1);
+	assert_close(sum + r.attribution_remainder_us, r.step_delta_us, 1e-9);
+	release_all(&r, &b, &c, &th);
+}
 
 /* (a) family +30%, candidate steps 10% slower, 8 steady steps each: fail. */
 static void test_compare_fail(void **state)
@@ -1589,6 +1623,76 @@ static int has_quality(const struct gate_result *r, const char *code)
 /* A step that fails on one candidate run carries the note "one-run" (a note:
  * the verdict stands); on three candidate runs, or when the step passes, it
  * does not. */
+/* Steps of a run: base8 times f. */
+static void scaled_side(struct summary *s, double f, const char *file, const char *sha)
+{
+	double x[8];
+
+	for (int i = 0; i < 8; i++)
+		x[i] = base8[i] * f;
+	make_side(s, "NVIDIA H100", x, 8, file, sha);
+}
+
+/* Disturbed runs, judged as runs: a candidate run 60 % slower than the side's other two is
+ * set aside, named with why, and the verdict rests on the two (an A/A pass); two of three
+ * disturbed leave too few, and the verdict is inconclusive, never a fail, with the spreads it
+ * had and the advice to rerun. */
+static void test_compare_disturbed_runs(void **state)
+{
+	static const double f_b[5] = {1.00, 1.01, 0.99, 1.02, 1.00};
+	static const char *const paths[3] = {"c1.json", "c2.json", "c3.json"};
+	struct summary b[5], c[3];
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct summary *rb[5], *rc[3] = {&c[0], &c[1], &c[2]};
+	struct pg_buf md = PG_BUF_INIT;
+	(void)state;
+
+	for (int i = 0; i < 5; i++) {
+		scaled_side(&b[i], f_b[i], "b.json", SHA_B);
+		rb[i] = &b[i];
+	}
+	scaled_side(&c[0], 1.005, "c1.json", SHA_C);
+	scaled_side(&c[1], 1.60, "c2.json", SHA_C);
+	scaled_side(&c[2], 0.995, "c3.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 3, NULL, 0, paths, NULL}, &th, &inputs, &r);
+	assert_int_equal(r.n_runs[1], 3);
+	assert_int_equal(r.set_aside[1], 1);
+	assert_true(r.runs[1][1].set_aside && !r.runs[1][0].set_aside && !r.runs[1][2].set_aside);
+	assert_string_equal(r.runs[1][1].path, "c2.json");
+	assert_non_null(strstr(r.runs[1][1].why, "60% above"));
+	assert_int_equal(r.candidate_runs, 2);
+	assert_true(fabs(r.step_delta_share) < 0.01);
+	assert_int_equal(r.verdict, GATE_PASS);
+	assert_true(has_quality(&r, "runs-disturbed"));
+	assert_false(r.noisy);
+	gate_result_release(&r);
+
+	summary_release(&c[2]);
+	scaled_side(&c[2], 1.40, "c3.json", SHA_C);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 3, NULL, 0, paths, NULL}, &th, &inputs, &r);
+	assert_int_equal(r.set_aside[1], 2);
+	assert_true(r.too_few_runs);
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
+	for (uint32_t i = 0; i < r.n_metrics; i++)
+		assert_true(r.metrics[i].verdict != GATE_FAIL && r.metrics[i].verdict != GATE_WARN);
+	assert_true(r.noisy && r.noisy_between_share > 0);
+	assert_non_null(strstr(r.noisy_advice, "run them again"));
+	report_compare_md(&r, &md);
+	assert_non_null(strstr(md.ptr, "**Too noisy to judge**"));
+	assert_non_null(strstr(md.ptr, "**set aside**"));
+	pg_buf_release(&md);
+	gate_result_release(&r);
+	for (int i = 0; i < 5; i++)
+		summary_release(&b[i]);
+	for (int i = 0; i < 3; i++)
+		summary_release(&c[i]);
+	gate_thresholds_release(&th);
+}
+
 static void test_compare_one_run_note(void **state)
 {
 	static const double slow8b[] = {1101, 1102, 1099, 1104, 1103, 1105, 1100, 1106};
@@ -1609,8 +1713,8 @@ static void test_compare_one_run_note(void **state)
 	assert_true(has_quality(&r, "one-run"));
 	assert_int_equal(r.verdict, GATE_FAIL);
 	gate_result_release(&r);
-	gate_compare_runs(&(struct gate_side){rb, 1, NULL, 0}, &(struct gate_side){rc, 3, NULL, 0},
-			  &th, &inputs, &r);
+	gate_compare_runs(&(struct gate_side){rb, 1, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 3, NULL, 0, NULL, NULL}, &th, &inputs, &r);
 	assert_verdict(&r, "step.median_us", GATE_FAIL);
 	assert_false(has_quality(&r, "one-run"));
 	gate_result_release(&r);
@@ -1844,6 +1948,8 @@ int main(void)
 	    cmocka_unit_test(test_verdict_order),
 	    cmocka_unit_test(test_catalogue),
 	    cmocka_unit_test(test_compare_fail),
+	    cmocka_unit_test(test_compare_disturbed_runs),
+	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
 	    cmocka_unit_test(test_compare_device_steps_cap),
 	    cmocka_unit_test(test_compare_rule_min_samples),

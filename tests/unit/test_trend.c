@@ -78,6 +78,35 @@ static void test_step_found(void **state)
 		    again[0].after == cp[0].after);
 }
 
+/* A planted +8 % step is reported at its first slower record, the record to bisect from,
+ * wherever it falls in the series (early, middle, late) and with noise a quarter of the step:
+ * the place comes from the values (the split near the rank statistic's whose segments deviate
+ * least from their medians), not from where the rank statistic
+ * peaks, which for a step early in the series is often a record before it (the sd of a rank sum
+ * shrinks toward the ends faster than the sum does). */
+static void test_step_at_first_slower_record(void **state)
+{
+	static const uint32_t steps[] = {6, 10, 15, 22};
+	uint32_t found = 0, at_step = 0;
+	(void)state;
+
+	for (size_t k = 0; k < sizeof(steps) / sizeof(*steps); k++)
+		for (uint64_t seed = 1; seed <= 50; seed++) {
+			double x[30];
+			struct history_cp cp[30];
+			uint32_t n;
+			rng_state = seed;
+			for (uint32_t i = 0; i < 30; i++)
+				x[i] = (i < steps[k] ? 100 : 108) + 2 * noise();
+			n = cps_of(x, 30, 0.01, cp);
+			found += n > 0;
+			at_step += n == 1 && cp[0].index == steps[k];
+		}
+	assert_int_equal(found, 200);
+	if (at_step < 198)
+		fail_msg("%u of %u at the step", at_step, found);
+}
+
 static void test_flat_noisy(void **state)
 {
 	double x[40];
@@ -488,6 +517,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_step_found),
+	    cmocka_unit_test(test_step_at_first_slower_record),
 	    cmocka_unit_test(test_flat_noisy),
 	    cmocka_unit_test(test_false_alarm_rate),
 	    cmocka_unit_test(test_long_tied),
