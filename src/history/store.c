@@ -9,13 +9,17 @@
  * machine take turns: fetch only the branch, build the commit on its tip (or
  * an orphan commit when it does not exist) unless the shard already holds
  * the record's id, and push it without force. A rejected push (the branch
- * moved) means another job got there first: fetch again, rebuild on the new
- * tip, and retry after a jittered exponential backoff for as long as the
- * time budget lasts, each fetch and each push on a new connection (libgit2
+ * moved: another job got there first) sends the record to a ref of its own
+ * instead (RECORD_REFS, push_record), which no other writer pushes to, so no
+ * writer waits for another; readers read those refs with the branch and a
+ * compaction folds them in. A failure that may heal (the network, a 5xx) is
+ * retried after a jittered exponential backoff for as long as the time
+ * budget lasts, each fetch and each push on a new connection (libgit2
  * keeps an http connection alive inside a remote, and one the server closed
  * during the backoff, or while a loaded machine built the commit, fails the
  * next request). Nothing is ever force-pushed, so no record is lost; the id
- * check on every rebuild means none is doubled. A record line over
+ * checks (the shard, the record's own ref) mean none is doubled, and readers
+ * and compactions take each id once. A record line over
  * HISTORY_MAX_LINE, which every reader skips, is refused before anything is
  * sent.
  *
@@ -112,13 +116,15 @@
  * drops months only after their refs hold them and only from T. A reader
  * that sees C sees the series refs C was made with: upload-pack advertises
  * refs in name order, refs/heads/ before refs/profgate/, and a local read
- * reads the branch first. Appenders need no change: one that built on T is
- * refused as non-fast-forward, fetches C and rebuilds its record on it; one
+ * reads the branch first (the record refs before it: a compaction folds
+ * them into C and removes them after C is the branch). An appender that
+ * built on T is refused and pushes its record to its own ref; one
  * whose record's month is closed in the index (a pending record delivered
  * late) also fetches that series' ref and checks the id there
  * (closed_has), so a landed record moved by a compaction is not doubled.
  * An existing branch is read as it is (no series refs: every month on the
- * branch) and converted by its first compaction; appends never compact.
+ * branch) and converted by its first compaction. Writers compact by
+ * themselves once their record is delivered, when it is due (auto_compact).
  */
 #include "history.h"
 
@@ -154,6 +160,17 @@
 /* The blob at the root of a compacted tip naming its open month and the
  * series refs it was made with (compact_index). */
 #define INDEX_NAME "profgate-index"
+/* A record whose push to the branch lost a race: its own ref,
+ * RECORD_REFS<branch>@/<series>/<record_id>, one root commit holding its
+ * line, until a compaction folds it into the branch. */
+#define RECORD_REFS "refs/profgate/records/"
+/* A writer compacts once its record is delivered when this many record refs
+ * wait to be folded, or when the branch holds this many closed months. */
+#define FOLD_AT_RECORDS	  32
+#define COMPACT_AT_MONTHS 3
+/* The share of the budget an append's fetch of the branch leaves for
+ * pushing the record to its own ref instead. */
+#define OWN_REF_RESERVE_SHARE 0.25
 
 /* RENEW: the private repository failed, not the remote: make it anew. */
 enum attempt { ATTEMPT_DONE, ATTEMPT_RETRY, ATTEMPT_FAIL, ATTEMPT_RENEW };
@@ -171,7 +188,10 @@ struct store {
 	char *seen;	/* refs/profgate/seen/<branch>: the tip the last fetch got */
 	char *head;	/* refs/heads/<branch>: what is pushed */
 	char *series;	/* refs/profgate/series/<branch>@/: the series refs, here and there */
+	char *records;	/* refs/profgate/records/<branch>@/: the records not folded yet */
 	double deadline;
+	uint32_t budget_s;
+	double move_until; /* a compaction moves no more series after this (0: no limit) */
 	uint64_t rng;
 	int renewed; /* the private repository was made anew once already */
 	/* per network operation */
@@ -337,6 +357,7 @@ static void store_release(struct store *s)
 	free(s->seen);
 	free(s->head);
 	free(s->series);
+	free(s->records);
 	free(s->status);
 	pg_buf_release(&s->said);
 	memset(s, 0, sizeof(*s));
@@ -446,11 +467,13 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	if ((rc = budget_s(o, &budget)))
 		return rc;
 	s->deadline = now_s() + budget;
+	s->budget_s = budget;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(now_s() * 1e9);
 	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
 	s->seen = pg_xasprintf("refs/profgate/seen/%s", s->branch);
 	s->head = pg_xasprintf("refs/heads/%s", s->branch);
 	s->series = pg_xasprintf(SERIES_REFS "%s@/", s->branch);
+	s->records = pg_xasprintf(RECORD_REFS "%s@/", s->branch);
 	if ((rc = history_branch_check(s->branch)))
 		return rc;
 	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
@@ -886,8 +909,9 @@ static int copy_series_refs(struct store *s, git_repository *rr, const char *spe
 
 /* The fetch of a local remote, read in place (local_alternate): the tracking
  * ref set to the remote's branch, or removed when it has none, and the
- * series refs matching series (NULL: none) as they are there. */
-static enum attempt fetch_local(struct store *s, const char *series)
+ * series refs matching series and the record refs matching records (NULL:
+ * none) as they are there. */
+static enum attempt fetch_local(struct store *s, const char *series, const char *records)
 {
 	git_repository *rr = NULL;
 	git_reference *ref = NULL;
@@ -907,7 +931,8 @@ static enum attempt fetch_local(struct store *s, const char *series)
 		a = ATTEMPT_FAIL;
 	} else if ((r == 0 && git_reference_create(&ref, s->repo, s->tracking, &id, 1,
 						   "profgate: fetch") < 0) ||
-		   (series && copy_series_refs(s, rr, series) < 0)) {
+		   (series && copy_series_refs(s, rr, series) < 0) ||
+		   (records && copy_series_refs(s, rr, records) < 0)) {
 		pg_error_set(PG_EDELIVERY, "cannot fetch '%s' from '%s': %s", s->branch, s->local,
 			     git_why());
 		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
@@ -919,26 +944,30 @@ static enum attempt fetch_local(struct store *s, const char *series)
 	return a;
 }
 
-/* Fetch the branch, and the series refs matching series (one ref, or
- * s->series and '*'; NULL: none; those the remote no longer has are pruned).
+/* Fetch the branch, the series refs matching series (one ref, or s->series
+ * and '*'; NULL: none) and the record refs matching records (a glob under
+ * s->records; NULL: none); those the remote no longer has are pruned.
  * The tracking ref is moved aside first, so that
  * after the fetch it exists exactly when the remote branch does; moved, not
  * deleted: as the seen ref it is a commit the fetch tells the remote it has
  * (libgit2 offers every ref of the repository, the series refs too), so only
  * what is new since is sent, for a cache that only reads as for one that
  * appends. One request fetches the branch and the series refs together. */
-static enum attempt store_fetch(struct store *s, const char *series)
+static enum attempt store_fetch(struct store *s, const char *series, const char *records)
 {
 	git_fetch_options fo;
-	char *spec[2] = {pg_xasprintf("+refs/heads/%s:%s", s->branch, s->tracking),
-			 series ? pg_xasprintf("+%s:%s", series, series) : NULL};
-	git_strarray specs = {spec, series ? 2 : 1};
+	char *spec[3] = {pg_xasprintf("+refs/heads/%s:%s", s->branch, s->tracking), NULL, NULL};
+	git_strarray specs = {spec, 1};
 	git_reference *old = NULL;
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
 
+	if (series)
+		spec[specs.count++] = pg_xasprintf("+%s:%s", series, series);
+	if (records)
+		spec[specs.count++] = pg_xasprintf("+%s:%s", records, records);
 	if (s->local) {
-		a = fetch_local(s, series);
+		a = fetch_local(s, series, records);
 		goto out;
 	}
 	if (git_reference_lookup(&old, s->repo, s->tracking) == 0) {
@@ -953,7 +982,7 @@ static enum attempt store_fetch(struct store *s, const char *series)
 	callbacks(s, &fo.callbacks);
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.update_fetchhead = 0;
-	fo.prune = series ? GIT_FETCH_PRUNE : GIT_FETCH_NO_PRUNE;
+	fo.prune = series || records ? GIT_FETCH_PRUNE : GIT_FETCH_NO_PRUNE;
 	fo.proxy_opts.type = GIT_PROXY_AUTO;
 	git_error_clear();
 	rc = git_remote_fetch(s->remote, &specs, &fo, NULL);
@@ -963,8 +992,8 @@ static enum attempt store_fetch(struct store *s, const char *series)
 			     git_why());
 	}
 out:
-	free(spec[0]);
-	free(spec[1]);
+	for (size_t i = 0; i < specs.count; i++)
+		free(spec[i]);
 	return a;
 }
 
@@ -1241,16 +1270,18 @@ static void push_options(struct store *s, git_push_options *po)
 	git_error_clear();
 }
 
-static enum attempt push_smart(struct store *s)
+/* Push the private ref to the same name there, never forced: the branch
+ * (moved: someone appended since the fetch) or a record's ref. */
+static enum attempt push_smart(struct store *s, const char *ref, const char *moved)
 {
 	git_push_options po;
-	char *spec = pg_xasprintf("%s:%s", s->head, s->head); /* no '+': never forced */
+	char *spec = pg_xasprintf("%s:%s", ref, ref); /* no '+': never forced */
 	git_strarray specs = {&spec, 1};
 	int rc;
 
 	push_options(s, &po);
 	rc = git_remote_push(s->remote, &specs, &po);
-	enum attempt a = push_outcome(s, rc, "the branch moved since the fetch", "update");
+	enum attempt a = push_outcome(s, rc, moved, "update");
 	free(spec);
 	return a;
 }
@@ -1363,6 +1394,123 @@ out:
 	return a;
 }
 
+/* ---- a record's own ref ---- */
+
+/* r's record ref, s->records<series>/<record_id>; NULL when the series
+ * cannot be a ref's component (its record then only ever goes to the
+ * branch). */
+static char *record_ref(const struct store *s, const struct history_record *r)
+{
+	char *ref = pg_xasprintf("%s%s/%s", s->records, r->series, r->record_id);
+
+	if (!*r->series || strchr(r->series, '/') || !git_reference_is_valid_name(ref)) {
+		free(ref);
+		return NULL;
+	}
+	return ref;
+}
+
+/* The record's time as seconds since the epoch (0 when it cannot be read):
+ * the record commit's time, so that one record always makes one commit. */
+static int64_t record_epoch_s(const struct history_record *r)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(r->time, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm);
+}
+
+/* r's record commit into *out and the private ref: a root commit whose tree
+ * is shard holding line alone, the same bytes for the same record, so a
+ * record pushed twice makes one ref value. */
+static int make_record_commit(struct store *s, const struct history_record *r, const char *shard,
+			      const struct pg_buf *line, const char *ref, git_oid *out)
+{
+	git_tree_update upd = {GIT_TREE_UPDATE_UPSERT, {{0}}, GIT_FILEMODE_BLOB, shard};
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	git_reference *made = NULL;
+	struct pg_buf msg = PG_BUF_INIT;
+	git_oid tree_id;
+	int rc = 0;
+
+	commit_message(r, &msg);
+	git_error_clear();
+	if (git_blob_create_from_buffer(&upd.id, s->repo, line->ptr, line->len) < 0 ||
+	    git_tree_create_updated(&tree_id, s->repo, NULL, 1, &upd) < 0 ||
+	    git_tree_lookup(&tree, s->repo, &tree_id) < 0 ||
+	    git_signature_new(&sig, BOT_NAME, BOT_EMAIL, (git_time_t)record_epoch_s(r), 0) < 0 ||
+	    git_commit_create(out, s->repo, NULL, sig, sig, NULL, msg.ptr, tree, 0, NULL) < 0 ||
+	    git_reference_create(&made, s->repo, ref, out, 1, NULL) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot commit in '%s': %s", s->dir, git_why());
+	git_reference_free(made);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	pg_buf_release(&msg);
+	return rc;
+}
+
+/* A record ref into a local remote: its objects, then the ref created
+ * against the zero id; one there already with this commit is the record
+ * delivered. */
+static enum attempt push_record_local(struct store *s, const char *ref, const git_oid *commit)
+{
+	git_repository *rr = NULL;
+	git_reference *made = NULL;
+	git_oid zero, have;
+	enum attempt a = ATTEMPT_DONE;
+	int rc;
+
+	memset(&zero, 0, sizeof(zero));
+	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		pg_error_set(PG_EDELIVERY, "cannot open '%s': %s", s->local, git_why());
+		return ATTEMPT_FAIL;
+	}
+	if (pack_into(s, rr, commit, NULL)) {
+		a = ATTEMPT_FAIL;
+		goto out;
+	}
+	rc = git_reference_create_matching(&made, rr, ref, commit, 1, &zero,
+					   "profgate: history append (own ref)");
+	if (rc < 0 && git_reference_name_to_id(&have, rr, ref) == 0 && git_oid_equal(&have, commit))
+		rc = 0;
+	if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) {
+		a = ATTEMPT_RETRY;
+		pg_error_set(PG_EDELIVERY, "%s changed during the push (%s)", ref, git_why());
+	} else if (rc < 0) {
+		a = ATTEMPT_FAIL;
+		pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", ref, s->local,
+			     git_why());
+	}
+out:
+	git_reference_free(made);
+	git_repository_free(rr);
+	return a;
+}
+
+/*
+ * The branch moved under an append: r goes to its own ref instead, which no
+ * other writer's push touches (the name is r's id), so it cannot lose a race
+ * to them; the next compaction folds it into the branch. Readers read the
+ * record refs with the branch, each record once by id.
+ */
+static enum attempt push_record(struct store *s, const struct history_record *r, const char *shard,
+				const struct pg_buf *line, const char *ref, git_oid *commit)
+{
+	if (make_record_commit(s, r, shard, line, ref, commit))
+		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	if (s->local)
+		return push_record_local(s, ref, commit);
+	if (store_remote(s))
+		return ATTEMPT_FAIL;
+	return push_smart(s, ref, "the record's ref holds another commit");
+}
+
 /* PROFGATE_TEST_PUSH_DELAY_MS widens the window between the fetch and the
  * push, so that tests can make jobs race on purpose (every job sees the same
  * tip, all but one must be refused and rebuild); unset in real use. */
@@ -1424,7 +1572,7 @@ static enum attempt closed_has(struct store *s, const struct history_record *r, 
 		free(ref);
 		return ATTEMPT_FAIL;
 	}
-	if ((a = store_fetch(s, ref)) == ATTEMPT_DONE &&
+	if ((a = store_fetch(s, ref, NULL)) == ATTEMPT_DONE &&
 	    git_reference_name_to_id(&id, s->repo, ref) == 0) {
 		git_error_clear();
 		gz = pg_xasprintf("%s.gz", shard);
@@ -1444,39 +1592,90 @@ static enum attempt closed_has(struct store *s, const struct history_record *r, 
 	return a;
 }
 
-static enum attempt attempt_once(struct store *s, const struct history_record *r, const char *shard,
-				 const struct pg_buf *line, struct history_append_result *res)
+/* The branch half of an append's attempt (attempt_once): *raced when its
+ * push was refused or failed, or its fetch over http failed, the commit in
+ * *commit. */
+static enum attempt attempt_branch(struct store *s, const struct history_record *r,
+				   const char *shard, const struct pg_buf *line, const char *all,
+				   const char *own, git_oid *commit, int *already, int *raced)
 {
-	git_oid tip, commit;
+	git_oid tip;
 	enum attempt a;
-	int has_tip, already = 0;
+	int has_tip;
 
+	*already = *raced = 0;
 	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
 	s->connected = 1; /* every later attempt on a new connection */
-	if ((a = store_fetch(s, NULL)) != ATTEMPT_DONE)
+	/* the fetch leaves a part of the budget for the record's own ref: a
+	 * branch too long to fetch in time (a first fetch of years of records
+	 * in the old layout) cannot keep the record from being delivered */
+	s->deadline -= OWN_REF_RESERVE_SHARE * s->budget_s;
+	a = store_fetch(s, NULL, all);
+	s->deadline += OWN_REF_RESERVE_SHARE * s->budget_s;
+	if (a != ATTEMPT_DONE) {
+		*raced = a == ATTEMPT_RETRY && !s->local;
 		return a;
-	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
-	if (has_tip && (a = closed_has(s, r, shard, &tip, &already)) != ATTEMPT_DONE)
-		return a;
-	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
-	if (!already && build(s, r, shard, line, has_tip ? &tip : NULL, &commit, &already))
-		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
-	if (already) {
-		res->appended = 0;
+	}
+	if (own && git_reference_name_to_id(&tip, s->repo, own) == 0) {
+		*already = 1;
 		return ATTEMPT_DONE;
 	}
+	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
+	if (has_tip && (a = closed_has(s, r, shard, &tip, already)) != ATTEMPT_DONE)
+		return a;
+	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
+	if (!*already && build(s, r, shard, line, has_tip ? &tip : NULL, commit, already))
+		return local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
+	if (*already)
+		return ATTEMPT_DONE;
 	push_delay();
 	/* the push on a new connection too: under load the fetch's, kept alive,
 	 * can sit idle past the server's keep-alive timeout while the commit is
 	 * built (seen with 64 writers on 2 cores) */
 	if (!s->local && store_remote(s))
 		return ATTEMPT_FAIL;
-	a = s->local ? push_local(s, &commit, has_tip ? &tip : NULL) : push_smart(s);
-	if (a == ATTEMPT_DONE) {
-		res->appended = 1;
-		git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+	a = s->local ? push_local(s, commit, has_tip ? &tip : NULL)
+		     : push_smart(s, s->head, "the branch moved since the fetch");
+	*raced = a == ATTEMPT_RETRY;
+	return a;
+}
+
+/*
+ * One attempt of an append: fetch the branch and the record refs; r is
+ * there already when its record ref is, or its shard (or, for a closed
+ * month, its series' ref) holds its id. Else commit on the tip and push;
+ * when the branch moved meanwhile (another writer's push won), push r to its
+ * own ref instead (push_record), so that no writer waits for another.
+ */
+static enum attempt attempt_once(struct store *s, const struct history_record *r, const char *shard,
+				 const struct pg_buf *line, struct history_append_result *res)
+{
+	git_oid commit;
+	enum attempt a;
+	char *all = pg_xasprintf("%s*", s->records), *own = record_ref(s, r);
+	int already, raced;
+
+	a = attempt_branch(s, r, shard, line, all, own, &commit, &already, &raced);
+	if (raced && own) {
+		char why[1024];
+		enum attempt b;
+
+		snprintf(why, sizeof(why), "%s", pg_error_last());
+		b = push_record(s, r, shard, line, own, &commit);
+		res->own_ref = b == ATTEMPT_DONE;
+		if (b == ATTEMPT_DONE || a != ATTEMPT_RETRY || !strstr(why, "cannot fetch"))
+			a = b;
+		else /* the remote is failing: the fetch says why */
+			pg_error_set(PG_EDELIVERY, "%s", why);
 	}
+	if (a == ATTEMPT_DONE) {
+		res->appended = !already;
+		if (!already)
+			git_oid_tostr(res->commit, sizeof(res->commit), &commit);
+	}
+	free(all);
+	free(own);
 	return a;
 }
 
@@ -1582,6 +1781,8 @@ static int append_loop(struct store *s, const struct history_record *r, const ch
 
 	return retry_loop(s, append_once, &j, "", &res->attempts);
 }
+
+static void auto_compact(struct store *s);
 
 /* ---- pending records ---- */
 
@@ -1868,6 +2069,8 @@ int history_flush(const struct history_store_opts *o, const char *dir,
 	else
 		n = pending_dirs(o, dirs, 0);
 	rc = pending_deliver_all(&s, dirs, n, NULL, res);
+	if (rc == 0)
+		auto_compact(&s);
 out:
 	for (int i = 0; i < n; i++)
 		free(dirs[i]);
@@ -1907,6 +2110,7 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 		n = pending_dirs(o, dirs, 0);
 		if (pending_deliver_all(&s, dirs, n, r->record_id, &res->pending))
 			snprintf(res->pending_why, sizeof(res->pending_why), "%s", pg_error_last());
+		auto_compact(&s);
 	}
 out:
 	for (int i = 0; i < n; i++)
@@ -2057,6 +2261,55 @@ out:
 	return rc;
 }
 
+/* The record refs f may read, as a glob: its one series' records, or all
+ * of them. NULL when none can hold its records. */
+static char *records_spec(const struct store *s, const struct history_filter *f)
+{
+	char *spec, *ref;
+
+	if (!f->series)
+		return pg_xasprintf("%s*", s->records);
+	spec = pg_xasprintf("%s%s/*", s->records, f->series);
+	ref = pg_xasprintf("%s%s/x", s->records, f->series);
+	if (strchr(f->series, '/') || !git_reference_is_valid_name(ref)) {
+		free(spec);
+		spec = NULL;
+	}
+	free(ref);
+	return spec;
+}
+
+/* The records of repo's record refs (records_spec) that pass f, into list;
+ * *found is set when one exists. Each is a root commit holding one shard
+ * with one line, so read_tree's filters apply as to the branch. */
+static int read_record_refs(struct store *s, git_repository *repo, const struct history_filter *f,
+			    struct history_list *list, int *found)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char *spec = records_spec(s, f);
+	int rc = 0;
+
+	if (!spec)
+		return 0;
+	if (git_reference_iterator_glob_new(&it, repo, spec) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "history: the record refs of %s: %s", s->branch,
+				  git_why());
+		goto out;
+	}
+	while (rc == 0 && git_reference_next(&ref, it) == 0) {
+		if (git_reference_target(ref)) {
+			*found = 1;
+			rc = read_tree(s, repo, git_reference_target(ref), f, list);
+		}
+		git_reference_free(ref);
+	}
+out:
+	git_reference_iterator_free(it);
+	free(spec);
+	return rc;
+}
+
 struct id_at {
 	const char *id;
 	uint32_t i;
@@ -2190,20 +2443,24 @@ static int read_newest(struct store *s, git_repository *repo, const git_oid *tip
 }
 
 /* The records of the branch's tip (tip NULL: no branch) and of its series
- * refs in repo that pass f, each once, into list; *exists when either is
- * there. */
+ * refs in repo that pass f, and of its record refs when records (a local
+ * read takes those first: read_local), each once, into list; *exists when
+ * any is there (or was: *exists on entry). */
 static int read_all(struct store *s, git_repository *repo, const git_oid *tip,
-		    const struct history_filter *f, struct history_list *list, int *exists)
+		    const struct history_filter *f, struct history_list *list, int records,
+		    int *exists)
 {
-	int refs = 0, rc = 0;
+	int refs = *exists, rc = 0;
 
-	*exists = tip != NULL;
+	*exists = refs || tip != NULL;
 	if (f->newest && f->series)
 		rc = read_newest(s, repo, tip, f, list, &refs);
 	else if (tip)
 		rc = read_tree(s, repo, tip, f, list);
 	if (rc == 0 && !(f->newest && f->series))
 		rc = read_series_refs(s, repo, f, list, &refs);
+	if (rc == 0 && records)
+		rc = read_record_refs(s, repo, f, list, &refs);
 	if (refs) {
 		*exists = 1;
 		list_unique(list);
@@ -2219,7 +2476,7 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 {
 	struct history_list got = {0};
 	enum attempt a;
-	char *spec = series_spec(s, f);
+	char *spec = series_spec(s, f), *records = records_spec(s, f);
 	git_oid tip;
 	int has_tip;
 
@@ -2227,17 +2484,19 @@ static enum attempt read_once(struct store *s, const struct history_filter *f,
 	*exists = 0;
 	if ((*rc = store_repo(s))) {
 		free(spec);
+		free(records);
 		return ATTEMPT_FAIL;
 	}
-	a = store_fetch(s, spec);
+	a = store_fetch(s, spec, records);
 	free(spec);
+	free(records);
 	if (a != ATTEMPT_DONE) {
 		*rc = PG_EDELIVERY;
 		return a == ATTEMPT_RENEW ? a : ATTEMPT_FAIL;
 	}
 	has_tip = git_reference_name_to_id(&tip, s->repo, s->tracking) == 0;
 	git_error_clear();
-	*rc = read_all(s, s->repo, has_tip ? &tip : NULL, f, &got, exists);
+	*rc = read_all(s, s->repo, has_tip ? &tip : NULL, f, &got, 1, exists);
 	a = *rc == 0				   ? ATTEMPT_DONE
 	    : *rc != PG_EUNSUPP && local_failure() ? ATTEMPT_RENEW
 						   : ATTEMPT_FAIL;
@@ -2265,9 +2524,17 @@ static int read_local(struct store *s, const struct history_filter *f, struct hi
 	if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
 		return pg_error_set(PG_EDELIVERY, "history: cannot open '%s': %s", s->local,
 				    git_why());
+	/* the record refs before the branch: a compaction moves the branch to
+	 * the commit holding their records before it removes them, so each is
+	 * read in one place or the other */
+	*exists = 0;
+	if ((rc = read_record_refs(s, rr, f, list, exists))) {
+		git_repository_free(rr);
+		return rc;
+	}
 	r = git_reference_name_to_id(&tip, rr, s->head);
 	if (r == 0 || r == GIT_ENOTFOUND)
-		rc = read_all(s, rr, r == 0 ? &tip : NULL, f, list, exists);
+		rc = read_all(s, rr, r == 0 ? &tip : NULL, f, list, 0, exists);
 	else
 		rc = pg_error_set(PG_EDELIVERY, "history: %s in '%s': %s", s->head, s->local,
 				  git_why());
@@ -2363,6 +2630,10 @@ struct compaction {
 	uint32_t n, shards; /* series and month shards moved */
 	git_oid commit;	    /* the new root commit (COMPACT_HEAD) */
 	char *archive;	    /* where the tip's history goes; NULL when the tip is a root */
+	uint32_t fresh;	    /* record refs folded into the new commit */
+	char **folded;	    /* the record refs an earlier compaction folded: to remove */
+	git_oid *folded_id; /* and their values, which their removal expects */
+	uint32_t nfolded;
 };
 
 static void compaction_release(struct compaction *c)
@@ -2373,6 +2644,10 @@ static void compaction_release(struct compaction *c)
 	}
 	free(c->m);
 	free(c->archive);
+	for (uint32_t i = 0; i < c->nfolded; i++)
+		free(c->folded[i]);
+	free(c->folded);
+	free(c->folded_id);
 	git_commit_free(c->tip);
 	memset(c, 0, sizeof(*c));
 }
@@ -2418,6 +2693,221 @@ static int open_month(struct store *s, git_tree *root, char open[8])
 		git_tree_free(dir);
 	}
 	return 0;
+}
+
+/* One shard a record ref holds: its path and the record ref's line(s). */
+struct fold_shard {
+	char *path; /* "<series>/<YYYY-MM>.jsonl" */
+	git_oid blob;
+};
+
+static int cmp_fold_shard(const void *a, const void *b)
+{
+	const struct fold_shard *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+/* The shards of the record commit id, added to *v (*n, *cap). */
+static int fold_collect(struct store *s, const git_oid *id, struct fold_shard **v, size_t *n,
+			size_t *cap)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	int rc = 0;
+
+	if (git_commit_lookup(&c, s->repo, id) < 0 || git_commit_tree(&root, c) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "a record ref: %s", git_why());
+		goto out;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(root) && rc == 0; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(root, i);
+		git_tree *dir = NULL;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE)
+			continue;
+		if (git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0) {
+			rc = pg_error_set(PG_EDELIVERY, "a record ref: %s", git_why());
+			break;
+		}
+		for (size_t k = 0; k < git_tree_entrycount(dir); k++) {
+			const git_tree_entry *f = git_tree_entry_byindex(dir, k);
+
+			if (!is_month_shard(f))
+				continue;
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 64;
+				*v = pg_xrealloc(*v, *cap * sizeof(**v));
+			}
+			(*v)[*n].path =
+			    pg_xasprintf("%s/%s", git_tree_entry_name(e), git_tree_entry_name(f));
+			(*v)[(*n)++].blob = *git_tree_entry_id(f);
+		}
+		git_tree_free(dir);
+	}
+out:
+	git_tree_free(root);
+	git_commit_free(c);
+	return rc;
+}
+
+/* The lines of the blobs v[0..n) (one shard's) that the shard at path in
+ * root lacks, by record id, appended to it: the upsert into *u. */
+static int fold_shard(struct store *s, git_tree *root, const struct fold_shard *v, size_t n,
+		      git_tree_update *u)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	int rc;
+
+	if ((rc = read_shard(s, root, v[0].path, &text)))
+		goto out;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct history_list got = {0};
+		git_blob *blob = NULL;
+
+		if (git_blob_lookup(&blob, s->repo, &v[i].blob) < 0) {
+			rc = pg_error_set(PG_EDELIVERY, "%s: %s", v[i].path, git_why());
+			break;
+		}
+		rc = history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+					 v[i].path, &got, s->o->log, s->o->payload);
+		for (uint32_t k = 0; rc == 0 && k < got.n; k++) {
+			if (history_shard_has(text.ptr, text.len, got.r[k].record_id))
+				continue;
+			if (text.len && text.ptr[text.len - 1] != '\n')
+				pg_buf_addc(&text, '\n');
+			pg_buf_addf(&text, "%s\n", got.r[k].line);
+		}
+		history_list_release(&got);
+		git_blob_free(blob);
+	}
+	*u = (git_tree_update){
+	    GIT_TREE_UPDATE_UPSERT, {{0}}, GIT_FILEMODE_BLOB, pg_xstrdup(v[0].path)};
+	if (rc == 0 && git_blob_create_from_buffer(&u->id, s->repo, text.ptr, text.len) < 0)
+		rc = pg_error_set(PG_EDELIVERY, "cannot write %s: %s", v[0].path, git_why());
+out:
+	pg_buf_release(&text);
+	return rc;
+}
+
+/* 1 when id is in the shard at path of root, or in that month on its
+ * series' ref (gzip'd: a closed month moved by a compaction). */
+static int tip_has(struct store *s, git_tree *root, const char *path, const char *id)
+{
+	struct pg_buf text = PG_BUF_INIT;
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	const char *slash = strchr(path, '/');
+	char *series = pg_xstrndup(path, slash ? (size_t)(slash - path) : 0);
+	char *ref = series_ref(s, series), *gz = pg_xasprintf("%s.gz", path);
+	git_oid at;
+	int has =
+	    read_shard(s, root, path, &text) == 0 && history_shard_has(text.ptr, text.len, id);
+
+	if (!has && ref && git_reference_name_to_id(&at, s->repo, ref) == 0 &&
+	    git_commit_lookup(&c, s->repo, &at) == 0 && git_commit_tree(&tree, c) == 0) {
+		text.len = 0;
+		has = read_shard(s, tree, gz, &text) == 0 &&
+		      history_shard_has(text.ptr, text.len, id);
+	}
+	git_tree_free(tree);
+	git_commit_free(c);
+	pg_buf_release(&text);
+	free(series);
+	free(ref);
+	free(gz);
+	return has;
+}
+
+/* 1 when root (or the series refs) holds every record of the record
+ * commit's shards v (n): a compaction folded it already. */
+static int folded_already(struct store *s, git_tree *root, const struct fold_shard *v, size_t n)
+{
+	int held = n > 0;
+
+	for (size_t i = 0; i < n && held; i++) {
+		struct history_list got = {0};
+		git_blob *blob = NULL;
+
+		held =
+		    git_blob_lookup(&blob, s->repo, &v[i].blob) == 0 &&
+		    history_shard_parse(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob),
+					v[i].path, &got, NULL, NULL) == 0;
+		for (uint32_t k = 0; held && k < got.n; k++)
+			held = tip_has(s, root, v[i].path, got.r[k].record_id);
+		history_list_release(&got);
+		git_blob_free(blob);
+	}
+	return held;
+}
+
+/*
+ * Fold the fetched record refs into root: *out is root with each record's
+ * line added to its shard, or NULL when there is none to fold. A record ref
+ * whose records root holds already (folded by an earlier compaction) is not
+ * folded again but goes to c->folded, to be removed: removing a ref only
+ * once a compaction that came before made the branch hold its records
+ * means a reader, whose ref advertisement lists the branch before the
+ * record refs, never sees a record in neither place.
+ */
+static int fold_records(struct store *s, struct compaction *c, git_tree *root, git_tree **out)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	struct fold_shard *v = NULL;
+	git_tree_update *upd = NULL;
+	char *glob = pg_xasprintf("%s*", s->records);
+	size_t n = 0, cap = 0, nu = 0;
+	git_oid tree_id;
+	int rc = 0;
+
+	*out = NULL;
+	if (git_reference_iterator_glob_new(&it, s->repo, glob) < 0) {
+		rc = pg_error_set(PG_EDELIVERY, "the record refs: %s", git_why());
+		goto out;
+	}
+	while (rc == 0 && git_reference_next(&ref, it) == 0) {
+		size_t n0 = n;
+
+		if (git_reference_target(ref) &&
+		    (rc = fold_collect(s, git_reference_target(ref), &v, &n, &cap)) == 0) {
+			if (folded_already(s, root, v + n0, n - n0)) {
+				c->folded =
+				    pg_xrealloc(c->folded, (c->nfolded + 1) * sizeof(*c->folded));
+				c->folded_id = pg_xrealloc(c->folded_id, (c->nfolded + 1) *
+									     sizeof(*c->folded_id));
+				c->folded[c->nfolded] = pg_xstrdup(git_reference_name(ref));
+				c->folded_id[c->nfolded++] = *git_reference_target(ref);
+				while (n > n0)
+					free(v[--n].path);
+			} else {
+				c->fresh++;
+			}
+		}
+		git_reference_free(ref);
+	}
+	if (rc || !n)
+		goto out;
+	qsort(v, n, sizeof(*v), cmp_fold_shard);
+	upd = pg_xcalloc(n, sizeof(*upd));
+	for (size_t i = 0, j; i < n && rc == 0; i = j) {
+		for (j = i + 1; j < n && strcmp(v[j].path, v[i].path) == 0; j++)
+			;
+		rc = fold_shard(s, root, v + i, j - i, &upd[nu++]);
+	}
+	if (rc == 0 && (git_tree_create_updated(&tree_id, s->repo, root, nu, upd) < 0 ||
+			git_tree_lookup(out, s->repo, &tree_id) < 0))
+		rc = pg_error_set(PG_EDELIVERY, "cannot fold the record refs: %s", git_why());
+out:
+	for (size_t i = 0; i < nu; i++)
+		free((char *)upd[i].path);
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(upd);
+	free(v);
+	free(glob);
+	git_reference_iterator_free(it);
+	return rc;
 }
 
 /*
@@ -2595,7 +3085,11 @@ static int compact_series(struct store *s, struct compaction *c, git_tree *root,
 	for (size_t i = 0; i < git_tree_entrycount(root) && rc == 0; i++) {
 		const git_tree_entry *e = git_tree_entry_byindex(root, i);
 		const char *name = git_tree_entry_name(e);
-		struct moved m = {pg_xstrdup(name), NULL, {{0}}, {{0}}};
+		struct moved m;
+
+		if (c->n && s->move_until && now_s() > s->move_until)
+			break; /* the rest keep their months until the next compaction */
+		m = (struct moved){pg_xstrdup(name), NULL, {{0}}, {{0}}};
 		git_tree *dir = NULL;
 		uint32_t shards = 0;
 
@@ -2653,13 +3147,21 @@ static int compact_build(struct store *s, struct compaction *c, int *nothing)
 	int rc;
 
 	*nothing = 0;
-	if (git_commit_tree(&root, c->tip) < 0) {
+	if (git_commit_tree(&tree, c->tip) < 0) {
 		rc = pg_error_set(PG_EDELIVERY, "the tip of %s: %s", s->branch, git_why());
 		goto out;
 	}
+	if ((rc = fold_records(s, c, tree, &root)))
+		goto out;
+	if (!root) {
+		root = tree;
+		tree = NULL;
+	}
+	git_tree_free(tree);
+	tree = NULL;
 	if ((rc = open_month(s, root, c->open)) || (rc = compact_series(s, c, root, &upd, &n)))
 		goto out;
-	if (!c->n && git_commit_parentcount(c->tip) == 0) {
+	if (!c->n && !c->fresh && git_commit_parentcount(c->tip) == 0) {
 		*nothing = 1;
 		goto out;
 	}
@@ -2850,12 +3352,59 @@ static enum attempt compact_push(struct store *s, const struct compaction *c)
 	return a;
 }
 
+/* The record refs an earlier compaction folded removed (the fetched tip
+ * holds their records: fold_records), each only while it still has that
+ * value (over http, the value the server advertised: a record ref is only
+ * ever created with its record's one commit). A record ref left behind
+ * costs nothing but a read: readers take each record once, and the next
+ * compaction tries again. */
+static void unfold(struct store *s, const struct compaction *c)
+{
+	git_repository *rr = NULL;
+	char **specs;
+	uint32_t gone = 0;
+
+	if (!c->nfolded)
+		return;
+	if (s->local) {
+		if (git_repository_open_ext(&rr, s->local, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0)
+			return;
+		for (uint32_t i = 0; i < c->nfolded; i++) {
+			git_reference *ref = NULL;
+
+			if (git_reference_lookup(&ref, rr, c->folded[i]) == 0 &&
+			    git_reference_target(ref) &&
+			    git_oid_equal(git_reference_target(ref), &c->folded_id[i]))
+				gone += git_reference_delete(ref) == 0;
+			git_reference_free(ref);
+		}
+		git_repository_free(rr);
+	} else if (store_remote(s) == 0) {
+		git_push_options po;
+		git_strarray arr;
+
+		specs = pg_xcalloc(c->nfolded, sizeof(*specs));
+		for (uint32_t i = 0; i < c->nfolded; i++)
+			specs[i] = pg_xasprintf(":%s", c->folded[i]);
+		arr = (git_strarray){specs, c->nfolded};
+		push_options(s, &po);
+		if (git_remote_push(s->remote, &arr, &po) == 0 && !s->status)
+			gone = c->nfolded;
+		for (uint32_t i = 0; i < c->nfolded; i++)
+			free(specs[i]);
+		free(specs);
+	}
+	if (gone < c->nfolded)
+		logf_(s, "history: %u of %u folded record refs stay until the next compaction",
+		      c->nfolded - gone, c->nfolded);
+}
+
 static enum attempt compact_once(struct store *s, struct history_compact_result *res)
 {
 	struct compaction c;
 	git_oid tip;
 	enum attempt a = ATTEMPT_DONE;
-	char *all = pg_xasprintf("%s*", s->series);
+	char *all = pg_xasprintf("%s*", s->series), *records = pg_xasprintf("%s*", s->records);
 	int nothing;
 
 	memset(&c, 0, sizeof(c));
@@ -2864,7 +3413,7 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 		goto out;
 	}
 	s->connected = 1; /* every later attempt on a new connection, as an append's */
-	if ((a = store_fetch(s, all)) != ATTEMPT_DONE ||
+	if ((a = store_fetch(s, all, records)) != ATTEMPT_DONE ||
 	    git_reference_name_to_id(&tip, s->repo, s->tracking) != 0)
 		goto out; /* no branch: nothing to compact */
 	git_error_clear();
@@ -2879,8 +3428,10 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 		a = local_failure() ? ATTEMPT_RENEW : ATTEMPT_FAIL;
 		goto out;
 	}
-	if (nothing)
-		goto out; /* one commit, its closed months moved already */
+	if (nothing) {
+		unfold(s, &c); /* one commit, its closed months moved already */
+		goto out;
+	}
 	push_delay();
 	a = s->local ? compact_local(s, &c) : compact_push(s, &c);
 	if (a == ATTEMPT_DONE) {
@@ -2891,16 +3442,132 @@ static enum attempt compact_once(struct store *s, struct history_compact_result 
 		snprintf(res->open, sizeof(res->open), "%s", c.open);
 		free(res->archive);
 		res->archive = c.archive ? pg_xstrdup(c.archive + strlen("refs/heads/")) : NULL;
+		res->folded = c.fresh;
+		unfold(s, &c);
 	}
 out:
 	compaction_release(&c);
 	free(all);
+	free(records);
 	return a;
 }
 
 static enum attempt compact_attempt(struct store *s, void *ctx)
 {
 	return compact_once(s, ctx);
+}
+
+/* The distinct closed months (before the open one) of the fetched tip's
+ * series folders. */
+static uint32_t closed_months(struct store *s, const git_oid *tip)
+{
+	git_commit *c = NULL;
+	git_tree *root = NULL;
+	char open[8], (*seen)[8] = NULL;
+	uint32_t n = 0, cap = 0;
+
+	if (git_commit_lookup(&c, s->repo, tip) < 0 || git_commit_tree(&root, c) < 0 ||
+	    open_month(s, root, open))
+		goto out;
+	for (size_t i = 0; i < git_tree_entrycount(root); i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(root, i);
+		git_tree *dir = NULL;
+
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE ||
+		    git_tree_lookup(&dir, s->repo, git_tree_entry_id(e)) < 0)
+			continue;
+		for (size_t k = 0; k < git_tree_entrycount(dir); k++) {
+			const git_tree_entry *f = git_tree_entry_byindex(dir, k);
+			const char *name = git_tree_entry_name(f);
+			uint32_t j = 0;
+
+			if (!is_month_shard(f) || strncmp(name, open, 7) >= 0)
+				continue;
+			while (j < n && strncmp(seen[j], name, 7) != 0)
+				j++;
+			if (j < n)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				seen = pg_xrealloc(seen, cap * sizeof(*seen));
+			}
+			snprintf(seen[n++], 8, "%.7s", name);
+		}
+		git_tree_free(dir);
+	}
+out:
+	free(seen);
+	git_tree_free(root);
+	git_commit_free(c);
+	return n;
+}
+
+/* Why a writer should compact now, into why (0: it should not): its fetch
+ * found FOLD_AT_RECORDS record refs or COMPACT_AT_MONTHS closed months. */
+static int compact_due(struct store *s, char *why, size_t len)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char *glob = pg_xasprintf("%s*", s->records);
+	uint32_t records = 0, months = 0;
+	git_oid tip;
+
+	if (s->repo && git_reference_iterator_glob_new(&it, s->repo, glob) == 0) {
+		while (git_reference_next(&ref, it) == 0) {
+			records++;
+			git_reference_free(ref);
+		}
+		git_reference_iterator_free(it);
+	}
+	free(glob);
+	if (s->repo && git_reference_name_to_id(&tip, s->repo, s->tracking) == 0)
+		months = closed_months(s, &tip);
+	if (records < FOLD_AT_RECORDS && months < COMPACT_AT_MONTHS)
+		return 0;
+	if (records >= FOLD_AT_RECORDS)
+		snprintf(why, len, "%u records on their own refs", records);
+	else
+		snprintf(why, len, "%u closed months on the branch", months);
+	return 1;
+}
+
+/*
+ * After a writer's record is delivered: compact when it is due
+ * (compact_due), in one attempt with a time budget of its own (the
+ * record is safe already, so a compaction that runs out of time or loses
+ * its lease to another writer loses nothing: the next writer tries again).
+ * Series stop moving at half the budget, so a first migration of a long
+ * branch moves what fits and leaves the rest on the branch for the next
+ * run. The outcome is a note on the log.
+ */
+static void auto_compact(struct store *s)
+{
+	struct history_compact_result res;
+	char why[128], err[1024];
+	enum attempt a;
+
+	if (!compact_due(s, why, sizeof(why)))
+		return;
+	memset(&res, 0, sizeof(res));
+	s->deadline = now_s() + s->budget_s;
+	s->move_until = now_s() + s->budget_s / 2.0;
+	if (store_lock(s)) {
+		logf_(s, "history: compaction (%s) left for the next run: %s", why,
+		      pg_error_last());
+		return;
+	}
+	a = compact_once(s, &res);
+	snprintf(err, sizeof(err), "%s", pg_error_last());
+	store_unlock(s);
+	if (a == ATTEMPT_DONE && res.compacted)
+		logf_(s,
+		      "history: compacted %s (%s): %u month shard%s of %u series moved to their "
+		      "refs, %u record%s folded in",
+		      s->branch, why, res.shards, res.shards == 1 ? "" : "s", res.series,
+		      res.folded, res.folded == 1 ? "" : "s");
+	else if (a != ATTEMPT_DONE)
+		logf_(s, "history: compaction (%s) left for the next run: %s", why, err);
+	free(res.archive);
 }
 
 int history_compact(const struct history_store_opts *o, struct history_compact_result *res)
