@@ -54,7 +54,10 @@ int cmd_history_compact(int argc, char **argv)
 	b = opt_branch ? opt_branch : HISTORY_DEFAULT_BRANCH;
 	cmd_history_store_opts(&o, opt_repo, opt_branch);
 	if ((rc = history_compact(&o, &res))) {
-		rc = cmd_error(pg_exit_code(rc));
+		/* as for an append: not done, whatever the cause (the remote, the
+		 * network, the cache folder), is a delivery failure */
+		rc = cmd_error(rc == PG_EUSAGE || rc == PG_ENOMEM ? pg_exit_code(rc)
+								  : PG_EXIT_DELIVERY);
 		goto out;
 	}
 	if (!res.exists)

@@ -110,19 +110,29 @@ void actions_event_release(struct actions_event *e)
 
 /* ---- workflow commands ---- */
 
+/* The runner decodes %25, %0D, %0A (and in properties %3A, %2C) and nothing
+ * else, so the other control bytes a name may hold (ESC, which would colour
+ * or move the log's text, TAB, ...) are written as \t and \xNN, as
+ * pg_sanitize_line writes them on the terminal. */
 static void escape(struct pg_buf *b, const char *s, int property)
 {
 	for (; s && *s; s++) {
-		if (*s == '%')
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '%')
 			pg_buf_adds(b, "%25");
-		else if (*s == '\r')
+		else if (c == '\r')
 			pg_buf_adds(b, "%0D");
-		else if (*s == '\n')
+		else if (c == '\n')
 			pg_buf_adds(b, "%0A");
-		else if (property && *s == ':')
+		else if (property && c == ':')
 			pg_buf_adds(b, "%3A");
-		else if (property && *s == ',')
+		else if (property && c == ',')
 			pg_buf_adds(b, "%2C");
+		else if (c == '\t')
+			pg_buf_adds(b, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			pg_buf_addf(b, "\\x%02x", c);
 		else
 			pg_buf_addc(b, *s);
 	}

@@ -20,6 +20,9 @@
 #define HISTORY_SCHEMA	       "profgate.history/1"
 #define HISTORY_SCHEMA_PREFIX  "profgate.history/"
 #define HISTORY_DEFAULT_BRANCH "profgate-history"
+/* The blob at the root of a compacted branch naming its open month and
+ * series refs (store.c): no series may take its name. */
+#define HISTORY_INDEX_NAME "profgate-index"
 /* The size limit of a record line (its newline excluded), shared by the
  * writer and the readers: history_append() refuses a longer record and every
  * reader skips a longer line, so nothing a reader would skip is ever

@@ -610,9 +610,14 @@ static void hex32(const void *data, size_t n, const char *prefix, char out[33])
 	out[32] = 0;
 }
 
-/* Unique per CI run, attempt and series, so a re-append of the same run is a
- * no-op; outside CI, the verdict bytes themselves (the same result appended
- * twice is one record). */
+/* In CI, one per gate: the run, attempt and series, and what the gate judged
+ * (the candidate summary, the baseline file or window), so a re-append of a
+ * gate's record (its verdict JSON, its kept copy) is a no-op while two gates
+ * of one run under one label (matrix jobs, a second step) are two records.
+ * These come from the record, never from the job's environment, so the
+ * verdict appended in another step or job gets the gate's own id. Outside
+ * CI, the verdict bytes themselves (the same result appended twice is one
+ * record). */
 static char *record_id(const struct history_record *r, const struct history_env *e,
 		       const char *json, size_t len)
 {
@@ -622,6 +627,10 @@ static char *record_id(const struct history_record *r, const struct history_env 
 	if (e->run_id) {
 		pg_buf_addf(&key, "%s\n%s\n%s\n%s\n", e->repo ? e->repo : "", e->run_id,
 			    e->run_attempt ? e->run_attempt : "", r->series);
+		pg_buf_addf(&key, "%s\n%s\n%s\n%s\n", r->summary_sha256 ? r->summary_sha256 : "",
+			    r->baseline_summary_sha256 ? r->baseline_summary_sha256 : "",
+			    r->baseline_sha256 ? r->baseline_sha256 : "",
+			    r->baseline_window ? r->baseline_window : "");
 		hex32(key.ptr, key.len, HISTORY_SCHEMA " run\n", id);
 	} else {
 		hex32(json, len, HISTORY_SCHEMA " verdict\n", id);
@@ -943,6 +952,10 @@ static int check_fields(const struct history_record *r)
 				    r->time);
 	if (!series_valid(r->series))
 		return pg_error_set(PG_EFORMAT, "series '%s' is not a valid series name",
+				    r->series);
+	if (strcmp(r->series, HISTORY_INDEX_NAME) == 0)
+		return pg_error_set(PG_EFORMAT,
+				    "series '%s' is reserved (the history branch's index file)",
 				    r->series);
 	if (!history_kind_valid(r->kind))
 		return pg_error_set(PG_EFORMAT, "kind '%s' is not pr, main, nightly or manual",

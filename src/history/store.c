@@ -130,6 +130,7 @@
 
 #include "../net/http.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -158,8 +159,8 @@
  * no branch name (history_branch_check), so a prefix names one branch. */
 #define SERIES_REFS "refs/profgate/series/"
 /* The blob at the root of a compacted tip naming its open month and the
- * series refs it was made with (compact_index). */
-#define INDEX_NAME "profgate-index"
+ * series refs it was made with (compact_index); a reserved series name. */
+#define INDEX_NAME HISTORY_INDEX_NAME
 /* A record whose push to the branch lost a race: its own ref,
  * RECORD_REFS<branch>@/<series>/<record_id>, one root commit holding its
  * line, until a compaction folds it into the branch. */
@@ -219,15 +220,19 @@ static void sleep_ms(uint32_t ms)
 }
 
 /* The message of the libgit2 call that just failed; git_error_last() can be
- * stale after a success, so it is read only on failure. */
+ * stale after a success, so it is read only on failure. Redacted whole, then
+ * cut: a token cut in two would no longer be found. */
 static const char *git_why(void)
 {
 	static _Thread_local char msg[512];
 	const git_error *e = git_error_last();
+	char *all =
+	    pg_xstrdup(e && e->message && *e->message ? e->message : "unknown libgit2 error");
 	size_t n;
 
-	snprintf(msg, sizeof(msg), "%s",
-		 e && e->message && *e->message ? e->message : "unknown libgit2 error");
+	pg_secret_redact(all);
+	snprintf(msg, sizeof(msg), "%s", all);
+	free(all);
 	n = strlen(msg); /* our lines have no full stop; libgit2's do */
 	while (n && (msg[n - 1] == '.' || msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = 0;
@@ -324,22 +329,21 @@ static int check_local(struct store *s)
 	return rc;
 }
 
-static int open_private(struct store *s)
+/* The private repository's paths; nothing is created until it is used (a
+ * read of a local remote never uses it, so needs no cache folder). */
+static void open_private(struct store *s)
 {
 	struct pg_sha256 sha;
 	char hex[65];
 	char *repos;
-	int rc;
 
 	pg_sha256_init(&sha);
 	pg_sha256_update(&sha, s->url, strlen(s->url));
 	pg_sha256_hex(&sha, hex);
 	repos = pg_xasprintf("%s/repos", s->cache);
-	rc = mkdir_p(repos);
 	s->dir = pg_xasprintf("%s/%.16s.git", repos, hex);
 	s->lock_path = pg_xasprintf("%s/%.16s.lock", repos, hex);
 	free(repos);
-	return rc;
 }
 
 static void store_release(struct store *s)
@@ -479,8 +483,7 @@ static int store_open(struct store *s, const struct history_store_opts *o)
 	if ((rc = resolve_remote(s, o->remote)) || (s->local && (rc = check_local(s))))
 		return rc;
 	s->cache = o->cache_dir ? pg_xstrdup(o->cache_dir) : history_cache_dir();
-	if ((rc = open_private(s)))
-		return rc;
+	open_private(s);
 	return store_streams(s);
 }
 
@@ -488,8 +491,15 @@ static int store_open(struct store *s, const struct history_store_opts *o)
  * no longer than the time budget. */
 static int store_lock(struct store *s)
 {
-	if (s->lock_fd < 0)
+	if (s->lock_fd < 0) {
+		char *repos = pg_xasprintf("%s/repos", s->cache);
+		int rc = mkdir_p(repos);
+
+		free(repos);
+		if (rc)
+			return rc;
 		s->lock_fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	}
 	if (s->lock_fd < 0)
 		return pg_error_set(PG_EIO, "history: cannot open '%s': %s", s->lock_path,
 				    strerror(errno));
@@ -565,6 +575,83 @@ static int profgate_refs_broken(struct store *s, git_odb *odb, char *why, size_t
 		ref = NULL;
 	}
 	git_reference_iterator_free(it);
+	return rc;
+}
+
+/* 1 when the loose object at path does not inflate to its end: libgit2 1.5
+ * reads a truncated one forever (its zstream loop makes no progress on
+ * zlib's Z_BUF_ERROR, libgit2#7342), so each is inflated here first, its
+ * output discarded. */
+static int loose_truncated(const char *path)
+{
+	unsigned char in[16384], out[65536];
+	z_stream z;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), zr = Z_OK, bad = 1;
+	ssize_t n;
+
+	if (fd < 0)
+		return errno != ENOENT; /* one pruned meanwhile is no damage */
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK) {
+		close(fd);
+		return 1;
+	}
+	while (zr != Z_STREAM_END && (n = read(fd, in, sizeof(in))) > 0) {
+		z.next_in = in;
+		z.avail_in = (uInt)n;
+		do {
+			z.next_out = out;
+			z.avail_out = sizeof(out);
+			zr = inflate(&z, Z_NO_FLUSH);
+		} while (zr == Z_OK && (z.avail_in || !z.avail_out));
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+			break;
+	}
+	bad = zr != Z_STREAM_END;
+	inflateEnd(&z);
+	close(fd);
+	return bad;
+}
+
+/* 1 (why set) when a loose object of the private repository is truncated or
+ * is not zlib at all; -1 when the check ran past the deadline. The loose objects
+ * are the commits this cache built; fetched ones stay in packs. */
+static int loose_broken(struct store *s, char *why, size_t len)
+{
+	char *objects = pg_xasprintf("%s/objects", s->dir), *path = NULL;
+	DIR *top = opendir(objects), *sub = NULL;
+	struct dirent *d, *e;
+	int rc = 0;
+
+	while (!rc && top && (d = readdir(top))) {
+		if (strlen(d->d_name) != 2 || !isxdigit((unsigned char)d->d_name[0]) ||
+		    !isxdigit((unsigned char)d->d_name[1]))
+			continue;
+		free(path);
+		path = pg_xasprintf("%s/%s", objects, d->d_name);
+		if (!(sub = opendir(path)))
+			continue;
+		while (!rc && (e = readdir(sub))) {
+			char *obj;
+
+			if (strlen(e->d_name) != 38 || strspn(e->d_name, "0123456789abcdef") != 38)
+				continue;
+			obj = pg_xasprintf("%s/%s", path, e->d_name);
+			if (loose_truncated(obj)) {
+				snprintf(why, len, "the object %s%s is truncated", d->d_name,
+					 e->d_name);
+				rc = 1;
+			} else if (now_s() > s->deadline) {
+				rc = -1;
+			}
+			free(obj);
+		}
+		closedir(sub);
+	}
+	if (top)
+		closedir(top);
+	free(path);
+	free(objects);
 	return rc;
 }
 
@@ -660,13 +747,19 @@ static int store_repo(struct store *s)
 {
 	struct stat st;
 	char why[512];
+	int loose;
 
 	if (s->repo)
 		return 0;
+	if ((loose = loose_broken(s, why, sizeof(why))) < 0)
+		return pg_error_set(PG_EDELIVERY,
+				    "history: out of time checking the objects of '%s' (the budget "
+				    "is PROFGATE_HISTORY_TIMEOUT_S)",
+				    s->dir);
 	if (git_repository_open_ext(&s->repo, s->dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		s->repo = NULL;
 		snprintf(why, sizeof(why), "%s", git_why());
-	} else if ((s->local && local_alternate(s)) || store_broken(s, why, sizeof(why))) {
+	} else if (loose || (s->local && local_alternate(s)) || store_broken(s, why, sizeof(why))) {
 		git_repository_free(s->repo);
 		s->repo = NULL;
 	}
@@ -758,16 +851,22 @@ static int push_transfer_cb(unsigned int current, unsigned int total, size_t byt
  * What the server said, as one line into out: its lines joined by " / "
  * (a lone carriage return starts the line over, as on a terminal), control bytes
  * as spaces, at most SAID_SHOWN bytes (then "..."). Empty when it said
- * nothing. Secrets are redacted where the message is made (pg_error_set).
+ * nothing. Secrets are redacted before anything is cut: the line the
+ * SAID_MAX_BYTES cap cut is dropped (a token's first part would no longer be
+ * found), and the text is redacted before it is cut to SAID_SHOWN.
  */
 static void remote_text(const struct store *s, struct pg_buf *out)
 {
 	struct pg_buf line = PG_BUF_INIT;
+	size_t end = s->said.len;
 
-	for (size_t i = 0; i <= s->said.len; i++) {
-		unsigned char c = i < s->said.len ? (unsigned char)s->said.ptr[i] : '\n';
+	if (end >= SAID_MAX_BYTES)
+		while (end > 0 && s->said.ptr[end - 1] != '\n' && s->said.ptr[end - 1] != '\r')
+			end--;
+	for (size_t i = 0; i <= end; i++) {
+		unsigned char c = i < end ? (unsigned char)s->said.ptr[i] : '\n';
 
-		if (c == '\r' && i + 1 < s->said.len && s->said.ptr[i + 1] == '\n')
+		if (c == '\r' && i + 1 < end && s->said.ptr[i + 1] == '\n')
 			continue; /* a CRLF line end */
 		if (c == '\r') {
 			line.len = 0;
@@ -787,6 +886,11 @@ static void remote_text(const struct store *s, struct pg_buf *out)
 			}
 			line.len = 0;
 		}
+	}
+	/* redacted before it is cut: a cut token would no longer be found */
+	if (out->len) {
+		pg_secret_redact(out->ptr);
+		out->len = strlen(out->ptr);
 	}
 	if (out->len > SAID_SHOWN) {
 		size_t n = SAID_SHOWN;
@@ -1350,6 +1454,93 @@ static int local_clash(struct store *s, git_repository *rr)
 	return 1;
 }
 
+/*
+ * A ref update in a local remote, and the lock a killed one leaves. libgit2
+ * moves a ref by writing <ref>.lock (O_EXCL) and renaming it over the ref; a
+ * process killed between the two leaves the .lock, and every later update of
+ * that ref fails (GIT_ELOCKED) for good: git never removes one, since the
+ * file does not say who made it. So profgate says it itself: every
+ * profgate update of a local remote's ref holds an flock on REF_NOTE in the
+ * remote's git folder and writes the ref's name there until the update is
+ * over. The next profgate that takes the flock and finds a name in it knows
+ * that the writer died mid-update (a live one would still hold the flock;
+ * the kernel drops it with the process), so that ref's .lock is stale and is
+ * removed. A .lock with no such note (a git process at work, or one that
+ * died) is not profgate's to remove: it is retried within the budget and
+ * named in the error.
+ */
+#define REF_NOTE "profgate-refs.lock"
+
+/* Take the note's flock within the budget and clear what a dead writer left;
+ * returns the descriptor, or -1 (updates then go without: the remote's
+ * folder may be read-only to this user, and libgit2's lock still guards). */
+static int ref_note_take(struct store *s, const char *gitdir)
+{
+	char *path = pg_xasprintf("%s%s", gitdir, REF_NOTE), *lock = NULL;
+	char name[1024];
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || now_s() > s->deadline) {
+			close(fd);
+			fd = -1;
+		} else {
+			sleep_ms(5);
+		}
+	}
+	if (fd >= 0 && (n = pread(fd, name, sizeof(name) - 1, 0)) > 0) {
+		name[n] = 0;
+		name[strcspn(name, "\n")] = 0;
+		if (strncmp(name, "refs/", 5) == 0 && !strstr(name, "..")) {
+			lock = pg_xasprintf("%s%s.lock", gitdir, name);
+			if (unlink(lock) == 0)
+				logf_(
+				    s,
+				    "history: removed '%s', left by a profgate that died updating "
+				    "%s",
+				    lock, name);
+		}
+		if (ftruncate(fd, 0) != 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(lock);
+	free(path);
+	return fd;
+}
+
+/* git_reference_create_matching of name in the local remote rr, under the
+ * note; on GIT_ELOCKED the error (PG_EDELIVERY) names the lock file. */
+static int remote_ref_update(struct store *s, git_repository *rr, const char *name,
+			     const git_oid *id, const git_oid *old, const char *msg)
+{
+	const char *gitdir = git_repository_path(rr);
+	git_reference *ref = NULL;
+	int fd = ref_note_take(s, gitdir), rc;
+
+	if (fd >= 0 &&
+	    (pwrite(fd, name, strlen(name), 0) != (ssize_t)strlen(name) || fdatasync(fd) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	rc = git_reference_create_matching(&ref, rr, name, id, 1, old, msg);
+	git_reference_free(ref);
+	if (rc == GIT_ELOCKED)
+		pg_error_set(PG_EDELIVERY,
+			     "'%s%s.lock' is held: a git process is updating %s, or one died "
+			     "doing so (remove the file when no git works on '%s')",
+			     gitdir, name, name, s->local);
+	if (fd >= 0) {
+		if (ftruncate(fd, 0) != 0)
+			logf_(s, "history: cannot clear '%s%s': %s", gitdir, REF_NOTE,
+			      strerror(errno));
+		close(fd);
+	}
+	return rc;
+}
+
 /* Push to a local remote: objects first, then the ref moved only if it still
  * points at the tip this commit was built on (or, for an orphan, only if it
  * still does not exist). */
@@ -1378,9 +1569,10 @@ static enum attempt push_local(struct store *s, const git_oid *commit, const git
 		memset(&zero, 0, sizeof(zero));
 		tip = &zero;
 	}
-	rc = git_reference_create_matching(&ref, rr, s->head, commit, 1, tip,
-					   "profgate: history append");
-	if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND) {
+	rc = remote_ref_update(s, rr, s->head, commit, tip, "profgate: history append");
+	if (rc == GIT_ELOCKED) {
+		a = ATTEMPT_RETRY;
+	} else if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ENOTFOUND) {
 		a = ATTEMPT_RETRY;
 		pg_error_set(PG_EDELIVERY, "the branch moved during the push (%s)", git_why());
 	} else if (rc < 0) {
@@ -1461,7 +1653,6 @@ static int make_record_commit(struct store *s, const struct history_record *r, c
 static enum attempt push_record_local(struct store *s, const char *ref, const git_oid *commit)
 {
 	git_repository *rr = NULL;
-	git_reference *made = NULL;
 	git_oid zero, have;
 	enum attempt a = ATTEMPT_DONE;
 	int rc;
@@ -1475,8 +1666,7 @@ static enum attempt push_record_local(struct store *s, const char *ref, const gi
 		a = ATTEMPT_FAIL;
 		goto out;
 	}
-	rc = git_reference_create_matching(&made, rr, ref, commit, 1, &zero,
-					   "profgate: history append (own ref)");
+	rc = remote_ref_update(s, rr, ref, commit, &zero, "profgate: history append (own ref)");
 	if (rc < 0 && git_reference_name_to_id(&have, rr, ref) == 0 && git_oid_equal(&have, commit))
 		rc = 0;
 	if (rc == GIT_EMODIFIED || rc == GIT_EEXISTS || rc == GIT_ELOCKED) {
@@ -1488,7 +1678,6 @@ static enum attempt push_record_local(struct store *s, const char *ref, const gi
 			     git_why());
 	}
 out:
-	git_reference_free(made);
 	git_repository_free(rr);
 	return a;
 }
@@ -3206,11 +3395,11 @@ out:
 static enum attempt cas_local(struct store *s, git_repository *rr, const char *name,
 			      const git_oid *id, const git_oid *old, const char *why)
 {
-	git_reference *ref = NULL;
-	int rc = git_reference_create_matching(&ref, rr, name, id, 1, old, why);
+	int rc = remote_ref_update(s, rr, name, id, old, why);
 
-	git_reference_free(ref);
-	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND || rc == GIT_EEXISTS) {
+	if (rc == GIT_ELOCKED)
+		return ATTEMPT_RETRY;
+	if (rc == GIT_EMODIFIED || rc == GIT_ENOTFOUND || rc == GIT_EEXISTS) {
 		pg_error_set(PG_EDELIVERY, "a record landed during the compaction (%s)", git_why());
 		return ATTEMPT_RETRY;
 	}
@@ -3259,8 +3448,12 @@ static enum attempt compact_local(struct store *s, const struct compaction *c)
 	if (a != ATTEMPT_DONE)
 		goto out;
 	if (c->archive) {
-		rc = git_reference_create_matching(&ref, rr, c->archive, tip, 1, &zero,
-						   "profgate: history compact (archive)");
+		rc = remote_ref_update(s, rr, c->archive, tip, &zero,
+				       "profgate: history compact (archive)");
+		if (rc == GIT_ELOCKED) {
+			a = ATTEMPT_RETRY;
+			goto out;
+		}
 		if (rc < 0 && !(git_reference_name_to_id(&have, rr, c->archive) == 0 &&
 				git_oid_equal(&have, tip))) {
 			pg_error_set(PG_EDELIVERY, "cannot create %s in '%s': %s", c->archive,

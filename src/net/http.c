@@ -278,14 +278,19 @@ double http_retry_after_s(const char *value, double now)
 	return s < 0 ? 0 : s;
 }
 
-static void copy_line(char *out, size_t out_len, const char *s)
+/* A server's message as one line cut to out_len, redacted whole before it
+ * is cut: a token cut in two would no longer be found. */
+static void copy_line(char *out, size_t out_len, const char *text)
 {
+	char *all = pg_xstrdup(text ? text : "");
 	size_t i = 0;
 
-	for (; s && *s && i + 1 < out_len; s++)
+	pg_secret_redact(all);
+	for (const char *s = all; *s && i + 1 < out_len; s++)
 		out[i++] = (*s == '\n' || *s == '\r' || *s == '\t') ? ' ' : *s;
 	if (out_len)
 		out[i] = '\0';
+	free(all);
 }
 
 void http_error_message(const struct http_response *rs, char *out, size_t out_len)

@@ -675,6 +675,8 @@ static int finish_event(struct cj *c)
 	if (ph == 'C' || ph == 'P' || ph == 'O' || ph == 'N' || ph == 'D' || ph == 'R' ||
 	    ph == 'c' || ph == 'S' || ph == 'T' || ph == 'F' || ph == 'p' || ph == '?')
 		return 0; /* counted, not kept: nothing downstream reads them */
+	if (c->t->n_events - c->first_event >= c->max_events)
+		return rd_too_many_events(c->path, c->max_events);
 	if (!c->has_ts)
 		return cj_fail(c, "'%c' event without a ts", ph);
 	if (c->has_dur && c->dur < 0)
@@ -1091,6 +1093,8 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.dev_props);
 	pg_buf_init(&c.dist_info);
 	c.last_cat_id = trace_cat_intern(t, "", 0);
+	if (rd_max_events(c.path, &c.max_events))
+		goto out;
 
 	ch = skip_ws(&c);
 	if (ch == 0xef) { /* UTF-8 byte order mark */

@@ -45,7 +45,8 @@ struct cj {
 	uint32_t file;
 	struct rd_in *in;
 	const char *path;
-	uint64_t index; /* event index within the array */
+	uint64_t index;	     /* event index within the array */
+	uint64_t max_events; /* kept of this file (rd_max_events) */
 
 	/* per-event fields */
 	struct pg_buf key, name, cat, pid, tid, idtext, vals;

@@ -252,6 +252,31 @@ static uint32_t dup_record(struct trace *t, const char *path, uint32_t of)
 	return f;
 }
 
+int rd_max_events(const char *path, uint64_t *out)
+{
+	const char *v = getenv("PROFGATE_MAX_EVENTS");
+	int64_t n;
+
+	*out = RD_MAX_FILE_EVENTS;
+	if (!v || !*v)
+		return 0;
+	if (pg_parse_int(v, 1, INT64_C(1) << 32, &n))
+		return pg_error_set(PG_EUSAGE,
+				    "cannot read '%s': PROFGATE_MAX_EVENTS='%.40s': give a whole "
+				    "number from 1 to 4294967296",
+				    path, v);
+	*out = (uint64_t)n;
+	return 0;
+}
+
+int rd_too_many_events(const char *path, uint64_t cap)
+{
+	return pg_error_set(PG_ELIMIT,
+			    "cannot read '%s': more than %llu events, the cap of one file "
+			    "(PROFGATE_MAX_EVENTS sets another; docs/robustness.md)",
+			    path, (unsigned long long)cap);
+}
+
 int read_paths(struct trace *t, const char *const *paths, const int32_t *dup_of, uint32_t n,
 	       int threads, char ***errors_out)
 {

@@ -85,5 +85,16 @@ int read_parse_index(const char *s, const char *prefix, int trailing, int32_t *o
 #define RD_MAX_STRING_BYTES (16u << 20) /* one kept JSON string */
 #define RD_MAX_DEPTH	    512		/* JSON nesting */
 #define RD_MAX_HEADER_BYTES (64u << 20) /* a captured top-level block (deviceProperties) */
+/* The distinct strings a file's compressed XPlane stats expand to, in all:
+ * zlib expands about 1000 times, so a small file could fill the memory. */
+#define RD_MAX_INFLATED_BYTES (256u << 20)
+/* The events kept of one file (40 bytes each and their strings); the
+ * largest profiles measured hold 15.4M. PROFGATE_MAX_EVENTS sets another. */
+#define RD_MAX_FILE_EVENTS (1u << 25)
+/* The cap of events kept of the file path into *out; PG_EUSAGE (message
+ * set) when PROFGATE_MAX_EVENTS is not a whole number from 1 to 2^32. */
+int rd_max_events(const char *path, uint64_t *out) PG_WUR;
+/* The refusal of path past that cap: PG_ELIMIT, message set. */
+int rd_too_many_events(const char *path, uint64_t cap);
 
 #endif

@@ -424,10 +424,14 @@ static void host_from_path(struct xp *x)
  */
 static int run_jobs(struct xp *x, struct jobs *js, int threads)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, cap;
 
 	for (uint32_t i = 0; i < js->n; i++)
 		total += js->v[i].n_events;
+	if (rd_max_events(x->path, &cap))
+		return PG_EUSAGE;
+	if (total > cap)
+		return rd_too_many_events(x->path, cap);
 	uint64_t first = trace_events_reserve(x->t, total);
 	for (uint32_t i = 0; i < js->n; i++) {
 		js->v[i].first = first;
@@ -559,6 +563,8 @@ static int decode_space(struct xp *x, int threads)
 		pc->release_pages = x->release_pages;
 		pc->k_long_name = x->k_long_name;
 		pc->lock = x->lock;
+		pc->inflated_bytes = x->inflated_bytes;
+		pc->inflate_over = x->inflate_over;
 		pc->device = UINT32_MAX;
 		pg_buf_init(&pc->scratch);
 		pcs[n_pcs++] = pc;
@@ -605,6 +611,8 @@ static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, c
 			     size_t size, int release_pages)
 {
 	pthread_mutex_t lock;
+	uint64_t inflated_bytes = 0;
+	int inflate_over = 0;
 	struct xp x = {
 	    .t = t,
 	    .file = file,
@@ -616,6 +624,8 @@ static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, c
 	    .k_long_name = trace_intern_cstr(t, "long_name"),
 	    .scratch = PG_BUF_INIT,
 	    .lock = &lock,
+	    .inflated_bytes = &inflated_bytes,
+	    .inflate_over = &inflate_over,
 	};
 	int rc;
 
@@ -624,6 +634,17 @@ static int read_xplane_bytes(struct trace *t, uint32_t file, const char *path, c
 	t->files[file].dialect = TRACE_DIALECT_XPLANE;
 	t->files[file].content_bytes = x.size;
 	rc = decode_space(&x, t->decode_threads > 0 ? t->decode_threads : 1);
+	if (!rc && inflate_over)
+		rc = pg_error_set(
+		    PG_ELIMIT,
+		    inflate_over == XP_OVER_ONE
+			? "cannot read '%s': a compressed stat string expands past "
+			  "%u MiB (the cap of one string)"
+			: "cannot read '%s': its compressed stat strings expand past "
+			  "%u MiB in all (the cap of a file)",
+		    path,
+		    (inflate_over == XP_OVER_ONE ? RD_MAX_STRING_BYTES : RD_MAX_INFLATED_BYTES) >>
+			20);
 	if (!rc) {
 		t->files[file].framework = pg_xstrdup(guess_framework(t, file));
 		t->files[file].events_kept = 0;

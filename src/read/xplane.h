@@ -94,7 +94,15 @@ struct xp {
 	uint64_t plane_events;
 	struct pg_buf scratch;
 	pthread_mutex_t *lock; /* interning while lines decode on several threads */
+	/* the file's, shared by its planes: the bytes of the new strings its
+	 * compressed stats expanded to (under lock), and whether a cap was passed
+	 * (XP_OVER_ONE: one string over RD_MAX_STRING_BYTES, XP_OVER_ALL: all of
+	 * them over RD_MAX_INFLATED_BYTES; atomic) */
+	uint64_t *inflated_bytes;
+	int *inflate_over;
 };
+#define XP_OVER_ONE 1
+#define XP_OVER_ALL 2
 
 /* Events per decode job: longer lines are split, so threads share them. */
 #define LINE_CHUNK (1u << 16)

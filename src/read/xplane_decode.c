@@ -127,6 +127,22 @@ static trace_str intern_locked(struct xp *x, const char *s, size_t n)
 	return id;
 }
 
+/* An inflated compressed string, interned: its bytes count against the
+ * file's RD_MAX_INFLATED_BYTES when it is new (a string repeated costs its
+ * memory once); past the cap the file is marked refused (XP_OVER_ALL). */
+static trace_str intern_inflated(struct xp *x, const char *s, size_t n)
+{
+	pthread_mutex_lock(x->lock);
+	uint32_t before = x->t->n_strs;
+	trace_str id = trace_intern(x->t, s, n);
+	if (x->t->n_strs != before && (*x->inflated_bytes += n) > RD_MAX_INFLATED_BYTES) {
+		__atomic_store_n(x->inflate_over, XP_OVER_ALL, __ATOMIC_RELAXED);
+		id = 0;
+	}
+	pthread_mutex_unlock(x->lock);
+	return id;
+}
+
 /* The text of a stat value, interned; 0 when it has none worth keeping. */
 static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *p, size_t n,
 			    struct pg_buf *scratch)
@@ -151,10 +167,12 @@ static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *
 		struct statinfo *r = stat_slot(x, u, 0);
 		return r ? r->name : 0;
 	}
-	case 8: { /* gzip-compressed string, capped */
+	case 8: { /* gzip-compressed string, capped (inflated_cap) */
 		z_stream zs;
 		unsigned char out[1 << 16];
 		trace_str id = 0;
+		if (__atomic_load_n(x->inflate_over, __ATOMIC_RELAXED))
+			return 0; /* the file is refused: no more inflating */
 		memset(&zs, 0, sizeof(zs));
 		if (inflateInit2(&zs, 15 + 32) != Z_OK)
 			return 0;
@@ -167,10 +185,12 @@ static trace_str value_text(struct xp *x, int field, uint64_t u, const uint8_t *
 			zs.avail_out = sizeof(out);
 			rc = inflate(&zs, Z_NO_FLUSH);
 			pg_buf_add(scratch, out, sizeof(out) - zs.avail_out);
-		} while (rc == Z_OK && scratch->len < RD_MAX_STRING_BYTES);
-		if (rc == Z_STREAM_END)
-			id = intern_locked(x, scratch->ptr, scratch->len);
-		inflateEnd(&zs);
+		} while (rc == Z_OK && scratch->len <= RD_MAX_STRING_BYTES);
+		if (scratch->len > RD_MAX_STRING_BYTES)
+			__atomic_store_n(x->inflate_over, XP_OVER_ONE, __ATOMIC_RELAXED);
+		else if (rc == Z_STREAM_END)
+			id = intern_inflated(x, scratch->ptr, scratch->len);
+		inflateEnd(&zs); /* a stream that is not zlib: no value, as before */
 		return id;
 	}
 	default: return 0; /* bytes: opaque */

@@ -714,7 +714,11 @@ static int download_manifest(struct fetch *f, const char *what, struct pg_buf *t
 		rc = pg_error_set(PG_ENOTFOUND, "wandb: artifact %s has no manifest", what);
 		goto out;
 	}
-	if ((rc = storage_get(f, url, 0, NULL, MAX_MANIFEST_BYTES, NULL, &rs)) != 0)
+	rc = storage_get(f, url, 0, NULL, MAX_MANIFEST_BYTES, NULL, &rs);
+	if (rc == PG_ELIMIT)
+		rc = pg_error_set(PG_ELIMIT, "wandb: the manifest of %s is over the cap of %u MiB",
+				  what, MAX_MANIFEST_BYTES >> 20);
+	if (rc)
 		goto out;
 	if (rs.status < 200 || rs.status > 299) {
 		rc = pg_error_set(PG_EDELIVERY,

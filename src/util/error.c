@@ -130,15 +130,18 @@ const char *pg_line(struct pg_buf *b, const char *s)
 
 int pg_error_set(int code, const char *fmt, ...)
 {
-	char raw[sizeof(last_error)];
+	char *raw;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	raw = pg_xvasprintf(fmt, ap);
 	va_end(ap);
+	/* redacted whole, then cut to the message's size: a token cut in two
+	 * would no longer be found */
 	pg_secret_redact(raw);
 	/* one line whatever the text quoted in it holds */
 	pg_sanitize_line(last_error, sizeof(last_error), raw);
+	free(raw);
 	return code;
 }
 

@@ -157,6 +157,19 @@ chmod +x "$T/srv/h.git/hooks/pre-receive"
 act ', "label": "secret bench 3"'
 expect "a rejected push and a GitHub 403, both echoing the token: exit 5, the token redacted" \
 	'says 5 "pre-receive hook declined (remote: push by \*\*\* refused" && grep -q "HTTP 403 token \*\*\* may not write here" "$T/err"'
+# the same, the token past the first kilobyte (the hook) and past the 256 bytes of a GitHub
+# message (the 403): redacted before either is cut, so not even its start is printed
+PAD=$(printf '%01000d' 0)
+cat >"$T/srv/h.git/hooks/pre-receive" <<EOF
+#!/bin/sh
+echo "$PAD refused: $GT and $GH" >&2
+exit 1
+EOF
+chmod +x "$T/srv/h.git/hooks/pre-receive"
+gh_ctl '{"faults": [{"method": "POST", "path": "/comments$", "status": 403, "times": 1, "body": {"message": "'"$(printf '%0240d' 0)"' token '$GH' may not write here"}}]}'
+act ', "label": "secret bench 4"'
+expect "a hook and GitHub echoing the token in long messages: exit 5, no part of a token shown" \
+	'says 5 "pre-receive hook declined" && ! cat "$T/out" "$T/err" "$T/files/output" "$T/files/summary" 2>/dev/null | grep -v "^::add-mask::" | grep -q "S3CRET\|ghs_\|pgt_"'
 rm "$T/srv/h.git/hooks/pre-receive"
 
 # URLs and remotes that carry a secret: refused before anything is sent, the secret not shown

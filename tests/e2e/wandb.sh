@@ -84,7 +84,7 @@ runs["acme/llm/tenfiles"] = run([art("run-tenfiles-profiler",
     {P + "host%d.pt.trace.json.gz" % k: "%s/many%d.pt.trace.json.gz" % (var, k) for k in range(10)},
     fault="slow")])
 OWN = ("truncate", "corrupt", "extra", "cut-once", "expired-once", "expired-always")
-for f in OWN + ("dotdot", "absolute", "nul", "long", "huge", "many"):
+for f in OWN + ("dotdot", "absolute", "nul", "long", "huge", "many", "bigmanifest"):
     mine = {P + "host0.pt.trace.json.gz": "%s/%s.pt.trace.json.gz" % (var, f)}
     runs["acme/llm/" + f] = run([art("run-%s-profiler" % f, mine if f in OWN else c, fault=f)])
 if xp:
@@ -368,6 +368,8 @@ wb summarize wandb://acme/llm/huge
 fails "a file over the size cap" 3 "over the cap of 16 GiB"
 wb summarize wandb://acme/llm/many
 fails "more files than the count cap" 3 "lists 10002 files, over the cap of 10000"
+wb summarize wandb://acme/llm/bigmanifest
+fails "a manifest over 64 MiB: refused, naming the manifest" 3 "the manifest of acme/llm/run-bigmanifest-profiler:v0 is over the cap of 64 MiB"
 check "nothing escaped the download folders" sh -c "[ ! -e '$T/escape.pt.trace.json' ] && [ ! -e /tmp/escape.pt.trace.json ] && [ -z \"\$(find '$T/cache' -name 'escape*')\" ]"
 wb summarize wandb://acme/llm/a/b/c
 fails "a malformed ref is a usage error" 2 "is not a W&B ref"

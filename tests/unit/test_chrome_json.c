@@ -970,6 +970,36 @@ static void bad_inputs_fail_with_file_and_offset(void **state)
 	trace_release(&t);
 }
 
+/* The events kept of one file are capped: the file past the cap is refused
+ * with it named (PROFGATE_MAX_EVENTS lowers it here: the default, 32M
+ * events, would need a file too large for a unit test). Each file has its
+ * own count. */
+static void events_capped(void **state)
+{
+	struct trace t;
+	struct pg_buf b = PG_BUF_INIT;
+
+	(void)state;
+	pg_buf_adds(&b, "{\"traceEvents\":[");
+	for (int i = 0; i < 100; i++)
+		pg_buf_addf(
+		    &b, "%s{\"ph\":\"X\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}",
+		    i ? "," : "", i);
+	pg_buf_adds(&b, "]}");
+	const char *path = write_bytes("hundred.json", b.ptr, b.len);
+	trace_init(&t);
+	setenv("PROFGATE_MAX_EVENTS", "99", 1);
+	read_fails(&t, path, "more than 99 events, the cap of one file");
+	assert_int_equal(t.n_events, 0);
+	setenv("PROFGATE_MAX_EVENTS", "100", 1);
+	read_ok(&t, path);
+	read_ok(&t, path);
+	assert_int_equal(t.n_events, 200);
+	unsetenv("PROFGATE_MAX_EVENTS");
+	trace_release(&t);
+	pg_buf_release(&b);
+}
+
 static void failed_read_rolls_back(void **state)
 {
 	struct trace t;
@@ -1045,6 +1075,7 @@ int main(void)
 	    cmocka_unit_test(event_cap_warning),
 	    cmocka_unit_test(ends_early_warning),
 	    cmocka_unit_test(bad_inputs_fail_with_file_and_offset),
+	    cmocka_unit_test(events_capped),
 	    cmocka_unit_test(failed_read_rolls_back),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -286,6 +286,31 @@ static void test_md_fit_long_line(void **state)
 
 /* ---- workflow commands ---- */
 
+/* ESC, TAB and the other control bytes of a name reach no workflow command
+ * as themselves: the runner would pass them to the log. */
+static void escape_controls(void)
+{
+	const char *names[] = {"op.\x1b[31mred\tkernel\x7f\x01.us_per_step"};
+	const char *verdicts[] = {"fail"};
+	char *v = verdict_json("fail", verdicts, 1, names);
+	struct pg_buf b = PG_BUF_INIT;
+
+	actions_escape_data(&b, "a\x1b[31mb\tc\x7f");
+	assert_string_equal(b.ptr, "a\\x1b[31mb\\tc\\x7f");
+	pg_buf_reset(&b);
+	actions_escape_property(&b, "a\x1b:\t");
+	assert_string_equal(b.ptr, "a\\x1b%3A\\t");
+	pg_buf_reset(&b);
+	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+	assert_int_equal(count_lines_starting(b.ptr, "::error "), 1);
+	for (size_t i = 0; i < b.len; i++)
+		assert_false((unsigned char)b.ptr[i] < 0x20 && b.ptr[i] != '\n');
+	assert_null(strchr(b.ptr, 0x7f));
+	assert_non_null(strstr(b.ptr, "op.\\x1b[31mred\\tkernel\\x7f\\x01.us_per_step"));
+	pg_buf_release(&b);
+	free(v);
+}
+
 static void test_escape(void **state)
 {
 	struct pg_buf b = PG_BUF_INIT;
@@ -302,6 +327,7 @@ static void test_escape(void **state)
 	actions_add_mask(&b, NULL);
 	assert_string_equal(b.ptr, "::add-mask::s3cr%25t%0Ax\n");
 	pg_buf_release(&b);
+	escape_controls();
 }
 
 static void test_annotations(void **state)

@@ -669,6 +669,23 @@ static void secrets_redacted_from_messages(void **state)
 	assert_string_equal(buf, "a *** b");
 }
 
+/* A message longer than the 1 KiB kept is redacted before it is cut: a
+ * token across the cut leaves no part of itself, wherever it starts. */
+static void secrets_redacted_before_the_cut(void **state)
+{
+	const char *tok = "ghs_CUTTOKEN0123456789abcdefghijklmnopqrstu"; /* 43 characters */
+	char pad[1100];
+	(void)state;
+	pg_secret_add(tok);
+	for (size_t n = 960; n < 1040; n++) {
+		memset(pad, 'x', n);
+		pad[n] = 0;
+		pg_error_set(PG_EDELIVERY, "%s%s tail", pad, tok);
+		assert_null(strstr(pg_error_last(), "ghs_"));
+		assert_null(strstr(pg_error_last(), "CUTTOKEN"));
+	}
+}
+
 /* Doubles from JSON become integers only when they are whole and exact. */
 static void whole_numbers(void **state)
 {
@@ -868,6 +885,7 @@ int main(void)
 	    cmocka_unit_test(sha256_vectors),
 	    cmocka_unit_test(sha256_file_matches_streaming),
 	    cmocka_unit_test(secrets_redacted_from_messages),
+	    cmocka_unit_test(secrets_redacted_before_the_cut),
 	    cmocka_unit_test(whole_numbers),
 	    cmocka_unit_test(read_small_caps_and_errors),
 	    cmocka_unit_test(xasprintf_is_not_cut),

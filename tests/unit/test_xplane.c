@@ -440,6 +440,102 @@ static void test_truncated_and_past_end(void **state)
 	free(buf);
 }
 
+/* A gzip'd string stat of n bytes: v, then the decimal tag (0: none). */
+static XStat *stat_gz_big(int64_t mid, size_t n, unsigned tag)
+{
+	XStat *s = stat_i(mid, 0);
+	char *v = malloc(n + 16);
+	z_stream zs;
+	memset(v, 'a', n);
+	size_t len = n + (size_t)(tag ? snprintf(v + n, 16, "#%u", tag) : 0);
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	uLong cap = deflateBound(&zs, (uLong)len);
+	unsigned char *out = malloc(cap);
+	zs.next_in = (unsigned char *)v;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	s->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_COMPRESSED_STR_VALUE;
+	s->compressed_str_value.data = out;
+	s->compressed_str_value.len = zs.total_out;
+	deflateEnd(&zs);
+	free(v);
+	return s;
+}
+
+/* A GPU plane of n kernels, each with a tf_op stat of `bytes` inflated
+ * bytes, tagged i (distinct strings) or untagged (one string repeated). */
+static void build_gz_bomb(const char *path, uint32_t n, size_t bytes, int distinct)
+{
+	struct builder b;
+	builder_init(&b);
+	XPlane *gpu = plane_new(&b, 1, "/device:GPU:0");
+	plane_stat_meta(gpu, 1, "tf_op");
+	plane_ev_meta(gpu, 10, "gemm_kernel", NULL);
+	XLine *l = line_new(gpu, 7, "Stream #7(Kernel)", 1000);
+	for (uint32_t i = 0; i < n; i++) {
+		XEvent *e = event_new(l, 10, 5000 * (int64_t)i, 1000);
+		event_add_stat(e, stat_gz_big(1, bytes, distinct ? i + 1 : 0));
+	}
+	builder_write(&b, path);
+}
+
+/* Compressed strings expand about 1000 times: one past RD_MAX_STRING_BYTES,
+ * or distinct ones past RD_MAX_INFLATED_BYTES in all, refuse the file with
+ * the cap named; one string repeated costs its memory once and is read. */
+static void test_compressed_string_caps(void **state)
+{
+	char path[512];
+	struct trace t;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/gzbomb.xplane.pb", tmpdir);
+	build_gz_bomb(path, 1, RD_MAX_STRING_BYTES + 1, 0);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), PG_ELIMIT);
+	assert_non_null(strstr(pg_error_last(), "gzbomb.xplane.pb"));
+	assert_non_null(strstr(pg_error_last(), "a compressed stat string expands past 16 MiB"));
+	trace_release(&t);
+
+	uint32_t n = RD_MAX_INFLATED_BYTES / (RD_MAX_STRING_BYTES - 64) + 2;
+	build_gz_bomb(path, n, RD_MAX_STRING_BYTES - 64, 1);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), PG_ELIMIT);
+	assert_non_null(strstr(pg_error_last(), "its compressed stat strings expand past 256 MiB"));
+	trace_release(&t);
+
+	build_gz_bomb(path, n, RD_MAX_STRING_BYTES - 64, 0);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	assert_int_equal(t.n_events, n);
+	trace_release(&t);
+}
+
+/* The events kept of one file are capped (PROFGATE_MAX_EVENTS lowers the
+ * cap here, so that the test needs no 32M-event file). */
+static void test_event_cap(void **state)
+{
+	char path[512];
+	struct trace t;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/capped.xplane.pb", tmpdir);
+	build_gz_bomb(path, 50, 16, 1);
+	setenv("PROFGATE_MAX_EVENTS", "49", 1);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), PG_ELIMIT);
+	assert_non_null(strstr(pg_error_last(), "capped.xplane.pb': more than 49 events, the cap"));
+	trace_release(&t);
+	setenv("PROFGATE_MAX_EVENTS", "50", 1);
+	trace_init(&t);
+	assert_int_equal(read_path(&t, path), 0);
+	assert_int_equal(t.n_events, 50);
+	trace_release(&t);
+	unsetenv("PROFGATE_MAX_EVENTS");
+}
+
 static void test_misnamed_and_riegeli(void **state)
 {
 	char path[512];
@@ -760,6 +856,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sample_file),
 	    cmocka_unit_test(test_truncated_and_past_end),
+	    cmocka_unit_test(test_compressed_string_caps),
+	    cmocka_unit_test(test_event_cap),
 	    cmocka_unit_test(test_misnamed_and_riegeli),
 	    cmocka_unit_test(test_corpus_tpu),
 	    cmocka_unit_test(test_long_lines_split),

@@ -31,7 +31,8 @@ Content-Length), "extra" (bytes past the manifest's size), "cut-once" (the conne
 mid-body once), "corrupt" (a byte flipped), "expired-once" (the first file GET is 403),
 "expired-always" (every signed file URL is 403: only the key's download handler serves it),
 "slow" (each file GET takes 0.3 s; /_state's max_inflight says how many ran at once),
-"dotdot", "absolute", "nul", "long", "huge", "many" (hostile or oversized manifests), "pending"
+"dotdot", "absolute", "nul", "long", "huge", "many", "bigmanifest" (hostile or oversized
+manifests; bigmanifest: over 64 MiB), "pending"
 (never committed).
 POST /_fault (no auth) takes network faults for later requests ({"faults": [rule, ...]},
 {"reset": true}; rules and modes: faults.py), matched by method and path, e.g. a hanging
@@ -135,9 +136,11 @@ def manifest_of(a):
     elif fault == "many":
         for i in range(10001):
             contents["plugins/f%05d.json" % i] = evil
-    return json.dumps({"version": 1, "storagePolicy": "wandb-storage-policy-v1",
-                       "storagePolicyConfig": {"storageLayout": "V2"},
-                       "contents": contents}).encode()
+    m = {"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+         "storagePolicyConfig": {"storageLayout": "V2"}, "contents": contents}
+    if fault == "bigmanifest":
+        m["padding"] = "x" * ((64 << 20) + 1)
+    return json.dumps(m).encode()
 
 
 # Input types' fields (W&B's schema, as wandb-core's and the Python client's mutations use them).
