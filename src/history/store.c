@@ -2299,7 +2299,10 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 		n = pending_dirs(o, dirs, 0);
 		if (pending_deliver_all(&s, dirs, n, r->record_id, &res->pending))
 			snprintf(res->pending_why, sizeof(res->pending_why), "%s", pg_error_last());
-		auto_compact(&s);
+		/* the writer whose record went to the branch: in a burst of
+		 * writers, the one or few that won, not all of them at once */
+		if (!res->own_ref)
+			auto_compact(&s);
 	}
 out:
 	for (int i = 0; i < n; i++)
@@ -3725,8 +3728,10 @@ static int compact_due(struct store *s, char *why, size_t len)
 }
 
 /*
- * After a writer's record is delivered: compact when it is due
- * (compact_due), in one attempt with a time budget of its own (the
+ * After a writer's record is delivered to the branch (not to its own ref:
+ * a writer that lost a race leaves the compaction to the one that won):
+ * compact when it is due (compact_due), in one attempt with a time budget
+ * of its own (the
  * record is safe already, so a compaction that runs out of time or loses
  * its lease to another writer loses nothing: the next writer tries again).
  * Series stop moving at half the budget, so a first migration of a long
