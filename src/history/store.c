@@ -462,7 +462,7 @@ static int loose_broken(struct store *s, char *why, size_t len)
 				continue;
 			obj = pg_xasprintf("%s/%s", path, e->d_name);
 			if (loose_truncated(obj)) {
-				snprintf(why, len, "the object %s%s is truncated", d->d_name,
+				snprintf(why, len, "the object %.2s%.38s is truncated", d->d_name,
 					 e->d_name);
 				rc = 1;
 			} else if (store_now_s() > s->deadline) {
