@@ -116,9 +116,10 @@ int cmd_history_deliver(const struct history_record *r, const char *remote, cons
 	rc = history_append(&o, r, &res);
 	if (rc == 0) {
 		if (indent && res.appended)
-			printf("%shistory: appended to %s on %s (commit %.7s, %u attempt%s)\n",
+			printf("%shistory: appended to %s on %s (commit %.7s, %u attempt%s%s)\n",
 			       indent, res.shard, b, res.commit, res.attempts,
-			       res.attempts == 1 ? "" : "s");
+			       res.attempts == 1 ? "" : "s",
+			       res.own_ref ? "; on its own ref until the next compaction" : "");
 		else if (indent)
 			printf("%shistory: %s on %s already holds record %s\n", indent, res.shard,
 			       b, r->record_id);

@@ -28,8 +28,9 @@ const struct cmd_spec cmd_history_compact_spec = {
     "(refs/profgate/series/<branch>@/<series>) and fold the history branch into one root\n"
     "commit holding the newest month, the old commits kept on the branch\n"
     "<branch>-archive/<day>-<commit>. The branch moves only if no record landed meanwhile (else\n"
-    "it compacts again); jobs appending at the same time retry on the new tip, so no record is\n"
-    "lost. Exit 5 when the remote refused or could not be reached.",
+    "it compacts again), and the records on their own refs are folded in, so no record is\n"
+    "lost. Writers compact by themselves when it is due; this runs it by hand. Exit 5 when the\n"
+    "remote refused or could not be reached.",
     compact_opts, (int)PG_ARRAY_LEN(compact_opts)};
 
 int cmd_history_compact(int argc, char **argv)
@@ -73,6 +74,9 @@ int cmd_history_compact(int argc, char **argv)
 		printf("history compact: %s: one commit already, made anew (commit %.7s, %u "
 		       "attempt%s)\n",
 		       b, res.commit, res.attempts, res.attempts == 1 ? "" : "s");
+	if (res.compacted && res.folded)
+		printf("history compact: %u record%s folded in from their own refs\n", res.folded,
+		       res.folded == 1 ? "" : "s");
 	if (res.compacted && res.shards)
 		printf("history compact: %u month shard%s of %u series before %s moved to "
 		       "refs/profgate/series/%s@/<series>\n",

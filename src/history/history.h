@@ -207,6 +207,8 @@ struct history_flush_result {
 
 struct history_append_result {
 	int appended; /* 1: committed and pushed; 0: the shard already held the record */
+	int own_ref;  /* 1: pushed to its own ref (the branch moved meanwhile), which the
+			 next compaction folds into the branch */
 	uint32_t attempts;
 	char *shard;	 /* "<series>/<YYYY-MM>.jsonl"; free() it */
 	char commit[41]; /* the pushed commit, or "" when nothing was appended */
@@ -264,6 +266,7 @@ struct history_compact_result {
 	uint32_t commits; /* the commits of the branch before */
 	uint32_t attempts;
 	uint32_t series, shards; /* series and closed month shards moved to their refs */
+	uint32_t folded;	 /* records folded in from their own refs (history_append) */
 	char open[8];		 /* the month the branch keeps ("YYYY-MM"; "" with no shard) */
 	char commit[41];	 /* the new root commit, or "" */
 	char *archive; /* the branch keeping the old history, "<branch>-archive/..." (NULL: the

@@ -6,7 +6,7 @@
  * the writer's own form is read directly (canonical_parse), every other line through cJSON: the
  * same record either way. Fields in docs/history.md "The history record".
  */
-#include "history.h"
+#include "record.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -438,7 +438,7 @@ static const char *str_of(const cJSON *o, const char *key)
 
 /* A number's text as the record writes it: integers exactly, others with
  * enough digits to read back the same double. */
-static char *number_text(double v)
+char *record_number_text(double v)
 {
 	char buf[64];
 
@@ -450,7 +450,7 @@ static char *number_text(double v)
 }
 
 /* An identity field taking text (NULL: null), which it then owns. */
-static void put_field(struct history_record *r, char *key, char *text, enum history_value type)
+void record_put_field(struct history_record *r, char *key, char *text, enum history_value type)
 {
 	r->identity = pg_xrealloc(r->identity, (r->n_identity + 1) * sizeof(*r->identity));
 	r->identity[r->n_identity++] =
@@ -467,9 +467,9 @@ static void add_field(struct history_record *r, const char *key, const cJSON *v)
 		text = pg_xstrdup(v->valuestring);
 	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) { /* 1e999: not JSON to write */
 		type = HISTORY_NUMBER;
-		text = number_text(v->valuedouble);
+		text = record_number_text(v->valuedouble);
 	}
-	put_field(r, pg_xstrdup(key), text, type);
+	record_put_field(r, pg_xstrdup(key), text, type);
 }
 
 /* The identity object of a verdict side or a record: scalars, and "labels"
@@ -537,15 +537,17 @@ static void identity_of_summary(struct history_record *r, const struct summary *
 		const struct summary_id_field *f = &summary_id_fields[i];
 		struct pg_buf v = PG_BUF_INIT;
 		int set = summary_id_text(s, f, &v);
-		put_field(r, pg_xstrdup(f->name), set ? json_text(v.ptr ? v.ptr : "", v.len) : NULL,
-			  f->type == SUMMARY_ID_STRING ? HISTORY_STRING : HISTORY_NUMBER);
+		record_put_field(r, pg_xstrdup(f->name),
+				 set ? json_text(v.ptr ? v.ptr : "", v.len) : NULL,
+				 f->type == SUMMARY_ID_STRING ? HISTORY_STRING : HISTORY_NUMBER);
 		pg_buf_release(&v);
 	}
 	for (uint32_t i = 0; i < s->n_labels; i++) {
 		size_t n;
 		const char *v = summary_label_split(s->labels[i], &n);
 		char *key = json_text(s->labels[i], n);
-		put_field(r, pg_xasprintf("labels.%s", key), dup_json_text(v), HISTORY_STRING);
+		record_put_field(r, pg_xasprintf("labels.%s", key), dup_json_text(v),
+				 HISTORY_STRING);
 		free(key);
 	}
 }
@@ -564,7 +566,7 @@ void history_series_of_summary(const char *label, const struct summary *s, struc
 
 /* The array doubles at each power of two of its count (which implies its
  * capacity): a record's metrics take a handful of reallocations, not one each. */
-static void add_metric(struct history_record *r, const char *name, double value)
+void record_add_metric(struct history_record *r, const char *name, double value)
 {
 	uint32_t n = r->n_metrics;
 
@@ -589,7 +591,7 @@ static int metric_kept(const char *name, int judged)
 
 /* By name; a record as profgate writes it is in order already (a check, not
  * a sort, per record read). */
-static void sort_metrics(struct history_record *r)
+void record_sort_metrics(struct history_record *r)
 {
 	for (size_t i = 1; i < r->n_metrics; i++)
 		if (cmp_metric(&r->metrics[i - 1], &r->metrics[i]) > 0) {
@@ -692,9 +694,9 @@ static void verdict_metrics(struct history_record *r, const cJSON *metrics)
 
 		if (name && cJSON_IsNumber(cand) && isfinite(cand->valuedouble) &&
 		    metric_kept(name, judged))
-			add_metric(r, name, cand->valuedouble);
+			record_add_metric(r, name, cand->valuedouble);
 	}
-	sort_metrics(r);
+	record_sort_metrics(r);
 }
 
 /* The runs of a verdict whose side had several (record field "runs"), as
@@ -849,9 +851,9 @@ int history_record_from_result(struct history_record *r, const struct gate_resul
 		const struct gate_metric_result *m = &g->metrics[i];
 		int judged = m->rule && m->rule->direction != GATE_INFO;
 		if (m->has_candidate && isfinite(m->candidate) && metric_kept(m->name, judged))
-			add_metric(r, m->name, m->candidate);
+			record_add_metric(r, m->name, m->candidate);
 	}
-	sort_metrics(r);
+	record_sort_metrics(r);
 	gate_result_write_json(g, &json);
 	if (g->n_runs[0] > 1 || g->n_runs[1] > 1) {
 		/* through the verdict JSON, so both ways in keep the same bytes */
@@ -908,9 +910,9 @@ static int record_metrics(struct history_record *r, const cJSON *metrics)
 	cJSON_ArrayForEach (m, metrics) {
 		if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble))
 			return pg_error_set(PG_EFORMAT, "metrics.%s is not a number", m->string);
-		add_metric(r, m->string, m->valuedouble);
+		record_add_metric(r, m->string, m->valuedouble);
 	}
-	sort_metrics(r);
+	record_sort_metrics(r);
 	return 0;
 }
 
@@ -951,8 +953,6 @@ static int record_runs(struct history_record *r, const cJSON *o)
 	return 0;
 }
 
-static int check_fields(const struct history_record *r);
-
 /* Every field checked for its type; the required ones present. */
 static int record_fields(struct history_record *r, const cJSON *o)
 {
@@ -980,11 +980,11 @@ static int record_fields(struct history_record *r, const cJSON *o)
 		if ((rc = read_identity(r, id)))
 			return rc;
 	}
-	return check_fields(r);
+	return record_check_fields(r);
 }
 
 /* The fields whose form is fixed: the id, time, series, kind and verdict. */
-static int check_fields(const struct history_record *r)
+int record_check_fields(const struct history_record *r)
 {
 	if (!record_id_valid(r->record_id))
 		return pg_error_set(
@@ -1018,252 +1018,6 @@ int history_line_check(size_t len)
 			    len, HISTORY_MAX_LINE, HISTORY_MAX_LINE >> 20);
 }
 
-/* ---- reading a record as profgate writes it ----
- *
- * Parsing a record through cJSON's tree (a node, a key and a value copy per
- * member, strtod per number, then freeing it all) is most of a warm read of a
- * series. A record as history_record_write makes it has one form: compact, its
- * members in the writer's order, strings that need no unescaping in the
- * common case. canonical_parse reads that form directly into the record and
- * gives up (returns 0, the record released) at the first byte that differs
- * from it: a blank, another order, an escape, a history window, a value of
- * another type, a number outside JSON's grammar or not finite, a field of the
- * wrong form. The cJSON path then reads the line and says what is wrong, so
- * both paths accept the same lines and build the same record (test_history's
- * differential test holds them to it). Numbers: with at most 15 significant
- * digits, no exponent and at most 22 decimals, digits / 10^decimals is one
- * correctly rounded division of two exact doubles, which is strtod's result;
- * others go through strtod as cJSON's do. */
-
-struct scan {
-	const char *p, *end;
-};
-
-static int lit(struct scan *s, const char *text, size_t n)
-{
-	if ((size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0)
-		return 0;
-	s->p += n;
-	return 1;
-}
-
-#define LIT(s, text) lit((s), (text), sizeof(text) - 1)
-
-/* A string with no escapes (text_check has seen no control bytes and valid
- * UTF-8); *out owns a copy. */
-static int scan_str(struct scan *s, char **out)
-{
-	const char *q;
-
-	if (s->p >= s->end || *s->p != '"')
-		return 0;
-	q = memchr(s->p + 1, '"', (size_t)(s->end - s->p - 1));
-	if (!q || memchr(s->p + 1, '\\', (size_t)(q - s->p - 1)))
-		return 0;
-	*out = pg_xstrndup(s->p + 1, (size_t)(q - s->p - 1));
-	s->p = q + 1;
-	return 1;
-}
-
-static int scan_str_or_null(struct scan *s, char **out)
-{
-	return LIT(s, "null") || scan_str(s, out);
-}
-
-static int digit(const char *p, const char *end)
-{
-	return p < end && *p >= '0' && *p <= '9';
-}
-
-/* A JSON number, as strtod reads its text. */
-static int scan_num(struct scan *s, double *out)
-{
-	static const double pow10[] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	 1e7,
-				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-	const char *p = s->p;
-	uint64_t m = 0;
-	int sig = 0, frac = -1, exp = 0, neg = 0;
-
-	if (p < s->end && *p == '-') {
-		neg = 1;
-		p++;
-	}
-	if (!digit(p, s->end))
-		return 0;
-	if (*p == '0' && digit(p + 1, s->end))
-		return 0; /* no leading zeros in JSON */
-	for (;; p++) {
-		if (digit(p, s->end)) {
-			if (m || *p != '0')
-				sig++;
-			m = m * 10 + (uint64_t)(*p - '0');
-			if (sig > 15)
-				return 0;
-			if (frac >= 0)
-				frac++;
-		} else if (p < s->end && *p == '.' && frac < 0) {
-			frac = 0;
-			if (!digit(p + 1, s->end))
-				return 0;
-		} else {
-			break;
-		}
-	}
-	if (p < s->end && (*p == 'e' || *p == 'E'))
-		exp = 1;
-	if (exp || frac > 22)
-		return 0; /* rare in a record: the cJSON path reads it */
-	*out = frac > 0 ? (double)m / pow10[frac] : (double)m;
-	if (neg)
-		*out = -*out;
-	s->p = p;
-	return 1;
-}
-
-/* A whole number or null (null keeps *out). */
-static int scan_int_or_null(struct scan *s, int64_t *out)
-{
-	double v;
-
-	if (LIT(s, "null"))
-		return 1;
-	return scan_num(s, &v) && pg_whole(v, out);
-}
-
-/* A member name (no escapes) into *key, and its colon. */
-static int scan_key(struct scan *s, char **key)
-{
-	if (!scan_str(s, key))
-		return 0;
-	if (LIT(s, ":"))
-		return 1;
-	free(*key);
-	*key = NULL;
-	return 0;
-}
-
-/* One identity value for key (which it then owns): a string, a number or null. */
-static int scan_field(struct scan *s, struct history_record *r, char *key)
-{
-	char *text = NULL;
-	double v;
-
-	if (LIT(s, "null")) {
-		put_field(r, key, NULL, HISTORY_NULL);
-		return 1;
-	}
-	if (scan_str(s, &text)) {
-		put_field(r, key, text, HISTORY_STRING);
-		return 1;
-	}
-	if (scan_num(s, &v)) {
-		put_field(r, key, number_text(v), HISTORY_NUMBER);
-		return 1;
-	}
-	free(key);
-	return 0;
-}
-
-/* {"labels":{...} flattened to labels.KEY, other members scalars}. */
-static int scan_identity(struct scan *s, struct history_record *r)
-{
-	if (!LIT(s, "{"))
-		return 0;
-	if (LIT(s, "}"))
-		return 1;
-	do {
-		char *key = NULL;
-		if (!scan_key(s, &key))
-			return 0;
-		if (strcmp(key, "labels") == 0 && LIT(s, "{")) {
-			free(key);
-			if (LIT(s, "}"))
-				continue;
-			do {
-				struct pg_buf k = PG_BUF_INIT;
-				char *name = NULL;
-				if (!scan_key(s, &name))
-					return 0;
-				pg_buf_addf(&k, "labels.%s", name);
-				free(name);
-				if (!scan_field(s, r, k.ptr))
-					return 0;
-			} while (LIT(s, ","));
-			if (!LIT(s, "}"))
-				return 0;
-		} else if (!scan_field(s, r, key)) {
-			return 0;
-		}
-	} while (LIT(s, ","));
-	return LIT(s, "}");
-}
-
-static int scan_metrics(struct scan *s, struct history_record *r)
-{
-	if (!LIT(s, "{"))
-		return 0;
-	if (!LIT(s, "}")) {
-		do {
-			char *name = NULL;
-			double v;
-			if (!scan_key(s, &name))
-				return 0;
-			if (!scan_num(s, &v)) {
-				free(name);
-				return 0;
-			}
-			add_metric(r, name, v);
-			free(name);
-		} while (LIT(s, ","));
-		if (!LIT(s, "}"))
-			return 0;
-	}
-	sort_metrics(r);
-	return 1;
-}
-
-static int canonical_fields(struct scan *s, struct history_record *r)
-{
-	int64_t ec = -1;
-
-	if (!(LIT(s, "{\"schema\":\"" HISTORY_SCHEMA "\",\"record_id\":") &&
-	      scan_str(s, &r->record_id) && LIT(s, ",\"time\":") && scan_str(s, &r->time) &&
-	      LIT(s, ",\"series\":") && scan_str(s, &r->series) && LIT(s, ",\"label\":") &&
-	      scan_str_or_null(s, &r->label) && LIT(s, ",\"kind\":") && scan_str(s, &r->kind) &&
-	      LIT(s, ",\"verdict\":") && scan_str(s, &r->verdict) && LIT(s, ",\"exit_code\":") &&
-	      scan_int_or_null(s, &ec) && LIT(s, ",\"repo\":") && scan_str_or_null(s, &r->repo) &&
-	      LIT(s, ",\"sha\":") && scan_str_or_null(s, &r->sha) && LIT(s, ",\"ref\":") &&
-	      scan_str_or_null(s, &r->ref) && LIT(s, ",\"pr\":") && scan_int_or_null(s, &r->pr) &&
-	      LIT(s, ",\"run_id\":") && scan_str_or_null(s, &r->run_id) &&
-	      LIT(s, ",\"run_attempt\":") && scan_int_or_null(s, &r->run_attempt) &&
-	      LIT(s, ",\"identity\":") && scan_identity(s, r) && LIT(s, ",\"metrics\":") &&
-	      scan_metrics(s, r) && LIT(s, ",\"baseline\":{\"kind\":") &&
-	      scan_str_or_null(s, &r->baseline_kind) && LIT(s, ",\"path\":") &&
-	      scan_str_or_null(s, &r->baseline_path) && LIT(s, ",\"sha256\":") &&
-	      scan_str_or_null(s, &r->baseline_sha256) && LIT(s, ",\"summary_sha256\":") &&
-	      scan_str_or_null(s, &r->baseline_summary_sha256) && LIT(s, "},\"summary_sha256\":") &&
-	      scan_str_or_null(s, &r->summary_sha256) && LIT(s, ",\"thresholds\":") &&
-	      scan_str_or_null(s, &r->thresholds) && LIT(s, ",\"profgate_version\":") &&
-	      scan_str_or_null(s, &r->profgate_version) && LIT(s, "}") && s->p == s->end))
-		return 0;
-	r->exit_code = (int)ec;
-	return 1;
-}
-
-/* 1: the line read into r (initialized); 0: not the writer's form, r released
- * and initialized again for the cJSON path. */
-static int canonical_parse(struct history_record *r, const char *line, size_t len)
-{
-	struct scan s = {line, line + len};
-
-	if (canonical_fields(&s, r) && check_fields(r) == 0)
-		return 1;
-	history_record_release(r);
-	history_record_init(r);
-	return 0;
-}
-
 int history_record_parse(struct history_record *r, const char *line, size_t len)
 {
 	cJSON *root = NULL;
@@ -1275,7 +1029,7 @@ int history_record_parse(struct history_record *r, const char *line, size_t len)
 		goto out;
 	if ((rc = text_check(line, len)))
 		goto out;
-	if (canonical_parse(r, line, len)) {
+	if (record_canonical_parse(r, line, len)) {
 		r->line = pg_xstrndup(line, len);
 		return 0;
 	}
@@ -1369,7 +1123,7 @@ static void write_identity(struct pg_json *j, const struct history_record *r)
 		if (f->type == HISTORY_STRING) {
 			pg_json_str(j, f->text);
 		} else if (f->type == HISTORY_NUMBER) {
-			pg_json_raw(j, f->text); /* made by number_text() */
+			pg_json_raw(j, f->text); /* made by record_number_text() */
 		} else {
 			pg_json_null(j);
 		}

@@ -11,6 +11,8 @@ usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN; severa
 Writes the port it bound to PORT_FILE once it is listening; runs until killed. PG_TEST_PORT binds
 that port (a server started again where a killed one was); else any free one. PG_TEST_KEEPALIVE_S
 closes a kept-alive connection idle that long, as Apache's KeepAliveTimeout does (default: never).
+PG_TEST_STREAM=1 sends git's answer as it comes (chunked), as Apache sends a CGI's, instead of
+whole once git ended (which the fault tests rely on: a server killed by a hook answers nothing).
 """
 import base64
 import http.server
@@ -89,6 +91,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for h, e in (("Content-Encoding", "HTTP_CONTENT_ENCODING"), ("Git-Protocol", "GIT_PROTOCOL")):
             if self.headers.get(h):
                 env[e] = self.headers[h]
+        if os.environ.get("PG_TEST_STREAM"):
+            self.stream_git(body, env)
+            return
         out = subprocess.run(["git", "http-backend"], input=body, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
         sep = out.find(b"\r\n\r\n")
@@ -101,6 +106,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
             elif k:
                 headers.append((k, v.strip()))
         self.reply(status, headers, rest)
+
+    def stream_git(self, body, env):
+        """git http-backend's answer sent as it comes (chunked), as Apache sends a CGI's: a
+        pack the server takes long to build still shows progress, not a silent connection."""
+        p = subprocess.Popen(["git", "http-backend"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=env)
+        feed = threading.Thread(target=lambda: (p.stdin.write(body), p.stdin.close()), daemon=True)
+        feed.start()
+        status, headers = 200, []
+        for line in iter(p.stdout.readline, b""):
+            line = line.decode("latin-1").rstrip("\r\n")
+            if not line:
+                break
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                headers.append((k, v.strip()))
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        while True:
+            data = p.stdout.read1(65536)
+            if not data:
+                break
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.write(b"0\r\n\r\n")
+        p.wait()
+        feed.join()
 
     do_GET = handle_git
     do_POST = handle_git
