@@ -18,50 +18,18 @@
 #include <unistd.h>
 
 #include "../../src/deliver/deliver.h"
-
-static char tmpdir[] = "/tmp/pg-test-deliver.XXXXXX";
+#include "helpers.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return th_dir_make("test-deliver");
 }
 
 static int teardown(void **state)
 {
-	char cmd[256];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd);
-}
-
-static char *path_in(const char *name)
-{
-	static char p[512];
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		pg_buf_add(&b, chunk, n);
-	fclose(f);
-	return pg_buf_detach(&b, NULL);
+	return th_dir_remove();
 }
 
 /* A verdict JSON with metrics of the given verdicts, names n0, n1, ... unless names is set. */
@@ -398,7 +366,7 @@ static char *runner_output(const char *text, const char *name)
 
 static void test_outputs(void **state)
 {
-	const char *path = path_in("output");
+	const char *path = th_path("output");
 	const char *tricky = "line one\nghadelimiter_x\nEOF\n\nlast";
 	char *text, *v;
 
@@ -408,7 +376,7 @@ static void test_outputs(void **state)
 	assert_int_equal(actions_output(path, "report", tricky), 0);
 	assert_int_equal(actions_output(path, "empty", ""), 0);
 	assert_int_equal(actions_output(path, "crlf", "a\r\nb"), 0);
-	text = read_text(path);
+	text = th_read(path, NULL);
 	assert_non_null(strstr(text, "verdict=fail\n"));
 	assert_non_null(strstr(text, "report<<ghadelimiter_"));
 	v = runner_output(text, "verdict");
@@ -426,7 +394,7 @@ static void test_outputs(void **state)
 
 static void test_step_summary(void **state)
 {
-	const char *path = path_in("summary");
+	const char *path = th_path("summary");
 	struct pg_buf md = PG_BUF_INIT;
 	struct stat st;
 	char *text;
@@ -440,7 +408,7 @@ static void test_step_summary(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_true((size_t)st.st_size <= ACTIONS_SUMMARY_MAX_BYTES);
 	assert_true((size_t)st.st_size > ACTIONS_SUMMARY_MAX_BYTES - 4096);
-	text = read_text(path);
+	text = th_read(path, NULL);
 	assert_true(strncmp(text, "first\n\n## profgate: FAIL", 24) == 0);
 	assert_non_null(strstr(text, "Cut to fit"));
 	free(text);
@@ -452,12 +420,12 @@ static void test_step_summary(void **state)
 static void test_event(void **state)
 {
 	struct actions_event e;
-	const char *path = path_in("event.json");
+	const char *path = th_path("event.json");
 
 	(void)state;
-	write_text(path, "{\"number\": 11, \"pull_request\": {\"number\": 11, "
-			 "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"o/r\"}}, "
-			 "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path, "{\"number\": 11, \"pull_request\": {\"number\": 11, "
+			    "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"o/r\"}}, "
+			    "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, 11);
 	assert_string_equal(e.head_sha, "aaa");
@@ -466,40 +434,42 @@ static void test_event(void **state)
 	assert_false(e.workflow_run);
 	actions_event_release(&e);
 
-	write_text(path, "{\"number\": 12, \"pull_request\": {\"number\": 12, "
-			 "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"fork/r\"}}, "
-			 "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path, "{\"number\": 12, \"pull_request\": {\"number\": 12, "
+			    "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"fork/r\"}}, "
+			    "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_true(e.fork);
 	actions_event_release(&e);
 
-	write_text(path, "{\"number\": 13, \"pull_request\": {\"head\": {\"sha\": \"a\", \"repo\": "
-			 "null}, \"base\": {\"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path,
+		      "{\"number\": 13, \"pull_request\": {\"head\": {\"sha\": \"a\", \"repo\": "
+		      "null}, \"base\": {\"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, 13);
 	assert_true(e.fork); /* the fork was deleted */
 	assert_null(e.head_repo);
 	actions_event_release(&e);
 
-	write_text(path, "{\"workflow_run\": {\"head_sha\": \"ccc\", \"event\": \"pull_request\", "
-			 "\"pull_requests\": [{\"number\": 5}], \"repository\": {\"full_name\": "
-			 "\"o/r\"}, \"head_repository\": {\"full_name\": \"o/r\"}}}");
+	th_write_text(path,
+		      "{\"workflow_run\": {\"head_sha\": \"ccc\", \"event\": \"pull_request\", "
+		      "\"pull_requests\": [{\"number\": 5}], \"repository\": {\"full_name\": "
+		      "\"o/r\"}, \"head_repository\": {\"full_name\": \"o/r\"}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_true(e.workflow_run);
 	assert_int_equal(e.pr, 5);
 	assert_string_equal(e.head_sha, "ccc");
 	actions_event_release(&e);
 
-	write_text(path, "{\"ref\": \"refs/heads/main\", \"after\": \"ddd\"}"); /* push */
+	th_write_text(path, "{\"ref\": \"refs/heads/main\", \"after\": \"ddd\"}"); /* push */
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, -1);
 	assert_null(e.head_sha);
 	actions_event_release(&e);
 
-	write_text(path, "[1, 2]");
+	th_write_text(path, "[1, 2]");
 	assert_int_equal(actions_event_read(path, &e), PG_EFORMAT);
 	actions_event_release(&e);
-	assert_int_equal(actions_event_read(path_in("missing.json"), &e), PG_EIO);
+	assert_int_equal(actions_event_read(th_path("missing.json"), &e), PG_EIO);
 	actions_event_release(&e);
 }
 
