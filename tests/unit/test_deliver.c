@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../src/deliver/deliver.h"
+#include "../../src/gate/gate.h"
 #include "helpers.h"
 
 static int setup(void **state)
@@ -33,38 +34,44 @@ static int teardown(void **state)
 }
 
 /* A verdict JSON with metrics of the given verdicts, names n0, n1, ... unless names is set. */
-static char *verdict_json(const char *verdict, const char *const *verdicts, int n,
-			  const char *const *names)
+/* A gate result of n metrics, names[i] (NULL: op.n<i>.us_per_step) judged verdicts[i], each
+ * 1 ms -> 1.3 ms under a rule that warns at +10 % and fails at +25 %; an incomparable one
+ * differs on device_kind (A100, H100). Borrows names and verdicts. */
+#define MAX_METRICS 32
+struct test_result {
+	struct gate_result r;
+	struct gate_metric_result m[MAX_METRICS];
+	char names[MAX_METRICS][32];
+	struct gate_rule rule;
+	struct gate_field_diff diff;
+};
+static void result_of(struct test_result *t, enum gate_verdict verdict,
+		      const enum gate_verdict *verdicts, int n, const char *const *names)
 {
-	struct pg_buf b = PG_BUF_INIT;
-	int fails = 0, warns = 0;
-
-	pg_buf_addf(&b,
-		    "{\"schema\": \"profgate.verdict/1\", \"profgate_version\": \"0.1.0\", "
-		    "\"label\": \"bench one\", \"verdict\": \"%s\", \"exit_code\": 1, "
-		    "\"thresholds\": {\"name\": \"default\"}, "
-		    "\"baseline\": {\"path\": \"b\"}, \"candidate\": {\"path\": \"c\", "
-		    "\"identity\": {\"device_kind\": \"H100\", \"device_count\": 8}}, "
-		    "\"provenance\": {\"result\": \"incomparable\", \"diff\": [{\"field\": "
-		    "\"device_kind\", \"baseline\": \"A100\", \"candidate\": \"H100\"}]}, "
-		    "\"metrics\": [",
-		    verdict);
+	assert_true(n <= MAX_METRICS);
+	memset(t, 0, sizeof(*t));
+	t->rule.direction = GATE_LOWER_IS_BETTER;
+	t->rule.warn = (struct gate_limit){.has_relative = 1, .relative = 0.1};
+	t->rule.fail = (struct gate_limit){.has_relative = 1, .relative = 0.25};
+	t->diff = (struct gate_field_diff){"device_kind", "A100", "H100"};
+	t->r.verdict = verdict;
+	t->r.provenance = verdict == GATE_INCOMPARABLE ? "incomparable" : "comparable";
+	t->r.diff = verdict == GATE_INCOMPARABLE ? &t->diff : NULL;
+	t->r.n_diff = verdict == GATE_INCOMPARABLE;
+	t->r.metrics = t->m;
+	t->r.n_metrics = (uint32_t)n;
 	for (int i = 0; i < n; i++) {
-		pg_buf_addf(&b, "%s{\"name\": ", i ? ", " : "");
-		if (names)
-			pg_json_escape(&b, names[i], strlen(names[i]));
-		else
-			pg_buf_addf(&b, "\"op.n%d.us_per_step\"", i);
-		pg_buf_addf(&b,
-			    ", \"baseline\": 1000, \"candidate\": 1300, \"delta_share\": 0.3, "
-			    "\"limit\": {\"direction\": \"lower\", \"warn\": {\"relative\": 0.1}, "
-			    "\"fail\": {\"relative\": 0.25}}, \"verdict\": \"%s\", \"note\": null}",
-			    verdicts[i]);
-		fails += strcmp(verdicts[i], "fail") == 0;
-		warns += strcmp(verdicts[i], "warn") == 0;
+		struct gate_metric_result *m = &t->m[i];
+		snprintf(t->names[i], sizeof(t->names[i]), "op.n%d.us_per_step", i);
+		m->name = names ? (char *)names[i] : t->names[i];
+		m->has_baseline = m->has_candidate = 1;
+		m->baseline = 1000;
+		m->candidate = 1300;
+		m->delta = 300;
+		m->delta_share = 0.3;
+		m->rule = &t->rule;
+		m->verdict = verdicts[i];
 	}
-	pg_buf_addf(&b, "], \"counts\": {\"fail\": %d, \"warn\": %d}}", fails, warns);
-	return pg_buf_detach(&b, NULL);
 }
 
 static int count_lines_starting(const char *s, const char *prefix)
@@ -275,12 +282,13 @@ static void test_escape(void **state)
 static void test_annotations(void **state)
 {
 	const char *names[] = {"op.evil,kernel:x%y\n::error::pwned.us_per_step", "step.median_us"};
-	const char *verdicts[] = {"fail", "warn"};
-	char *v = verdict_json("fail", verdicts, 2, names);
+	const enum gate_verdict verdicts[] = {GATE_FAIL, GATE_WARN};
+	struct test_result t;
 	struct pg_buf b = PG_BUF_INIT;
 
 	(void)state;
-	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+	result_of(&t, GATE_FAIL, verdicts, 2, names);
+	actions_annotations(&t.r, 10, &b);
 	assert_int_equal(count_lines_starting(b.ptr, "::error "), 1);
 	assert_int_equal(count_lines_starting(b.ptr, "::warning "), 1);
 	/* nothing a profile names can start a command of its own */
@@ -292,23 +300,21 @@ static void test_annotations(void **state)
 			       "pwned.us_per_step: 1.00 ms -> 1.30 ms (+30.0%25); fail limit "
 			       "+25%25\n"));
 	assert_non_null(strstr(b.ptr, "::warning title=profgate warn%3A step.median_us::"));
-	assert_int_equal(actions_annotations("[]", 2, 10, &b), PG_EFORMAT);
 	pg_buf_release(&b);
-	free(v);
 }
 
 /* 14 failing metrics and an incomparable verdict: 9 lines and "6 more"; 3 warnings all shown. */
 static void test_annotations_cap(void **state)
 {
-	const char *verdicts[17];
-	char *v;
+	enum gate_verdict verdicts[17];
+	struct test_result t;
 	struct pg_buf b = PG_BUF_INIT;
 
 	(void)state;
 	for (int i = 0; i < 17; i++)
-		verdicts[i] = i < 14 ? "fail" : "warn";
-	v = verdict_json("incomparable", verdicts, 17, NULL);
-	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+		verdicts[i] = i < 14 ? GATE_FAIL : GATE_WARN;
+	result_of(&t, GATE_INCOMPARABLE, verdicts, 17, NULL);
+	actions_annotations(&t.r, 10, &b);
 	assert_int_equal(count_lines_starting(b.ptr, "::error "), 10);
 	assert_int_equal(count_lines_starting(b.ptr, "::warning "), 3);
 	assert_non_null(strstr(b.ptr,
@@ -318,7 +324,6 @@ static void test_annotations_cap(void **state)
 	assert_non_null(strstr(b.ptr, "::error title=profgate::6 more failing metrics (see the job "
 				      "summary)\n"));
 	pg_buf_release(&b);
-	free(v);
 }
 
 /* ---- files ---- */
