@@ -11,6 +11,7 @@
 # on a linear branch, and the same with compactions among them (the
 # closed months moved to the series refs, the old history kept on archive branches).
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/serve.sh"
 

@@ -11,6 +11,7 @@
 # every delivery hanging. The limits come from PROFGATE_HTTP_TIMEOUT_S, PROFGATE_HTTP_ATTEMPTS and
 # PROFGATE_HISTORY_TIMEOUT_S, set low here; their defaults are in docs/robustness.md.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
 . "$(dirname "$0")/lib/serve.sh"

@@ -9,6 +9,7 @@
 # are still written; every request carries the headers GitHub wants, and no token is ever in a
 # URL or in what profgate prints.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
 

@@ -10,6 +10,7 @@
 # compaction's update: the lease refuses it, and the compaction starts again and keeps the record
 # that landed. A fresh read of one series fetches the branch and that series' ref alone.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/serve.sh"
 

@@ -12,6 +12,7 @@
 # URLs they were asked for. The one allowed appearance is an `::add-mask::` line. Every process
 # is watched (tests/e2e/lib/argv_spy.py): no secret in any command line, and profgate starts none.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
 . "$(dirname "$0")/lib/serve.sh"

@@ -7,6 +7,7 @@
 # stopped in is listed without a time and warned about; a --warmup that leaves no steady step
 # is refused with exit 3.
 . "$(dirname "$0")/lib/tap.sh"
+# test-tier: full
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${PG_CORPUS:-$TOP/../shared/corpus}

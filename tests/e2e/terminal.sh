@@ -9,6 +9,7 @@
 # _describe/_arguments with every option; `man -l` renders the page without warnings; every
 # command --help lists and every option of its option list appears in all three.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

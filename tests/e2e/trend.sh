@@ -9,6 +9,7 @@
 # bad inputs: unknown series, empty window, bad N, missing --history(-from), with one line and their
 # exit codes.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
