@@ -9,7 +9,8 @@
 # only) and is left out for a sanitizer build. The markers are comment lines of the script.
 #
 # JOBS suites run at once (-j, else PG_TEST_JOBS, else the number of processors); the suites of
-# every build given share them, the ones marked `full` first (they take longest). Each suite
+# every build given share them, the ones marked `full` first (they take longest), a sanitizer
+# build's first among them. Each suite
 # runs with its own sanitizer folder; its result block is printed when it and every suite
 # before it have finished, so the output keeps the order of the list whatever the timing. The
 # last line is "N passed, N failed, N skipped" (CI reads it). PG_TEST_SUITES="e2e/gate
@@ -110,12 +111,15 @@ if [ -n "${PG_TEST_SUITES:-}" ]; then
 	mv "$list.only" "$list"
 fi
 n=$(wc -l <"$list")
-# start order: the suites marked full, then the other scripts, then the unit binaries
+# start order, longest first as far as the markers tell: the scripts marked full (a sanitizer
+# build's before the others': they run two to three times longer), then the other scripts, then
+# the unit binaries
 awk -F'|' '{ print NR "|" $0 }' "$list" | while IFS='|' read -r i name b cmd; do
-	w=2
+	w=4
 	case $cmd in
-	"sh "*) marked "${cmd#sh }" test-tier full && w=0 || w=1 ;;
+	"sh "*) marked "${cmd#sh }" test-tier full && w=0 || w=2 ;;
 	esac
+	grep -q fsanitize "$b/CFLAGS" 2>/dev/null || w=$((w + 1))
 	echo "$w $i"
 done | sort -k1,1n -k2,2n | cut -d' ' -f2 >"$tmp/order"
 
