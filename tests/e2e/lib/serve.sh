@@ -46,14 +46,15 @@ EOF
 
 # serve_git [PORT]: the smart-HTTP git remote (git_http.py: `git http-backend` with GitHub's
 # token auth for $PG_TEST_TOKEN, or $TOKEN) over the bare repositories in $T/srv, on PORT when
-# given (a server started again where a killed one was), else on any free port. Its URL in
+# given (a server started again where a killed one was), else on any free port (the scripts in
+# $LIB, default the suite's folder's lib/). Its URL in
 # $GIT (http://127.0.0.1:PORT), its port in $GIT_PORT, its request log in $T/git/log, its pid
 # in $T/git/pid. PG_TEST_KEEPALIVE_S in the environment reaches it.
 serve_git() {
 	[ -n "${serve_began-}" ] || serve_begin
 	mkdir -p "$T/srv"
 	serve git "$T/git/port" env PG_TEST_TOKEN="${PG_TEST_TOKEN:-${TOKEN-}}" PG_TEST_PORT="${1:-0}" \
-		python3 "$(dirname "$0")/lib/git_http.py" "$T/srv" "$T/git/port" "$T/git/log"
+		python3 "${LIB:-$(dirname "$0")/lib}/git_http.py" "$T/srv" "$T/git/port" "$T/git/log"
 	GIT_PORT=$(cat "$T/git/port")
 	GIT=http://127.0.0.1:$GIT_PORT
 }
