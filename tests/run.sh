@@ -10,10 +10,9 @@
 #
 # JOBS suites run at once (-j, else PG_TEST_JOBS, else the number of processors); the suites of
 # every build given share them, the ones marked `full` first (they take longest), a sanitizer
-# build's first among them. Each suite
-# runs with its own sanitizer folder; its result block is printed when it and every suite
-# before it have finished, so the output keeps the order of the list whatever the timing. The
-# last line is "N passed, N failed, N skipped" (CI reads it). PG_TEST_SUITES="e2e/gate
+# build's first among them. Each suite runs with its own sanitizer folder; its result block is
+# printed when it and every suite started before it have finished, so the output keeps the start
+# order whatever the timing. The last line is "N passed, N failed, N skipped" (CI reads it). PG_TEST_SUITES="e2e/gate
 # unit/test_gate" runs only the suites named.
 set -u
 
@@ -74,8 +73,8 @@ marked() {
 	grep -q "^# $2: $3\$" "$1"
 }
 
-# The list, one suite a line: "<name>|<build>|<command>", the long ones first in the start
-# order (a second file), the printing order being the list's.
+# The list, one suite a line: "<name>|<build>|<command>"; the start order, which is also the
+# printing order, is a second file.
 list=$tmp/list
 : >"$list"
 for b in $builds; do
@@ -244,10 +243,12 @@ while [ "$next_print" -le "$n" ]; do
 		running=$((running - 1))
 		done_now=1
 	done
-	# print in the list's order what has finished
-	while [ "$next_print" -le "$n" ] && [ -f "$tmp/$next_print.finished" ]; do
-		cat "$tmp/$next_print.out"
-		read -r pass fail skip <"$tmp/$next_print.count"
+	# print in the start order what has finished
+	while [ "$next_print" -le "$n" ]; do
+		i=$(sed -n "${next_print}p" "$tmp/order")
+		[ -f "$tmp/$i.finished" ] || break
+		cat "$tmp/$i.out"
+		read -r pass fail skip <"$tmp/$i.count"
 		total_pass=$((total_pass + pass))
 		total_fail=$((total_fail + fail))
 		total_skip=$((total_skip + skip))
