@@ -12,8 +12,8 @@
 # every build given share them, the ones marked `full` first (they take longest), a sanitizer
 # build's first among them. Each suite runs with its own sanitizer folder; its result block is
 # printed when it and every suite started before it have finished, so the output keeps the start
-# order whatever the timing. The last line is "N passed, N failed, N skipped" (CI reads it). PG_TEST_SUITES="e2e/gate
-# unit/test_gate" runs only the suites named.
+# order whatever the timing. The last line is "N passed, N failed, N skipped" (CI reads it).
+# PG_TEST_SUITES="e2e/gate unit/test_gate" runs only the suites named.
 set -u
 
 usage() {
