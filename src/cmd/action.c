@@ -99,10 +99,10 @@ struct action {
 	struct actions_event ev, saved; /* the running event; pull_request_event */
 	int64_t pr;
 	const char *head_sha;
-	int read_only;	/* a pull_request from a fork: the token cannot write */
-	char *paths[4]; /* baseline summary, candidate summary, verdict, report */
-	char *pending;	/* <output_dir>/pending: history records whose push failed */
-	struct pg_buf json, md;
+	int read_only;		       /* a pull_request from a fork: the token cannot write */
+	char *paths[4];		       /* baseline summary, candidate summary, verdict, report */
+	char *pending;		       /* <output_dir>/pending: history records whose push failed */
+	struct pg_buf annotations, md; /* from the gate's result */
 	struct cmd_gate_outcome outcome;
 	char *comment_url;
 	int delivery_failed;
@@ -440,6 +440,12 @@ static void record_env(const struct action *a, struct history_env *env)
 	}
 }
 
+/* The gate's result as annotations, printed once the deliveries are done. */
+static void keep_annotations(const struct gate_result *r, void *ctx)
+{
+	actions_annotations(r, ANNOTATIONS_MAX, ctx);
+}
+
 static int run_gate(struct action *a)
 {
 	struct cmd_gate_job job;
@@ -466,7 +472,8 @@ static int run_gate(struct action *a)
 	job.report_out = a->paths[3];
 	cmd_parse_threads("action", NULL, &job.threads);
 	job.verdict_exit = 1;
-	job.keep_json = &a->json;
+	job.on_result = keep_annotations;
+	job.on_result_ctx = &a->annotations;
 	job.keep_md = &a->md;
 	job.outcome = &a->outcome;
 	job.dashboard_url = in(a, "dashboard_url");
@@ -673,7 +680,7 @@ static int write_outputs(const struct action *a, const char *verdict, int code)
 	values[2] = regs;
 	values[3] = a->md.len ? a->paths[3] : "";
 	values[4] = a->md.len ? a->paths[1] : "";
-	values[5] = a->json.len ? a->paths[2] : "";
+	values[5] = a->outcome.verdict ? a->paths[2] : "";
 	values[6] = a->comment_url ? a->comment_url : "";
 	values[7] = has_pending(a) ? a->pending : "";
 	for (size_t i = 0; i < PG_ARRAY_LEN(output_defs); i++)
@@ -702,11 +709,8 @@ static int write_summary(const struct action *a)
 
 static void annotate(const struct action *a)
 {
-	struct pg_buf b = PG_BUF_INIT;
-
-	if (a->json.len && actions_annotations(a->json.ptr, a->json.len, ANNOTATIONS_MAX, &b) == 0)
-		fwrite(b.ptr, 1, b.len, stdout);
-	pg_buf_release(&b);
+	if (a->annotations.len)
+		fwrite(a->annotations.ptr, 1, a->annotations.len, stdout);
 }
 
 static void action_release(struct action *a)
@@ -723,7 +727,7 @@ static void action_release(struct action *a)
 	}
 	free(a->thresholds);
 	free(a->comment_url);
-	pg_buf_release(&a->json);
+	pg_buf_release(&a->annotations);
 	pg_buf_release(&a->md);
 }
 

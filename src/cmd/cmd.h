@@ -188,6 +188,7 @@ int cmd_load_summary(const char *path, const char *capture, int threads, struct 
 struct history_env;
 /* What a gate run decided, for the steps after it (`action`): filled once
  * the verdict is out, else left as it was. */
+struct gate_result;
 struct cmd_gate_outcome {
 	const char *verdict;	 /* its name; NULL: the run stopped before a verdict */
 	uint32_t n_fail, n_warn; /* metrics that failed, warned */
@@ -223,13 +224,16 @@ struct cmd_gate_job {
 	/* where the history's dashboard is published: the report's chart of the
 	 * series' recent records links its page there; NULL: no link */
 	const char *dashboard_url;
-	/* for `action`: both sides' summaries written here (NULL: not), and
-	 * copies of the verdict JSON and the report kept (NULL: not); with
-	 * runs_out, every run given as a file besides, as
-	 * runs_out/baseline.run-NN.summary.json and candidate.run-NN... (NN from
-	 * 01), so a second workflow judges the same runs */
+	/* for `action`: both sides' summaries written here (NULL: not), a copy
+	 * of the report kept (NULL: not), and on_result called with the result
+	 * before it is released (NULL: not); with runs_out, every run given as
+	 * a file besides, as runs_out/baseline.run-NN.summary.json and
+	 * candidate.run-NN... (NN from 01), so a second workflow judges the same
+	 * runs */
 	const char *baseline_summary_out, *candidate_summary_out, *runs_out;
-	struct pg_buf *keep_json, *keep_md;
+	struct pg_buf *keep_md;
+	void (*on_result)(const struct gate_result *r, void *ctx);
+	void *on_result_ctx;
 	struct cmd_gate_outcome *outcome; /* NULL: not wanted */
 };
 int cmd_gate_run(const struct cmd_gate_job *job);
@@ -239,7 +243,6 @@ static inline const char *cmd_gate_history_read(const struct cmd_gate_job *job)
 	return job->history_from ? job->history_from : job->history;
 }
 
-struct gate_result;
 /* The report's chart of the series' recent records and this run, with the
  * link to the series' dashboard page (gate_chart.c): added to md when job has
  * a history holding main or nightly records of series, else nothing. */

@@ -423,8 +423,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	github_marker_append(series.ptr, gate_verdict_name(r.verdict), &md);
 	if (job->outcome)
 		outcome_of(&r, job->outcome);
-	if (job->keep_json)
-		pg_buf_add(job->keep_json, json.ptr, json.len);
+	if (job->on_result)
+		job->on_result(&r, job->on_result_ctx);
 	if (job->keep_md)
 		pg_buf_add(job->keep_md, md.ptr, md.len);
 	if (job->json_out && write_out(job->json_out, &json))

@@ -183,82 +183,42 @@ void actions_stop_commands(struct pg_buf *b, char *token)
 
 /* ---- annotations ---- */
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = member(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* A metric's value in its unit, for people (report/change.c). */
-static void value_text(struct pg_buf *b, const char *name, const cJSON *v)
+static void value_text(struct pg_buf *b, const char *name, int has, double v)
 {
-	if (!cJSON_IsNumber(v)) {
+	if (!has) {
 		pg_buf_adds(b, "none");
 		return;
 	}
-	report_value(b, report_metric_unit(name), v->valuedouble);
+	report_value(b, report_metric_unit(name), v);
 }
 
-static void limit_of(const cJSON *t, struct gate_limit *l)
+static void metric_line(struct pg_buf *out, const char *level, const struct gate_metric_result *m)
 {
-	const cJSON *rel = member(t, "relative"), *abs_ = member(t, "absolute");
-
-	memset(l, 0, sizeof(*l));
-	if ((l->has_relative = cJSON_IsNumber(rel)))
-		l->relative = rel->valuedouble;
-	if ((l->has_absolute = cJSON_IsNumber(abs_)))
-		l->absolute = abs_->valuedouble;
-}
-
-/* The rule's direction and limits from the verdict JSON's "limit". */
-static void rule_of(const cJSON *limit, struct gate_rule *r)
-{
-	const char *dir = str_of(limit, "direction");
-
-	memset(r, 0, sizeof(*r));
-	r->direction = dir && strcmp(dir, "higher") == 0  ? GATE_HIGHER_IS_BETTER
-		       : dir && strcmp(dir, "lower") == 0 ? GATE_LOWER_IS_BETTER
-							  : GATE_INFO;
-	limit_of(member(limit, "warn"), &r->warn);
-	limit_of(member(limit, "fail"), &r->fail);
-}
-
-static void metric_line(struct pg_buf *out, const char *level, const cJSON *m)
-{
-	const char *name = str_of(m, "name");
-	const cJSON *share = member(m, "delta_share"), *delta = member(m, "delta");
-	const cJSON *limit = member(m, "limit"), *base = member(m, "baseline"),
-		    *cand = member(m, "candidate");
-	double d = NAN;
+	static const struct gate_rule info = {.direction = GATE_INFO};
+	const struct gate_rule *rule = m->rule ? m->rule : &info;
+	const struct gate_limit *l = level[0] == 'e' ? &rule->fail : &rule->warn;
 	const char *tier = level[0] == 'e' ? "fail" : "warn";
+	double d = m->has_baseline && m->has_candidate ? m->delta : NAN;
 	struct pg_buf msg = PG_BUF_INIT, title = PG_BUF_INIT;
-	struct gate_rule rule;
-	struct gate_limit l;
 
-	pg_buf_addf(&title, "profgate %s: %s", level[0] == 'e' ? "fail" : "warn", name);
-	pg_buf_addf(&msg, "%s: ", name);
-	value_text(&msg, name, base);
+	pg_buf_addf(&title, "profgate %s: %s", tier, m->name);
+	pg_buf_addf(&msg, "%s: ", m->name);
+	value_text(&msg, m->name, m->has_baseline, m->baseline);
 	pg_buf_adds(&msg, " -> ");
-	value_text(&msg, name, cand);
-	rule_of(limit, &rule);
-	if (cJSON_IsNumber(delta))
-		d = delta->valuedouble;
-	else if (cJSON_IsNumber(base) && cJSON_IsNumber(cand))
-		d = cand->valuedouble - base->valuedouble;
+	value_text(&msg, m->name, m->has_candidate, m->candidate);
 	if (isfinite(d)) {
 		/* as the report and the terminal print it: pp for shares, % for the rest */
 		pg_buf_adds(&msg, " (");
-		report_change(&msg, name, d, cJSON_IsNumber(share) ? share->valuedouble : NAN,
-			      &rule, 0);
+		report_change(&msg, m->name, d, m->delta_share, rule, 0);
 		pg_buf_adds(&msg, ")");
 	}
-	limit_of(member(limit, tier), &l);
-	if (l.has_relative || l.has_absolute) {
+	if (l->has_relative || l->has_absolute) {
 		pg_buf_addf(&msg, "; %s limit ", tier);
-		report_limit(&msg, &l, rule.direction, report_metric_unit(name));
+		report_limit(&msg, l, rule->direction, report_metric_unit(m->name));
 	}
-	if (str_of(m, "note"))
-		pg_buf_addf(&msg, "; %s", str_of(m, "note"));
+	if (m->note)
+		pg_buf_addf(&msg, "; %s", m->note);
 	pg_buf_addf(out, "::%s title=", level);
 	actions_escape_property(out, title.ptr);
 	pg_buf_adds(out, "::");
@@ -268,23 +228,23 @@ static void metric_line(struct pg_buf *out, const char *level, const cJSON *m)
 	pg_buf_release(&title);
 }
 
-static void incomparable_line(struct pg_buf *out, const cJSON *root)
+/* The provenance fields that differ, each value as the verdict JSON holds it
+ * (a JSON string). */
+static void incomparable_line(struct pg_buf *out, const struct gate_result *r)
 {
-	const cJSON *prov = member(root, "provenance"), *d;
 	struct pg_buf msg = PG_BUF_INIT;
-	int n = 0;
 
 	pg_buf_adds(&msg, "the baseline and the candidate are not comparable");
-	if (str_of(prov, "result") && strcmp(str_of(prov, "result"), "identical-inputs") == 0)
+	if (r->provenance && strcmp(r->provenance, "identical-inputs") == 0)
 		pg_buf_adds(&msg, ": they are the same bytes");
-	cJSON_ArrayForEach (d, member(prov, "diff")) {
-		const char *f = str_of(d, "field");
-		char *b = cJSON_PrintUnformatted(member(d, "baseline"));
-		char *c = cJSON_PrintUnformatted(member(d, "candidate"));
-		pg_buf_addf(&msg, "%s %s: baseline %s, candidate %s", n++ ? ";" : ":", f ? f : "?",
-			    b ? b : "null", c ? c : "null");
-		free(b);
-		free(c);
+	for (uint32_t i = 0; i < r->n_diff; i++) {
+		const struct gate_field_diff *d = &r->diff[i];
+		pg_buf_addf(&msg, "%s %s: baseline ", i ? ";" : ":", d->field ? d->field : "?");
+		pg_json_escape(&msg, d->baseline ? d->baseline : "null",
+			       strlen(d->baseline ? d->baseline : "null"));
+		pg_buf_adds(&msg, ", candidate ");
+		pg_json_escape(&msg, d->candidate ? d->candidate : "null",
+			       strlen(d->candidate ? d->candidate : "null"));
 	}
 	pg_buf_adds(out, "::error title=profgate incomparable::");
 	actions_escape_data(out, msg.ptr);
@@ -298,60 +258,50 @@ static void more_line(struct pg_buf *out, const char *level, uint32_t more)
 		    more, level[0] == 'e' ? "failing" : "warning");
 }
 
-/* The metrics of verdict want ("fail" or "warn"): how many, and their lines
- * up to room, the step metrics first (the headline), then catalogue order. */
-static uint32_t metric_lines(const cJSON *metrics, const char *want, uint32_t room,
+/* The metrics of verdict want: how many, and their lines up to room (none
+ * when out is NULL), the step metrics first (the headline), then catalogue
+ * order. */
+static uint32_t metric_lines(const struct gate_result *r, enum gate_verdict want, uint32_t room,
 			     struct pg_buf *out)
 {
-	const cJSON *m;
 	uint32_t n = 0;
 
 	for (int steps = 1; steps >= 0; steps--)
-		cJSON_ArrayForEach (m, metrics) {
-			const char *mv = str_of(m, "verdict"), *name = str_of(m, "name");
-			if (!mv || strcmp(mv, want) != 0 || !name ||
-			    (strncmp(name, "step.", 5) == 0) != steps)
+		for (uint32_t i = 0; i < r->n_metrics; i++) {
+			const struct gate_metric_result *m = &r->metrics[i];
+			if (m->verdict != want || !m->name ||
+			    (strncmp(m->name, "step.", 5) == 0) != steps)
 				continue;
-			if (n++ < room)
-				metric_line(out, want[0] == 'f' ? "error" : "warning", m);
+			if (n++ < room && out)
+				metric_line(out, want == GATE_FAIL ? "error" : "warning", m);
 		}
 	return n;
 }
 
 /* One level's lines: all of them when they fit in max, else max - 1 and a
  * line saying how many more. */
-static void level_lines(const cJSON *root, const char *want, uint32_t max, struct pg_buf *out)
+static void level_lines(const struct gate_result *r, enum gate_verdict want, uint32_t max,
+			struct pg_buf *out)
 {
-	const cJSON *metrics = member(root, "metrics");
-	int incomparable = want[0] == 'f' && strcmp(str_of(root, "verdict"), "incomparable") == 0;
-	struct pg_buf scratch = PG_BUF_INIT;
-	uint32_t total = metric_lines(metrics, want, 0, &scratch) + (uint32_t)incomparable;
+	int incomparable = want == GATE_FAIL && r->verdict == GATE_INCOMPARABLE;
+	uint32_t total = metric_lines(r, want, 0, NULL) + (uint32_t)incomparable;
 	uint32_t room = total <= max ? total : max - 1, shown = 0;
 
 	if (incomparable && room > 0) {
-		incomparable_line(out, root);
+		incomparable_line(out, r);
 		shown = 1;
 	}
-	metric_lines(metrics, want, room - shown, out);
+	metric_lines(r, want, room - shown, out);
 	if (total > room)
-		more_line(out, want[0] == 'f' ? "error" : "warning", total - room);
-	pg_buf_release(&scratch);
+		more_line(out, want == GATE_FAIL ? "error" : "warning", total - room);
 }
 
-int actions_annotations(const char *verdict_json, size_t len, uint32_t max, struct pg_buf *out)
+void actions_annotations(const struct gate_result *r, uint32_t max, struct pg_buf *out)
 {
-	cJSON *root = cJSON_ParseWithLength(verdict_json, len);
-
-	if (!str_of(root, "verdict") || !cJSON_IsArray(member(root, "metrics"))) {
-		cJSON_Delete(root);
-		return pg_error_set(PG_EFORMAT, "not a profgate verdict JSON");
-	}
 	if (max > 0) {
-		level_lines(root, "fail", max, out);
-		level_lines(root, "warn", max, out);
+		level_lines(r, GATE_FAIL, max, out);
+		level_lines(r, GATE_WARN, max, out);
 	}
-	cJSON_Delete(root);
-	return 0;
 }
 
 /* ---- $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY ---- */

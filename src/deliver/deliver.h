@@ -172,14 +172,14 @@ void actions_add_mask(struct pg_buf *b, const char *secret);
  * "::<token>::\n". For output that repeats names from a profile. */
 void actions_stop_commands(struct pg_buf *b, char *token);
 
+struct gate_result;
 /*
- * The annotations for a verdict JSON: an ::error per failing metric and for
- * an incomparable verdict, a ::warning per warning metric, at most max each
- * (the runner keeps 10 per step; the last line then says how many more).
- * Every name from a profile is escaped. 0, or PG_EFORMAT.
+ * The annotations for the gate's result, appended to out: an ::error per
+ * failing metric and for an incomparable verdict, a ::warning per warning
+ * metric, at most max each (the runner keeps 10 per step; the last line then
+ * says how many more). Every name from a profile is escaped.
  */
-int actions_annotations(const char *verdict_json, size_t len, uint32_t max,
-			struct pg_buf *out) PG_WUR;
+void actions_annotations(const struct gate_result *r, uint32_t max, struct pg_buf *out);
 
 /*
  * Append name=value to the $GITHUB_OUTPUT file at path; a value holding a

@@ -25,9 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const gate_breakdown_names[4] = {"compute", "exposed communication", "exposed memcpy",
-					     "idle"};
-
 static const char *const verdict_names[] = {
     [GATE_PASS] = "pass", [GATE_IMPROVED] = "improved",		[GATE_WARN] = "warn",
     [GATE_FAIL] = "fail", [GATE_INCONCLUSIVE] = "inconclusive", [GATE_NEW] = "new",
@@ -958,23 +955,21 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 
 /* The split per step, the mean over the devices with a steady window (as
  * breakdown.mean): a device without one has no step to split. */
-static void breakdown_us(const struct summary *s, double out[4])
+static void breakdown_us(const struct summary *s, double out[SUM_N_PARTS])
 {
 	double steps = s->basis_steady_steps ? s->basis_steady_steps : 1;
 	uint32_t n = 0;
 
-	memset(out, 0, 4 * sizeof(double));
+	memset(out, 0, SUM_N_PARTS * sizeof(double));
 	for (uint32_t d = 0; d < s->n_devices; d++) {
 		const struct sum_split *x = &s->devices[d].steady;
 		if (!summary_device_steady(&s->devices[d]))
 			continue;
 		n++;
-		out[0] += x->compute_us / steps;
-		out[1] += x->exposed_comm_us / steps;
-		out[2] += x->exposed_memcpy_us / steps;
-		out[3] += x->idle_us / steps;
+		for (int k = 0; k < SUM_N_PARTS; k++)
+			out[k] += summary_part_us(x, k) / steps;
 	}
-	for (int k = 0; n && k < 4; k++)
+	for (int k = 0; n && k < SUM_N_PARTS; k++)
 		out[k] /= n;
 }
 
@@ -1249,10 +1244,10 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 		add_attr(r, &need, GATE_ATTR_OP, d[i].name, &ch, NULL, d[i].family);
 	}
 	/* exposed communication, memory copies and idle move with the whole step */
-	for (int k = 1; k < 4; k++) {
+	for (int k = SUM_PART_EXPOSED_COMM; k < SUM_N_PARTS; k++) {
 		struct part_change bd = {r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, 0,
 					 0};
-		add_attr(r, &need, GATE_ATTR_BREAKDOWN, gate_breakdown_names[k], &bd, NULL, NULL);
+		add_attr(r, &need, GATE_ATTR_BREAKDOWN, summary_parts[k].name, &bd, NULL, NULL);
 	}
 	free(d);
 	sort_attribution(r, dir);

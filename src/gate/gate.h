@@ -328,8 +328,7 @@ struct gate_result {
 	uint32_t n_quality;
 
 	/* breakdown before and after, microseconds per step (mean over devices) */
-	double bd_baseline_us[4],
-	    bd_candidate_us[4]; /* compute, exposed comm, exposed memcpy, idle */
+	double bd_baseline_us[SUM_N_PARTS], bd_candidate_us[SUM_N_PARTS]; /* summary_parts' order */
 
 	/* sha256 of each summary as `profgate summarize` writes it */
 	char baseline_summary_sha256[65], candidate_summary_sha256[65];
@@ -338,8 +337,6 @@ struct gate_result {
 	const struct summary *baseline, *candidate; /* borrowed, for reports */
 	const struct gate_thresholds *thresholds;   /* borrowed */
 };
-
-extern const char *const gate_breakdown_names[4];
 
 /* One side of a comparison: runs of one capture setup (a history window: one
  * summary per record), and the summary the report shows for the side (NULL:

@@ -6,6 +6,7 @@
 #include "gate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static void num(struct pg_json *j, const char *k, double v, int decimals)
@@ -342,8 +343,6 @@ static void write_quality(struct pg_json *j, const struct gate_result *r)
 
 static void write_breakdown(struct pg_json *j, const struct gate_result *r)
 {
-	static const char *const keys[4] = {"compute_us", "exposed_comm_us", "exposed_memcpy_us",
-					    "idle_us"};
 	const double *side[2] = {r->bd_baseline_us, r->bd_candidate_us};
 	static const char *const names[2] = {"baseline", "candidate"};
 
@@ -352,8 +351,11 @@ static void write_breakdown(struct pg_json *j, const struct gate_result *r)
 	for (int k = 0; k < 2; k++) {
 		pg_json_key(j, names[k]);
 		pg_json_obj_begin(j);
-		for (int i = 0; i < 4; i++)
-			num(j, keys[i], side[k][i], 3);
+		for (int i = 0; i < SUM_N_PARTS; i++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s_us", summary_parts[i].key);
+			num(j, key, side[k][i], 3);
+		}
 		pg_json_obj_end(j);
 	}
 	pg_json_obj_end(j);

@@ -82,38 +82,29 @@ static const char *kind_name(enum gate_kind k)
 	return "metric";
 }
 
-/* A breakdown part for people: "exposed_comm" (or "breakdown.exposed_comm_share")
- * is "exposed communication"; an unknown name is shown escaped. */
+/* A breakdown part for people (summary_parts): its key, bare or as a metric
+ * ("breakdown.exposed_comm_share"), or its name; an unknown name is shown
+ * escaped. */
 static void part_name(struct pg_buf *b, const char *name)
 {
-	static const char *const known[][2] = {
-	    {"compute", "compute"},
-	    {"exposed_comm", "exposed communication"},
-	    {"exposed comm", "exposed communication"},
-	    {"exposed communication", "exposed communication"},
-	    {"exposed_communication", "exposed communication"},
-	    {"exposed_memcpy", "exposed memory copies"},
-	    {"exposed memcpy", "exposed memory copies"},
-	    {"idle", "idle"},
-	};
+	static const char *const suffixes[] = {"_us_per_step", "_share", "_us"};
+	const struct sum_breakdown_part *p;
 	const char *s = name ? name : "";
+	size_t n;
+
 	if (strncmp(s, "breakdown.", 10) == 0)
 		s += 10;
-	size_t n = strlen(s);
-	static const char *const suffixes[] = {"_us_per_step", "_share", "_us"};
+	n = strlen(s);
 	for (size_t i = 0; i < PG_ARRAY_LEN(suffixes); i++) {
 		if (ends_with(s, suffixes[i])) {
 			n -= strlen(suffixes[i]);
 			break;
 		}
 	}
-	for (size_t i = 0; i < PG_ARRAY_LEN(known); i++) {
-		if (strlen(known[i][0]) == n && memcmp(s, known[i][0], n) == 0) {
-			pg_buf_adds(b, known[i][1]);
-			return;
-		}
-	}
-	report_text(b, name ? name : "", NAME_MAX_BYTES);
+	if ((p = summary_part_named(s, n)))
+		pg_buf_adds(b, p->name);
+	else
+		report_text(b, name ? name : "", NAME_MAX_BYTES);
 }
 
 /* A metric's subject: the family or op it is about, else its name. */
@@ -715,7 +706,7 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 {
 	double tb = 0, tc = 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < SUM_N_PARTS; i++) {
 		tb += r->bd_baseline_us[i];
 		tc += r->bd_candidate_us[i];
 	}
@@ -724,10 +715,10 @@ static void breakdown(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, "### Breakdown per step (mean over the devices with steady work)\n\n"
 		       "| part | baseline | candidate | change | share of step |\n"
 		       "|---|---:|---:|---:|---:|\n");
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < SUM_N_PARTS; i++) {
 		double x = r->bd_baseline_us[i], y = r->bd_candidate_us[i];
 		pg_buf_adds(b, "| ");
-		part_name(b, gate_breakdown_names[i]);
+		pg_buf_adds(b, summary_parts[i].name);
 		pg_buf_adds(b, " | ");
 		report_time(b, x);
 		pg_buf_adds(b, " | ");

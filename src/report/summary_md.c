@@ -113,19 +113,16 @@ static void breakdown_line(const struct summary *s, struct pg_buf *b)
 		return;
 	}
 	if (n == s->n_devices)
-		pg_buf_adds(b, "Where the time goes (mean over devices, steady steps): compute ");
+		pg_buf_adds(b, "Where the time goes (mean over devices, steady steps): ");
 	else
 		pg_buf_addf(b,
 			    "Where the time goes (mean over the %u of %u devices with work in the "
-			    "steady steps): compute ",
+			    "steady steps): ",
 			    n, s->n_devices);
-	pct(b, s->mean.compute_share);
-	pg_buf_adds(b, ", exposed communication ");
-	pct(b, s->mean.exposed_comm_share);
-	pg_buf_adds(b, ", exposed memory copies ");
-	pct(b, s->mean.exposed_memcpy_share);
-	pg_buf_adds(b, ", idle ");
-	pct(b, s->mean.idle_share);
+	for (int k = 0; k < SUM_N_PARTS; k++) {
+		pg_buf_addf(b, "%s%s ", k ? ", " : "", summary_parts[k].name);
+		pct(b, summary_part_share(&s->mean, k));
+	}
 	pg_buf_adds(b, ".\n\n");
 }
 
@@ -250,27 +247,29 @@ static void steps(const struct summary *s, struct pg_buf *b)
 #define DEVICE_ROWS 16
 #define WORST_SHOWN 8
 
-static const char device_columns[] =
-    " | wall | compute | exposed comm | exposed memcpy | idle | comm overlapped |\n"
-    "|---|---:|---:|---:|---:|---:|---:|\n";
+/* The split table's header after its first column: wall, the parts, comm overlapped. */
+static void device_columns(struct pg_buf *b)
+{
+	pg_buf_adds(b, " | wall");
+	for (int k = 0; k < SUM_N_PARTS; k++)
+		pg_buf_addf(b, " | %s", summary_parts[k].name);
+	pg_buf_adds(b, " | comm overlapped |\n|---|---:|---:|---:|---:|---:|---:|\n");
+}
 
-#define SPLIT_COLUMNS 6
+#define SPLIT_COLUMNS (SUM_N_PARTS + 2)
 
-/* Column k of the split table for one device: 0 wall (us), 1-4 the shares of
- * compute, exposed comm, exposed memcpy and idle, 5 comm overlapped; < 0 when
- * the device has no such value (no communication for 5). */
+/* Column k of the split table for one device: 0 wall (us), 1 to SUM_N_PARTS
+ * the parts' shares, then comm overlapped; < 0 when the device has no such
+ * value (no communication for the last). */
 static double split_value(const struct sum_split *x, int k)
 {
 	double w = x->wall_us > 0 ? x->wall_us : 1;
 
-	switch (k) {
-	case 0: return x->wall_us;
-	case 1: return x->compute_us / w;
-	case 2: return x->exposed_comm_us / w;
-	case 3: return x->exposed_memcpy_us / w;
-	case 4: return x->idle_us / w;
-	default: return x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : -1;
-	}
+	if (k == 0)
+		return x->wall_us;
+	if (k <= SUM_N_PARTS)
+		return summary_part_us(x, k - 1) / w;
+	return x->comm_us > 0 ? (x->comm_us - x->exposed_comm_us) / x->comm_us : -1;
 }
 
 /* The cell of column k holding y: a time, a share, or "–" when y < 0. */
@@ -331,7 +330,7 @@ static void device_spread(const struct summary *s, struct pg_buf *b)
 		qsort(v[k], n[k], sizeof(double), pg_cmp_double);
 	}
 	pg_buf_adds(b, "| over devices");
-	pg_buf_adds(b, device_columns);
+	device_columns(b);
 	for (size_t r = 0; r < PG_ARRAY_LEN(rows); r++) {
 		pg_buf_addf(b, "| %s ", rows[r]);
 		for (int k = 0; k < SPLIT_COLUMNS; k++)
@@ -378,7 +377,7 @@ static void device_worst(const struct summary *s, struct pg_buf *b)
 	if (s->slowest_device)
 		pg_buf_adds(b, ", and the slowest device");
 	pg_buf_adds(b, ":\n\n| device");
-	pg_buf_adds(b, device_columns);
+	device_columns(b);
 	for (uint32_t i = 0; i < shown; i++) {
 		const struct sum_device *d = &s->devices[w[i].index];
 		slowest_shown |= s->slowest_device && strcmp(s->slowest_device, d->id) == 0;
@@ -400,7 +399,7 @@ static void devices(const struct summary *s, struct pg_buf *b)
 	pg_buf_adds(b, "## Where the time goes, per device (steady steps)\n\n");
 	if (s->n_devices <= DEVICE_ROWS) {
 		pg_buf_adds(b, "| device");
-		pg_buf_adds(b, device_columns);
+		device_columns(b);
 		for (uint32_t i = 0; i < s->n_devices; i++)
 			device_row(s, b, &s->devices[i]);
 		pg_buf_adds(b, "\n");

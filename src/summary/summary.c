@@ -7,6 +7,7 @@
 #include "summary.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,39 @@ void summary_init(struct summary *s)
 void summary_view_undefined(struct sum_breakdown_view *v)
 {
 	*v = (struct sum_breakdown_view){-1, -1, -1, -1, -1, NAN};
+}
+
+#define PART(k, n)                                                                                 \
+	{                                                                                          \
+#k, n, offsetof(struct sum_breakdown_view, k##_share),                             \
+		    offsetof(struct sum_split, k##_us)                                             \
+	}
+const struct sum_breakdown_part summary_parts[SUM_N_PARTS] = {
+    PART(compute, "compute"),
+    PART(exposed_comm, "exposed communication"),
+    PART(exposed_memcpy, "exposed memory copies"),
+    PART(idle, "idle"),
+};
+
+double summary_part_share(const struct sum_breakdown_view *v, int k)
+{
+	return *(const double *)((const char *)v + summary_parts[k].share_off);
+}
+
+double summary_part_us(const struct sum_split *x, int k)
+{
+	return *(const double *)((const char *)x + summary_parts[k].us_off);
+}
+
+const struct sum_breakdown_part *summary_part_named(const char *s, size_t n)
+{
+	for (int k = 0; k < SUM_N_PARTS; k++) {
+		const struct sum_breakdown_part *p = &summary_parts[k];
+		if ((strlen(p->key) == n && memcmp(s, p->key, n) == 0) ||
+		    (strlen(p->name) == n && memcmp(s, p->name, n) == 0))
+			return p;
+	}
+	return NULL;
 }
 
 int summary_device_steady(const struct sum_device *d)

@@ -172,6 +172,32 @@ struct sum_breakdown_view {
 
 /* A view with every number undefined (null). */
 void summary_view_undefined(struct sum_breakdown_view *v);
+
+/*
+ * The four parts a step's time splits into, named here once and listed in this
+ * order by every table, sentence and verdict: key is the stem of their fields
+ * (<key>_share in a breakdown view and the metric breakdown.<key>_share,
+ * <key>_us in a device's split and the verdict's breakdown_us_per_step), name
+ * is what people read.
+ */
+enum {
+	SUM_PART_COMPUTE,
+	SUM_PART_EXPOSED_COMM,
+	SUM_PART_EXPOSED_MEMCPY,
+	SUM_PART_IDLE,
+	SUM_N_PARTS
+};
+struct sum_breakdown_part {
+	const char *key, *name;
+	size_t share_off; /* of <key>_share in struct sum_breakdown_view */
+	size_t us_off;	  /* of <key>_us in struct sum_split */
+};
+extern const struct sum_breakdown_part summary_parts[SUM_N_PARTS];
+/* Part k's share in v, its microseconds in x. */
+double summary_part_share(const struct sum_breakdown_view *v, int k);
+double summary_part_us(const struct sum_split *x, int k);
+/* The part whose key or name is the first n bytes of s; NULL when none. */
+const struct sum_breakdown_part *summary_part_named(const char *s, size_t n);
 /* 1 when the device has a steady window: work in at least one steady step
  * (or, without steps, in the capture). Only these enter the breakdown's mean
  * and the per-device divisor of per-step numbers. */

@@ -8,10 +8,12 @@
 # delivers each exactly once (the one that landed unreported included), from the cache and from a
 # folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
 # is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
-# on a linear branch within the default budget, and the same with compactions among them (the
+# on a linear branch, and the same with compactions among them (the
 # closed months moved to the series refs, the old history kept on archive branches).
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$TOP/tests/data/examples
@@ -22,19 +24,6 @@ GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
 GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
-trap '[ -s "$T/srv.pid" ] && kill "$(cat "$T/srv.pid")" 2>/dev/null; rm -rf "$T"' EXIT
-trap '[ -s "$T/srv.pid" ] && kill "$(cat "$T/srv.pid")" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
-
-# one_line TITLE CODE WORD: exit CODE and exactly one stderr line, naming WORD.
-one_line() {
-	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
-		has "$T/err" "$3"; then
-		ok "$1: exit $2, one line"
-	else
-		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
-		diag_file "$T/err" 5
-	fi
-}
 # on_branch REPO RUN_ID: how many lines of the branch's shards hold that run.
 on_branch() {
 	for _f in $(git -C "$1" ls-tree -r --name-only profgate-history 2>/dev/null); do
@@ -86,14 +75,12 @@ for i in range(n):
     out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
 out.write(b"\n")
 EOF
-t0=$(date +%s.%N)
 pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
 	append --repo "$T/srv-big/big.git" "$T/v.json"
-secs=$(secs_since "$t0")
 # exit 0 is the proof that the append fit its 1 s budget (past it, it stops with an error); the
-# wall clock adds the process's start, which a sanitizer build on a busy machine stretches
-check "a cold append to a local remote of 120 MB within a 1 s budget: exit 0 in ${secs} s, nothing copied" \
-	eval '[ "$rc" -eq 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 2) }" && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
+# wall time is tests/stress/budgets.sh's
+check "a cold append to a local remote of 120 MB within a 1 s budget: exit 0, nothing copied" \
+	eval '[ "$rc" -eq 0 ] && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
 
 # ---- smart HTTP ----
 if ! command -v python3 >/dev/null 2>&1 || [ ! -x "$(git --exec-path)/git-http-backend" ]; then
@@ -105,32 +92,20 @@ mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
 TOKEN=tok-$$-secret
-# serve [PORT]: start the server (on PORT when given; kept-alive connections closed after 2 s idle,
-# as Apache does after its KeepAliveTimeout), its pid in $T/srv.pid, its port in $T/port.
-serve() {
-	rm -f "$T/port"
-	PG_TEST_TOKEN=$TOKEN PG_TEST_PORT=${1:-0} PG_TEST_KEEPALIVE_S=2 python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" \
-		"$T/port" "$T/http.log" 2>>"$T/srv.err" &
-	echo $! >"$T/srv.pid"
-	_i=0
-	while [ ! -s "$T/port" ] && [ $_i -lt 100 ]; do
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-}
-serve
-PORT=$(cat "$T/port")
+# the server closes kept-alive connections after 2 s idle, as Apache does after its KeepAliveTimeout
+PG_TEST_KEEPALIVE_S=2
+export PG_TEST_KEEPALIVE_S
+serve_git
+PORT=$GIT_PORT
 URL=http://127.0.0.1:$PORT/h.git
 H=$T/srv/h.git
 
 # the budget bounds a fetch, the work between socket reads included (the 120 MB branch, cold)
 mv "$T/srv-big/big.git" "$T/srv/big.git"
-t0=$(date +%s.%N)
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigh" "$PROFGATE" \
 	history show --repo "http://127.0.0.1:$PORT/big.git"
-secs=$(secs_since "$t0")
-check "a cold fetch of 120 MB over HTTP with a 1 s budget: stopped at the budget (${secs} s)" \
-	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out" && awk -v s="$secs" "BEGIN { exit !(s < 2.5) }"'
+check "a cold fetch of 120 MB over HTTP with a 1 s budget: stopped at the budget" \
+	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out"'
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
 cat >"$H/hooks/pre-receive" <<'EOF'
@@ -142,25 +117,22 @@ echo "B." >&2
 exit 1
 EOF
 chmod +x "$H/hooks/pre-receive"
-t0=$(date +%s.%N)
 pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=hook "$PROFGATE" history append --repo "$URL" "$T/v.json"
-secs=$(secs_since "$t0")
 one_line "a hook that declines with four lines" 5 "pre-receive hook declined (remote: History is frozen by policy. / Ask the infra team to thaw it: / see https://example.com/policy / B.)"
-check "... not retried: no retry line, over in ${secs} s" \
-	eval '! grep -q "attempt [0-9]" "$T/err" && awk -v s="$secs" "BEGIN { exit !(s < 5) }"'
+check "... not retried: no retry line, one receive-pack" \
+	eval '! grep -q "attempt [0-9]" "$T/err" && [ "$(grep -c "^POST /h.git/git-receive-pack" "$T/git/log")" = 1 ]'
 rm "$H/hooks/pre-receive"
 
 # a branch name that clashes with another branch, both ways: at once, the right cause
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k1" GITHUB_RUN_ID=k1 "$PROFGATE" history append \
 	--repo "$URL" --branch x/y "$T/v.json"
 check "branch x/y over HTTP: exit 0" [ "$rc" -eq 0 ]
-t0=$(date +%s.%N)
+n_push=$(grep -c "^POST /h.git/git-receive-pack" "$T/git/log")
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k2" GITHUB_RUN_ID=k2 "$PROFGATE" history append \
 	--repo "$URL" --branch x "$T/v.json"
-secs=$(secs_since "$t0")
 one_line "branch x when x/y exists, over HTTP" 5 "failed to update ref (remote: error: cannot lock ref 'refs/heads/x': 'refs/heads/x/y' exists; cannot create 'refs/heads/x'); the branch's name clashes with another branch of the remote"
-check "... not retried: over in ${secs} s" \
-	eval '! grep -q "attempt [0-9]" "$T/err" && awk -v s="$secs" "BEGIN { exit !(s < 5) }"'
+check "... not retried: no retry line, one receive-pack" \
+	eval '! grep -q "attempt [0-9]" "$T/err" && [ "$(grep -c "^POST /h.git/git-receive-pack" "$T/git/log")" = $((n_push + 1)) ]'
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/k3" GITHUB_RUN_ID=k3 "$PROFGATE" history append \
 	--repo "$URL" --branch x/y/z "$T/v.json"
 one_line "branch x/y/z when x/y exists, over HTTP" 5 "'refs/heads/x/y' exists; cannot create 'refs/heads/x/y/z'); the branch's name clashes"
@@ -172,7 +144,7 @@ cat >"$H/hooks/post-receive" <<EOF
 #!/bin/sh
 [ -e "$T/killed" ] && exit 0
 touch "$T/killed"
-kill -9 \$(cat "$T/srv.pid")
+kill -9 \$(cat "$T/git/pid")
 EOF
 chmod +x "$H/hooks/post-receive"
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=4 PROFGATE_CACHE_DIR="$T/d1" \
@@ -193,8 +165,8 @@ pycheck "a kept record is the exact record: the same line the branch holds" \
 	"import subprocess; kept = open(sys.argv[1]).read(); branch = subprocess.check_output(['git', '-C', '$H', 'log', '-p', 'profgate-history']).decode()" \
 	"$kept" 'kept.endswith("\n") and kept.count("\n") == 1 and ("+" + kept.rstrip("\n")) in branch'
 sleep 1
-serve "$PORT"
-check "the server is back on its port" [ "$(cat "$T/port")" = "$PORT" ]
+serve_git "$PORT"
+check "the server is back on its port" [ "$GIT_PORT" = "$PORT" ]
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/d1" "$PROFGATE" history flush --repo "$URL"
 check "history flush of the landed-but-unreported record: exit 0, found already there, not doubled" \
 	eval '[ "$rc" -eq 0 ] && grep -q "^history: delivered 1 pending record to profgate-history (1 already there)$" "$T/out" && [ "$(on_branch "$H" died)" -eq 1 ] && [ -z "$(find "$T/d1/pending" -name "*.json")" ]'
@@ -222,7 +194,7 @@ check "every record of the outage on the branch exactly once; history linear" \
 	eval '[ "$(on_branch "$H" died)$(on_branch "$H" down-1)$(on_branch "$H" down-2)$(on_branch "$H" down-3)" = 1111 ] && [ "$(git -C "$H" rev-list --merges --count profgate-history)" = 0 ]'
 rm "$H/hooks/post-receive"
 
-# ---- concurrent writers over HTTP, each on its own runner, within the default budget ----
+# ---- concurrent writers over HTTP, each on its own runner (tests/stress/ times them) ----
 # PG_DELIVERY_WRITERS sets how many (64 is the issue's figure; the suite keeps CI short).
 N=${PG_DELIVERY_WRITERS:-24}
 # writers NAME COMPACTIONS: N writers at once to $T/srv/NAME.git, each with a fresh cache of its
@@ -279,8 +251,8 @@ shards() {
 git init -q --bare "$T/srv/cw.git"
 git -C "$T/srv/cw.git" config http.receivepack true
 writers cw 0
-check "$N writers at once over HTTP: all exit 0 in ${secs} s (at most ${most:-?} attempts each)" \
-	eval '[ "$(cat "$T"/cw/w*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
+check "$N writers at once over HTTP: all exit 0 (at most ${most:-?} attempts each; ${secs} s)" \
+	eval '[ "$(cat "$T"/cw/w*.rc | sort -u)" = 0 ]'
 # a writer that lost the race for the branch pushed its record to a ref of its own: none retried
 check "$N writers: none retried (a lost race goes to the record's own ref)" \
 	eval '! grep -q "attempt [0-9]" "$T"/cw/w*.err && [ "$most" = 1 ]'
@@ -309,8 +281,8 @@ K=${PG_DELIVERY_COMPACTIONS:-3}
 python3 "$TOP/tests/bench/history_gen.py" --repo "$T/srv/ck.git" --records 300 --series 5 >/dev/null
 git -C "$T/srv/ck.git" config http.receivepack true
 writers ck "$K"
-check "$N writers and $K compactions at once over HTTP: all exit 0, the writers in ${secs} s (at most ${most:-?} attempts each)" \
-	eval '[ "$(cat "$T"/ck/w*.rc "$T"/ck/k*.rc | sort -u)" = 0 ] && awk -v s="$secs" "BEGIN { exit !(s < 60) }"'
+check "$N writers and $K compactions at once over HTTP: all exit 0 (at most ${most:-?} attempts each; the writers ${secs} s)" \
+	eval '[ "$(cat "$T"/ck/w*.rc "$T"/ck/k*.rc | sort -u)" = 0 ]'
 # the readers' view: each record once (a compaction that lost its lease after moving a month leaves
 # it on the branch and its series' ref until the next, which readers read once)
 pge PROFGATE_CACHE_DIR="$T/ck/r" PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo \

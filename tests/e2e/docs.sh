@@ -11,6 +11,7 @@
 # Then every relative link of those files must name a file or folder that exists, and a
 # #fragment a heading of the target page (GitHub's anchor for it); the README links every page.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -9,6 +9,7 @@
 # 0..1023 of 1,024; the candidate's with elementwise kernels 40 % slower (one steady step
 # a rank: a warn, past the fail limit with too few steps to fail) (tests/tools/slow_family).
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

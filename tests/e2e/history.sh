@@ -7,6 +7,7 @@
 # line is reported by file and line and skipped, an unknown record version is refused.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$TOP/tests/data/examples
@@ -17,10 +18,6 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
 GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
-
-srv_pid=
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"' EXIT
-trap '[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
 
 # shard REPO [BRANCH]: the text of the only shard on the branch.
 shard() {
@@ -37,16 +34,6 @@ jl() {
 	_t=$1
 	shift
 	pycheck "$_t" 'r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]' "$@"
-}
-# one_line TITLE WORD: exit 5 and exactly one stderr line, naming WORD.
-one_line() {
-	if [ "$rc" -eq 5 ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
-		has "$T/err" "$2"; then
-		ok "$1: exit 5, one line"
-	else
-		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
-		diag_file "$T/err" 5
-	fi
 }
 
 # ---- a real verdict: the bundled pair, a known matmul regression ----
@@ -274,15 +261,8 @@ mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
 TOKEN=tok-$$-secret
-PG_TEST_TOKEN=$TOKEN python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/port" "$T/http.log" \
-	2>"$T/srv.err" &
-srv_pid=$!
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-URL=http://127.0.0.1:$(cat "$T/port")/h.git
+serve_git
+URL=$GIT/h.git
 export PROFGATE_CACHE_DIR=$T/cache-http
 
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_TIME=2024-07-01T00:00:00Z GITHUB_RUN_ID=h1 \
@@ -290,26 +270,26 @@ pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_TIME=2024-07-01T00:00:00Z GITHUB_RUN_ID=h
 check "https-style remote: append to a new branch with the token, exit 0" \
 	eval '[ "$rc" -eq 0 ] && grep -q "^history: appended to " "$T/out"'
 check "the token went as Basic auth after a 401, the push body chunked" \
-	eval 'grep -q "^GET /h.git/info/refs?service=git-upload-pack auth=no" "$T/http.log" && grep -q "^POST /h.git/git-receive-pack auth=yes chunked=yes" "$T/http.log"'
+	eval 'grep -q "^GET /h.git/info/refs?service=git-upload-pack auth=no" "$T/git/log" && grep -q "^POST /h.git/git-receive-pack auth=yes chunked=yes" "$T/git/log"'
 pge GITHUB_TOKEN=$TOKEN PROFGATE_TIME=2024-07-02T00:00:00Z GITHUB_RUN_ID=h2 \
 	"$PROFGATE" history append --repo "$URL" "$T/v.json"
 check "append again (token from GITHUB_TOKEN): two linear commits on the server" \
 	eval '[ "$rc" -eq 0 ] && [ "$(git -C "$T/srv/h.git" rev-list --count profgate-history)" = 2 ] && [ "$(shard "$T/srv/h.git" | wc -l)" -eq 2 ]'
 tip=$(git -C "$T/srv/h.git" rev-parse profgate-history)
 pge PROFGATE_GIT_TOKEN=wrong-token GITHUB_RUN_ID=h3 "$PROFGATE" history append --repo "$URL" "$T/v.json"
-one_line "a wrong token" "authentication rejected"
+one_line "a wrong token" 5 "authentication rejected"
 check "a wrong token: nothing written, no token in the output" \
 	eval '[ "$(git -C "$T/srv/h.git" rev-parse profgate-history)" = "$tip" ] && ! grep -q "wrong-token\|$TOKEN" "$T/err" "$T/out"'
 pge GITHUB_RUN_ID=h3 "$PROFGATE" history append --repo "$URL" "$T/v.json"
-one_line "no token" "set PROFGATE_GIT_TOKEN or GITHUB_TOKEN"
-check "the token is never in a URL the server saw" eval '! grep -q "$TOKEN" "$T/http.log"'
+one_line "no token" 5 "set PROFGATE_GIT_TOKEN or GITHUB_TOKEN"
+check "the token is never in a URL the server saw" eval '! grep -q "$TOKEN" "$T/git/log"'
 
 # a pre-receive hook that rejects: one line, exit 5, the record kept for a retry
 printf '#!/bin/sh\necho "history is frozen by policy" >&2\nexit 1\n' >"$T/srv/h.git/hooks/pre-receive"
 chmod +x "$T/srv/h.git/hooks/pre-receive"
 pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID=h4 PROFGATE_TIME=2024-07-04T00:00:00Z \
 	"$PROFGATE" history append --repo "$URL" "$T/v.json"
-one_line "a pre-receive hook that rejects" "pre-receive hook declined (remote: history is frozen by policy)"
+one_line "a pre-receive hook that rejects" 5 "pre-receive hook declined (remote: history is frozen by policy)"
 pending=$(sed -n "s/.*the record is kept in '\([^']*\)'.*/\1/p" "$T/err")
 check "the rejected record is kept under the cache's pending folder" \
 	eval 'case "$pending" in "$PROFGATE_CACHE_DIR"/pending/*.json) [ -s "$pending" ] ;; *) false ;; esac'

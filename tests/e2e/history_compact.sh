@@ -10,7 +10,9 @@
 # compaction's update: the lease refuses it, and the compaction starts again and keeps the record
 # that landed. A fresh read of one series fetches the branch and that series' ref alone.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 GEN=$TOP/tests/bench/history_gen.py
@@ -213,16 +215,8 @@ mkdir -p "$T/srv"
 python3 "$GEN" --repo "$T/srv/h.git" --records 300 --series 5 >/dev/null
 git -C "$T/srv/h.git" config http.receivepack true
 TOKEN=tok-$$-compact
-PG_TEST_TOKEN=$TOKEN python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/port" "$T/http.log" \
-	2>"$T/srv.err" &
-srv_pid=$!
-trap 'kill $srv_pid 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-URL=http://127.0.0.1:$(cat "$T/port")/h.git
+serve_git
+URL=$GIT/h.git
 export PROFGATE_GIT_TOKEN=$TOKEN
 
 pge PROFGATE_CACHE_DIR="$T/cold1" "$PROFGATE" history show --repo "$URL" --json
@@ -280,5 +274,4 @@ check "... and after one more compaction each is stored once, on the branch or i
 	eval '[ "$rc" -eq 0 ] && [ "$(wc -l <"$T/stored")" = 309 ] && [ -z "$(uniq -d "$T/stored")" ]' 
 diag "compactions: $(grep -c "commits into one" "$T/race/c.out") compacted, $(grep -c "a record landed during the compaction" "$T/race/c.out") leases lost and retried"
 
-kill $srv_pid 2>/dev/null
 done_testing

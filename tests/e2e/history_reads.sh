@@ -7,6 +7,7 @@
 # another job appends, and one that is damaged is made anew.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/serve.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 GEN=$TOP/tests/bench/history_gen.py
@@ -71,16 +72,8 @@ mkdir -p "$T/srv"
 git clone -q --bare "$T/h.git" "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
 TOKEN=tok-$$-reads
-PG_TEST_TOKEN=$TOKEN python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/port" "$T/http.log" \
-	2>"$T/srv.err" &
-srv_pid=$!
-trap 'kill $srv_pid 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-URL=http://127.0.0.1:$(cat "$T/port")/h.git
+serve_git
+URL=$GIT/h.git
 
 pge PROFGATE_CACHE_DIR="$T/rc" PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --series "$S" --json
 check "over http, a cold read: the series' 100 records" eval '[ "$rc" -eq 0 ] && [ "$(count "$T/out")" = 100 ]'
@@ -122,5 +115,4 @@ pge PROFGATE_CACHE_DIR="$T/wc" PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOU
 check "... and append: ends, made anew, the record found landed (not doubled)" \
 	eval '[ "$rc" -eq 0 ] && grep -q "is truncated); making it anew" "$T/err" && [ "$(git --git-dir="$T/srv/h.git" log --format=%B profgate-history | grep -c "^record: fedcba9876543210fedcba9876543210$")" -le 1 ]'
 
-kill $srv_pid 2>/dev/null
 done_testing

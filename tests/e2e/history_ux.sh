@@ -14,16 +14,6 @@ EX=$TOP/tests/data/examples
 
 local_env
 
-# one_line TITLE CODE TEXT: exit CODE and exactly one stderr line "profgate: ..." holding TEXT.
-one_line() {
-	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
-		has "$T/err" "$3"; then
-		ok "$1: exit $2, one line"
-	else
-		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
-		diag_file "$T/err" 5
-	fi
-}
 commits() {
 	git -C "$T/r.git" rev-list --count profgate-history 2>/dev/null || echo 0
 }

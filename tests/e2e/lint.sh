@@ -6,6 +6,8 @@
 # without a shell, a self-hosted label the configuration does not list.
 # Uses the checkers `make lint` installed (LINT_DIR, default build/lint); skips without them.
 set -u
+# checks files and scripts, not the binary: the same under a sanitizer build
+# test-sanitizers: no
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

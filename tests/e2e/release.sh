@@ -5,6 +5,8 @@
 # same inputs and outputs, setup/ installs that version and trusts SHA256SUMS; and the release
 # workflow builds what docs/releasing.md says it does (both architectures, both artifacts).
 set -u
+# checks files and scripts, not the binary: the same under a sanitizer build
+# test-sanitizers: no
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

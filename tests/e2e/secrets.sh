@@ -12,6 +12,7 @@
 # URLs they were asked for. The one allowed appearance is an `::add-mask::` line. Every process
 # is watched (tests/e2e/lib/argv_spy.py): no secret in any command line, and profgate starts none.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/github.sh"
 . "$(dirname "$0")/lib/serve.sh"
@@ -48,9 +49,7 @@ serve_wandb_runs
 mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
-serve git "$T/git/port" python3 "$LIB/git_http.py" "$T/srv" "$T/git/port" "$T/git/log"
-GIT_PORT=$(cat "$T/git/port")
-GIT=http://127.0.0.1:$GIT_PORT
+serve_git
 # post URL JSON: a control request to a fake
 post() {
 	python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$1" "$2"

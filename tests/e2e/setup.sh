@@ -10,6 +10,8 @@
 # The tarball: PG_DIST, else BUILD/dist's for this version and architecture (make dist), else one
 # built here from $PROFGATE (scripts/dist.sh; needs patchelf and a build without sanitizers).
 set -u
+# installs the normal build's tarball whichever build runs it: the same under a sanitizer build
+# test-sanitizers: no
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/serve.sh"
 

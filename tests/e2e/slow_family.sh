@@ -4,6 +4,7 @@
 # nothing else, steps grow by the time added, the warp keeps every other byte of every event, the
 # output is deterministic, jitter seeds differ, and errors exit 2 (usage) or 3 (input), one line.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 CORPUS=${PG_CORPUS:-$(git rev-parse --show-toplevel 2>/dev/null)/../shared/corpus}

@@ -5,6 +5,7 @@
 # pair (135 -> 165 us per step) fails the gate; no output of any command prints nan or inf, and a
 # 0 us steady median makes the step's verdict inconclusive with its reason.
 . "$(dirname "$0")/lib/tap.sh"
+# test-tier: full
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 GEN=$TOP/tests/e2e/lib/marin_steps.py

@@ -4,6 +4,7 @@
 # DLRM ranks, the TPU XPlane and the TensorFlow two-host folder give what issue C says;
 # output is deterministic across runs and thread counts.
 . "$(dirname "$0")/lib/tap.sh"
+# test-tier: full
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${PG_CORPUS:-$TOP/../shared/corpus}

@@ -9,6 +9,7 @@
 # bad inputs: unknown series, empty window, bad N, missing --history(-from), with one line and their
 # exit codes.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,16 +28,6 @@ jl() {
 	_t=$1
 	shift
 	pycheck "$_t" 'r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]' "$@"
-}
-# one_line TITLE CODE TEXT: exit CODE and exactly one stderr line "profgate: ..." naming TEXT.
-one_line() {
-	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
-		has "$T/err" "$3"; then
-		ok "$1: exit $2, one line"
-	else
-		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
-		diag_file "$T/err" 5
-	fi
 }
 # scale IN OUT FACTOR [LABEL=VALUE]: a copy of summary IN with every time multiplied by FACTOR
 # (shares unchanged), other profile digests, and an optional identity label.

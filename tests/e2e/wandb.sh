@@ -6,6 +6,7 @@
 # profile artifact, a cut, truncated or corrupt download, an expired URL, hostile or oversized
 # manifests) gives its one line and documented exit code. The key never shows up anywhere.
 set -u
+# test-tier: full
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)

@@ -18,85 +18,60 @@
 #include <unistd.h>
 
 #include "../../src/deliver/deliver.h"
-
-static char tmpdir[] = "/tmp/pg-test-deliver.XXXXXX";
+#include "../../src/gate/gate.h"
+#include "helpers.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return th_dir_make("test-deliver");
 }
 
 static int teardown(void **state)
 {
-	char cmd[256];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd);
-}
-
-static char *path_in(const char *name)
-{
-	static char p[512];
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		pg_buf_add(&b, chunk, n);
-	fclose(f);
-	return pg_buf_detach(&b, NULL);
+	return th_dir_remove();
 }
 
 /* A verdict JSON with metrics of the given verdicts, names n0, n1, ... unless names is set. */
-static char *verdict_json(const char *verdict, const char *const *verdicts, int n,
-			  const char *const *names)
+/* A gate result of n metrics, names[i] (NULL: op.n<i>.us_per_step) judged verdicts[i], each
+ * 1 ms -> 1.3 ms under a rule that warns at +10 % and fails at +25 %; an incomparable one
+ * differs on device_kind (A100, H100). Borrows names and verdicts. */
+#define MAX_METRICS 32
+struct test_result {
+	struct gate_result r;
+	struct gate_metric_result m[MAX_METRICS];
+	char names[MAX_METRICS][32];
+	struct gate_rule rule;
+	struct gate_field_diff diff;
+};
+static void result_of(struct test_result *t, enum gate_verdict verdict,
+		      const enum gate_verdict *verdicts, int n, const char *const *names)
 {
-	struct pg_buf b = PG_BUF_INIT;
-	int fails = 0, warns = 0;
-
-	pg_buf_addf(&b,
-		    "{\"schema\": \"profgate.verdict/1\", \"profgate_version\": \"0.1.0\", "
-		    "\"label\": \"bench one\", \"verdict\": \"%s\", \"exit_code\": 1, "
-		    "\"thresholds\": {\"name\": \"default\"}, "
-		    "\"baseline\": {\"path\": \"b\"}, \"candidate\": {\"path\": \"c\", "
-		    "\"identity\": {\"device_kind\": \"H100\", \"device_count\": 8}}, "
-		    "\"provenance\": {\"result\": \"incomparable\", \"diff\": [{\"field\": "
-		    "\"device_kind\", \"baseline\": \"A100\", \"candidate\": \"H100\"}]}, "
-		    "\"metrics\": [",
-		    verdict);
+	assert_true(n <= MAX_METRICS);
+	memset(t, 0, sizeof(*t));
+	t->rule.direction = GATE_LOWER_IS_BETTER;
+	t->rule.warn = (struct gate_limit){.has_relative = 1, .relative = 0.1};
+	t->rule.fail = (struct gate_limit){.has_relative = 1, .relative = 0.25};
+	t->diff = (struct gate_field_diff){"device_kind", "A100", "H100"};
+	t->r.verdict = verdict;
+	t->r.provenance = verdict == GATE_INCOMPARABLE ? "incomparable" : "comparable";
+	t->r.diff = verdict == GATE_INCOMPARABLE ? &t->diff : NULL;
+	t->r.n_diff = verdict == GATE_INCOMPARABLE;
+	t->r.metrics = t->m;
+	t->r.n_metrics = (uint32_t)n;
 	for (int i = 0; i < n; i++) {
-		pg_buf_addf(&b, "%s{\"name\": ", i ? ", " : "");
-		if (names)
-			pg_json_escape(&b, names[i], strlen(names[i]));
-		else
-			pg_buf_addf(&b, "\"op.n%d.us_per_step\"", i);
-		pg_buf_addf(&b,
-			    ", \"baseline\": 1000, \"candidate\": 1300, \"delta_share\": 0.3, "
-			    "\"limit\": {\"direction\": \"lower\", \"warn\": {\"relative\": 0.1}, "
-			    "\"fail\": {\"relative\": 0.25}}, \"verdict\": \"%s\", \"note\": null}",
-			    verdicts[i]);
-		fails += strcmp(verdicts[i], "fail") == 0;
-		warns += strcmp(verdicts[i], "warn") == 0;
+		struct gate_metric_result *m = &t->m[i];
+		snprintf(t->names[i], sizeof(t->names[i]), "op.n%d.us_per_step", i);
+		m->name = names ? (char *)names[i] : t->names[i];
+		m->has_baseline = m->has_candidate = 1;
+		m->baseline = 1000;
+		m->candidate = 1300;
+		m->delta = 300;
+		m->delta_share = 0.3;
+		m->rule = &t->rule;
+		m->verdict = verdicts[i];
 	}
-	pg_buf_addf(&b, "], \"counts\": {\"fail\": %d, \"warn\": %d}}", fails, warns);
-	return pg_buf_detach(&b, NULL);
 }
 
 static int count_lines_starting(const char *s, const char *prefix)
@@ -333,12 +308,13 @@ static void test_escape(void **state)
 static void test_annotations(void **state)
 {
 	const char *names[] = {"op.evil,kernel:x%y\n::error::pwned.us_per_step", "step.median_us"};
-	const char *verdicts[] = {"fail", "warn"};
-	char *v = verdict_json("fail", verdicts, 2, names);
+	const enum gate_verdict verdicts[] = {GATE_FAIL, GATE_WARN};
+	struct test_result t;
 	struct pg_buf b = PG_BUF_INIT;
 
 	(void)state;
-	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+	result_of(&t, GATE_FAIL, verdicts, 2, names);
+	actions_annotations(&t.r, 10, &b);
 	assert_int_equal(count_lines_starting(b.ptr, "::error "), 1);
 	assert_int_equal(count_lines_starting(b.ptr, "::warning "), 1);
 	/* nothing a profile names can start a command of its own */
@@ -350,23 +326,21 @@ static void test_annotations(void **state)
 			       "pwned.us_per_step: 1.00 ms -> 1.30 ms (+30.0%25); fail limit "
 			       "+25%25\n"));
 	assert_non_null(strstr(b.ptr, "::warning title=profgate warn%3A step.median_us::"));
-	assert_int_equal(actions_annotations("[]", 2, 10, &b), PG_EFORMAT);
 	pg_buf_release(&b);
-	free(v);
 }
 
 /* 14 failing metrics and an incomparable verdict: 9 lines and "6 more"; 3 warnings all shown. */
 static void test_annotations_cap(void **state)
 {
-	const char *verdicts[17];
-	char *v;
+	enum gate_verdict verdicts[17];
+	struct test_result t;
 	struct pg_buf b = PG_BUF_INIT;
 
 	(void)state;
 	for (int i = 0; i < 17; i++)
-		verdicts[i] = i < 14 ? "fail" : "warn";
-	v = verdict_json("incomparable", verdicts, 17, NULL);
-	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+		verdicts[i] = i < 14 ? GATE_FAIL : GATE_WARN;
+	result_of(&t, GATE_INCOMPARABLE, verdicts, 17, NULL);
+	actions_annotations(&t.r, 10, &b);
 	assert_int_equal(count_lines_starting(b.ptr, "::error "), 10);
 	assert_int_equal(count_lines_starting(b.ptr, "::warning "), 3);
 	assert_non_null(strstr(b.ptr,
@@ -376,7 +350,6 @@ static void test_annotations_cap(void **state)
 	assert_non_null(strstr(b.ptr, "::error title=profgate::6 more failing metrics (see the job "
 				      "summary)\n"));
 	pg_buf_release(&b);
-	free(v);
 }
 
 /* ---- files ---- */
@@ -424,7 +397,7 @@ static char *runner_output(const char *text, const char *name)
 
 static void test_outputs(void **state)
 {
-	const char *path = path_in("output");
+	const char *path = th_path("output");
 	const char *tricky = "line one\nghadelimiter_x\nEOF\n\nlast";
 	char *text, *v;
 
@@ -434,7 +407,7 @@ static void test_outputs(void **state)
 	assert_int_equal(actions_output(path, "report", tricky), 0);
 	assert_int_equal(actions_output(path, "empty", ""), 0);
 	assert_int_equal(actions_output(path, "crlf", "a\r\nb"), 0);
-	text = read_text(path);
+	text = th_read(path, NULL);
 	assert_non_null(strstr(text, "verdict=fail\n"));
 	assert_non_null(strstr(text, "report<<ghadelimiter_"));
 	v = runner_output(text, "verdict");
@@ -452,7 +425,7 @@ static void test_outputs(void **state)
 
 static void test_step_summary(void **state)
 {
-	const char *path = path_in("summary");
+	const char *path = th_path("summary");
 	struct pg_buf md = PG_BUF_INIT;
 	struct stat st;
 	char *text;
@@ -466,7 +439,7 @@ static void test_step_summary(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_true((size_t)st.st_size <= ACTIONS_SUMMARY_MAX_BYTES);
 	assert_true((size_t)st.st_size > ACTIONS_SUMMARY_MAX_BYTES - 4096);
-	text = read_text(path);
+	text = th_read(path, NULL);
 	assert_true(strncmp(text, "first\n\n## profgate: FAIL", 24) == 0);
 	assert_non_null(strstr(text, "Cut to fit"));
 	free(text);
@@ -478,12 +451,12 @@ static void test_step_summary(void **state)
 static void test_event(void **state)
 {
 	struct actions_event e;
-	const char *path = path_in("event.json");
+	const char *path = th_path("event.json");
 
 	(void)state;
-	write_text(path, "{\"number\": 11, \"pull_request\": {\"number\": 11, "
-			 "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"o/r\"}}, "
-			 "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path, "{\"number\": 11, \"pull_request\": {\"number\": 11, "
+			    "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"o/r\"}}, "
+			    "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, 11);
 	assert_string_equal(e.head_sha, "aaa");
@@ -492,40 +465,42 @@ static void test_event(void **state)
 	assert_false(e.workflow_run);
 	actions_event_release(&e);
 
-	write_text(path, "{\"number\": 12, \"pull_request\": {\"number\": 12, "
-			 "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"fork/r\"}}, "
-			 "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path, "{\"number\": 12, \"pull_request\": {\"number\": 12, "
+			    "\"head\": {\"sha\": \"aaa\", \"repo\": {\"full_name\": \"fork/r\"}}, "
+			    "\"base\": {\"sha\": \"bbb\", \"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_true(e.fork);
 	actions_event_release(&e);
 
-	write_text(path, "{\"number\": 13, \"pull_request\": {\"head\": {\"sha\": \"a\", \"repo\": "
-			 "null}, \"base\": {\"repo\": {\"full_name\": \"o/r\"}}}}");
+	th_write_text(path,
+		      "{\"number\": 13, \"pull_request\": {\"head\": {\"sha\": \"a\", \"repo\": "
+		      "null}, \"base\": {\"repo\": {\"full_name\": \"o/r\"}}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, 13);
 	assert_true(e.fork); /* the fork was deleted */
 	assert_null(e.head_repo);
 	actions_event_release(&e);
 
-	write_text(path, "{\"workflow_run\": {\"head_sha\": \"ccc\", \"event\": \"pull_request\", "
-			 "\"pull_requests\": [{\"number\": 5}], \"repository\": {\"full_name\": "
-			 "\"o/r\"}, \"head_repository\": {\"full_name\": \"o/r\"}}}");
+	th_write_text(path,
+		      "{\"workflow_run\": {\"head_sha\": \"ccc\", \"event\": \"pull_request\", "
+		      "\"pull_requests\": [{\"number\": 5}], \"repository\": {\"full_name\": "
+		      "\"o/r\"}, \"head_repository\": {\"full_name\": \"o/r\"}}}");
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_true(e.workflow_run);
 	assert_int_equal(e.pr, 5);
 	assert_string_equal(e.head_sha, "ccc");
 	actions_event_release(&e);
 
-	write_text(path, "{\"ref\": \"refs/heads/main\", \"after\": \"ddd\"}"); /* push */
+	th_write_text(path, "{\"ref\": \"refs/heads/main\", \"after\": \"ddd\"}"); /* push */
 	assert_int_equal(actions_event_read(path, &e), 0);
 	assert_int_equal(e.pr, -1);
 	assert_null(e.head_sha);
 	actions_event_release(&e);
 
-	write_text(path, "[1, 2]");
+	th_write_text(path, "[1, 2]");
 	assert_int_equal(actions_event_read(path, &e), PG_EFORMAT);
 	actions_event_release(&e);
-	assert_int_equal(actions_event_read(path_in("missing.json"), &e), PG_EIO);
+	assert_int_equal(actions_event_read(th_path("missing.json"), &e), PG_EIO);
 	actions_event_release(&e);
 }
 

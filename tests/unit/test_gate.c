@@ -22,6 +22,7 @@
 #include "../../src/gate/gate.h"
 #include "../../src/report/report.h"
 #include "../../src/summary/summary.h"
+#include "helpers.h"
 
 /* ---- helpers ---- */
 
@@ -36,27 +37,11 @@ static void check_close(double a, double b, double eps, const char *what, const 
 			 eps);
 }
 
-static char *read_text(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct pg_buf b = PG_BUF_INIT;
-	char tmp[4096];
-	size_t n;
-
-	if (!f)
-		fail_msg("cannot open %s (tests run from the repository root)", path);
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		pg_buf_add(&b, tmp, n);
-	fclose(f);
-	pg_buf_addc(&b, 0);
-	return pg_buf_detach(&b, len) /* len includes the NUL */;
-}
-
 static void parse_file(const char *path, struct gate_thresholds *th)
 {
 	size_t len;
-	char *text = read_text(path, &len);
-	int rc = gate_thresholds_parse(text, len - 1, path, th);
+	char *text = th_read(path, &len);
+	int rc = gate_thresholds_parse(text, len, path, th);
 
 	if (rc != 0)
 		fail_msg("%s: %s", path, pg_error_last());

@@ -15,23 +15,20 @@
 #include <sys/stat.h>
 
 #include "../../src/source/source.h"
+#include "helpers.h"
 
-static char root[256];
+#define root th_dir
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "%s/pg-source-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(root) ? 0 : -1;
+	return th_dir_make("source");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return th_dir_remove();
 }
 
 /* Create root/<rel> with content, making folders on the way. */

@@ -20,6 +20,7 @@
 #include "../../src/read/read.h"
 #include "../../src/summary/summary.h"
 #include "../../src/trace/trace.h"
+#include "helpers.h"
 #include "xplane.pb-c.h"
 
 typedef Tensorflow__Profiler__XSpace XSpace;
@@ -32,30 +33,16 @@ typedef Tensorflow__Profiler__XStatMetadata XStatMetadata;
 typedef Tensorflow__Profiler__XPlane__EventMetadataEntry EvEntry;
 typedef Tensorflow__Profiler__XPlane__StatMetadataEntry StEntry;
 
-static char tmpdir[256];
-
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "%s/pg-xplane-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return th_dir_make("xplane");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(p, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
+	return th_dir_remove();
 }
 
 /* ---- a small builder over the generated structs ---- */
@@ -217,7 +204,7 @@ static void builder_write(struct builder *b, const char *path)
 	n = tensorflow__profiler__xspace__get_packed_size(&b->space);
 	buf = malloc(n);
 	tensorflow__profiler__xspace__pack(&b->space, buf);
-	write_bytes(path, buf, n);
+	th_write(path, buf, n);
 	/* re-read to free: unpack+free mirrors ownership simply */
 	free(buf);
 	for (int i = 0; i < b->n_planes; i++) {
@@ -321,7 +308,7 @@ static void test_sample_file(void **state)
 	struct trace t;
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/worker-7.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/worker-7.xplane.pb", th_dir);
 	build_sample(path);
 	trace_init(&t);
 	assert_int_equal(read_path(&t, path), 0);
@@ -409,7 +396,7 @@ static void test_truncated_and_past_end(void **state)
 	long n;
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/full.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/full.xplane.pb", th_dir);
 	build_sample(path);
 	f = fopen(path, "rb");
 	assert_non_null(f);
@@ -421,8 +408,8 @@ static void test_truncated_and_past_end(void **state)
 	fclose(f);
 
 	/* cut in half: the first plane's length runs past the end */
-	snprintf(cut, sizeof(cut), "%s/cut.xplane.pb", tmpdir);
-	write_bytes(cut, buf, (size_t)n / 2);
+	snprintf(cut, sizeof(cut), "%s/cut.xplane.pb", th_dir);
+	th_write(cut, buf, (size_t)n / 2);
 	trace_init(&t);
 	assert_int_equal(read_path(&t, cut), PG_EFORMAT);
 	assert_non_null(strstr(pg_error_last(), "cut.xplane.pb"));
@@ -433,7 +420,7 @@ static void test_truncated_and_past_end(void **state)
 
 	/* a length prefix claiming more than the file holds */
 	unsigned char bad[] = {0x0a, 0xff, 0xff, 0x03, 0x08, 0x01};
-	write_bytes(cut, bad, sizeof(bad));
+	th_write(cut, bad, sizeof(bad));
 	assert_int_equal(read_path(&t, cut), PG_EFORMAT);
 	assert_non_null(strstr(pg_error_last(), "past the end"));
 	trace_release(&t);
@@ -544,16 +531,16 @@ static void test_misnamed_and_riegeli(void **state)
 			    "\"ts\":1,\"dur\":2}]}";
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/host.xplane.pb", tmpdir);
-	write_bytes(path, json, strlen(json));
+	snprintf(path, sizeof(path), "%s/host.xplane.pb", th_dir);
+	th_write(path, json, strlen(json));
 	trace_init(&t);
 	assert_int_equal(read_path(&t, path), 0);
 	assert_int_equal(t.files[0].format, TRACE_FMT_CHROME_JSON);
 	assert_int_equal(t.n_warnings, 1);
 	assert_string_equal(t.warnings[0].code, "misnamed");
 
-	snprintf(path, sizeof(path), "%s/host.xplane.riegeli", tmpdir);
-	write_bytes(path, "riegeli", 7);
+	snprintf(path, sizeof(path), "%s/host.xplane.riegeli", th_dir);
+	th_write(path, "riegeli", 7);
 	assert_int_equal(read_path(&t, path), PG_EUNSUPP);
 	assert_non_null(strstr(pg_error_last(), "riegeli"));
 	assert_int_equal(t.n_files, 1);
@@ -629,7 +616,7 @@ static void test_host_markers_only(void **state)
 	char path[512];
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/host.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/host.xplane.pb", th_dir);
 	for (int mark = MARK_NONE; mark <= MARK_DISPLAY; mark++) {
 		build_host(path, mark);
 		for (int only = 0; only <= 1; only++) {
@@ -771,7 +758,7 @@ static void test_long_lines_split(void **state)
 	char path[512];
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/long.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/long.xplane.pb", th_dir);
 	build_long_lines(path);
 	for (int threads = 1; threads <= 3; threads++) {
 		struct trace t;
@@ -828,7 +815,7 @@ static void test_regions_from_stats(void **state)
 	struct analyze_options o;
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/scoped.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/scoped.xplane.pb", th_dir);
 	build_scoped_kernels(path);
 	trace_init(&t);
 	assert_int_equal(read_path(&t, path), 0);

@@ -1,23 +1,27 @@
 # Sourced by end-to-end suites that start servers of their own on loopback.
 # serve_begin [PID...]: servers started so far; every one is killed, and $T removed, on exit.
+# (serve_git and serve_wandb_runs call it when no suite did.)
 serve_begin() {
 	pids="$*"
+	serve_began=1
 	trap 'kill $pids 2>/dev/null; rm -rf "$T"' EXIT
 	trap 'kill $pids 2>/dev/null; rm -rf "$T"; exit 130' INT TERM
 }
 
-# serve NAME PORTFILE COMMAND...: start a server in the background (its pid added to $pids, its
-# stderr in $T/NAME/stderr) and wait up to 10 s for the port it writes to PORTFILE; a server
-# that never starts skips the whole suite with the reason.
+# serve NAME PORTFILE COMMAND...: start a server in the background (its pid added to $pids and
+# in $T/NAME/pid, its stderr appended to $T/NAME/stderr) and wait up to 10 s for the port it
+# writes to PORTFILE; a server that never starts skips the whole suite with the reason.
 serve() {
 	_n=$1 _p=$2
 	shift 2
 	mkdir -p "$T/$_n"
-	"$@" 2>"$T/$_n/stderr" &
-	pids="$pids $!"
+	rm -f "$_p"
+	"$@" 2>>"$T/$_n/stderr" &
+	pids="${pids-} $!"
+	echo $! >"$T/$_n/pid"
 	_i=0
-	while [ ! -s "$_p" ] && [ $_i -lt 100 ]; do
-		sleep 0.1
+	while [ ! -s "$_p" ] && [ $_i -lt 200 ]; do
+		sleep 0.05
 		_i=$((_i + 1))
 	done
 	if [ ! -s "$_p" ]; then
@@ -38,4 +42,19 @@ serve_wandb_runs() {
 EOF
 	serve wandb "$T/wandb/port" python3 "$LIB/fake_wandb.py" "$T/spec.json" "$T/wandb/port" "$T/wandb/log"
 	WB=http://127.0.0.1:$(cat "$T/wandb/port")
+}
+
+# serve_git [PORT]: the smart-HTTP git remote (git_http.py: `git http-backend` with GitHub's
+# token auth for $PG_TEST_TOKEN, or $TOKEN) over the bare repositories in $T/srv, on PORT when
+# given (a server started again where a killed one was), else on any free port (the scripts in
+# $LIB, default the suite's folder's lib/). Its URL in
+# $GIT (http://127.0.0.1:PORT), its port in $GIT_PORT, its request log in $T/git/log, its pid
+# in $T/git/pid. PG_TEST_KEEPALIVE_S in the environment reaches it.
+serve_git() {
+	[ -n "${serve_began-}" ] || serve_begin
+	mkdir -p "$T/srv"
+	serve git "$T/git/port" env PG_TEST_TOKEN="${PG_TEST_TOKEN:-${TOKEN-}}" PG_TEST_PORT="${1:-0}" \
+		python3 "${LIB:-$(dirname "$0")/lib}/git_http.py" "$T/srv" "$T/git/port" "$T/git/log"
+	GIT_PORT=$(cat "$T/git/port")
+	GIT=http://127.0.0.1:$GIT_PORT
 }

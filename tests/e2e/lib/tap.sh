@@ -108,3 +108,14 @@ lines() {
 has() {
 	grep -qF -- "$2" "$1"
 }
+# one_line TITLE CODE WORD: one test: the last run exited CODE with exactly one stderr line,
+# "profgate: ..." naming WORD.
+one_line() {
+	if [ "$rc" -eq "$2" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q '^profgate: ' "$T/err" &&
+		has "$T/err" "$3"; then
+		ok "$1: exit $2, one line"
+	else
+		not_ok "$1: exit $rc, $(lines "$T/err") stderr lines"
+		diag_file "$T/err" 5
+	fi
+}
