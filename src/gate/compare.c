@@ -1,8 +1,9 @@
 /*
  * Compare a candidate against a baseline, each a set of runs: provenance
- * first (unlike runs and identical inputs are refused), then every catalogue
- * metric against its rule under the noise model of noise.c, then the
- * attribution of the step-time change and the overall verdict.
+ * first (provenance.c: unlike runs and identical inputs are refused), then
+ * every catalogue metric against its rule under the noise model of noise.c,
+ * then the attribution of the step-time change (attribution.c) and the
+ * overall verdict.
  *
  * How it works. A side's value of a metric is the median over its runs. Each
  * metric's change gets a standard deviation from the spread between runs
@@ -19,7 +20,7 @@
  * hides a warn or fail. Metrics are judged once all are known, since the
  * parts' shared level depends on how many there are.
  */
-#include "gate.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,251 +56,6 @@ int gate_verdict_exit(enum gate_verdict v)
 	if (v == GATE_INCOMPARABLE)
 		return PG_EXIT_INCOMPARABLE;
 	return PG_EXIT_OK;
-}
-
-/* ---- provenance ---- */
-
-/* A field's value as provenance shows it: "null" when absent. */
-static char *identity_text(const struct summary *s, const char *field)
-{
-	const struct summary_id_field *f = summary_id_find(field);
-	struct pg_buf b = PG_BUF_INIT;
-	const char *v = NULL;
-
-	if (f && summary_id_text(s, f, &b))
-		return pg_buf_detach(&b, NULL);
-	if (strncmp(field, "labels.", 7) == 0)
-		v = summary_label_value(s, field + 7);
-	pg_buf_release(&b);
-	return pg_xstrdup(v ? v : "null");
-}
-
-static void add_diff(struct gate_result *r, const char *field, char *b, char *c)
-{
-	r->diff = pg_xrealloc(r->diff, (r->n_diff + 1) * sizeof(*r->diff));
-	r->diff[r->n_diff++] = (struct gate_field_diff){pg_xstrdup(field), b, c};
-}
-
-/* Two summaries made from the same profile bytes: every file's sha256 alike. */
-static int same_files(const struct summary *b, const struct summary *c)
-{
-	const char **x, **y;
-	int same = 1;
-
-	if (b->n_files == 0 || b->n_files != c->n_files)
-		return 0;
-	x = pg_xcalloc(b->n_files, sizeof(char *));
-	y = pg_xcalloc(c->n_files, sizeof(char *));
-	for (uint32_t i = 0; i < b->n_files; i++) {
-		x[i] = b->files[i].sha256;
-		y[i] = c->files[i].sha256;
-		if (!x[i] || !y[i])
-			same = 0;
-	}
-	if (same) {
-		qsort(x, b->n_files, sizeof(char *), pg_cmp_str);
-		qsort(y, c->n_files, sizeof(char *), pg_cmp_str);
-		for (uint32_t i = 0; i < b->n_files && same; i++)
-			same = strcmp(x[i], y[i]) == 0;
-	}
-	free(x);
-	free(y);
-	return same;
-}
-
-/*
- * The workload fingerprint: the share of the baseline's op self time (the ops
- * the gate judges, by canonical name, without the "(other ops)" row) spent in
- * ops the candidate also runs. A change of speed keeps it near 1, a new
- * kernel in the candidate does not lower it (that is a regression to judge),
- * and another model shares few kernels. NAN when a side has no op time.
- */
-#define OTHER_OPS "(other ops)"
-
-/* A side's op names, sorted for lookups (lists hold up to 5,001 ops). */
-struct op_names {
-	const char **v;
-	uint32_t n;
-};
-
-static void op_names_init(struct op_names *x, const struct summary *s)
-{
-	const struct sum_op *o = summary_step_ops(s, &x->n);
-
-	x->v = pg_xcalloc(x->n + 1, sizeof(char *));
-	for (uint32_t i = 0; i < x->n; i++)
-		x->v[i] = o[i].name;
-	qsort(x->v, x->n, sizeof(char *), pg_cmp_str);
-}
-
-static int runs_op(const struct op_names *x, const char *name)
-{
-	return x->n && bsearch(&name, x->v, x->n, sizeof(char *), pg_cmp_str) != NULL;
-}
-
-static double op_time(const struct sum_op *ops, uint32_t n)
-{
-	double t = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(ops[i].name, OTHER_OPS) != 0)
-			t += ops[i].self_us_per_step;
-	return t;
-}
-
-static double workload_overlap(const struct summary *b, const struct summary *c,
-			       const struct op_names *cn)
-{
-	uint32_t nb, nc;
-	const struct sum_op *ob = summary_step_ops(b, &nb), *oc = summary_step_ops(c, &nc);
-	double tb = op_time(ob, nb), shared = 0;
-
-	if (!(tb > 0) || !(op_time(oc, nc) > 0))
-		return NAN;
-	for (uint32_t i = 0; i < nb; i++)
-		if (strcmp(ob[i].name, OTHER_OPS) != 0 && runs_op(cn, ob[i].name))
-			shared += ob[i].self_us_per_step;
-	return shared / tb;
-}
-
-/* A kernel name cut to 60 bytes (C++ signatures run to hundreds), never
- * inside a UTF-8 sequence. */
-static void short_name(struct pg_buf *b, const char *name)
-{
-	size_t n = strlen(name), keep = 60;
-
-	if (n <= keep + 3) {
-		pg_buf_adds(b, name);
-		return;
-	}
-	while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
-		keep--;
-	pg_buf_add(b, name, keep);
-	pg_buf_adds(b, "...");
-}
-
-/* The evidence: s's three largest ops the other side does not run, with their
- * share of s's op time, after its model. */
-static char *only_here(const struct summary *s, const struct op_names *other)
-{
-	uint32_t n, shown = 0, pick[3];
-	const struct sum_op *o = summary_step_ops(s, &n);
-	double t = op_time(o, n);
-	struct pg_buf b = PG_BUF_INIT;
-
-	pg_buf_adds(&b, s->device_kind ? s->device_kind : "null");
-	pg_buf_adds(&b, "; only here:");
-	/* picked, not assumed sorted: a summary from history keeps its own order */
-	while (shown < 3) {
-		uint32_t best = UINT32_MAX;
-		for (uint32_t i = 0; i < n; i++) {
-			int taken = 0;
-			for (uint32_t k = 0; k < shown; k++)
-				taken |= pick[k] == i;
-			if (taken || strcmp(o[i].name, OTHER_OPS) == 0 ||
-			    (best != UINT32_MAX &&
-			     o[i].self_us_per_step <= o[best].self_us_per_step) ||
-			    runs_op(other, o[i].name))
-				continue;
-			best = i;
-		}
-		if (best == UINT32_MAX)
-			break;
-		pg_buf_adds(&b, shown ? ", " : " ");
-		short_name(&b, o[best].name);
-		pg_buf_addf(&b, " (%.1f%%)", 100 * o[best].self_us_per_step / t);
-		pick[shown++] = best;
-	}
-	if (!shown)
-		pg_buf_adds(&b, " none");
-	return pg_buf_detach(&b, NULL);
-}
-
-static void check_workload(struct gate_result *r)
-{
-	double min = r->thresholds->min_workload_overlap;
-	struct op_names bn, cn;
-
-	op_names_init(&bn, r->baseline);
-	op_names_init(&cn, r->candidate);
-	r->workload_overlap = workload_overlap(r->baseline, r->candidate, &cn);
-	if (min > 0 && !isnan(r->workload_overlap) && r->workload_overlap < min)
-		add_diff(r, "workload", only_here(r->baseline, &cn), only_here(r->candidate, &bn));
-	free(bn.v);
-	free(cn.v);
-}
-
-/* A device_kind that names no model: only its kind ("gpu", "tpu", "other"). */
-static int model_unknown(const char *kind)
-{
-	return strcmp(kind, "gpu") == 0 || strcmp(kind, "tpu") == 0 || strcmp(kind, "other") == 0;
-}
-
-/* The one line saying why: the fields that differ, both sides' models, and
- * for the workload the overlap and the ops only one side runs. */
-static void refusal_line(struct gate_result *r)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	const char *kb = r->baseline->device_kind ? r->baseline->device_kind : "null";
-	const char *kc = r->candidate->device_kind ? r->candidate->device_kind : "null";
-
-	pg_buf_addf(&b, "%s%s vs %s%s: ", kb, model_unknown(kb) ? " (model unknown)" : "", kc,
-		    model_unknown(kc) ? " (model unknown)" : "");
-	for (uint32_t i = 0; i < r->n_diff; i++) {
-		const struct gate_field_diff *d = &r->diff[i];
-		pg_buf_adds(&b, i ? "; " : "");
-		if (strcmp(d->field, "workload") == 0)
-			pg_buf_addf(&b,
-				    "different workloads: %.1f%% of the baseline's op time is in "
-				    "ops the candidate runs (at least %.0f%% needed); baseline %s; "
-				    "candidate %s",
-				    100 * r->workload_overlap,
-				    100 * r->thresholds->min_workload_overlap, d->baseline,
-				    d->candidate);
-		else
-			pg_buf_addf(&b, "%s differs (%s vs %s)", d->field, d->baseline,
-				    d->candidate);
-	}
-	r->refusal = pg_buf_detach(&b, NULL);
-}
-
-static void check_provenance(struct gate_result *r)
-{
-	const struct gate_inputs *in = &r->in;
-
-	r->provenance = "comparable";
-	if ((in->baseline_sha256 && in->candidate_sha256 &&
-	     strcmp(in->baseline_sha256, in->candidate_sha256) == 0)) {
-		r->provenance = "identical-inputs";
-		add_diff(r, "input sha256", pg_xstrdup(in->baseline_sha256),
-			 pg_xstrdup(in->candidate_sha256));
-		return;
-	}
-	if (same_files(r->baseline, r->candidate)) {
-		r->provenance = "identical-inputs";
-		add_diff(r, "profile sha256", pg_xstrdup(r->baseline->files[0].sha256),
-			 pg_xstrdup(r->candidate->files[0].sha256));
-		return;
-	}
-	for (uint32_t i = 0; i < r->thresholds->n_identity; i++) {
-		const char *f = r->thresholds->identity[i];
-		char *b = identity_text(r->baseline, f), *c = identity_text(r->candidate, f);
-		/* a side without steps is a capture problem, not another workload:
-		 * its step metrics come out inconclusive instead */
-		int no_steps = strcmp(f, "step_source") == 0 &&
-			       (strcmp(b, "none") == 0 || strcmp(c, "none") == 0);
-		if (!no_steps && strcmp(b, c) != 0) {
-			add_diff(r, f, b, c);
-			continue;
-		}
-		free(b);
-		free(c);
-	}
-	check_workload(r);
-	if (r->n_diff > 0) {
-		r->provenance = "incomparable";
-		refusal_line(r);
-	}
 }
 
 /* ---- quality ---- */
@@ -820,7 +576,7 @@ static void compare_metrics(struct gate_result *r, const struct side *b, const s
 
 /* ---- the headline and the test ---- */
 
-static const struct gate_metric_result *find_result(const struct gate_result *r, const char *name)
+const struct gate_metric_result *gate_find_result(const struct gate_result *r, const char *name)
 {
 	for (uint32_t i = 0; i < r->n_metrics; i++)
 		if (strcmp(r->metrics[i].name, name) == 0)
@@ -922,7 +678,7 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
  * when the one-sided test at alpha says slower. */
 static void headline(struct gate_result *r, const struct test_ctx *t)
 {
-	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	const struct gate_metric_result *m = gate_find_result(r, "step.median_us");
 	const struct gate_rule *rule = m ? m->rule : NULL;
 	double alpha =
 	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
@@ -949,330 +705,6 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 		r->interval_hi_share = (m->delta + q * m->noise_sd) / m->baseline;
 		r->has_interval = 1;
 	}
-}
-
-/* ---- attribution ---- */
-
-/* The split per step, the mean over the devices with a steady window (as
- * breakdown.mean): a device without one has no step to split. */
-static void breakdown_us(const struct summary *s, double out[SUM_N_PARTS])
-{
-	double steps = s->basis_steady_steps ? s->basis_steady_steps : 1;
-	uint32_t n = 0;
-
-	memset(out, 0, SUM_N_PARTS * sizeof(double));
-	for (uint32_t d = 0; d < s->n_devices; d++) {
-		const struct sum_split *x = &s->devices[d].steady;
-		if (!summary_device_steady(&s->devices[d]))
-			continue;
-		n++;
-		for (int k = 0; k < SUM_N_PARTS; k++)
-			out[k] += summary_part_us(x, k) / steps;
-	}
-	for (int k = 0; n && k < SUM_N_PARTS; k++)
-		out[k] /= n;
-}
-
-/* One part's change, for attribution. */
-struct part_change {
-	double delta, sd; /* the change per step and its sd */
-	double min_us;	  /* the least change its rule counts: min_step_share of the step */
-	int flagged;	  /* its metric warned or failed: beyond noise by its own test */
-};
-
-/* What a part needs to be listed (attribution_z): dir, the step's direction
- * when it moved beyond noise, else 0; z_with, the z a part moving that way
- * (or either way, dir 0) needs, z_against the z of one moving against it. */
-struct attr_need {
-	int dir;
-	double z_with, z_against;
-};
-
-/* A part of the step change, listed when it is beyond its noise (its z, the
- * change over its sd, reaches what *need asks of its direction) or when its
- * own metric warned or failed, and at least its rule's least change. */
-static void add_attr(struct gate_result *r, const struct attr_need *need, enum gate_attr_kind kind,
-		     const char *name, const struct part_change *ch, char *detail,
-		     const char *family)
-{
-	double z = gate_z(ch->delta, ch->sd);
-	double z_need = need->dir && need->dir * z < 0 ? need->z_against : need->z_with;
-
-	/* a part without a noise model (no rule judges it) cannot be beyond it */
-	if (ch->delta == 0 || !isfinite(ch->delta) || !(ch->sd > 0) ||
-	    !(ch->flagged || fabs(z) >= z_need) || fabs(ch->delta) < ch->min_us) {
-		free(detail);
-		return;
-	}
-	r->attribution =
-	    pg_xrealloc(r->attribution, (r->n_attribution + 1) * sizeof(*r->attribution));
-	r->attribution[r->n_attribution++] =
-	    (struct gate_attribution){kind, pg_xstrdup(name), ch->delta, detail, family, z};
-}
-
-/* A family's or op's change. The change and sd are its metric's when judged
- * (the median over runs and its noise model), else the representatives'
- * difference with the rule's prior. */
-static void part_change(const struct gate_result *r, const struct test_ctx *t, const char *kind,
-			const char *name, double b, double c, struct part_change *out)
-{
-	char *metric = pg_xasprintf("%s.%s.us_per_step", kind, name);
-	const struct gate_metric_result *m = find_result(r, metric);
-	const struct gate_rule *rule = gate_rule_for(r->thresholds, metric);
-
-	memset(out, 0, sizeof(*out));
-	if (m && isfinite(m->noise_sd)) {
-		out->delta = m->delta;
-		out->sd = m->noise_sd;
-		out->flagged = m->verdict == GATE_WARN || m->verdict == GATE_FAIL;
-	} else {
-		out->delta = c - b;
-		out->sd = gate_noise_prior_sd(rule, fmax(fabs(b), fabs(c)), t->step_us) *
-			  sqrt(gate_noise_median_var(t->runs_b) + gate_noise_median_var(t->runs_c));
-	}
-	out->min_us = rule && rule->min_step_share > 0 ? rule->min_step_share * t->step_us : 0;
-	free(metric);
-}
-
-static const struct sum_family *find_family(const struct summary *s, const char *name)
-{
-	uint32_t n;
-	const struct sum_family *f = summary_step_families(s, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(f[i].family, name) == 0)
-			return &f[i];
-	return NULL;
-}
-
-/* An op of no known family (a baseline made from history records, which keep
- * op times by name only) matches its name in any family. */
-static const struct sum_op *find_op(const struct summary *s, const char *name, const char *family)
-{
-	uint32_t n;
-	const struct sum_op *o = summary_step_ops(s, &n);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(o[i].name, name) == 0 &&
-		    (!family || !o[i].family || strcmp(o[i].family, family) == 0))
-			return &o[i];
-	return NULL;
-}
-
-/* How far a change goes in the step's direction dir (1: slower, -1:
- * faster), or its size when the step did not move (0): what the causes of a
- * change are ranked by. */
-static double toward(int dir, double delta)
-{
-	return dir ? dir * delta : fabs(delta);
-}
-
-struct op_delta {
-	const char *name, *family;
-	double delta;
-	double key; /* toward(dir, delta) */
-};
-
-static int cmp_op_delta(const void *x, const void *y)
-{
-	const struct op_delta *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key > b->key ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-/* Every op's self-time change, each op once (name and family). */
-static struct op_delta *op_deltas(const struct summary *b, const struct summary *c, int dir,
-				  uint32_t *n)
-{
-	uint32_t nb, nc, k = 0;
-	const struct sum_op *bo = summary_step_ops(b, &nb), *co = summary_step_ops(c, &nc);
-	struct op_delta *d = pg_xcalloc((size_t)nb + nc + 1, sizeof(*d));
-
-	for (uint32_t i = 0; i < nb; i++) {
-		const struct sum_op *o = &bo[i];
-		const struct sum_op *x = find_op(c, o->name, o->family);
-		d[k++] = (struct op_delta){o->name, o->family,
-					   (x ? x->self_us_per_step : 0) - o->self_us_per_step, 0};
-	}
-	for (uint32_t i = 0; i < nc; i++) {
-		const struct sum_op *o = &co[i];
-		if (!find_op(b, o->name, o->family))
-			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step, 0};
-	}
-	for (uint32_t i = 0; i < k; i++)
-		d[i].key = toward(dir, d[i].delta);
-	*n = k;
-	return d;
-}
-
-/* The ops of one family that moved most in the step's direction, as a
- * comma-separated list; NULL when none. */
-static char *family_detail(const struct op_delta *d, uint32_t n, const char *family, int dir)
-{
-	struct pg_buf b = PG_BUF_INIT;
-	int k = 0;
-
-	for (uint32_t i = 0; i < n && k < 3; i++) {
-		if (!d[i].family || strcmp(d[i].family, family) != 0 || d[i].delta == 0)
-			continue;
-		if ((dir > 0 && d[i].delta < 0) || (dir < 0 && d[i].delta > 0))
-			continue;
-		if (k++)
-			pg_buf_addc(&b, GATE_DETAIL_SEP);
-		pg_buf_adds(&b, d[i].name);
-	}
-	if (k == 0) {
-		pg_buf_release(&b);
-		return NULL;
-	}
-	return pg_buf_detach(&b, NULL);
-}
-
-static int attr_rank(enum gate_attr_kind k)
-{
-	return k == GATE_ATTR_FAMILY ? 0 : k == GATE_ATTR_OP ? 1 : 2;
-}
-
-/* An attribution with its rank key, so the sort needs nothing outside. */
-struct attr_sort {
-	double key;
-	struct gate_attribution a;
-};
-
-static int cmp_attr(const void *x, const void *y)
-{
-	const struct attr_sort *p = x, *q = y;
-	if (p->key != q->key)
-		return p->key > q->key ? -1 : 1;
-	if (attr_rank(p->a.kind) != attr_rank(q->a.kind))
-		return attr_rank(p->a.kind) - attr_rank(q->a.kind);
-	return strcmp(p->a.name, q->a.name);
-}
-
-/* Furthest beyond noise in the step's direction first, then families, ops,
- * breakdown. */
-static void sort_attribution(struct gate_result *r, int dir)
-{
-	struct attr_sort *s;
-
-	if (r->n_attribution < 2)
-		return;
-	s = pg_xcalloc(r->n_attribution, sizeof(*s));
-	for (uint32_t i = 0; i < r->n_attribution; i++)
-		s[i] = (struct attr_sort){toward(dir, r->attribution[i].z), r->attribution[i]};
-	qsort(s, r->n_attribution, sizeof(*s), cmp_attr);
-	for (uint32_t i = 0; i < r->n_attribution; i++)
-		r->attribution[i] = s[i].a;
-	free(s);
-}
-
-#define ATTR_MAX 20
-
-/* The one-sided level at which the parts of a step that moved beyond noise
- * are listed: the step's change is already established, and the question is
- * which parts carry it. */
-#define ATTR_WITH_STEP_LEVEL 0.05
-
-/* The z a part needs. When the step did not move beyond noise: the two-sided
- * Bonferroni bound over the parts judged at the file's level, at least 3 (of
- * some twenty parts looked at, one is past z = 2 by chance about every other
- * time), either way. When it did: z past the one-sided 5 % quantile (1.645)
- * in the step's direction, and that bound against it. */
-static void attribution_need(const struct gate_result *r, const struct test_ctx *t,
-			     struct attr_need *need)
-{
-	const struct gate_metric_result *m = find_result(r, "step.median_us");
-	const struct gate_rule *rule = m ? m->rule : NULL;
-	double alpha =
-	    rule && rule->significance >= 0 ? rule->significance : r->thresholds->significance;
-	double q = gate_norm_quantile_upper(r->thresholds->significance / 2 /
-					    (t->m_parts > 1 ? t->m_parts : 1));
-	double z;
-
-	if (q < 3)
-		q = 3;
-	need->dir = 0;
-	need->z_with = need->z_against = q;
-	if (!r->step_tested || !m)
-		return;
-	z = gate_z(m->delta, m->noise_sd);
-	if (!(gate_norm_upper(fabs(z)) < alpha))
-		return;
-	need->dir = z > 0 ? 1 : -1;
-	need->z_with = gate_norm_quantile_upper(ATTR_WITH_STEP_LEVEL);
-}
-
-static void attribute(struct gate_result *r, const struct test_ctx *t)
-{
-	const struct summary *b = r->baseline, *c = r->candidate;
-	const struct gate_metric_result *step = find_result(r, "step.median_us");
-	double step_sd = step ? step->noise_sd : NAN;
-	struct part_change ch;
-	struct attr_need need;
-	struct op_delta *d;
-	int dir;
-	uint32_t n, nbf, ncf;
-	const struct sum_family *bf = summary_step_families(b, &nbf);
-	const struct sum_family *cf = summary_step_families(c, &ncf);
-
-	attribution_need(r, t, &need);
-	r->attribution_z = need.z_with;
-	r->attribution_z_against = need.z_against;
-	dir = need.dir;
-	breakdown_us(b, r->bd_baseline_us);
-	breakdown_us(c, r->bd_candidate_us);
-	d = op_deltas(b, c, dir, &n);
-	if (n > 1)
-		qsort(d, n, sizeof(*d), cmp_op_delta);
-	for (uint32_t i = 0; i < nbf; i++) {
-		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
-		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0, &ch);
-		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
-			 family_detail(d, n, f->family, dir), NULL);
-	}
-	for (uint32_t i = 0; i < ncf; i++) {
-		const struct sum_family *f = &cf[i];
-		if (find_family(b, f->family))
-			continue;
-		part_change(r, t, "family", f->family, 0, f->us_per_step, &ch);
-		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
-			 family_detail(d, n, f->family, dir), NULL);
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		part_change(r, t, "op", d[i].name, 0, d[i].delta, &ch);
-		add_attr(r, &need, GATE_ATTR_OP, d[i].name, &ch, NULL, d[i].family);
-	}
-	/* exposed communication, memory copies and idle move with the whole step */
-	for (int k = SUM_PART_EXPOSED_COMM; k < SUM_N_PARTS; k++) {
-		struct part_change bd = {r->bd_candidate_us[k] - r->bd_baseline_us[k], step_sd, 0,
-					 0};
-		add_attr(r, &need, GATE_ATTR_BREAKDOWN, summary_parts[k].name, &bd, NULL, NULL);
-	}
-	free(d);
-	sort_attribution(r, dir);
-	while (r->n_attribution > ATTR_MAX) {
-		struct gate_attribution *a = &r->attribution[--r->n_attribution];
-		free(a->name);
-		free(a->detail);
-	}
-	r->attribution_remainder_us = r->step_delta_us;
-	for (uint32_t i = 0; i < r->n_attribution; i++)
-		if (!gate_attribution_nested(r, i))
-			r->attribution_remainder_us -= r->attribution[i].delta_us_per_step;
-}
-
-int gate_attribution_nested(const struct gate_result *r, uint32_t i)
-{
-	const struct gate_attribution *a = &r->attribution[i];
-
-	if (a->kind != GATE_ATTR_OP || !a->family)
-		return 0;
-	for (uint32_t k = 0; k < r->n_attribution; k++)
-		if (r->attribution[k].kind == GATE_ATTR_FAMILY &&
-		    strcmp(r->attribution[k].name, a->family) == 0)
-			return 1;
-	return 0;
 }
 
 static void summary_sha256(const struct summary *s, char hex[65]);
@@ -1458,7 +890,7 @@ static void note_set_aside(struct gate_result *r)
  * numbers the test used and advice that fits the runs given. */
 static void check_noisy(struct gate_result *r, const struct test_ctx *t)
 {
-	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	const struct gate_metric_result *m = gate_find_result(r, "step.median_us");
 	double base, per_run;
 	int within_noise;
 
@@ -1512,7 +944,7 @@ static void summary_sha256(const struct summary *s, char hex[65])
  * three runs is not moved by one (docs/noise.md). */
 static void check_one_run(struct gate_result *r)
 {
-	const struct gate_metric_result *m = find_result(r, "step.median_us");
+	const struct gate_metric_result *m = gate_find_result(r, "step.median_us");
 
 	if (r->candidate_runs != 1 || !m || (m->verdict != GATE_WARN && m->verdict != GATE_FAIL))
 		return;
@@ -1634,7 +1066,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	r->jitter_baseline = r->jitter_candidate = NAN;
 	summary_sha256(r->baseline, r->baseline_summary_sha256);
 	summary_sha256(r->candidate, r->candidate_summary_sha256);
-	check_provenance(r);
+	gate_check_provenance(r);
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {
 		r->verdict = GATE_INCOMPARABLE;
@@ -1649,7 +1081,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	prepare_test(r, &b, &c, &t);
 	compare_metrics(r, &b, &c, &t);
 	headline(r, &t);
-	attribute(r, &t);
+	gate_attribute(r, &(struct gate_attr_ctx){t.step_us, t.runs_b, t.runs_c, t.m_parts});
 	check_one_run(r);
 	overall(r);
 	check_noisy(r, &t);
