@@ -33,7 +33,6 @@ static int teardown(void **state)
 	return th_dir_remove();
 }
 
-/* A verdict JSON with metrics of the given verdicts, names n0, n1, ... unless names is set. */
 /* A gate result of n metrics, names[i] (NULL: op.n<i>.us_per_step) judged verdicts[i], each
  * 1 ms -> 1.3 ms under a rule that warns at +10 % and fails at +25 %; an incomparable one
  * differs on device_kind (A100, H100). Borrows names and verdicts. */
@@ -266,9 +265,11 @@ static void test_md_fit_long_line(void **state)
 static void escape_controls(void)
 {
 	const char *names[] = {"op.\x1b[31mred\tkernel\x7f\x01.us_per_step"};
-	const char *verdicts[] = {"fail"};
-	char *v = verdict_json("fail", verdicts, 1, names);
+	const enum gate_verdict verdicts[] = {GATE_FAIL};
+	struct test_result t;
 	struct pg_buf b = PG_BUF_INIT;
+
+	result_of(&t, GATE_FAIL, verdicts, 1, names);
 
 	actions_escape_data(&b, "a\x1b[31mb\tc\x7f");
 	assert_string_equal(b.ptr, "a\\x1b[31mb\\tc\\x7f");
@@ -276,14 +277,13 @@ static void escape_controls(void)
 	actions_escape_property(&b, "a\x1b:\t");
 	assert_string_equal(b.ptr, "a\\x1b%3A\\t");
 	pg_buf_reset(&b);
-	assert_int_equal(actions_annotations(v, strlen(v), 10, &b), 0);
+	actions_annotations(&t.r, 10, &b);
 	assert_int_equal(count_lines_starting(b.ptr, "::error "), 1);
 	for (size_t i = 0; i < b.len; i++)
 		assert_false((unsigned char)b.ptr[i] < 0x20 && b.ptr[i] != '\n');
 	assert_null(strchr(b.ptr, 0x7f));
 	assert_non_null(strstr(b.ptr, "op.\\x1b[31mred\\tkernel\\x7f\\x01.us_per_step"));
 	pg_buf_release(&b);
-	free(v);
 }
 
 static void test_escape(void **state)
