@@ -478,7 +478,7 @@ static void test_compressed_string_caps(void **state)
 	struct trace t;
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/gzbomb.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/gzbomb.xplane.pb", th_dir);
 	build_gz_bomb(path, 1, RD_MAX_STRING_BYTES + 1, 0);
 	trace_init(&t);
 	assert_int_equal(read_path(&t, path), PG_ELIMIT);
@@ -508,7 +508,7 @@ static void test_event_cap(void **state)
 	struct trace t;
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s/capped.xplane.pb", tmpdir);
+	snprintf(path, sizeof(path), "%s/capped.xplane.pb", th_dir);
 	build_gz_bomb(path, 50, 16, 1);
 	setenv("PROFGATE_MAX_EVENTS", "49", 1);
 	trace_init(&t);
