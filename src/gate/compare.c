@@ -790,6 +790,19 @@ static void judge_pending(struct gate_metric_result *m, const struct gate_thresh
 	}
 }
 
+/* Whether any run of the side carries a metric of the group. A group none
+ * carries (a history record keeps no info-only metric; a summary or record of
+ * an older profgate lacks a newer group) says nothing about the candidate's
+ * values of it: they are not "new", and a change from nothing is no change. */
+static int side_carries(const struct side *s, enum gate_kind kind)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		for (uint32_t j = 0; j < s->cat[i].n; j++)
+			if (s->cat[i].m[j].kind == kind)
+				return 1;
+	return 0;
+}
+
 static void compare_metrics(struct gate_result *r, const struct side *b, const struct side *c,
 			    struct test_ctx *t)
 {
@@ -802,7 +815,10 @@ static void compare_metrics(struct gate_result *r, const struct side *b, const s
 		side_metric(c, names[i], &sc);
 		if (t->noise)
 			side_metric(t->noise, names[i], &sh);
-		if (sb.present || sc.present)
+		if (!sb.present && sc.present && sc.m.kind != GATE_K_STEP &&
+		    !side_carries(b, sc.m.kind))
+			r->n_not_in_baseline++;
+		else if (sb.present || sc.present)
 			add_metric(r, &sb, &sc, &sh, names[i], t);
 		free(sb.v);
 		free(sc.v);
@@ -1100,7 +1116,9 @@ static struct op_delta *op_deltas(const struct summary *b, const struct summary 
 		d[k++] = (struct op_delta){o->name, o->family,
 					   (x ? x->self_us_per_step : 0) - o->self_us_per_step, 0};
 	}
-	for (uint32_t i = 0; i < nc; i++) {
+	/* a baseline that carries no op (a window of records without them) says
+	 * nothing of the candidate's: none is new */
+	for (uint32_t i = 0; nb && i < nc; i++) {
 		const struct sum_op *o = &co[i];
 		if (!find_op(b, o->name, o->family))
 			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step, 0};
@@ -1236,7 +1254,7 @@ static void attribute(struct gate_result *r, const struct test_ctx *t)
 		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
 			 family_detail(d, n, f->family, dir), NULL);
 	}
-	for (uint32_t i = 0; i < ncf; i++) {
+	for (uint32_t i = 0; nbf && i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
 		if (find_family(b, f->family))
 			continue;

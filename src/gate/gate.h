@@ -298,7 +298,8 @@ struct gate_result {
 
 	struct gate_metric_result *metrics; /* judged or shown, in catalogue order */
 	uint32_t n_metrics;
-	uint32_t n_below_floor;		      /* metrics left out: under the floor on both sides */
+	uint32_t n_below_floor;	    /* metrics left out: under the floor on both sides */
+	uint32_t n_not_in_baseline; /* left out: of a group no baseline run carries (not "new") */
 	struct gate_attribution *attribution; /* beyond noise, furthest first */
 	uint32_t n_attribution;
 	double attribution_z;	      /* the z a part needs to be listed: toward the step's change

@@ -373,6 +373,7 @@ static void write_counts(struct pg_json *j, const struct gate_result *r)
 		pg_json_kv_uint(j, gate_verdict_name(order[k]), n);
 	}
 	pg_json_kv_uint(j, "below_floor", r->n_below_floor);
+	pg_json_kv_uint(j, "not_in_baseline", r->n_not_in_baseline);
 	pg_json_obj_end(j);
 }
 

@@ -359,6 +359,9 @@ static void counts(const struct gate_result *r, struct pg_buf *b)
 		return;
 	if (r->n_below_floor)
 		pg_buf_addf(b, "; %u under the floor on both sides, not judged", r->n_below_floor);
+	if (r->n_not_in_baseline)
+		pg_buf_addf(b, "; %u of kinds the baseline does not record, not judged",
+			    r->n_not_in_baseline);
 	pg_buf_adds(b, ".\n\n");
 }
 
