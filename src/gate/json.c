@@ -361,8 +361,9 @@ static void write_breakdown(struct pg_json *j, const struct gate_result *r)
 
 static void write_counts(struct pg_json *j, const struct gate_result *r)
 {
-	static const enum gate_verdict order[] = {
-	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_PASS, GATE_NEW, GATE_GONE};
+	static const enum gate_verdict order[] = {GATE_FAIL,	 GATE_WARN,	 GATE_INCONCLUSIVE,
+						  GATE_IMPROVED, GATE_PASS,	 GATE_NEW,
+						  GATE_GONE,	 GATE_UNRECORDED};
 
 	pg_json_key(j, "counts");
 	pg_json_obj_begin(j);
@@ -373,7 +374,6 @@ static void write_counts(struct pg_json *j, const struct gate_result *r)
 		pg_json_kv_uint(j, gate_verdict_name(order[k]), n);
 	}
 	pg_json_kv_uint(j, "below_floor", r->n_below_floor);
-	pg_json_kv_uint(j, "not_in_baseline", r->n_not_in_baseline);
 	pg_json_obj_end(j);
 }
 

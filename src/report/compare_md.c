@@ -155,10 +155,11 @@ static int display_rank(enum gate_verdict v)
 	case GATE_IMPROVED: return 4;
 	case GATE_NEW: return 5;
 	case GATE_GONE: return 6;
-	case GATE_PASS: return 7;
-	case GATE_IGNORE: return 8;
+	case GATE_UNRECORDED: return 7;
+	case GATE_PASS: return 8;
+	case GATE_IGNORE: return 9;
 	}
-	return 9;
+	return 10;
 }
 
 static double baseline_step_us(const struct gate_result *r)
@@ -340,8 +341,9 @@ static void no_step_line(const struct gate_result *r, struct pg_buf *b)
 
 static void counts(const struct gate_result *r, struct pg_buf *b)
 {
-	static const enum gate_verdict order[] = {
-	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_NEW, GATE_GONE, GATE_PASS};
+	static const enum gate_verdict order[] = {GATE_FAIL,	   GATE_WARN, GATE_INCONCLUSIVE,
+						  GATE_IMPROVED,   GATE_NEW,  GATE_GONE,
+						  GATE_UNRECORDED, GATE_PASS};
 	uint32_t n[PG_ARRAY_LEN(order)] = {0};
 	int any = 0;
 
@@ -359,9 +361,6 @@ static void counts(const struct gate_result *r, struct pg_buf *b)
 		return;
 	if (r->n_below_floor)
 		pg_buf_addf(b, "; %u under the floor on both sides, not judged", r->n_below_floor);
-	if (r->n_not_in_baseline)
-		pg_buf_addf(b, "; %u of kinds the baseline does not record, not judged",
-			    r->n_not_in_baseline);
 	pg_buf_adds(b, ".\n\n");
 }
 

@@ -5,7 +5,8 @@
 # activity; a single cold-start launch call does not make a run host-bound; summarize of
 # unrelated single-GPU captures says they are not one job; two runs written into one folder
 # seconds apart are told apart; a history window whose records lack a group of metrics (op.*,
-# memory.*) reports the candidate's metrics of it as not in the baseline, never as new.
+# memory.*) shows the candidate's metrics of it as unrecorded (never new, never judged) and
+# records them.
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -161,17 +162,25 @@ done
 python3 -c 'import json, sys
 s = json.load(open(sys.argv[1])); s["memory"]["peak_allocated_bytes"] = 2 ** 30
 json.dump(s, open(sys.argv[2], "w"))' "$T/n1.json" "$T/mem.json"
+git init -q --bare "$T/new.git"
 pg gate -b 'history:*:5' --history-from "$T/old.git" -c "$T/mem.json" --label older \
-	--fail-on warn --json "$T/older.json" --report "$T/older.md"
+	--fail-on warn --json "$T/older.json" --report "$T/older.md" --history "$T/new.git" --kind nightly
 check "a window without op.* metrics, a candidate with a memory peak: --fail-on warn passes" \
 	eval '[ "$rc" -eq 0 ]'
-pycheck "... no row for what the records do not carry, counted as not in the baseline" \
-	'd = json.load(open(sys.argv[1])); names = [m["name"] for m in d["metrics"]]' "$T/older.json" \
-	'not [n for n in names if n.startswith("op.") or n.startswith("memory.")]' \
+pycheck "... what the records do not carry is unrecorded: neither new nor judged from nothing" \
+	'd = json.load(open(sys.argv[1])); v = {m["name"]: m["verdict"] for m in d["metrics"]}' "$T/older.json" \
+	'v["memory.peak_allocated_bytes"] == "unrecorded"' \
+	'all(x == "unrecorded" for n, x in v.items() if n.startswith("op."))' \
 	'd["counts"]["new"] == 0 and d["counts"]["warn"] == 0 and d["counts"]["fail"] == 0' \
-	'd["counts"]["not_in_baseline"] > 1' 'd["verdict"] == "pass"'
-check "... the report counts them, not judged" \
-	grep -q 'of kinds the baseline does not record, not judged' "$T/older.md"
+	'd["counts"]["unrecorded"] > 1' 'd["verdict"] == "pass"' \
+	'not [a for a in d["attribution"] if a["kind"] == "op"]'
+check "... the report says so, with no new-and-gone table" \
+	sh -c "grep -q '| unrecorded |' '$T/older.md' && ! grep -q 'New and gone' '$T/older.md'"
+git -C "$T/new.git" show "profgate-history:$(git -C "$T/new.git" ls-tree -r --name-only profgate-history | grep 'jsonl$')" >"$T/new.jsonl"
+pycheck "... and tonight's record still carries them, so the window gains them" \
+	'r = json.loads(open(sys.argv[1]).readline())' "$T/new.jsonl" \
+	'r["metrics"]["memory.peak_allocated_bytes"] == 2 ** 30' \
+	'any(n.startswith("op.") for n in r["metrics"])'
 DLRM=$TOP/../shared/corpus/facebookresearch__param/dlrm_kineto
 if [ -d "$DLRM" ]; then
 	pg inspect "$DLRM"
