@@ -159,7 +159,9 @@ static struct op_delta *op_deltas(const struct summary *b, const struct summary 
 		d[k++] = (struct op_delta){o->name, o->family,
 					   (x ? x->self_us_per_step : 0) - o->self_us_per_step, 0};
 	}
-	for (uint32_t i = 0; i < nc; i++) {
+	/* a baseline that carries no op (a window of records without them) says
+	 * nothing of the candidate's: none is new */
+	for (uint32_t i = 0; nb && i < nc; i++) {
 		const struct sum_op *o = &co[i];
 		if (!find_op(b, o->name, o->family))
 			d[k++] = (struct op_delta){o->name, o->family, o->self_us_per_step, 0};
@@ -295,7 +297,7 @@ void gate_attribute(struct gate_result *r, const struct gate_attr_ctx *t)
 		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
 			 family_detail(d, n, f->family, dir), NULL);
 	}
-	for (uint32_t i = 0; i < ncf; i++) {
+	for (uint32_t i = 0; nbf && i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
 		if (find_family(b, f->family))
 			continue;

@@ -27,9 +27,16 @@
 #include <string.h>
 
 static const char *const verdict_names[] = {
-    [GATE_PASS] = "pass", [GATE_IMPROVED] = "improved",		[GATE_WARN] = "warn",
-    [GATE_FAIL] = "fail", [GATE_INCONCLUSIVE] = "inconclusive", [GATE_NEW] = "new",
-    [GATE_GONE] = "gone", [GATE_INCOMPARABLE] = "incomparable", [GATE_IGNORE] = "ignore",
+    [GATE_PASS] = "pass",
+    [GATE_IMPROVED] = "improved",
+    [GATE_WARN] = "warn",
+    [GATE_FAIL] = "fail",
+    [GATE_INCONCLUSIVE] = "inconclusive",
+    [GATE_NEW] = "new",
+    [GATE_GONE] = "gone",
+    [GATE_UNRECORDED] = "unrecorded",
+    [GATE_INCOMPARABLE] = "incomparable",
+    [GATE_IGNORE] = "ignore",
 };
 
 const char *gate_verdict_name(enum gate_verdict v)
@@ -422,7 +429,7 @@ static int step_value_ok(double us)
  * known, for their shared level) is left GATE_IGNORE. */
 static void add_metric(struct gate_result *r, const struct side_metric *sb,
 		       const struct side_metric *sc, const struct side_metric *sh, const char *name,
-		       const struct test_ctx *t)
+		       const struct test_ctx *t, int unrecorded)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, name);
 	const struct gate_metric *mb = sb->present ? &sb->m : NULL,
@@ -461,6 +468,8 @@ static void add_metric(struct gate_result *r, const struct side_metric *sb,
 				      !isfinite(v) ? "not a number"
 				      : v == 0	   ? "0"
 						   : "negative");
+	} else if (!mb && unrecorded) {
+		m.verdict = GATE_UNRECORDED;
 	} else if ((mb && mc) || (mc && judged_when_new(&m))) {
 		noise_model(&m, sb, sc, sh, t);
 		m.verdict = GATE_IGNORE;
@@ -543,6 +552,20 @@ static void judge_pending(struct gate_metric_result *m, const struct gate_thresh
 	}
 }
 
+/* Whether any run of the side carries a metric of the group. A group none
+ * carries (a history record keeps no info-only metric; a summary or record of
+ * an older profgate lacks a newer group) says nothing about the candidate's
+ * values of it: they are not "new" (a change from nothing), only shown, and
+ * still recorded. */
+static int side_carries(const struct side *s, enum gate_kind kind)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		for (uint32_t j = 0; j < s->cat[i].n; j++)
+			if (s->cat[i].m[j].kind == kind)
+				return 1;
+	return 0;
+}
+
 static void compare_metrics(struct gate_result *r, const struct side *b, const struct side *c,
 			    struct test_ctx *t)
 {
@@ -556,7 +579,9 @@ static void compare_metrics(struct gate_result *r, const struct side *b, const s
 		if (t->noise)
 			side_metric(t->noise, names[i], &sh);
 		if (sb.present || sc.present)
-			add_metric(r, &sb, &sc, &sh, names[i], t);
+			add_metric(r, &sb, &sc, &sh, names[i], t,
+				   sc.present && sc.m.kind != GATE_K_STEP &&
+				       !side_carries(b, sc.m.kind));
 		free(sb.v);
 		free(sc.v);
 		free(sh.v);

@@ -17,7 +17,7 @@
 #define GATE_VERDICT_SCHEMA    "profgate.verdict/1"
 #define GATE_THRESHOLDS_SCHEMA "profgate.thresholds/1"
 
-/* Per metric: pass, improved, warn, fail, inconclusive, new, gone. Overall:
+/* Per metric: pass, improved, warn, fail, inconclusive, new, gone, unrecorded. Overall:
  * the most severe, incomparable above all (gate_verdict_severity). */
 enum gate_verdict {
 	GATE_PASS,
@@ -27,6 +27,7 @@ enum gate_verdict {
 	GATE_INCONCLUSIVE,
 	GATE_NEW,
 	GATE_GONE,
+	GATE_UNRECORDED, /* only the candidate has it, of a group no baseline run carries */
 	GATE_INCOMPARABLE,
 	GATE_IGNORE, /* thresholds "quality" action only: no effect */
 };

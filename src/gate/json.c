@@ -363,8 +363,9 @@ static void write_breakdown(struct pg_json *j, const struct gate_result *r)
 
 static void write_counts(struct pg_json *j, const struct gate_result *r)
 {
-	static const enum gate_verdict order[] = {
-	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_PASS, GATE_NEW, GATE_GONE};
+	static const enum gate_verdict order[] = {GATE_FAIL,	 GATE_WARN,	 GATE_INCONCLUSIVE,
+						  GATE_IMPROVED, GATE_PASS,	 GATE_NEW,
+						  GATE_GONE,	 GATE_UNRECORDED};
 
 	pg_json_key(j, "counts");
 	pg_json_obj_begin(j);

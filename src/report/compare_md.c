@@ -146,10 +146,11 @@ static int display_rank(enum gate_verdict v)
 	case GATE_IMPROVED: return 4;
 	case GATE_NEW: return 5;
 	case GATE_GONE: return 6;
-	case GATE_PASS: return 7;
-	case GATE_IGNORE: return 8;
+	case GATE_UNRECORDED: return 7;
+	case GATE_PASS: return 8;
+	case GATE_IGNORE: return 9;
 	}
-	return 9;
+	return 10;
 }
 
 static double baseline_step_us(const struct gate_result *r)
@@ -331,8 +332,9 @@ static void no_step_line(const struct gate_result *r, struct pg_buf *b)
 
 static void counts(const struct gate_result *r, struct pg_buf *b)
 {
-	static const enum gate_verdict order[] = {
-	    GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE, GATE_IMPROVED, GATE_NEW, GATE_GONE, GATE_PASS};
+	static const enum gate_verdict order[] = {GATE_FAIL,	   GATE_WARN, GATE_INCONCLUSIVE,
+						  GATE_IMPROVED,   GATE_NEW,  GATE_GONE,
+						  GATE_UNRECORDED, GATE_PASS};
 	uint32_t n[PG_ARRAY_LEN(order)] = {0};
 	int any = 0;
 

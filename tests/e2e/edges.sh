@@ -4,7 +4,9 @@
 # trace that names a GPU but holds no kernel records says the profiler recorded no device
 # activity; a single cold-start launch call does not make a run host-bound; summarize of
 # unrelated single-GPU captures says they are not one job; two runs written into one folder
-# seconds apart are told apart.
+# seconds apart are told apart; a history window whose records lack a group of metrics (op.*,
+# memory.*) shows the candidate's metrics of it as unrecorded (never new, never judged) and
+# records them.
 . "$(dirname "$0")/lib/tap.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -134,6 +136,51 @@ pg history baseline --repo "$T/h.git" --label same-second --records 1 -o "$T/h1.
 pycheck "... and a window of one takes the one appended last" \
 	'd = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[1].replace("h1", "n2")))' "$T/h1.json" \
 	'd["steps"]["steady"]["median_us"] == c["steps"]["steady"]["median_us"]'
+# ---- history: metrics the records do not carry are not "new". Five nights recorded by an
+# older profgate, whose records carry no op.* metric (the records here are this version's with
+# them taken out), and a candidate that holds a memory peak none of the records knows of
+git init -q --bare "$T/h3.git"
+git init -q --bare "$T/old.git"
+for night in 0 1 2 3 4; do
+	pge "$PROFGATE" summarize "$EX/baseline.rank-0.pt.trace.json.gz" --warmup $night \
+		-o "$T/night-$night.json"
+	pge PROFGATE_TIME=2024-05-1${night}T12:00:00Z "$PROFGATE" gate -b "$T/n2.json" \
+		-c "$T/night-$night.json" --label older --history "$T/h3.git" --kind nightly
+done
+for f in $(git -C "$T/h3.git" ls-tree -r --name-only profgate-history | grep 'jsonl$'); do
+	git -C "$T/h3.git" show "profgate-history:$f"
+done | python3 -c '
+import json, sys
+for i, line in enumerate(sys.stdin):
+    r = json.loads(line)
+    r["metrics"] = {k: v for k, v in r["metrics"].items() if not k.startswith("op.")}
+    open("%s/old-%d.json" % (sys.argv[1], i), "w").write(json.dumps(r))
+' "$T"
+for f in "$T"/old-*.json; do
+	pge "$PROFGATE" history append "$f" --repo "$T/old.git" -q
+done
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1])); s["memory"]["peak_allocated_bytes"] = 2 ** 30
+json.dump(s, open(sys.argv[2], "w"))' "$T/n1.json" "$T/mem.json"
+git init -q --bare "$T/new.git"
+pg gate -b 'history:*:5' --history-from "$T/old.git" -c "$T/mem.json" --label older \
+	--fail-on warn --json "$T/older.json" --report "$T/older.md" --history "$T/new.git" --kind nightly
+check "a window without op.* metrics, a candidate with a memory peak: --fail-on warn passes" \
+	eval '[ "$rc" -eq 0 ]'
+pycheck "... what the records do not carry is unrecorded: neither new nor judged from nothing" \
+	'd = json.load(open(sys.argv[1])); v = {m["name"]: m["verdict"] for m in d["metrics"]}' "$T/older.json" \
+	'v["memory.peak_allocated_bytes"] == "unrecorded"' \
+	'all(x == "unrecorded" for n, x in v.items() if n.startswith("op."))' \
+	'd["counts"]["new"] == 0 and d["counts"]["warn"] == 0 and d["counts"]["fail"] == 0' \
+	'd["counts"]["unrecorded"] > 1' 'd["verdict"] == "pass"' \
+	'not [a for a in d["attribution"] if a["kind"] == "op"]'
+check "... the report says so, with no new-and-gone table" \
+	sh -c "grep -q '| unrecorded |' '$T/older.md' && ! grep -q 'New and gone' '$T/older.md'"
+git -C "$T/new.git" show "profgate-history:$(git -C "$T/new.git" ls-tree -r --name-only profgate-history | grep 'jsonl$')" >"$T/new.jsonl"
+pycheck "... and tonight's record still carries them, so the window gains them" \
+	'r = json.loads(open(sys.argv[1]).readline())' "$T/new.jsonl" \
+	'r["metrics"]["memory.peak_allocated_bytes"] == 2 ** 30' \
+	'any(n.startswith("op.") for n in r["metrics"])'
 DLRM=$TOP/../shared/corpus/facebookresearch__param/dlrm_kineto
 if [ -d "$DLRM" ]; then
 	pg inspect "$DLRM"
