@@ -489,6 +489,19 @@ static void drop_host_jobs(struct xp *x, struct xp **pcs, uint32_t n_pcs, struct
 	js->n = kept;
 }
 
+/* The allocator samples of the host lines of planes that name allocator
+ * events, read before drop_host_jobs can leave their events undecoded. */
+static int memory_samples(struct xp *x, const struct jobs *js)
+{
+	for (uint32_t i = 0; i < js->n; i++) {
+		const struct job *j = &js->v[i];
+		if (j->x->memory_meta && x->t->tracks[j->track].kind == TRACE_TRACK_HOST_THREAD &&
+		    xp_memory_job(j))
+			return PG_EFORMAT;
+	}
+	return 0;
+}
+
 static void plane_ctx_free(struct xp *pc)
 {
 	plane_reset(pc);
@@ -575,6 +588,8 @@ static int decode_space(struct xp *x, int threads)
 	for (uint32_t i = 0; i < n_pcs; i++)
 		if (plane_finish(pcs[i], &xl, &js))
 			goto out;
+	if (memory_samples(x, &js))
+		goto out;
 	if (x->t->host_markers_only)
 		drop_host_jobs(x, pcs, n_pcs, &js);
 	rc = run_jobs(x, &js, threads);

@@ -44,6 +44,7 @@ struct evmeta {
 	uint32_t args_off, n_args; /* kept metadata stats in x->margs */
 	uint32_t argset;	   /* interned set for events with no kept stats of their own */
 	int set, has_argset;
+	int memory; /* MemoryAllocation / MemoryDeallocation: an allocator sample */
 };
 
 struct range {
@@ -87,6 +88,7 @@ struct xp {
 	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
 	int marker_meta; /* its metadata names a step-marker stat or event (trace_is_marker_*) */
+	int memory_meta; /* its metadata names an allocator event (evmeta.memory) */
 
 	/* file */
 	char **hostnames;
@@ -162,6 +164,7 @@ int xp_decode_plane_stats(struct xp *x, int is_task_env);
 uint32_t xp_line_track(struct xp *x, int64_t line_id, const char *name, size_t name_n);
 void xp_release_job_pages(const struct job *j, size_t page);
 void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page);
+int xp_memory_job(const struct job *j);
 
 /* ---- wire format (inline: every field of every event goes through it) ---- */
 

@@ -340,6 +340,9 @@ int xp_decode_event_metadata(struct xp *x, const struct range *r)
 	const char *name = m->name ? m->name : "";
 	const char *disp = m->display_name ? m->display_name : "";
 	e->set = 1;
+	e->memory =
+	    strcmp(name, "MemoryAllocation") == 0 || strcmp(name, "MemoryDeallocation") == 0;
+	x->memory_meta |= e->memory;
 	if (trace_is_marker_name(name, strlen(name)) || trace_is_marker_name(disp, strlen(disp)))
 		x->marker_meta = 1;
 	if (disp[0] && strcmp(disp, name) != 0) {
@@ -763,4 +766,133 @@ void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 		j->err = pg_xstrdup(pg_error_last());
 	*shared = local;
 	xp_release_job_pages(j, page);
+}
+
+/* ---- allocator samples ---- */
+
+/* The device of an allocator as xprof's memory profile names it: "GPU_<n>_bfc"
+ * is accelerator n, an index_on_host / device_ordinal stat (TPU) too; any
+ * other named allocator (gpu_host_bfc, cpu) is the host's. */
+static void memory_device(struct trace_mem *m, const char *alloc, size_t n, int64_t index)
+{
+	unsigned id = 0;
+	int used = 0;
+
+	if (n > 8 && n < 40) {
+		char buf[40];
+		memcpy(buf, alloc, n);
+		buf[n] = 0;
+		if (sscanf(buf, "GPU_%u_bfc%n", &id, &used) == 1 && (size_t)used == n &&
+		    id < INT32_MAX) {
+			m->device_type = TRACE_MEM_XLA;
+			m->device_id = (int32_t)id;
+			return;
+		}
+	}
+	if (n == 0 && index >= 0 && index < INT32_MAX) {
+		m->device_type = TRACE_MEM_XLA;
+		m->device_id = (int32_t)index;
+		return;
+	}
+	m->device_type = TRACE_MEM_CPU;
+	m->device_id = -1;
+}
+
+/* One allocator event's stats and time: a sample, when it says a total. */
+static int memory_event(struct xp *x, const struct job *j, struct pb *b)
+{
+	struct trace_mem m = {.allocated_bytes = -1, .reserved_bytes = -1, .file = x->file};
+	const char *alloc = "";
+	size_t alloc_n = 0;
+	int64_t index = -1, off = 0;
+	uint64_t k, v;
+	struct pb sb;
+	struct rawstat s;
+
+	while (b->p < b->end) {
+		if (pb_varint(b, &k))
+			return -1;
+		if (k == PB_KEY(2, 0)) {
+			if (pb_varint(b, &v))
+				return -1;
+			off = (int64_t)v;
+			continue;
+		}
+		if (k != PB_KEY(4, 2)) {
+			if ((k >> 3) == 0 || pb_skip(b, (int)(k & 7)))
+				return -1;
+			continue;
+		}
+		if (pb_sub(b, &sb) || decode_rawstat(&sb, &s))
+			return -1;
+		struct statinfo *si = stat_slot(x, s.mid, 0);
+		const char *n = si ? trace_str_get(x->t, si->name) : "";
+		if (strcmp(n, "bytes_allocated") == 0) {
+			m.allocated_bytes = rawstat_int(&s);
+		} else if (strcmp(n, "bytes_reserved") == 0) {
+			m.reserved_bytes = rawstat_int(&s);
+		} else if (strcmp(n, "index_on_host") == 0 || strcmp(n, "device_ordinal") == 0) {
+			index = rawstat_int(&s);
+		} else if (strcmp(n, "allocator_name") == 0 && s.field == 5) {
+			alloc = (const char *)s.p;
+			alloc_n = s.n;
+		} else if (strcmp(n, "allocator_name") == 0 && s.field == 7) {
+			struct statinfo *r = stat_slot(x, s.u, 0);
+			alloc = r ? trace_str_get(x->t, r->name) : "";
+			alloc_n = strlen(alloc);
+		}
+	}
+	memory_device(&m, alloc, alloc_n, index);
+	if (m.allocated_bytes < 0 && m.reserved_bytes < 0)
+		return 0;
+	if (ps_to_ns(j->ts_ns, off, &m.ts_ns))
+		return -1;
+	trace_mem_add(x->t, &m);
+	return 0;
+}
+
+/*
+ * The allocator events of a host line, whether or not its other events are
+ * decoded: each event's metadata id is read (serializers write it first) and
+ * only the allocator events' stats are decoded. Runs on the main thread
+ * before the jobs, so samples keep file order.
+ */
+int xp_memory_job(const struct job *j)
+{
+	struct xp *x = j->x;
+	struct pb b = {j->p, j->end}, ev;
+	uint64_t key, k, mid;
+
+	while (b.p < b.end) {
+		if (pb_varint(&b, &key))
+			return xp_corrupt(x, b.p, "bad line field");
+		if (key != PB_KEY(4, 2)) {
+			if ((key >> 3) == 0 || pb_skip(&b, (int)(key & 7)))
+				return xp_corrupt(x, b.p, "bad line field");
+			continue;
+		}
+		if (pb_sub(&b, &ev))
+			return xp_corrupt(x, b.p, "event past the end of its line");
+		struct pb e = ev;
+		if (pb_varint(&e, &k) || k != PB_KEY(1, 0) || pb_varint(&e, &mid)) {
+			/* metadata id not first (or absent): look for it */
+			e = ev;
+			mid = 0;
+			while (e.p < e.end && !pb_varint(&e, &k)) {
+				if (k == PB_KEY(1, 0)) {
+					pb_varint(&e, &mid);
+					break;
+				}
+				if ((k >> 3) == 0 || pb_skip(&e, (int)(k & 7)))
+					break;
+			}
+		}
+		struct evmeta *em = evm_slot(x, mid, 0);
+		if (!em || !em->memory)
+			continue;
+		e = ev;
+		if (memory_event(x, j, &e))
+			return xp_corrupt(x, ev.p, "bad allocator event");
+	}
+	return 0;
 }
