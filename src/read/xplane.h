@@ -32,10 +32,14 @@ enum stat_kind {
 	STAT_GROUP_ID,
 };
 
+/* The stats of allocator events (MemoryAllocation / MemoryDeallocation). */
+enum xp_mem_stat { XP_MEM_NONE, XP_MEM_ALLOCATED, XP_MEM_RESERVED, XP_MEM_INDEX, XP_MEM_ALLOCATOR };
+
 struct statinfo {
 	trace_str name;
 	trace_str key; /* interned kept name, or 0 */
 	enum stat_kind kind;
+	enum xp_mem_stat mem; /* what it says in an allocator event */
 };
 
 struct evmeta {

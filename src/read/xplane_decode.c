@@ -24,6 +24,20 @@
 
 /* ---- stat metadata and values ---- */
 
+static enum xp_mem_stat mem_stat(const char *nm, size_t n)
+{
+	if (n == 15 && memcmp(nm, "bytes_allocated", 15) == 0)
+		return XP_MEM_ALLOCATED;
+	if (n == 14 && memcmp(nm, "bytes_reserved", 14) == 0)
+		return XP_MEM_RESERVED;
+	if ((n == 13 && memcmp(nm, "index_on_host", 13) == 0) ||
+	    (n == 14 && memcmp(nm, "device_ordinal", 14) == 0))
+		return XP_MEM_INDEX;
+	if (n == 14 && memcmp(nm, "allocator_name", 14) == 0)
+		return XP_MEM_ALLOCATOR;
+	return XP_MEM_NONE;
+}
+
 static struct statinfo *stat_slot(struct xp *x, uint64_t id, int create)
 {
 	if (id < DENSE_IDS) {
@@ -100,6 +114,7 @@ int xp_decode_stat_metadata(struct xp *x, struct pb *entry)
 		x->marker_meta = 1;
 	s->kind = STAT_OTHER;
 	s->key = 0;
+	s->mem = mem_stat(nm, n);
 	if (n == 14 && memcmp(nm, "correlation_id", 14) == 0) {
 		s->kind = STAT_CORR;
 	} else if (n == 16 && memcmp(nm, "device_offset_ps", 16) == 0) {
@@ -826,20 +841,21 @@ static int memory_event(struct xp *x, const struct job *j, struct pb *b)
 		if (pb_sub(b, &sb) || decode_rawstat(&sb, &s))
 			return -1;
 		struct statinfo *si = stat_slot(x, s.mid, 0);
-		const char *n = si ? trace_str_get(x->t, si->name) : "";
-		if (strcmp(n, "bytes_allocated") == 0) {
-			m.allocated_bytes = rawstat_int(&s);
-		} else if (strcmp(n, "bytes_reserved") == 0) {
-			m.reserved_bytes = rawstat_int(&s);
-		} else if (strcmp(n, "index_on_host") == 0 || strcmp(n, "device_ordinal") == 0) {
-			index = rawstat_int(&s);
-		} else if (strcmp(n, "allocator_name") == 0 && s.field == 5) {
-			alloc = (const char *)s.p;
-			alloc_n = s.n;
-		} else if (strcmp(n, "allocator_name") == 0 && s.field == 7) {
-			struct statinfo *r = stat_slot(x, s.u, 0);
-			alloc = r ? trace_str_get(x->t, r->name) : "";
-			alloc_n = strlen(alloc);
+		switch (si ? si->mem : XP_MEM_NONE) {
+		case XP_MEM_ALLOCATED: m.allocated_bytes = rawstat_int(&s); break;
+		case XP_MEM_RESERVED: m.reserved_bytes = rawstat_int(&s); break;
+		case XP_MEM_INDEX: index = rawstat_int(&s); break;
+		case XP_MEM_ALLOCATOR:
+			if (s.field == 5) {
+				alloc = (const char *)s.p;
+				alloc_n = s.n;
+			} else if (s.field == 7) {
+				struct statinfo *r = stat_slot(x, s.u, 0);
+				alloc = r ? trace_str_get(x->t, r->name) : "";
+				alloc_n = strlen(alloc);
+			}
+			break;
+		default: break;
 		}
 	}
 	memory_device(&m, alloc, alloc_n, index);
