@@ -12,7 +12,10 @@
  * are few) and each line gets its track and its event slots. Finally all
  * events are decoded by hand, in runs of up to LINE_CHUNK, on several threads,
  * straight into the trace model. Pages of decoded runs are released, so memory
- * stays near the file size plus the events kept.
+ * stays near the file size plus the events kept. Before that, the host lines
+ * of planes whose metadata names allocator events are walked once for those
+ * events alone (xp_memory_job), so that they become memory samples even when
+ * the rest of the host lines stays undecoded (drop_host_jobs).
  *
  * Conventions (docs: formats.md §1-3, §13): stats are matched by name through
  * stat_metadata, never by number; ref_value is the referenced metadata's
