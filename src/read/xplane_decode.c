@@ -820,6 +820,7 @@ static int memory_event(struct xp *x, const struct job *j, struct pb *b)
 	const char *alloc = "";
 	size_t alloc_n = 0;
 	int64_t index = -1, off = 0;
+	int placed = 0; /* an offset and no num_occurrences, as decode_event places events */
 	uint64_t k, v;
 	struct pb sb;
 	struct rawstat s;
@@ -831,10 +832,13 @@ static int memory_event(struct xp *x, const struct job *j, struct pb *b)
 			if (pb_varint(b, &v))
 				return -1;
 			off = (int64_t)v;
+			placed |= 1;
 			continue;
 		}
+		if (k == PB_KEY(5, 0))
+			placed |= 2;
 		if (k != PB_KEY(4, 2)) {
-			if ((k >> 3) == 0 || pb_skip(b, (int)(k & 7)))
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
 				return -1;
 			continue;
 		}
@@ -859,7 +863,7 @@ static int memory_event(struct xp *x, const struct job *j, struct pb *b)
 		}
 	}
 	memory_device(&m, alloc, alloc_n, index);
-	if (m.allocated_bytes < 0 && m.reserved_bytes < 0)
+	if (placed != 1 || (m.allocated_bytes < 0 && m.reserved_bytes < 0))
 		return 0;
 	if (ps_to_ns(j->ts_ns, off, &m.ts_ns))
 		return -1;
