@@ -168,7 +168,12 @@ int xp_decode_plane_stats(struct xp *x, int is_task_env);
 uint32_t xp_line_track(struct xp *x, int64_t line_id, const char *name, size_t name_n);
 void xp_release_job_pages(const struct job *j, size_t page);
 void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page);
-int xp_memory_job(const struct job *j);
+/* The allocator samples of one host job, appended to *out (the caller's). */
+struct xp_mems {
+	struct trace_mem *v;
+	uint32_t n, cap;
+};
+int xp_memory_job(const struct job *j, struct xp_mems *out);
 
 /* ---- wire format (inline: every field of every event goes through it) ---- */
 

@@ -790,15 +790,13 @@ void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
  * other named allocator (gpu_host_bfc, cpu) is the host's. */
 static void memory_device(struct trace_mem *m, const char *alloc, size_t n, int64_t index)
 {
-	unsigned id = 0;
-	int used = 0;
+	uint64_t id = 0;
+	size_t k = 4;
 
-	if (n > 8 && n < 40) {
-		char buf[40];
-		memcpy(buf, alloc, n);
-		buf[n] = 0;
-		if (sscanf(buf, "GPU_%u_bfc%n", &id, &used) == 1 && (size_t)used == n &&
-		    id < INT32_MAX) {
+	if (n > 8 && memcmp(alloc, "GPU_", 4) == 0 && memcmp(alloc + n - 4, "_bfc", 4) == 0) {
+		while (k < n - 4 && alloc[k] >= '0' && alloc[k] <= '9' && id < INT32_MAX)
+			id = id * 10 + (uint64_t)(alloc[k++] - '0');
+		if (k == n - 4 && k > 4 && id < INT32_MAX) {
 			m->device_type = TRACE_MEM_XLA;
 			m->device_id = (int32_t)id;
 			return;
@@ -814,7 +812,7 @@ static void memory_device(struct trace_mem *m, const char *alloc, size_t n, int6
 }
 
 /* One allocator event's stats and time: a sample, when it says a total. */
-static int memory_event(struct xp *x, const struct job *j, struct pb *b)
+static int memory_event(struct xp *x, const struct job *j, struct pb *b, struct xp_mems *out)
 {
 	struct trace_mem m = {.allocated_bytes = -1, .reserved_bytes = -1, .file = x->file};
 	const char *alloc = "";
@@ -867,17 +865,21 @@ static int memory_event(struct xp *x, const struct job *j, struct pb *b)
 		return 0;
 	if (ps_to_ns(j->ts_ns, off, &m.ts_ns))
 		return -1;
-	trace_mem_add(x->t, &m);
+	if (out->n == out->cap) {
+		out->cap = out->cap ? 2 * out->cap : 64;
+		out->v = pg_xrealloc(out->v, out->cap * sizeof(*out->v));
+	}
+	out->v[out->n++] = m;
 	return 0;
 }
 
 /*
  * The allocator events of a host line, whether or not its other events are
  * decoded: each event's metadata id is read (serializers write it first) and
- * only the allocator events' stats are decoded. Runs on the main thread
- * before the jobs, so samples keep file order.
+ * only the allocator events' stats are decoded. Runs on worker threads:
+ * reads the plane's tables, writes only *out.
  */
-int xp_memory_job(const struct job *j)
+int xp_memory_job(const struct job *j, struct xp_mems *out)
 {
 	struct xp *x = j->x;
 	struct pb b = {j->p, j->end}, ev;
@@ -911,7 +913,7 @@ int xp_memory_job(const struct job *j)
 		if (!em || !em->memory)
 			continue;
 		e = ev;
-		if (memory_event(x, j, &e))
+		if (memory_event(x, j, &e, out))
 			return xp_corrupt(x, ev.p, "bad allocator event");
 	}
 	return 0;
