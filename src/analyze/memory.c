@@ -1,6 +1,7 @@
 /*
  * Memory: the allocators' peaks (memory.devices[]) from the samples the
- * readers kept (struct trace_mem: Kineto's "[memory]" events).
+ * readers kept (struct trace_mem: Kineto's "[memory]" events, XPlane's
+ * allocator events).
  *
  * How it works: one pass over the samples keeps, per allocator (the device
  * type and index the profiler names, whatever file or rank it came from, so

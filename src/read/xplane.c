@@ -12,7 +12,10 @@
  * are few) and each line gets its track and its event slots. Finally all
  * events are decoded by hand, in runs of up to LINE_CHUNK, on several threads,
  * straight into the trace model. Pages of decoded runs are released, so memory
- * stays near the file size plus the events kept.
+ * stays near the file size plus the events kept. Before that, the host lines
+ * of planes whose metadata names allocator events are walked once for those
+ * events alone (xp_memory_job, on several threads), so that they become memory samples even when
+ * the rest of the host lines stays undecoded (drop_host_jobs).
  *
  * Conventions (docs: formats.md §1-3, §13): stats are matched by name through
  * stat_metadata, never by number; ref_value is the referenced metadata's
@@ -489,6 +492,55 @@ static void drop_host_jobs(struct xp *x, struct xp **pcs, uint32_t n_pcs, struct
 	js->n = kept;
 }
 
+struct memjob {
+	const struct job *j;
+	struct xp_mems out;
+	int rc;
+	char *err;
+};
+
+static void memory_one(void *items, uint32_t i, void *scratch)
+{
+	struct memjob *m = &((struct memjob *)items)[i];
+
+	(void)scratch;
+	m->rc = xp_memory_job(m->j, &m->out);
+	if (m->rc)
+		m->err = pg_xstrdup(pg_error_last());
+}
+
+/* The allocator samples of the host lines of planes that name allocator
+ * events, read (on several threads) before drop_host_jobs can leave their
+ * events undecoded; they join the trace in job order, so in file order. */
+static int memory_samples(struct xp *x, const struct jobs *js, int threads)
+{
+	struct memjob *v = NULL;
+	uint32_t n = 0;
+	uint64_t total = 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < js->n; i++) {
+		const struct job *j = &js->v[i];
+		if (!j->x->memory_meta || x->t->tracks[j->track].kind != TRACE_TRACK_HOST_THREAD)
+			continue;
+		v = pg_xrealloc(v, (n + 1) * sizeof(*v));
+		v[n++] = (struct memjob){j, {NULL, 0, 0}, 0, NULL};
+		total += j->n_events;
+	}
+	if (n)
+		pool_run(v, n, NULL, total >= 100000 ? threads : 1, memory_one);
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i].rc && !rc)
+			rc = pg_error_set(PG_EFORMAT, "%s", v[i].err);
+		for (uint32_t k = 0; !rc && k < v[i].out.n; k++)
+			trace_mem_add(x->t, &v[i].out.v[k]);
+		free(v[i].out.v);
+		free(v[i].err);
+	}
+	free(v);
+	return rc;
+}
+
 static void plane_ctx_free(struct xp *pc)
 {
 	plane_reset(pc);
@@ -575,6 +627,8 @@ static int decode_space(struct xp *x, int threads)
 	for (uint32_t i = 0; i < n_pcs; i++)
 		if (plane_finish(pcs[i], &xl, &js))
 			goto out;
+	if (memory_samples(x, &js, threads))
+		goto out;
 	if (x->t->host_markers_only)
 		drop_host_jobs(x, pcs, n_pcs, &js);
 	rc = run_jobs(x, &js, threads);

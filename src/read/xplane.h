@@ -32,10 +32,14 @@ enum stat_kind {
 	STAT_GROUP_ID,
 };
 
+/* The stats of allocator events (MemoryAllocation / MemoryDeallocation). */
+enum xp_mem_stat { XP_MEM_NONE, XP_MEM_ALLOCATED, XP_MEM_RESERVED, XP_MEM_INDEX, XP_MEM_ALLOCATOR };
+
 struct statinfo {
 	trace_str name;
 	trace_str key; /* interned kept name, or 0 */
 	enum stat_kind kind;
+	enum xp_mem_stat mem; /* what it says in an allocator event */
 };
 
 struct evmeta {
@@ -44,6 +48,7 @@ struct evmeta {
 	uint32_t args_off, n_args; /* kept metadata stats in x->margs */
 	uint32_t argset;	   /* interned set for events with no kept stats of their own */
 	int set, has_argset;
+	int memory; /* MemoryAllocation / MemoryDeallocation: an allocator sample */
 };
 
 struct range {
@@ -87,6 +92,7 @@ struct xp {
 	char *scan_err;		      /* the scan stopped here (after smeta_r) */
 	trace_str k_long_name, k_group_id;
 	int marker_meta; /* its metadata names a step-marker stat or event (trace_is_marker_*) */
+	int memory_meta; /* its metadata names an allocator event (evmeta.memory) */
 
 	/* file */
 	char **hostnames;
@@ -162,6 +168,12 @@ int xp_decode_plane_stats(struct xp *x, int is_task_env);
 uint32_t xp_line_track(struct xp *x, int64_t line_id, const char *name, size_t name_n);
 void xp_release_job_pages(const struct job *j, size_t page);
 void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page);
+/* The allocator samples of one host job, appended to *out (the caller's). */
+struct xp_mems {
+	struct trace_mem *v;
+	uint32_t n, cap;
+};
+int xp_memory_job(const struct job *j, struct xp_mems *out);
 
 /* ---- wire format (inline: every field of every event goes through it) ---- */
 

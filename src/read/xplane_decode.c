@@ -24,6 +24,20 @@
 
 /* ---- stat metadata and values ---- */
 
+static enum xp_mem_stat mem_stat(const char *nm, size_t n)
+{
+	if (n == 15 && memcmp(nm, "bytes_allocated", 15) == 0)
+		return XP_MEM_ALLOCATED;
+	if (n == 14 && memcmp(nm, "bytes_reserved", 14) == 0)
+		return XP_MEM_RESERVED;
+	if ((n == 13 && memcmp(nm, "index_on_host", 13) == 0) ||
+	    (n == 14 && memcmp(nm, "device_ordinal", 14) == 0))
+		return XP_MEM_INDEX;
+	if (n == 14 && memcmp(nm, "allocator_name", 14) == 0)
+		return XP_MEM_ALLOCATOR;
+	return XP_MEM_NONE;
+}
+
 static struct statinfo *stat_slot(struct xp *x, uint64_t id, int create)
 {
 	if (id < DENSE_IDS) {
@@ -100,6 +114,7 @@ int xp_decode_stat_metadata(struct xp *x, struct pb *entry)
 		x->marker_meta = 1;
 	s->kind = STAT_OTHER;
 	s->key = 0;
+	s->mem = mem_stat(nm, n);
 	if (n == 14 && memcmp(nm, "correlation_id", 14) == 0) {
 		s->kind = STAT_CORR;
 	} else if (n == 16 && memcmp(nm, "device_offset_ps", 16) == 0) {
@@ -340,6 +355,9 @@ int xp_decode_event_metadata(struct xp *x, const struct range *r)
 	const char *name = m->name ? m->name : "";
 	const char *disp = m->display_name ? m->display_name : "";
 	e->set = 1;
+	e->memory =
+	    strcmp(name, "MemoryAllocation") == 0 || strcmp(name, "MemoryDeallocation") == 0;
+	x->memory_meta |= e->memory;
 	if (trace_is_marker_name(name, strlen(name)) || trace_is_marker_name(disp, strlen(disp)))
 		x->marker_meta = 1;
 	if (disp[0] && strcmp(disp, name) != 0) {
@@ -763,4 +781,140 @@ void xp_decode_job(struct job *shared, struct pg_buf *scratch, size_t page)
 		j->err = pg_xstrdup(pg_error_last());
 	*shared = local;
 	xp_release_job_pages(j, page);
+}
+
+/* ---- allocator samples ---- */
+
+/* The device of an allocator as xprof's memory profile names it: "GPU_<n>_bfc"
+ * is accelerator n, an index_on_host / device_ordinal stat (TPU) too; any
+ * other named allocator (gpu_host_bfc, cpu) is the host's. */
+static void memory_device(struct trace_mem *m, const char *alloc, size_t n, int64_t index)
+{
+	uint64_t id = 0;
+	size_t k = 4;
+
+	if (n > 8 && memcmp(alloc, "GPU_", 4) == 0 && memcmp(alloc + n - 4, "_bfc", 4) == 0) {
+		while (k < n - 4 && alloc[k] >= '0' && alloc[k] <= '9' && id < INT32_MAX)
+			id = id * 10 + (uint64_t)(alloc[k++] - '0');
+		if (k == n - 4 && k > 4 && id < INT32_MAX) {
+			m->device_type = TRACE_MEM_XLA;
+			m->device_id = (int32_t)id;
+			return;
+		}
+	}
+	if (n == 0 && index >= 0 && index < INT32_MAX) {
+		m->device_type = TRACE_MEM_XLA;
+		m->device_id = (int32_t)index;
+		return;
+	}
+	m->device_type = TRACE_MEM_CPU;
+	m->device_id = -1;
+}
+
+/* One allocator event's stats and time: a sample, when it says a total. */
+static int memory_event(struct xp *x, const struct job *j, struct pb *b, struct xp_mems *out)
+{
+	struct trace_mem m = {.allocated_bytes = -1, .reserved_bytes = -1, .file = x->file};
+	const char *alloc = "";
+	size_t alloc_n = 0;
+	int64_t index = -1, off = 0;
+	int placed = 0; /* an offset and no num_occurrences, as decode_event places events */
+	uint64_t k, v;
+	struct pb sb;
+	struct rawstat s;
+
+	while (b->p < b->end) {
+		if (pb_varint(b, &k))
+			return -1;
+		if (k == PB_KEY(2, 0)) {
+			if (pb_varint(b, &v))
+				return -1;
+			off = (int64_t)v;
+			placed |= 1;
+			continue;
+		}
+		if (k == PB_KEY(5, 0))
+			placed |= 2;
+		if (k != PB_KEY(4, 2)) {
+			if ((k >> 3) == 0 || (k >> 3) > 0x1fffffff || pb_skip(b, (int)(k & 7)))
+				return -1;
+			continue;
+		}
+		if (pb_sub(b, &sb) || decode_rawstat(&sb, &s))
+			return -1;
+		struct statinfo *si = stat_slot(x, s.mid, 0);
+		switch (si ? si->mem : XP_MEM_NONE) {
+		case XP_MEM_ALLOCATED: m.allocated_bytes = rawstat_int(&s); break;
+		case XP_MEM_RESERVED: m.reserved_bytes = rawstat_int(&s); break;
+		case XP_MEM_INDEX: index = rawstat_int(&s); break;
+		case XP_MEM_ALLOCATOR:
+			if (s.field == 5) {
+				alloc = (const char *)s.p;
+				alloc_n = s.n;
+			} else if (s.field == 7) {
+				struct statinfo *r = stat_slot(x, s.u, 0);
+				alloc = r ? trace_str_get(x->t, r->name) : "";
+				alloc_n = strlen(alloc);
+			}
+			break;
+		default: break;
+		}
+	}
+	memory_device(&m, alloc, alloc_n, index);
+	if (placed != 1 || (m.allocated_bytes < 0 && m.reserved_bytes < 0))
+		return 0;
+	if (ps_to_ns(j->ts_ns, off, &m.ts_ns))
+		return -1;
+	if (out->n == out->cap) {
+		out->cap = out->cap ? 2 * out->cap : 64;
+		out->v = pg_xrealloc(out->v, out->cap * sizeof(*out->v));
+	}
+	out->v[out->n++] = m;
+	return 0;
+}
+
+/*
+ * The allocator events of a host line, whether or not its other events are
+ * decoded: each event's metadata id is read (serializers write it first) and
+ * only the allocator events' stats are decoded. Runs on worker threads:
+ * reads the plane's tables, writes only *out.
+ */
+int xp_memory_job(const struct job *j, struct xp_mems *out)
+{
+	struct xp *x = j->x;
+	struct pb b = {j->p, j->end}, ev;
+	uint64_t key, k, mid;
+
+	while (b.p < b.end) {
+		if (pb_varint(&b, &key))
+			return xp_corrupt(x, b.p, "bad line field");
+		if (key != PB_KEY(4, 2)) {
+			if ((key >> 3) == 0 || pb_skip(&b, (int)(key & 7)))
+				return xp_corrupt(x, b.p, "bad line field");
+			continue;
+		}
+		if (pb_sub(&b, &ev))
+			return xp_corrupt(x, b.p, "event past the end of its line");
+		struct pb e = ev;
+		if (pb_varint(&e, &k) || k != PB_KEY(1, 0) || pb_varint(&e, &mid)) {
+			/* metadata id not first (or absent): look for it */
+			e = ev;
+			mid = 0;
+			while (e.p < e.end && !pb_varint(&e, &k)) {
+				if (k == PB_KEY(1, 0)) {
+					pb_varint(&e, &mid);
+					break;
+				}
+				if ((k >> 3) == 0 || pb_skip(&e, (int)(k & 7)))
+					break;
+			}
+		}
+		struct evmeta *em = evm_slot(x, mid, 0);
+		if (!em || !em->memory)
+			continue;
+		e = ev;
+		if (memory_event(x, j, &e, out))
+			return xp_corrupt(x, ev.p, "bad allocator event");
+	}
+	return 0;
 }

@@ -112,7 +112,8 @@ struct trace_arg {
 
 /*
  * One sample of a device allocator's totals, taken after an allocation or a
- * free: Kineto's "[memory]" instant events (profile_memory=True). Readers
+ * free: Kineto's "[memory]" instant events (profile_memory=True), XPlane's
+ * MemoryAllocation / MemoryDeallocation events (as c10's XLA type). Readers
  * keep them apart from the events, since every one carries numbers of its
  * own that would make an argument set each. Device types are c10's
  * (TRACE_MEM_*); bytes are < 0 when the event did not say.
