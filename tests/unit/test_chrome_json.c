@@ -9,8 +9,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define _XOPEN_SOURCE_EXTENDED 1
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,31 +17,19 @@
 #include <zlib.h>
 
 #include "../../src/read/read.h"
+#include "helpers.h"
 #include "../../src/trace/trace.h"
-
-static char dir[256];
 
 static int setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/pg-test-json-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	return th_dir_make("test-json");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return th_dir_remove();
 }
 
 /* ---- fixtures ---- */
@@ -54,7 +40,7 @@ static char *path_of(const char *name)
 	static int next;
 	char *p = paths[next++ % 8];
 
-	snprintf(p, 512, "%s/%s", dir, name);
+	snprintf(p, 512, "%s/%s", th_dir, name);
 	return p;
 }
 
@@ -964,7 +950,7 @@ static void bad_inputs_fail_with_file_and_offset(void **state)
 
 	/* no file, a directory: the reason instead of an offset */
 	read_fails(&t, path_of("does-not-exist.json"), "No such file");
-	read_fails(&t, dir, "directory");
+	read_fails(&t, th_dir, "directory");
 	assert_int_equal(t.n_files, 0);
 	assert_int_equal(t.n_events, 0);
 	trace_release(&t);

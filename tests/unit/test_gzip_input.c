@@ -11,8 +11,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define _XOPEN_SOURCE_EXTENDED 1
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,30 +19,18 @@
 #include <zlib.h>
 
 #include "../../src/read/read.h"
-
-static char dir[256];
+#include "helpers.h"
 
 static int setup(void **state)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/pg-test-gzin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	return th_dir_make("test-gzin");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return th_dir_remove();
 }
 
 /* How a read ended, and what it served. */
@@ -155,7 +141,7 @@ static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
 	struct result want = {PG_BUF_INIT, END_CLEAN, ""};
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", th_dir, name);
 	assert_non_null(f = fopen(path, "wb"));
 	assert_int_equal(fwrite(gz->ptr, 1, gz->len, f), gz->len);
 	assert_int_equal(fclose(f), 0);
