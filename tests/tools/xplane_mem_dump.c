@@ -78,9 +78,11 @@ static void dump_event(const XPlane *p, const XEvent *e)
 
 int main(int argc, char **argv)
 {
-	FILE *f;
+	Tensorflow__Profiler__XSpace *sp = NULL;
+	uint8_t *buf = NULL;
+	int rc = 1;
 	long size;
-	uint8_t *buf;
+	FILE *f;
 
 	if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
 		fprintf(stderr, "usage: xplane_mem_dump FILE.xplane.pb\n");
@@ -89,17 +91,16 @@ int main(int argc, char **argv)
 	fseek(f, 0, SEEK_END);
 	size = ftell(f);
 	rewind(f);
-	buf = malloc((size_t)size + 1);
+	buf = size >= 0 ? malloc((size_t)size + 1) : NULL;
 	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
 		fprintf(stderr, "xplane_mem_dump: cannot read %s\n", argv[1]);
-		return 1;
+		fclose(f);
+		goto out;
 	}
 	fclose(f);
-	Tensorflow__Profiler__XSpace *sp =
-	    tensorflow__profiler__xspace__unpack(NULL, (size_t)size, buf);
-	if (!sp) {
+	if (!(sp = tensorflow__profiler__xspace__unpack(NULL, (size_t)size, buf))) {
 		fprintf(stderr, "xplane_mem_dump: %s is not an XSpace\n", argv[1]);
-		return 1;
+		goto out;
 	}
 	for (size_t i = 0; i < sp->n_planes; i++) {
 		const XPlane *p = sp->planes[i];
@@ -112,7 +113,10 @@ int main(int argc, char **argv)
 					dump_event(p, e);
 			}
 	}
-	tensorflow__profiler__xspace__free_unpacked(sp, NULL);
+	rc = 0;
+out:
+	if (sp)
+		tensorflow__profiler__xspace__free_unpacked(sp, NULL);
 	free(buf);
-	return 0;
+	return rc;
 }
