@@ -740,13 +740,16 @@ static void summary_sha256(const struct summary *s, char hex[65]);
  * when its steady median step is more than GATE_SET_ASIDE_SD times the step's
  * between-run noise (the step.median_us rule's prior, 2 % shipped: 8 %), and
  * at least GATE_SET_ASIDE_MIN_SHARE, above the side's typical run: the median
- * of its faster half and one (2 of 3 runs, 3 of 5). A co-tenant burst only
- * ever slows a run, and the faster half is what the burst spared, so a side
- * whose runs all moved alike (a regression) keeps them all. The least share
- * is 15 % because a history window may straddle a real step of the series
- * (a regression merged mid-window: +8 % in the trend tests), whose records
- * are not disturbed; the runs a burst hit in `make noise`'s busy mode were
- * 20 % to several times slower than the spared ones (docs/noise.md
+ * of its fastest third (the fastest of 3 runs, the two fastest of 5). A
+ * co-tenant burst only ever slows a run, and on a busy shared runner about a
+ * quarter of the runs are hit, so two of three can be: the fastest third is
+ * what the bursts most likely spared, and a side whose runs all moved alike
+ * (a regression) keeps them all. The least share is 15 % because the
+ * undisturbed runs of one build spread up to 13 % from fastest to slowest on
+ * a quiet machine, and a history window may straddle a real step of the
+ * series (a regression merged mid-window: +8 % in the trend tests), whose
+ * records are not disturbed; the runs a burst hit in `make noise`'s busy mode
+ * were 20 % to several times slower than the spared ones (docs/noise.md
  * "Disturbed runs"). */
 #define GATE_SET_ASIDE_SD	 4.0
 #define GATE_SET_ASIDE_MIN_SHARE 0.15
@@ -756,7 +759,15 @@ static double run_step_us(const struct summary *s)
 	return s->steady.count > 0 ? s->steady.median_us : NAN;
 }
 
-/* The median of the faster half and one of the finite values of v. */
+/* The fastest third of a side, rounded up: the runs its typical run is the
+ * median of, and the fewest a side may keep and still be judged. */
+static uint32_t fastest_third(uint32_t n)
+{
+	return (n + 2) / 3;
+}
+
+/* The median of the fastest third of the finite values of v (NAN for fewer
+ * than GATE_NOISE_MIN_RUNS of them). */
 static double typical_step(const double *v, uint32_t n)
 {
 	double *x = pg_xcalloc(n + 1, sizeof(double)), m;
@@ -766,7 +777,7 @@ static double typical_step(const double *v, uint32_t n)
 		if (isfinite(v[i]))
 			x[k++] = v[i];
 	qsort(x, k, sizeof(double), pg_cmp_double);
-	m = k >= GATE_NOISE_MIN_RUNS ? gate_median(x, k / 2 + 1) : NAN;
+	m = k >= GATE_NOISE_MIN_RUNS ? gate_median(x, fastest_third(k)) : NAN;
 	free(x);
 	return m;
 }
@@ -868,14 +879,16 @@ static const struct gate_side *keep_undisturbed(const struct gate_result *r,
 	return out;
 }
 
-/* Too few runs left: fewer than two, or not more than half of those given.
+/* Too few runs left: fewer than the side's fastest third (one of 3 runs is
+ * enough, as one run a side is; one of 5 is not: its two fastest disagreed by
+ * more than a burst-free machine allows, and nothing says which was right).
  * The verdict is then inconclusive (overall), never a fail and never a
  * silent pass, and the quality note says which runs and why. */
 static int too_few_left(const struct gate_result *r, int k)
 {
 	uint32_t left = r->n_runs[k] - r->set_aside[k];
 
-	return r->set_aside[k] && (left < 2 || 2 * left <= r->n_runs[k]);
+	return r->set_aside[k] && left < fastest_third(r->n_runs[k]);
 }
 
 static void note_set_aside(struct gate_result *r)

@@ -6,8 +6,10 @@
 #
 # Runs until killed (run.sh kills it, by its process group, when the runs are made), or until
 # process PID is gone. Each burst
-# is one stress-ng process (Debian's stress-ng) for 1-6 s: 1 or 2 CPU workers and half the time a
-# memory worker touching 64-384 MB, then a quiet gap of 0.5-8 s. The schedule comes from SEED
+# is one stress-ng process (Debian's stress-ng) for 1-4 s: 1 or 2 CPU workers and half the time a
+# memory worker touching 64-384 MB, then a quiet gap of 6-20 s, so that about a quarter of
+# make noise's runs (1.7 s each, back to back) overlap a burst, as on the busy shared runner
+# the gate is calibrated for (docs/noise.md). The schedule comes from SEED
 # (awk's srand), so a rerun with the same seed loads the machine in the same pattern; where the
 # bursts fall on the training runs still depends on the machine.
 set -eu
@@ -20,7 +22,7 @@ command -v stress-ng >/dev/null || {
 awk -v seed="$SEED" 'BEGIN {
 	srand(seed)
 	for (k = 0; k < 100000; k++) {
-		gap = 0.5 + 7.5 * rand(); dur = 1 + int(6 * rand()); cpu = 1 + int(2 * rand())
+		gap = 6 + 14 * rand(); dur = 1 + int(4 * rand()); cpu = 1 + int(2 * rand())
 		vm = rand() < 0.5 ? 64 + 64 * int(6 * rand()) : 0
 		printf "%.1f %d %d %d\n", gap, dur, cpu, vm
 	}

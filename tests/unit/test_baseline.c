@@ -425,7 +425,7 @@ static void test_baseline_round_trip_and_gate(void **state)
 	assert_non_null(gate_catalogue_find(&a, "breakdown.exposed_comm_share"));
 
 	/* the window's records as the baseline's runs, as the gate takes them: the slow run of
-	 * 1500 us is 49 % above the typical run (1010 us, the median of the faster three),
+	 * 1500 us is 51 % above the typical run (995 us, the median of the two fastest),
 	 * past the 15 % a disturbance must reach, and is set aside; the four left
 	 * spread 1.4826 x MAD 10 us, under the prior (2 % of 1005 us), which is the noise;
 	 * a candidate 3 % slower than the median is within it, 20 % slower fails */
