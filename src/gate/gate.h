@@ -271,7 +271,8 @@ struct gate_run {
 	uint32_t n_profiles;
 	int shown; /* the run whose summary the report shows for the side */
 	double step_median_us, step_p90_us; /* NAN: no steady steps */
-	double from_share; /* how far its step is above the side's typical run, relative */
+	double from_share;   /* how far its step is above the side's typical run, relative */
+	double excess_share; /* its mean steady step over their median, less 1; NAN: < 5 */
 	int set_aside;
 	char *why; /* why it was set aside; NULL when kept */
 };

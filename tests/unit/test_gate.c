@@ -1704,6 +1704,47 @@ static void test_compare_disturbed_runs(void **state)
 	gate_thresholds_release(&th);
 }
 
+/* A burst that hit part of a run: two of its eight steps three times as long leave its median
+ * step alone but lift its mean 50 % (and with it every family's and op's us_per_step); the run
+ * is set aside, named with why, and the side rests on the other two. */
+static void test_compare_partly_disturbed_run(void **state)
+{
+	static const double hit[8] = {1000, 1001, 3006, 1003, 1004, 3015, 1006, 1007};
+	struct summary b[5], c[3];
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf v = PG_BUF_INIT;
+	const struct summary *rb[5], *rc[3] = {&c[0], &c[1], &c[2]};
+	(void)state;
+
+	for (int i = 0; i < 5; i++) {
+		scaled_side(&b[i], 1 + 0.005 * i, "b.json", SHA_B);
+		rb[i] = &b[i];
+	}
+	scaled_side(&c[0], 1.002, "c1.json", SHA_C);
+	make_side(&c[1], "NVIDIA H100", hit, 8, "c2.json", SHA_C);
+	scaled_side(&c[2], 0.998, "c3.json", SHA_C);
+	gate_thresholds_default(&th);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 3, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_int_equal(r.set_aside[1], 1);
+	assert_true(r.runs[1][1].set_aside);
+	assert_true(fabs(r.runs[1][1].excess_share - 0.5) < 0.01);
+	assert_non_null(strstr(r.runs[1][1].why, "mean step is 50% above its median"));
+	assert_int_equal(r.set_aside[0], 0);
+	assert_int_equal(r.candidate_runs, 2);
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_write_json(&r, &v);
+	assert_non_null(strstr(v.ptr, "\"step_mean_excess_share\": 0.497761"));
+	pg_buf_release(&v);
+	gate_result_release(&r);
+	for (int i = 0; i < 5; i++)
+		summary_release(&b[i]);
+	for (int i = 0; i < 3; i++)
+		summary_release(&c[i]);
+	gate_thresholds_release(&th);
+}
+
 static void test_compare_one_run_note(void **state)
 {
 	static const double slow8b[] = {1101, 1102, 1099, 1104, 1103, 1105, 1100, 1106};
@@ -1960,6 +2001,7 @@ int main(void)
 	    cmocka_unit_test(test_catalogue),
 	    cmocka_unit_test(test_compare_fail),
 	    cmocka_unit_test(test_compare_disturbed_runs),
+	    cmocka_unit_test(test_compare_partly_disturbed_run),
 	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
 	    cmocka_unit_test(test_compare_device_steps_cap),
