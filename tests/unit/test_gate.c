@@ -1618,6 +1618,12 @@ static void scaled_side(struct summary *s, double f, const char *file, const cha
 	make_side(s, "NVIDIA H100", x, 8, file, sha);
 }
 
+static void release_runs(struct summary *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		summary_release(&s[i]);
+}
+
 /* Disturbed runs, judged as runs: a candidate run 60 % slower than the side's other two is
  * set aside, named with why, and the verdict rests on the two (an A/A pass); two of three
  * disturbed are set aside too, and the verdict rests on the fastest (a burst only slows a
@@ -1682,8 +1688,7 @@ static void test_compare_disturbed_runs(void **state)
 		gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
 				  &(struct gate_side){rw, 5, NULL, 0, NULL, NULL}, &th, &inputs,
 				  &r);
-		for (int i = 0; i < 5; i++)
-			summary_release(&w[i]);
+		release_runs(w, 5);
 	}
 	assert_int_equal(r.set_aside[1], 4);
 	assert_true(r.too_few_runs);
@@ -1697,10 +1702,8 @@ static void test_compare_disturbed_runs(void **state)
 	assert_non_null(strstr(md.ptr, "**set aside**"));
 	pg_buf_release(&md);
 	gate_result_release(&r);
-	for (int i = 0; i < 5; i++)
-		summary_release(&b[i]);
-	for (int i = 0; i < 3; i++)
-		summary_release(&c[i]);
+	release_runs(b, 5);
+	release_runs(c, 3);
 	gate_thresholds_release(&th);
 }
 
@@ -1738,10 +1741,8 @@ static void test_compare_partly_disturbed_run(void **state)
 	assert_non_null(strstr(v.ptr, "\"step_mean_excess_share\": 0.497761"));
 	pg_buf_release(&v);
 	gate_result_release(&r);
-	for (int i = 0; i < 5; i++)
-		summary_release(&b[i]);
-	for (int i = 0; i < 3; i++)
-		summary_release(&c[i]);
+	release_runs(b, 5);
+	release_runs(c, 3);
 	gate_thresholds_release(&th);
 }
 
