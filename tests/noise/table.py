@@ -16,7 +16,9 @@ whatever the gate does when it runs:
   multi-run   the same windows given as WINDOW `--baseline` runs, when this build combines
               several --baseline (detected by behaviour: a usage error, or a verdict whose
               baseline is one of the runs given alone, means not supported); with one
-              candidate run (multi-run:5) and with CAND_RUNS candidate runs (multi-run:5x3).
+              candidate run (multi-run:5) and with CAND_RUNS candidate runs (multi-run:5x3);
+              and one base run (each of HIST_TRIALS) against CAND_RUNS candidate runs
+              (multi-run:1x3: a PR job that reruns only its own side).
               Candidate groups are consecutive undisturbed runs of one variant (A/A: base runs
               outside the window), as a job makes its runs one after another; the runs left
               over, with the disturbed ones, make the groups of the disturbed rows.
@@ -409,8 +411,9 @@ def mode_words(mode):
         return "1 run (1 run)"
     kind, size = mode.split(":")
     n, _, k = size.partition("x")
-    return "%s (%s)" % ("history:%s" % n if kind == "history" else "%s runs" % n,
-                        "%s runs" % k if k else "1 run")
+    runs = lambda x: "1 run" if x == "1" else "%s runs" % x
+    return "%s (%s)" % ("history:%s" % n if kind == "history" else runs(n),
+                        runs(k) if k else "1 run")
 
 
 def targets(pairs, th, modes):
@@ -605,6 +608,11 @@ def main(argv):
                                                if n_cand > 1 else [])
     if supported:
         pairs += windowed(gate, runs, variants, th_list, wins, "multi-run", work, bad, n_cands)
+    if supported and n_cand > 1:
+        # one baseline run against n_cand candidate runs: a PR job that reruns only its own side
+        modes.insert(1, "multi-run:1x%d" % n_cand)
+        pairs += windowed(gate, runs, variants, th_list, windows(base, 1, trials), "multi-run",
+                          work, bad, (n_cand,))
 
     quiet = undisturbed(runs, listed)
     eff = effects(quiet, variants)
