@@ -112,6 +112,7 @@ struct side {
 	double within_var; /* variance of the side's median step from the steps inside its runs */
 	double within_var_p90; /* the same for its p90 step (a bootstrap inside each run) */
 	double jitter;	       /* median relative spread of a run's steps; NAN: no run has enough */
+	double excess; /* median over its runs of run_excess_share; NAN: no run has enough */
 };
 
 static void run_samples(const struct summary *s, int devices, struct samples *x)
@@ -166,6 +167,26 @@ static const char *choose_samples(uint32_t need, struct side *b, struct side *c)
 	return "steps";
 }
 
+/* How far the mean of a run's steady steps is above their median (NAN for
+ * fewer than 5 steps, as side_spread). */
+static double run_excess_share(const struct summary *s)
+{
+	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), sum = 0, med, out = NAN;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		if (s->steps[i].steady && s->steps[i].us >= 0) {
+			v[n++] = s->steps[i].us;
+			sum += s->steps[i].us;
+		}
+	if (n >= 5) {
+		med = gate_median(v, n);
+		out = med > 0 ? sum / n / med - 1 : NAN;
+	}
+	free(v);
+	return out;
+}
+
 /* Resamples of one run's steps for the spread of its p90 step. */
 #define P90_RESAMPLES 200
 
@@ -194,6 +215,11 @@ static void side_spread(struct side *s)
 	s->within_var /= (double)s->n * s->n;
 	s->within_var_p90 /= (double)s->n * s->n;
 	s->jitter = k ? gate_median(rel, k) : NAN;
+	k = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!s->history && isfinite(rel[k] = run_excess_share(s->runs[i])))
+			k++;
+	s->excess = k ? gate_median(rel, k) : NAN;
 	free(rel);
 }
 
@@ -267,6 +293,7 @@ struct test_ctx {
 	uint32_t m_parts;	   /* families, ops and collectives judged: they share alpha */
 	int disturbed;		   /* the candidate run's steps spread far beyond the baseline's */
 	double jitter_b, jitter_c; /* each side's relative step spread; NAN: unknown */
+	double excess_c;	   /* the candidate's mean step over its median, less 1 */
 	int quality_inconclusive;
 	const char *quality_code;
 };
@@ -338,9 +365,13 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	var_c = own_var(c, sd);
 	if (m->kind == GATE_K_STEP && b->n < GATE_NOISE_MIN_RUNS)
 		var_b = at_least(var_b, t->jitter_b, m->baseline);
-	if ((m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS) ||
-	    (t->disturbed && gate_metric_is_part(m->name)))
+	if (m->kind == GATE_K_STEP && c->n < GATE_NOISE_MIN_RUNS)
 		var_c = at_least(var_c, t->jitter_c, m->candidate);
+	/* a part's us_per_step is a mean over the steps, and the p90 step is the
+	 * tail: both carry the slow steps of a burst that hit part of the run,
+	 * which the steps' robust spread does not see */
+	if (t->disturbed && (gate_metric_is_part(m->name) || strcmp(m->name, "step.p90_us") == 0))
+		var_c = at_least(var_c, fmax(t->jitter_c, t->excess_c), m->candidate);
 	m->noise_sd = sqrt(var_b * gate_noise_median_var(nb) + var_c * gate_noise_median_var(nc) +
 			   within_var(m->name, t));
 }
@@ -627,40 +658,62 @@ static double side_step_us(const struct side *s)
  * by, as wide as GATE_JITTER_QUIET) was disturbed while it ran: a co-tenant
  * burst, not the code (docs/noise.md: in `make noise`, the steps of
  * undisturbed runs spread 0.5-4 %, of runs hit by a burst 5-27 %, and a real
- * regression does not widen the spread). Its parts are then known only to
- * within that spread too (noise_model), so a regression larger than the
- * disturbance still fails, and the quality action "disturbed" (shipped:
- * inconclusive) says so instead of passing. */
-#define GATE_DISTURBED_RATIO 3.0
-#define GATE_JITTER_QUIET    0.02
+ * regression does not widen the spread). So was one whose mean step is more
+ * than GATE_SET_ASIDE_EXCESS above its median and this many times the
+ * baseline's excess: a burst that hit a few of its steps, which the robust
+ * spread does not see but every part's us_per_step (a mean) carries. Its
+ * parts are then known only to within that spread too (noise_model), so a
+ * regression larger than the disturbance still fails, and the quality action
+ * "disturbed" (shipped: inconclusive) says so instead of passing. */
+#define GATE_DISTURBED_RATIO  3.0
+#define GATE_JITTER_QUIET     0.02
+#define GATE_SET_ASIDE_EXCESS 0.10
 
-static void check_disturbed(struct gate_result *r, struct test_ctx *t)
+static int excess_disturbed(const struct gate_result *r, double excess_b)
+{
+	double lim = GATE_SET_ASIDE_EXCESS;
+
+	if (isfinite(excess_b) && GATE_DISTURBED_RATIO * excess_b > lim)
+		lim = GATE_DISTURBED_RATIO * excess_b;
+	return isfinite(r->excess_candidate) && r->excess_candidate > lim;
+}
+
+static void check_disturbed(struct gate_result *r, struct test_ctx *t, double excess_b)
 {
 	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
 			 ? r->jitter_baseline
 			 : GATE_JITTER_QUIET;
+	const char *advice = r->candidate_runs < GATE_NOISE_MIN_RUNS
+				 ? "run it again, or give three --candidate runs"
+				 : "run them again on a quieter machine";
+	int spread =
+	    isfinite(r->jitter_candidate) && r->jitter_candidate >= GATE_DISTURBED_RATIO * ref;
 	enum gate_verdict a = GATE_INCONCLUSIVE;
+	char *msg;
 
-	if (!isfinite(r->jitter_candidate) || r->jitter_candidate < GATE_DISTURBED_RATIO * ref)
+	if (spread)
+		msg = pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times %s "
+				   "%.1f%%: the machine was busy while it ran; %s",
+				   100 * r->jitter_candidate, r->jitter_candidate / ref,
+				   isfinite(r->jitter_baseline) &&
+					   r->jitter_baseline > GATE_JITTER_QUIET
+				       ? "the baseline runs' steps'"
+				       : "the most a quiet run's steps spread,",
+				   100 * ref, advice);
+	else if (excess_disturbed(r, excess_b))
+		msg =
+		    pg_xasprintf("the candidate's mean step is %.0f%% above its median step: a "
+				 "burst on the machine slowed some of its steps, and every part's "
+				 "us_per_step (a mean over the steps) carries them; %s",
+				 100 * r->excess_candidate, advice);
+	else
 		return;
 	r->disturbed = t->disturbed = 1;
 	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
 		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)
 			a = r->thresholds->quality[i].action;
 	r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
-	r->quality[r->n_quality++] = (struct gate_quality_hit){
-	    1, pg_xstrdup("disturbed"),
-	    pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times %s %.1f%%: "
-			 "the machine was busy while it ran; %s",
-			 100 * r->jitter_candidate, r->jitter_candidate / ref,
-			 isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
-			     ? "the baseline runs' steps'"
-			     : "the most a quiet run's steps spread,",
-			 100 * ref,
-			 r->candidate_runs < GATE_NOISE_MIN_RUNS
-			     ? "run it again, or give three --candidate runs"
-			     : "run them again on a quieter machine"),
-	    a};
+	r->quality[r->n_quality++] = (struct gate_quality_hit){1, pg_xstrdup("disturbed"), msg, a};
 }
 
 static void prepare_test(struct gate_result *r, struct side *b, struct side *c, struct test_ctx *t)
@@ -687,8 +740,9 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	t->step_us = sb > sc ? sb : sc;
 	r->jitter_baseline = t->jitter_b = b->jitter;
 	r->jitter_candidate = t->jitter_c = c->jitter;
+	r->excess_candidate = t->excess_c = c->excess;
 	t->baseline_history = b->history;
-	check_disturbed(r, t);
+	check_disturbed(r, t, b->excess);
 	for (uint32_t i = 0; i < r->n_quality; i++)
 		if (r->quality[i].action == GATE_INCONCLUSIVE) {
 			t->quality_inconclusive = 1;
@@ -767,26 +821,6 @@ static void summary_sha256(const struct summary *s, char hex[65]);
 static double run_step_us(const struct summary *s)
 {
 	return s->steady.count > 0 ? s->steady.median_us : NAN;
-}
-
-/* How far the mean of a run's steady steps is above their median (NAN for
- * fewer than 5 steps, as side_spread). */
-static double run_excess_share(const struct summary *s)
-{
-	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), sum = 0, med, out = NAN;
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < s->n_steps; i++)
-		if (s->steps[i].steady && s->steps[i].us >= 0) {
-			v[n++] = s->steps[i].us;
-			sum += s->steps[i].us;
-		}
-	if (n >= 5) {
-		med = gate_median(v, n);
-		out = med > 0 ? sum / n / med - 1 : NAN;
-	}
-	free(v);
-	return out;
 }
 
 /* The most a run's mean step may exceed its median before the run is set
@@ -1167,7 +1201,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	r->step_p_value = NAN;
 	r->workload_overlap = NAN;
 	r->interval_lo_share = r->interval_hi_share = NAN;
-	r->jitter_baseline = r->jitter_candidate = NAN;
+	r->jitter_baseline = r->jitter_candidate = r->excess_candidate = NAN;
 	summary_sha256(r->baseline, r->baseline_summary_sha256);
 	summary_sha256(r->candidate, r->candidate_summary_sha256);
 	gate_check_provenance(r);

@@ -316,7 +316,9 @@ struct gate_result {
 					 aside; NAN: no side had runs enough to tell */
 	/* the median relative spread (robust sd) of a run's steady steps; NAN: unknown */
 	double jitter_baseline, jitter_candidate;
-	int disturbed;	  /* the candidate's steps spread far beyond the baseline's */
+	double excess_candidate; /* its mean steady step over its median, less 1; NAN: unknown */
+	int disturbed;	  /* the candidate's steps spread far beyond the baseline's, or a burst
+			     slowed some of them */
 	int too_few_runs; /* a side had too few runs left when the disturbed were set aside */
 	/* the noise decided the step's verdict (inconclusive for disturbance, or
 	 * past a limit but within noise): noisy is set, with the spreads used,

@@ -1709,7 +1709,8 @@ static void test_compare_disturbed_runs(void **state)
 
 /* A burst that hit part of a run: two of its eight steps three times as long leave its median
  * step alone but lift its mean 50 % (and with it every family's and op's us_per_step); the run
- * is set aside, named with why, and the side rests on the other two. */
+ * is set aside, named with why, and the side rests on the other two; given alone, it makes
+ * the verdict inconclusive. */
 static void test_compare_partly_disturbed_run(void **state)
 {
 	static const double hit[8] = {1000, 1001, 3006, 1003, 1004, 3015, 1006, 1007};
@@ -1740,6 +1741,17 @@ static void test_compare_partly_disturbed_run(void **state)
 	gate_result_write_json(&r, &v);
 	assert_non_null(strstr(v.ptr, "\"step_mean_excess_share\": 0.497761"));
 	pg_buf_release(&v);
+	gate_result_release(&r);
+
+	/* the same run as the only candidate: nothing to set it aside against, but its mean step
+	 * 50 % over its median says a burst hit it: disturbed, inconclusive, never a pass or fail
+	 */
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){&rc[1], 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_true(r.disturbed);
+	assert_true(fabs(r.excess_candidate - 0.497761) < 1e-6);
+	assert_true(has_quality(&r, "disturbed"));
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
 	gate_result_release(&r);
 	release_runs(b, 5);
 	release_runs(c, 3);
