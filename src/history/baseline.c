@@ -53,6 +53,17 @@ static int has_numbers(const struct history_record *r)
 	return 0;
 }
 
+/* A record of kind from a run on ref, for windows of kinds and wref (NULL: any). */
+static int takes(const char *const *kinds, const char *wref, const char *kind, const char *ref)
+{
+	return kind && kind_in(kind, kinds) && (!wref || (ref && strcmp(wref, ref) == 0));
+}
+
+int history_window_takes(const struct history_window_opts *o, const char *kind, const char *ref)
+{
+	return takes(o->kinds ? o->kinds : default_kinds, o->ref, kind, ref);
+}
+
 /* A record of the window's series, kinds and ref (numbers or not). */
 static int of_window(const struct history_record *r, const struct history_window_opts *o,
 		     const char *const *kinds)
@@ -61,9 +72,7 @@ static int of_window(const struct history_record *r, const struct history_window
 		return 0;
 	if (!o->series && (!r->label || strcmp(o->label, r->label) != 0))
 		return 0;
-	if (!kind_in(r->kind, kinds))
-		return 0;
-	return !o->ref || (r->ref && strcmp(o->ref, r->ref) == 0);
+	return takes(kinds, o->ref, r->kind, r->ref);
 }
 
 static int eligible(const struct history_record *r, const struct history_window_opts *o,
