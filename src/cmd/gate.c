@@ -567,7 +567,8 @@ const struct cmd_spec cmd_gate_spec = {
     "inconclusive; 1: fail (--fail-on warn: also warn and inconclusive; never: always 0).\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
     "candidate's series from runs on BRANCH ('*': any), read from --history-from, else from\n"
-    "--history; none: exit 3. Only --history appends a record.",
+    "--history; none: exit 3, unless this run's --history record would enter the window:\n"
+    "then it is the first (verdict recorded, exit 0). Only --history appends a record.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
 
 /* The pull request --comment goes to: --pr, else the event's. 0 with a note

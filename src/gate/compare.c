@@ -1061,6 +1061,10 @@ static void record_candidate(struct gate_result *r, const struct gate_side *gc)
 
 	memset(&t, 0, sizeof(t));
 	r->provenance = "no-baseline";
+	/* the candidate's trace warnings are listed; with nothing judged they act on nothing */
+	collect_quality(r);
+	for (uint32_t i = 0; i < r->n_quality; i++)
+		r->quality[i].action = GATE_IGNORE;
 	side_init(&b, &(struct gate_side){NULL, 0, NULL, 1, NULL, NULL});
 	side_init(&c, gc);
 	names = all_names(&b, &c, &n);

@@ -17,7 +17,9 @@
  * never mixes identities (walking back from the newest record, it ends at the
  * first record that differs in a field the thresholds check), so a framework
  * upgrade under strict thresholds starts a new, short window instead of
- * comparing across versions.
+ * comparing across versions. A window of no usable record stands for no run:
+ * a gate whose own record would enter it (history_window_takes) records the
+ * run as the series' first instead of judging it against anything.
  */
 #include "history.h"
 
