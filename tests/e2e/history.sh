@@ -4,7 +4,9 @@
 # server with token auth (tests/e2e/lib/git_http.py). A new branch starts as an orphan commit,
 # appends are linear commits by the bot, the same record twice is one line, 16 jobs at once all
 # land, a hook's rejection and a wrong token exit 5 with one line and the record kept, a corrupt
-# line is reported by file and line and skipped, an unknown record version is refused.
+# line is reported by file and line and skipped, an unknown record version is refused. The first
+# nightly gate against an empty history (or one of records without numbers) records the night
+# (verdict recorded, exit 0) and the next nights are gated against it.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/serve.sh"
@@ -409,6 +411,12 @@ jl "... one record: verdict recorded, tonight's numbers, the empty window as its
 	"r[0]['baseline']['summary_sha256'] is None" \
 	"r[0]['metrics']['step.median_us'] == [m['candidate'] for m in json.load(open('$T/night1.json'))['metrics'] if m['name'] == 'step.median_us'][0]" \
 	"set(r[0]['metrics']) >= {'step.median_us', 'step.p90_us', 'family.matmul.us_per_step'}"
+git init -q --bare "$T/again.git"
+pge GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main GITHUB_REPOSITORY=acme/train \
+	GITHUB_SHA="$(printf '%040d' 1)" GITHUB_RUN_ID=night-1 PROFGATE_TIME=2024-09-01T03:00:00Z \
+	"$PROFGATE" history append --repo "$T/again.git" --kind nightly "$T/night1.json"
+check "... history append of its verdict JSON writes the same record, byte for byte" \
+	eval '[ "$rc" -eq 0 ] && [ "$(shard "$T/again.git")" = "$(cat "$T/night-1.jsonl")" ]'
 night 2 "$T/base.json"
 check "second night, the same profile: gated against the first night's record, pass (exit 0)" \
 	eval '[ "$rc" -eq 0 ] && grep -q "^profgate gate: pass (nightly-bench)$" "$T/out" &&
