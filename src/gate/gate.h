@@ -357,10 +357,11 @@ struct gate_side {
 
 /* gate_compare for sides of several runs: every metric's value on a side is
  * the median over its runs; the noise model takes the spread between them.
- * A baseline of no runs (a history window that holds no usable record yet)
- * judges nothing: the verdict is GATE_RECORDED, every metric of the candidate
- * a GATE_RECORDED row with its value (the record the next run is gated
- * against), provenance "no-baseline". */
+ * A baseline of no runs (a history window that holds no usable record yet;
+ * b->rep then the summary its report shows, an empty one) judges nothing:
+ * the verdict is GATE_RECORDED, every metric of the candidate a GATE_RECORDED
+ * row with its value (the record the next run is gated against), provenance
+ * "no-baseline". */
 void gate_compare_runs(const struct gate_side *b, const struct gate_side *c,
 		       const struct gate_thresholds *th, const struct gate_inputs *in,
 		       struct gate_result *r);
