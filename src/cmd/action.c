@@ -71,7 +71,7 @@ static const struct input_def input_defs[] = {
 
 /* The outputs, as action.yml declares them. */
 static const struct input_def output_defs[] = {
-    {"verdict", NULL, "pass, improved, warn, inconclusive, fail or incomparable; error"},
+    {"verdict", NULL, "pass, improved, warn, inconclusive, fail, incomparable or recorded; error"},
     {"exit_code", NULL, "the step's exit code"},
     {"regressions", NULL, "the number of metrics that warn or fail"},
     {"report_path", NULL, "the markdown report"},

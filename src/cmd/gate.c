@@ -76,7 +76,10 @@ static const char *step_noise(const struct gate_result *r)
 	return NULL;
 }
 
-static void print_verdict(const struct gate_result *r, const struct cmd_gate_job *job)
+/* series and note: the candidate's series and the baseline's description
+ * (for a window, what it holds, or why it holds nothing). */
+static void print_verdict(const struct gate_result *r, const struct cmd_gate_job *job,
+			  const char *series, const char *note)
 {
 	static const enum gate_verdict order[] = {GATE_FAIL, GATE_WARN, GATE_INCONCLUSIVE,
 						  GATE_IMPROVED};
@@ -92,6 +95,13 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	fprintf(f, "\n");
 	if (r->verdict == GATE_INCOMPARABLE)
 		goto out; /* the refusal goes to stderr (print_refusal) */
+	if (r->verdict == GATE_RECORDED) {
+		fprintf(f,
+			"  first record of %s: nothing to compare against (%s); its numbers are "
+			"recorded as the reference\n",
+			pg_line(&b, series), pg_line(&a, note));
+		goto out;
+	}
 	if (r->has_step) {
 		fprintf(f, "  steady median step: ");
 		print_time(f, r->step_baseline_us);
@@ -201,6 +211,27 @@ static void print_refusal(const struct gate_result *r, const struct cmd_gate_job
 	pg_buf_release(&c);
 }
 
+static void record_env(const struct cmd_gate_job *job, struct history_env *env)
+{
+	if (job->history_env)
+		*env = *job->history_env;
+	else
+		history_env_from_environ(env);
+}
+
+/* The kind of the record this run appends to the history its window is read
+ * from, its ref in *ref; NULL when it appends none there. */
+static const char *own_record(const struct cmd_gate_job *job, const char **ref)
+{
+	struct history_env env;
+
+	record_env(job, &env);
+	*ref = env.ref;
+	if (!job->history || strcmp(cmd_gate_history_read(job), job->history) != 0)
+		return NULL;
+	return job->kind ? job->kind : history_kind_infer(&env);
+}
+
 /* gate --history: the verdict's record appended after the verdict is out.
  * Returns the delivery's exit code; the caller decides whether it counts. */
 static int record_history(const struct cmd_gate_job *job, const struct gate_result *r)
@@ -209,10 +240,7 @@ static int record_history(const struct cmd_gate_job *job, const struct gate_resu
 	struct history_env env;
 	int rc;
 
-	if (job->history_env)
-		env = *job->history_env;
-	else
-		history_env_from_environ(&env);
+	record_env(job, &env);
 	if (history_record_from_result(&rec, r, &env, job->kind)) {
 		fprintf(stderr, "profgate: %s%s\n",
 			job->history_required ? "" : "warning: ", pg_error_last());
@@ -349,11 +377,12 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	cp = inputs + nb;
 	if (job->baseline_history) {
 		/* the window is the candidate's series: the candidate comes first */
+		const char *ref, *kind = own_record(job, &ref);
 		nb = 0;
 		rc = load_side(job, cp, nc, c, sha_c);
 		if (rc == PG_EXIT_OK)
-			rc = cmd_history_window_baseline(job, &th, &c[0], &window_b, &window, &note,
-							 &hruns, &n_hruns);
+			rc = cmd_history_window_baseline(job, &th, &c[0], kind, ref, &window_b,
+							 &window, &note, &hruns, &n_hruns);
 	} else {
 		rc = load_side(job, bp, nb, b, sha_b);
 		if (rc == PG_EXIT_OK)
@@ -433,8 +462,8 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		rc = cmd_error(PG_EXIT_INPUT);
 	if (rc == PG_EXIT_OK) {
 		if (!job->quiet) {
-			print_verdict(&r, job);
-			if (job->baseline_history)
+			print_verdict(&r, job, series.ptr, note.ptr);
+			if (job->baseline_history && r.verdict != GATE_RECORDED)
 				printf("  baseline: %s: %s\n", job->baseline, note.ptr);
 			if (job->report_out && strcmp(job->report_out, "-") != 0)
 				printf("  report: %s\n", job->report_out);
@@ -538,7 +567,8 @@ const struct cmd_spec cmd_gate_spec = {
     "inconclusive; 1: fail (--fail-on warn: also warn and inconclusive; never: always 0).\n"
     "history:BRANCH[:N] is the median of the last N (5) main/nightly records of the\n"
     "candidate's series from runs on BRANCH ('*': any), read from --history-from, else from\n"
-    "--history; none: exit 3. Only --history appends a record.",
+    "--history; none: exit 3, unless this run's --history record would enter the window:\n"
+    "then it is the first (verdict recorded, exit 0). Only --history appends a record.",
     gate_opts, (int)PG_ARRAY_LEN(gate_opts)};
 
 /* The pull request --comment goes to: --pr, else the event's. 0 with a note

@@ -18,9 +18,6 @@
 
 #define RECORD_MAX_BYTES (64u << 20)
 
-static const char *const verdicts[] = {"pass", "improved",     "warn",
-				       "fail", "inconclusive", "incomparable"};
-
 /* Retries and corrupt lines: one line each on stderr. */
 static void log_line(void *payload, const char *msg)
 {
@@ -252,19 +249,15 @@ const struct cmd_spec cmd_history_show_spec = {
 
 static int check_filters(void)
 {
-	int ok = 0;
-
 	if (opt_kind && !history_kind_valid(opt_kind))
 		return pg_error_set(PG_EUSAGE,
 				    "history show: --kind '%s': give pr, main, nightly or manual",
 				    opt_kind);
-	for (size_t i = 0; opt_verdict && i < PG_ARRAY_LEN(verdicts); i++)
-		ok |= strcmp(opt_verdict, verdicts[i]) == 0;
-	if (opt_verdict && !ok)
+	if (opt_verdict && !history_verdict_valid(opt_verdict))
 		return pg_error_set(
 		    PG_EUSAGE,
 		    "history show: --verdict '%s': give pass, improved, warn, fail, "
-		    "inconclusive or incomparable",
+		    "inconclusive, incomparable or recorded",
 		    opt_verdict);
 	if (opt_since && history_filter_check_since(opt_since))
 		return PG_EUSAGE;

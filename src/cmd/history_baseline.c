@@ -174,10 +174,13 @@ static int read_newest(const char *what, const struct history_store_opts *o,
 }
 
 /* Read the branch and select the window; prints errors, returns an exit code.
- * series_out: as read_newest's. */
+ * series_out: as read_newest's. empty non-NULL: a history that holds no
+ * record for the window (or no branch yet) is no error: PG_EXIT_OK with w->n
+ * 0 and why in *empty. */
 static int read_window(const char *what, const char *remote, const char *branch,
 		       struct history_filter *f, struct history_window_opts *wo, const char *hint,
-		       struct history_list *l, struct history_window *w, char **series_out)
+		       struct history_list *l, struct history_window *w, char **series_out,
+		       struct pg_buf *empty)
 {
 	struct history_store_opts o;
 	struct pg_buf skipped = PG_BUF_INIT;
@@ -194,7 +197,12 @@ static int read_window(const char *what, const char *remote, const char *branch,
 	snprintf(why, sizeof(why), "%s", pg_error_last());
 	if (rc == PG_ENOTFOUND)
 		cmd_history_kinds_note(l, NULL, w->kinds, 0, hint, &skipped);
-	if (rc == PG_ENOTFOUND && !exists)
+	if (rc == PG_ENOTFOUND && empty) {
+		pg_buf_addf(empty, "%s %s %s", why, exists ? "in" : "yet: no branch",
+			    branch ? branch : HISTORY_DEFAULT_BRANCH);
+		w->series = wo->series;
+		rc = 0;
+	} else if (rc == PG_ENOTFOUND && !exists)
 		pg_error_set(rc, "%s: %s: the branch '%s' does not exist at '%s' yet", what, why,
 			     branch ? branch : HISTORY_DEFAULT_BRANCH, remote);
 	else
@@ -202,7 +210,7 @@ static int read_window(const char *what, const char *remote, const char *branch,
 			     branch ? branch : HISTORY_DEFAULT_BRANCH, skipped.len ? "; " : "",
 			     skipped.len ? skipped.ptr : "");
 	pg_buf_release(&skipped);
-	return cmd_error(pg_exit_code(rc));
+	return rc ? cmd_error(pg_exit_code(rc)) : PG_EXIT_OK;
 }
 
 /* ---- gate --baseline history:... ---- */
@@ -255,8 +263,8 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 }
 
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
-				const struct summary *cand, struct summary *b,
-				struct pg_buf *window_json, struct pg_buf *note,
+				const struct summary *cand, const char *kind, const char *ref,
+				struct summary *b, struct pg_buf *window_json, struct pg_buf *note,
 				struct summary **runs, uint32_t *n_runs)
 {
 	struct pg_buf series = PG_BUF_INIT, what = PG_BUF_INIT;
@@ -271,9 +279,13 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	*n_runs = 0;
 	series_opts(job, th, cand, job->baseline_ref, job->baseline_n, &series, &wo, &f);
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
+	/* a run whose own record enters the window starts it when it is empty */
 	rc = read_window(what.ptr, cmd_gate_history_read(job), job->history_branch, &f, &wo,
-			 GATE_KINDS_HINT, &l, &w, NULL);
-	if (rc == PG_EXIT_OK) {
+			 GATE_KINDS_HINT, &l, &w, NULL,
+			 kind && history_window_takes(&wo, kind, ref) ? note : NULL);
+	if (rc == PG_EXIT_OK && w.n == 0) {
+		history_window_json(&w, job->history_branch, window_json);
+	} else if (rc == PG_EXIT_OK) {
 		summary_release(b);
 		history_baseline_summary(&w, cand, b);
 		*runs = pg_xcalloc(w.n + 1, sizeof(**runs));
@@ -400,7 +412,8 @@ int cmd_history_baseline(int argc, char **argv)
 	wo = (struct history_window_opts){opt_series, opt_label,   kinds,	 ref,
 					  n,	      th.identity, th.n_identity};
 	f = (struct history_filter){opt_series, opt_label, NULL, NULL, NULL, 0};
-	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, NULL, &l, &w, &series);
+	rc = read_window("history baseline", opt_repo, opt_branch, &f, &wo, NULL, &l, &w, &series,
+			 NULL);
 	if (rc == PG_EXIT_OK) {
 		history_baseline_summary(&w, NULL, &s);
 		rc = write_baseline(&w, &l, &s);

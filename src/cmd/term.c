@@ -63,6 +63,8 @@ enum term_style term_verdict_style(const char *verdict)
 		return TERM_BAD;
 	if (strcmp(verdict, "warn") == 0 || strcmp(verdict, "inconclusive") == 0)
 		return TERM_WARN;
+	if (strcmp(verdict, "recorded") == 0)
+		return TERM_DIM; /* judged nothing: neither good nor bad */
 	return TERM_GOOD;
 }
 

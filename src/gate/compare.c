@@ -35,6 +35,7 @@ static const char *const verdict_names[] = {
     [GATE_NEW] = "new",
     [GATE_GONE] = "gone",
     [GATE_UNRECORDED] = "unrecorded",
+    [GATE_RECORDED] = "recorded",
     [GATE_INCOMPARABLE] = "incomparable",
     [GATE_IGNORE] = "ignore",
 };
@@ -1160,6 +1161,47 @@ static const struct summary *representative(const struct gate_side *g)
 	return rep;
 }
 
+/* No baseline run: nothing is judged, nothing invented. Every metric of the
+ * candidate (the median over its runs, as a comparison takes it, floors
+ * applied to its own share) is a GATE_RECORDED row, so the history record
+ * carries the numbers the next run is gated against. */
+static void record_candidate(struct gate_result *r, const struct gate_side *gc)
+{
+	struct side b, c;
+	struct test_ctx t;
+	uint32_t n;
+	const char **names;
+
+	memset(&t, 0, sizeof(t));
+	r->provenance = "no-baseline";
+	/* the candidate's trace warnings are listed; with nothing judged they act on nothing */
+	collect_quality(r);
+	for (uint32_t i = 0; i < r->n_quality; i++)
+		r->quality[i].action = GATE_IGNORE;
+	side_init(&b, &(struct gate_side){NULL, 0, NULL, 1, NULL, NULL});
+	side_init(&c, gc);
+	names = all_names(&b, &c, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct side_metric sb, sc, sh = {0};
+		side_metric(&b, names[i], &sb);
+		side_metric(&c, names[i], &sc);
+		if (sc.present)
+			add_metric(r, &sb, &sc, &sh, names[i], &t, 1);
+		free(sb.v);
+		free(sc.v);
+	}
+	for (uint32_t i = 0; i < r->n_metrics; i++) {
+		r->metrics[i].verdict = GATE_RECORDED;
+		free(r->metrics[i].note);
+		r->metrics[i].note = NULL;
+	}
+	free(names);
+	side_release(&b);
+	side_release(&c);
+	r->baseline_summary_sha256[0] = '\0'; /* no summary stands for no run */
+	r->verdict = GATE_RECORDED;
+}
+
 void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 		       const struct gate_thresholds *th, const struct gate_inputs *in,
 		       struct gate_result *r)
@@ -1204,6 +1246,10 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 	r->jitter_baseline = r->jitter_candidate = r->excess_candidate = NAN;
 	summary_sha256(r->baseline, r->baseline_summary_sha256);
 	summary_sha256(r->candidate, r->candidate_summary_sha256);
+	if (gb->n_runs == 0) {
+		record_candidate(r, gc);
+		goto out;
+	}
 	gate_check_provenance(r);
 	collect_quality(r);
 	if (strcmp(r->provenance, "comparable") != 0) {

@@ -17,8 +17,9 @@
 #define GATE_VERDICT_SCHEMA    "profgate.verdict/1"
 #define GATE_THRESHOLDS_SCHEMA "profgate.thresholds/1"
 
-/* Per metric: pass, improved, warn, fail, inconclusive, new, gone, unrecorded. Overall:
- * the most severe, incomparable above all (gate_verdict_severity). */
+/* Per metric: pass, improved, warn, fail, inconclusive, new, gone, unrecorded, recorded.
+ * Overall: the most severe, incomparable above all (gate_verdict_severity); recorded when
+ * there was no baseline to judge against (gate_compare_runs). */
 enum gate_verdict {
 	GATE_PASS,
 	GATE_IMPROVED,
@@ -28,12 +29,14 @@ enum gate_verdict {
 	GATE_NEW,
 	GATE_GONE,
 	GATE_UNRECORDED, /* only the candidate has it, of a group no baseline run carries */
+	GATE_RECORDED,	 /* no baseline run at all: the candidate's value recorded, not judged */
 	GATE_INCOMPARABLE,
 	GATE_IGNORE, /* thresholds "quality" action only: no effect */
 };
 
 const char *gate_verdict_name(enum gate_verdict v);
-/* pass, new, gone 0 < improved 1 < inconclusive 2 < warn 3 < fail 4 < incomparable 5 */
+/* pass, new, gone, unrecorded, recorded 0 < improved 1 < inconclusive 2 < warn 3 < fail 4 <
+ * incomparable 5 */
 int gate_verdict_severity(enum gate_verdict v);
 /* The exit code of DESIGN §5 for an overall verdict. */
 int gate_verdict_exit(enum gate_verdict v);
@@ -356,7 +359,12 @@ struct gate_side {
 };
 
 /* gate_compare for sides of several runs: every metric's value on a side is
- * the median over its runs; the noise model takes the spread between them. */
+ * the median over its runs; the noise model takes the spread between them.
+ * A baseline of no runs (a history window that holds no usable record yet;
+ * b->rep then the summary its report shows, an empty one) judges nothing:
+ * the verdict is GATE_RECORDED, every metric of the candidate a GATE_RECORDED
+ * row with its value (the record the next run is gated against), provenance
+ * "no-baseline". */
 void gate_compare_runs(const struct gate_side *b, const struct gate_side *c,
 		       const struct gate_thresholds *th, const struct gate_inputs *in,
 		       struct gate_result *r);

@@ -155,7 +155,7 @@ static void write_side(struct pg_json *j, const struct gate_result *r, int k, co
 	pg_json_kv_uint(j, "runs", runs);
 	pg_json_kv_uint(j, "runs_set_aside", r->set_aside[k]);
 	num(j, "step_jitter", jitter, 6);
-	pg_json_kv_str(j, "summary_sha256", summary_sha);
+	pg_json_kv_str(j, "summary_sha256", summary_sha[0] ? summary_sha : NULL);
 	write_run_list(j, r, k);
 	write_identity(j, s);
 	if (history_json) {
@@ -364,9 +364,9 @@ static void write_breakdown(struct pg_json *j, const struct gate_result *r)
 
 static void write_counts(struct pg_json *j, const struct gate_result *r)
 {
-	static const enum gate_verdict order[] = {GATE_FAIL,	 GATE_WARN,	 GATE_INCONCLUSIVE,
-						  GATE_IMPROVED, GATE_PASS,	 GATE_NEW,
-						  GATE_GONE,	 GATE_UNRECORDED};
+	static const enum gate_verdict order[] = {GATE_FAIL,	 GATE_WARN,	  GATE_INCONCLUSIVE,
+						  GATE_IMPROVED, GATE_PASS,	  GATE_NEW,
+						  GATE_GONE,	 GATE_UNRECORDED, GATE_RECORDED};
 
 	pg_json_key(j, "counts");
 	pg_json_obj_begin(j);
@@ -413,7 +413,7 @@ void gate_result_write_json(const struct gate_result *r, struct pg_buf *out)
 		write_metric(&j, &r->metrics[i]);
 	pg_json_arr_end(&j);
 	write_attribution(&j, r);
-	if (r->verdict != GATE_INCOMPARABLE) {
+	if (r->verdict != GATE_INCOMPARABLE && r->verdict != GATE_RECORDED) {
 		num(&j, "attribution_z", r->attribution_z, 2);
 		num(&j, "attribution_z_against", r->attribution_z_against, 2);
 		num(&j, "attribution_remainder_us_per_step", r->attribution_remainder_us, 3);

@@ -17,7 +17,9 @@
  * never mixes identities (walking back from the newest record, it ends at the
  * first record that differs in a field the thresholds check), so a framework
  * upgrade under strict thresholds starts a new, short window instead of
- * comparing across versions.
+ * comparing across versions. A window of no usable record stands for no run:
+ * a gate whose own record would enter it (history_window_takes) records the
+ * run as the series' first instead of judging it against anything.
  */
 #include "history.h"
 
@@ -53,6 +55,17 @@ static int has_numbers(const struct history_record *r)
 	return 0;
 }
 
+/* A record of kind from a run on ref, for windows of kinds and wref (NULL: any). */
+static int takes(const char *const *kinds, const char *wref, const char *kind, const char *ref)
+{
+	return kind && kind_in(kind, kinds) && (!wref || (ref && strcmp(wref, ref) == 0));
+}
+
+int history_window_takes(const struct history_window_opts *o, const char *kind, const char *ref)
+{
+	return takes(o->kinds ? o->kinds : default_kinds, o->ref, kind, ref);
+}
+
 /* A record of the window's series, kinds and ref (numbers or not). */
 static int of_window(const struct history_record *r, const struct history_window_opts *o,
 		     const char *const *kinds)
@@ -61,9 +74,7 @@ static int of_window(const struct history_record *r, const struct history_window
 		return 0;
 	if (!o->series && (!r->label || strcmp(o->label, r->label) != 0))
 		return 0;
-	if (!kind_in(r->kind, kinds))
-		return 0;
-	return !o->ref || (r->ref && strcmp(o->ref, r->ref) == 0);
+	return takes(kinds, o->ref, r->kind, r->ref);
 }
 
 static int eligible(const struct history_record *r, const struct history_window_opts *o,

@@ -92,6 +92,8 @@ void history_record_release(struct history_record *r);
 const char *history_kind_infer(const struct history_env *e);
 /* 1 when kind is one of the four kinds. */
 int history_kind_valid(const char *kind);
+/* 1 when v is an overall verdict a record may hold (the one list, record.c). */
+int history_verdict_valid(const char *v);
 
 struct gate_result;
 /*
@@ -328,6 +330,10 @@ struct history_window {
  */
 int history_window_select(const struct history_list *l, const struct history_window_opts *o,
 			  struct history_window *w) PG_WUR;
+/* 1 when a record of kind from a run on ref (NULL: outside CI) would enter
+ * the windows of o (its kinds and ref): the test of history_window_select,
+ * for a record not written yet. */
+int history_window_takes(const struct history_window_opts *o, const char *kind, const char *ref);
 void history_window_release(struct history_window *w);
 
 /* The window as compact JSON: the history branch, ref, kinds, series, records

@@ -21,9 +21,10 @@
 #define EVENT_MAX_BYTES (16u << 20)
 
 static const char *const kinds[] = {"pr", "main", "nightly", "manual"};
-/* The overall verdicts a gate gives (docs/gate.md "The verdict JSON"). */
-static const char *const verdicts[] = {"pass", "improved",     "warn",
-				       "fail", "inconclusive", "incomparable"};
+/* The overall verdicts a gate gives (docs/gate.md "The verdict JSON"); recorded:
+ * the first record of a series, judged against nothing. */
+static const char *const verdicts[] = {"pass",	       "improved",     "warn",	  "fail",
+				       "inconclusive", "incomparable", "recorded"};
 
 void history_record_init(struct history_record *r)
 {
@@ -140,7 +141,7 @@ const char *history_kind_infer(const struct history_env *e)
 	return kind;
 }
 
-static int verdict_valid(const char *v)
+int history_verdict_valid(const char *v)
 {
 	for (size_t i = 0; v && i < PG_ARRAY_LEN(verdicts); i++)
 		if (strcmp(v, verdicts[i]) == 0)
@@ -659,7 +660,7 @@ static int run_fields(struct history_record *r, const struct run_facts *f)
 	struct pg_buf series = PG_BUF_INIT;
 	int64_t code;
 
-	if (!verdict_valid(f->verdict))
+	if (!history_verdict_valid(f->verdict))
 		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
 				    f->verdict);
 	/* a process's exit code; anything else is no gate's (and -1 would read back as null) */
@@ -841,7 +842,7 @@ int history_record_from_result(struct history_record *r, const struct gate_resul
 			       window,
 			       g->in.baseline_path,
 			       g->in.baseline_sha256,
-			       g->baseline_summary_sha256,
+			       g->baseline_summary_sha256[0] ? g->baseline_summary_sha256 : NULL,
 			       g->candidate_summary_sha256,
 			       g->thresholds->name,
 			       g->in.version};
@@ -1002,7 +1003,7 @@ int record_check_fields(const struct history_record *r)
 	if (!history_kind_valid(r->kind))
 		return pg_error_set(PG_EFORMAT, "kind '%s' is not pr, main, nightly or manual",
 				    r->kind);
-	if (!verdict_valid(r->verdict))
+	if (!history_verdict_valid(r->verdict))
 		return pg_error_set(PG_EFORMAT, "verdict '%.40s' is not one a gate gives",
 				    r->verdict);
 	return 0;

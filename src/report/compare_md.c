@@ -148,9 +148,10 @@ static int display_rank(enum gate_verdict v)
 	case GATE_GONE: return 6;
 	case GATE_UNRECORDED: return 7;
 	case GATE_PASS: return 8;
-	case GATE_IGNORE: return 9;
+	case GATE_RECORDED: return 9;
+	case GATE_IGNORE: return 10;
 	}
-	return 10;
+	return 11;
 }
 
 static double baseline_step_us(const struct gate_result *r)
@@ -1036,9 +1037,39 @@ static void quality(const struct gate_result *r, struct pg_buf *b)
 	pg_buf_adds(b, "\n");
 }
 
+/* No baseline run (an empty history window): what was recorded instead of a
+ * verdict, with no metric table, since no value was judged. */
+static void recorded(const struct gate_result *r, struct pg_buf *b)
+{
+	pg_buf_adds(b,
+		    "**First record of this series: nothing to compare against.** The baseline ");
+	report_code(b, r->in.baseline_path ? r->in.baseline_path : "unknown", 120);
+	pg_buf_addf(b,
+		    " holds no record of this series with numbers yet, so nothing was judged; "
+		    "this run's %u metric%s are recorded as the reference the next runs are "
+		    "gated against.\n\n",
+		    r->n_metrics, r->n_metrics == 1 ? "" : "s");
+	if (r->candidate && r->candidate->steady.count) {
+		pg_buf_adds(b, "Steady median step: ");
+		report_time(b, r->candidate->steady.median_us);
+		pg_buf_addf(b, " (%u steady step%s).\n\n", r->candidate->steady.count,
+			    r->candidate->steady.count == 1 ? "" : "s");
+	}
+	pg_buf_adds(b, "### Provenance\n\n");
+	run_context(b, "candidate", side_path(r, 1, r->in.candidate_path),
+		    side_sha(r, 1, r->in.candidate_sha256), r->candidate);
+	run_list(b, r, 1);
+	pg_buf_adds(b, "\n");
+	quality(r, b);
+}
+
 void report_compare_md(const struct gate_result *r, struct pg_buf *out)
 {
 	title(r, out);
+	if (r->verdict == GATE_RECORDED) {
+		recorded(r, out);
+		goto out;
+	}
 	if (r->verdict == GATE_INCOMPARABLE)
 		refused(r, out);
 	else if (r->has_step)
@@ -1053,6 +1084,7 @@ void report_compare_md(const struct gate_result *r, struct pg_buf *out)
 	new_gone(r, out);
 	provenance(r, out);
 	quality(r, out);
+out:
 	pg_buf_addf(out, "<sub>profgate %s · %s</sub>\n", r->in.version ? r->in.version : "",
 		    GATE_VERDICT_SCHEMA);
 }

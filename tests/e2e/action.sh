@@ -4,7 +4,8 @@
 # against the fake GitHub and a local bare repository as the history remote: a same-repository
 # pull request (gate, history, comment, check run on the head commit, job summary, annotations,
 # outputs parsed back by the runner's rules), a rerun (updated in place, no second record),
-# fail_on, a fork's pull request (no comment, check run or push; the summary says why), the
+# fail_on, the first nightly run against a history that holds nothing (recorded, exit 0 under
+# fail_on warn), a fork's pull request (no comment, check run or push; the summary says why), the
 # workflow_run half of the fork-safe split, input errors, escaped annotations for hostile op
 # names, the secrets: masked first, never printed, never stored; and a CPU-only runner gating
 # host profiles of a CPU PyTorch run.
@@ -230,6 +231,24 @@ check "... and the run's own record appended after it" \
 act "{$WITH_HIST, \"comment\": \"never\"}"
 check "baseline history:* without the history input: exit 2, one line naming the input" \
 	eval '[ "$rc" -eq 2 ] && grep -q "^profgate: action: baseline .history:\*. reads the history: set the history input$" "$T/err"'
+
+# ---- the first night: examples/nightly.yml's step against a history that holds nothing ----
+git init -q --bare "$T/hist3.git"
+printf '{"schedule": "0 3 * * *", "repository": {"full_name": "o/r", "default_branch": "main"}}\n' \
+	>"$T/schedule.json"
+NIGHT_ENV="{\"GITHUB_EVENT_NAME\": \"schedule\", \"GITHUB_EVENT_PATH\": \"$T/schedule.json\", \"GITHUB_REF\": \"refs/heads/main\", \"GITHUB_SHA\": \"6666666666666666666666666666666666666666\", \"GITHUB_HEAD_REF\": null, \"GITHUB_BASE_REF\": null, \"GITHUB_RUN_ID\": \"901\"}"
+act "{\"baseline\": \"history:main:7\", \"candidate\": \"profiles/baseline.rank-0.pt.trace.json.gz\", \"label\": \"nightly bench\", \"thresholds\": \"nightly\", \"history\": \"$T/hist3.git\", \"kind\": \"nightly\", \"comment\": \"never\", \"fail_on\": \"warn\"}" \
+	"$NIGHT_ENV"
+ocheck "first night, empty history, fail_on warn: exit 0, verdict recorded, no regression" \
+	"o['verdict'] == 'recorded' and o['exit_code'] == '0' and o['regressions'] == '0'" \
+	"out[-2] == 'profgate action: recorded, exit 0'" \
+	"not [c for c in cmds if c.startswith(('::error', '::warning'))]"
+check "... the job summary says it is the first record, with no metric table" \
+	eval 'grep -q "^## profgate: RECORDED — nightly bench$" "$T/files/summary" &&
+		grep -q "First record of this series: nothing to compare against" "$T/files/summary" &&
+		! grep -q "^| " "$T/files/summary"'
+check "... and the night's record is on the history branch, verdict recorded" \
+	eval 'git -C "$T/hist3.git" show "profgate-history:$(git -C "$T/hist3.git" ls-tree -r --name-only profgate-history | grep jsonl)" | grep -q "\"kind\":\"nightly\",\"verdict\":\"recorded\",\"exit_code\":0"'
 
 # ---- a fork's pull request: read-only token, no deliveries ----
 gh_mark

@@ -1,7 +1,7 @@
 #!/bin/sh
 # history dashboard end to end: a history made by real `history append` runs into a local bare
 # repository (a series 12% slower from its 26th nightly record, with fail and warn verdicts and PR
-# records beside; a series whose label, op name, repository, commit and run id are hostile; a
+# records beside, its first record a first night's `recorded`, judged against nothing; a series whose label, op name, repository, commit and run id are hostile; a
 # series too short to test), written as a site by `history dashboard`, then checked: the data of
 # each page is the bytes `history trend --series S --format json` writes, the change point is at
 # the record where it was put, with its commit; hostile text appears only escaped; the same
@@ -9,7 +9,8 @@
 # and npm are here, the site is opened in headless Chromium through playwright-core (installed
 # on demand into build/browser) from file:// and from a folder served on loopback
 # (tests/e2e/browser/dashboard.mjs): no console error, a point per record, the change points and
-# fail marks where the history says, the links right, nothing injected.
+# fail marks where the history says (none on a recorded record, drawn neutral), the links right,
+# nothing injected.
 # PG_DASHBOARD_SCREENSHOT=FILE saves a screenshot of the first page there (docs/dashboard.png).
 set -u
 . "$(dirname "$0")/lib/tap.sh"
@@ -44,7 +45,7 @@ def record(label, day, kind, factor, verdict, repo, sha, run, pr, extra=None):
     global n
     r = json.loads(json.dumps(base))
     r["label"], r["series"], r["kind"], r["verdict"] = label, series_of(label), kind, verdict
-    r["exit_code"] = {"pass": 0, "warn": 0, "fail": 1}[verdict]
+    r["exit_code"] = {"pass": 0, "warn": 0, "fail": 1, "recorded": 0}[verdict]
     when = T0 + datetime.timedelta(days=day, hours=12 if kind == "pr" else 0)
     r["time"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
     r["record_id"] = hashlib.sha256(("%s/%s/%d" % (label, kind, day)).encode()).hexdigest()[:32]
@@ -76,7 +77,7 @@ def add(label, days, step, pr_every=0, hostile=False):
     files[s] = page(s)
     L = links.setdefault(s, {"commit": [], "pr": [], "run": []})
     for d in range(days):
-        verdict = "fail" if d in (25, 26) and step else "warn" if d == 30 and step else "pass"
+        verdict = "recorded" if d == 0 else "fail" if d in (25, 26) and step else "warn" if d == 30 and step else "pass"
         factor = 1.12 if step and d >= 25 else 1.0
         if hostile:
             repo, sha, run = 'evil/"><script>window.__pwned=5</script>', "javascript:window.__pwned=6", "1 onclick=x"

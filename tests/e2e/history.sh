@@ -4,7 +4,9 @@
 # server with token auth (tests/e2e/lib/git_http.py). A new branch starts as an orphan commit,
 # appends are linear commits by the bot, the same record twice is one line, 16 jobs at once all
 # land, a hook's rejection and a wrong token exit 5 with one line and the record kept, a corrupt
-# line is reported by file and line and skipped, an unknown record version is refused.
+# line is reported by file and line and skipped, an unknown record version is refused. The first
+# nightly gate against an empty history (or one of records without numbers) records the night
+# (verdict recorded, exit 0) and the next nights are gated against it.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/serve.sh"
@@ -335,19 +337,20 @@ pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --json --si
 jl "... and the record read once after it" "$T/out" \
 	"sorted(x['run_id'] for x in r if x['time'] < '2025') == ['h6']"
 
-# six jobs at once over HTTP, each its own runner (wait for them, not for the server)
-pids=
+# six jobs at once over HTTP, each its own runner (wait for them, not for the server, whose pid
+# stays in $pids for serve.sh to kill on exit)
+web=
 i=1
 while [ $i -le 6 ]; do
 	(env PROFGATE_CACHE_DIR="$T/cache6/$i" PROFGATE_GIT_TOKEN=$TOKEN GITHUB_RUN_ID="web-$i" \
 		PROFGATE_TIME=2024-08-01T00:00:00Z timeout 90 "$PROFGATE" history append --repo "$URL" \
 		"$T/v.json" >/dev/null 2>"$T/w.$i.err"
 	echo $? >"$T/w.$i.rc") &
-	pids="$pids $!"
+	web="$web $!"
 	i=$((i + 1))
 done
 # shellcheck disable=SC2086
-wait $pids
+wait $web
 check "six concurrent appends over HTTP: all exit 0" [ "$(cat "$T"/w.*.rc | sort -u)" = 0 ]
 pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --json --since 2024-08-01
 jl "six records, none doubled; history linear" "$T/out" \
@@ -355,5 +358,113 @@ jl "six records, none doubled; history linear" "$T/out" \
 	"__import__('subprocess').check_output(['git', '-C', '$T/srv/h.git', 'rev-list', '--merges', '--count', 'profgate-history']).strip() == b'0'"
 pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$URL" --json
 jl "history show over HTTP: every record (h1, h2, h3 and h4 kept then appended, h5 kept by the gate, h6, six jobs)" "$T/out" "len(r) == 12"
+
+# ---- the first night: a nightly gate against an empty history records tonight's numbers ----
+# As examples/nightly.yml runs it (the scheduled run on main, `history:main:7`, the nightly
+# thresholds, --fail-on warn), against a history remote that holds nothing yet. The thresholds
+# are the nightly set whose step rules need no least number of samples (min_samples 0), so that
+# the second night's window of one record is tested (the shipped sets need 5 records and are
+# inconclusive before).
+git init -q --bare "$T/srv/nightly.git"
+git -C "$T/srv/nightly.git" config http.receivepack true
+python3 - "$TOP/thresholds/nightly.json" "$T/night-th.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for r in t["rules"]:
+    if r.get("test"):
+        r["min_samples"] = 0
+json.dump(t, open(sys.argv[2], "w"))
+PY
+night() { # night N CANDIDATE [ARGS...]: tonight's scheduled gate on main
+	_n=$1
+	_c=$2
+	shift 2
+	pge PROFGATE_GIT_TOKEN=$TOKEN GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main \
+		GITHUB_REPOSITORY=acme/train GITHUB_SHA="$(printf '%040d' "$_n")" GITHUB_RUN_ID="night-$_n" \
+		PROFGATE_TIME="2024-09-0${_n}T03:00:00Z" "$PROFGATE" gate -b history:main:7 -c "$_c" \
+		--label nightly-bench -t "$T/night-th.json" --fail-on warn --history "$GIT/nightly.git" \
+		--kind nightly --json "$T/night$_n.json" --report "$T/night$_n.md" "$@"
+}
+night 1 "$T/base.json"
+check "first night, empty history: exit 0, recorded, one line saying why, nothing on stderr" \
+	eval '[ "$rc" -eq 0 ] && [ ! -s "$T/err" ] && grep -q "^profgate gate: recorded (nightly-bench)$" "$T/out" &&
+		grep -q "^  first record of nightly-bench-[0-9a-f]\{8\}: nothing to compare against (no main or nightly records of series .* yet: no branch profgate-history); its numbers are recorded as the reference$" "$T/out" &&
+		grep -q "^  history: appended to nightly-bench-" "$T/out"'
+check "... no per-metric line, no baseline line, no nan or inf in the terminal, report or JSON" \
+	eval '! grep -qE "^  (pass|warn|fail|inconclusive|improved|recorded) |^  baseline:|steady median step" "$T/out" &&
+		! grep -qiwE "nan|inf|-nan|infinity" "$T/out" "$T/night1.md" "$T/night1.json"'
+pycheck "... the verdict JSON: recorded, exit code 0, every metric recorded, the empty window" \
+	'v = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[1].replace("night1", "base")))' "$T/night1.json" \
+	'v["verdict"] == "recorded" and v["exit_code"] == 0 and v["provenance"]["result"] == "no-baseline"' \
+	'len(v["metrics"]) > 10 and all(m["verdict"] == "recorded" and m["baseline"] is None for m in v["metrics"])' \
+	'v["counts"]["recorded"] == len(v["metrics"]) and v["counts"]["fail"] == v["counts"]["warn"] == 0' \
+	'v["baseline"]["history"]["records"] == [] and v["baseline"]["runs"] == 0 and v["step"] is None' \
+	'[m["candidate"] for m in v["metrics"] if m["name"] == "step.median_us"] == [round(s["steps"]["steady"]["median_us"], 3)]'
+check "... the report says so, with no metric table" \
+	eval 'grep -q "^## profgate: RECORDED — nightly-bench$" "$T/night1.md" &&
+		grep -q "^\*\*First record of this series: nothing to compare against.\*\* The baseline .history:main:7. holds no record" "$T/night1.md" &&
+		! grep -q "^| " "$T/night1.md"'
+shard "$T/srv/nightly.git" >"$T/night-1.jsonl"
+jl "... one record: verdict recorded, tonight's numbers, the empty window as its baseline" "$T/night-1.jsonl" \
+	"len(r) == 1 and r[0]['verdict'] == 'recorded' and r[0]['exit_code'] == 0 and r[0]['kind'] == 'nightly'" \
+	"r[0]['ref'] == 'refs/heads/main' and r[0]['baseline']['kind'] == 'history' and r[0]['baseline']['window']['records'] == []" \
+	"r[0]['baseline']['summary_sha256'] is None" \
+	"r[0]['metrics']['step.median_us'] == [m['candidate'] for m in json.load(open('$T/night1.json'))['metrics'] if m['name'] == 'step.median_us'][0]" \
+	"set(r[0]['metrics']) >= {'step.median_us', 'step.p90_us', 'family.matmul.us_per_step'}"
+git init -q --bare "$T/again.git"
+pge GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main GITHUB_REPOSITORY=acme/train \
+	GITHUB_SHA="$(printf '%040d' 1)" GITHUB_RUN_ID=night-1 PROFGATE_TIME=2024-09-01T03:00:00Z \
+	"$PROFGATE" history append --repo "$T/again.git" --kind nightly "$T/night1.json"
+check "... history append of its verdict JSON writes the same record, byte for byte" \
+	eval '[ "$rc" -eq 0 ] && [ "$(shard "$T/again.git")" = "$(cat "$T/night-1.jsonl")" ]'
+night 2 "$T/base.json"
+check "second night, the same profile: gated against the first night's record, pass (exit 0)" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^profgate gate: pass (nightly-bench)$" "$T/out" &&
+		grep -q "^  baseline: history:main:7: median of 1 record of nightly-bench-" "$T/out"'
+pycheck "... its window is the recorded record" \
+	'v = json.load(open(sys.argv[1])); f = json.loads(open(sys.argv[1].replace("night2.json", "night-1.jsonl")).readline())' "$T/night2.json" \
+	'[x["record_id"] for x in v["baseline"]["history"]["records"]] == [f["record_id"]]' \
+	'v["step"]["delta_us"] == 0 and v["step"]["samples"]["baseline"] == 1'
+night 3 "$T/cand.json"
+check "third night, the matmul regression: exit 1 under --fail-on warn, the family named" \
+	eval '[ "$rc" -eq 1 ] && grep -qE "^profgate gate: (warn|fail) \(nightly-bench\)$" "$T/out" &&
+		grep -qE "^  (warn|fail) +family.matmul.us_per_step \+25" "$T/out"'
+pge PROFGATE_GIT_TOKEN=$TOKEN "$PROFGATE" history show --repo "$GIT/nightly.git" --json
+jl "... three records, the first one recorded, the rest judged" "$T/out" \
+	"[x['verdict'] for x in r] == ['recorded', 'pass', [json.load(open('$T/night3.json'))['verdict']][0]]"
+
+# a window whose records hold no numbers (an incomparable gate's: tonight's own profiles as the
+# baseline) is as empty: the night is recorded, the records left out named
+git init -q --bare "$T/bare.git"
+pge GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main GITHUB_RUN_ID=seed \
+	PROFGATE_TIME=2024-09-01T03:00:00Z "$PROFGATE" gate -b "$T/base.json" -c "$T/base.json" \
+	--label nightly-bench --history "$T/bare.git" --kind nightly
+check "an incomparable gate (its own bytes as the baseline): exit 4, a record without numbers" \
+	eval '[ "$rc" -eq 4 ] && [ "$(shard "$T/bare.git" | grep -c "\"verdict\":\"incomparable\"")" -eq 1 ]'
+pge GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main GITHUB_RUN_ID=night \
+	PROFGATE_TIME=2024-09-02T03:00:00Z "$PROFGATE" gate -b history:main:7 -c "$T/base.json" \
+	--label nightly-bench -t nightly --fail-on warn --history "$T/bare.git" --kind nightly \
+	--json "$T/bare-v.json"
+check "... the next night against only that record: recorded, exit 0, the number-less record named" \
+	eval '[ "$rc" -eq 0 ] && grep -q "^profgate gate: recorded (nightly-bench)$" "$T/out" &&
+		grep -q "with numbers (1 without, from incomparable gates, are never a baseline)" "$T/out"'
+shard "$T/bare.git" >"$T/bare.jsonl"
+jl "... its record carries tonight's numbers" "$T/bare.jsonl" \
+	"[x['verdict'] for x in r] == ['incomparable', 'recorded'] and r[0]['metrics'] == {}" \
+	"r[1]['metrics']['step.median_us'] > 0 and len(r[1]['metrics']) > 10"
+
+# a run whose record would not enter the window starts nothing: exit 3 as before
+git init -q --bare "$T/none.git"
+pge GITHUB_REF=refs/pull/5/merge "$PROFGATE" gate -b history:main:7 -c "$T/base.json" \
+	--label nightly-bench --history "$T/none.git" --kind pr
+one_line "an empty window, a pr record (never a baseline)" 3 "no main or nightly records of series"
+pge "$PROFGATE" gate -b history:main:7 -c "$T/base.json" --label nightly-bench \
+	--history "$T/none.git" --kind nightly
+one_line "an empty window, a nightly record from no branch (outside CI)" 3 "no main or nightly records"
+pge GITHUB_REF=refs/heads/main "$PROFGATE" gate -b history:main:7 -c "$T/base.json" \
+	--label nightly-bench --history-from "$T/none.git"
+one_line "an empty window read with --history-from (nothing appended)" 3 "no main or nightly records"
+check "... and nothing appended by any of them" \
+	eval '! git -C "$T/none.git" rev-parse -q --verify profgate-history >/dev/null'
 
 done_testing

@@ -561,6 +561,8 @@ static void test_verdict_order(void **state)
 	(void)state;
 	assert_int_equal(gate_verdict_severity(GATE_PASS), gate_verdict_severity(GATE_NEW));
 	assert_int_equal(gate_verdict_severity(GATE_PASS), gate_verdict_severity(GATE_GONE));
+	assert_int_equal(gate_verdict_severity(GATE_PASS), gate_verdict_severity(GATE_RECORDED));
+	assert_int_equal(gate_verdict_exit(GATE_RECORDED), 0);
 	assert_true(gate_verdict_severity(GATE_PASS) < gate_verdict_severity(GATE_IMPROVED));
 	assert_true(gate_verdict_severity(GATE_IMPROVED) <
 		    gate_verdict_severity(GATE_INCONCLUSIVE));
@@ -1795,6 +1797,56 @@ static void test_compare_one_run_note(void **state)
 	gate_thresholds_release(&th);
 }
 
+/* A baseline of no runs (an empty history window) judges nothing: every
+ * metric of the candidate is recorded with its value (the median over its
+ * runs), the overall verdict is recorded (exit 0), and the verdict JSON
+ * holds no number it would have had to invent. */
+static void test_compare_no_baseline_runs(void **state)
+{
+	struct summary empty, c[2];
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf json = PG_BUF_INIT;
+	const struct summary *rc[2] = {&c[0], &c[1]};
+	const struct gate_metric_result *m = NULL;
+	(void)state;
+
+	summary_init(&empty);
+	make_side(&c[0], "NVIDIA H100", base8, 8, "cand.json", SHA_C);
+	make_side(&c[1], "NVIDIA H100", slow8, 8, "cand2.json", SHA_C);
+	add_lists(&c[0], 300, 200);
+	gate_thresholds_default(&th);
+	gate_compare_runs(&(struct gate_side){NULL, 0, &empty, 1, NULL, NULL},
+			  &(struct gate_side){rc, 2, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_int_equal(r.verdict, GATE_RECORDED);
+	assert_int_equal(gate_verdict_exit(r.verdict), 0);
+	assert_string_equal(gate_verdict_name(r.verdict), "recorded");
+	assert_string_equal(r.provenance, "no-baseline");
+	assert_false(r.has_step);
+	assert_int_equal(r.n_attribution, 0);
+	assert_true(r.n_metrics > 5);
+	for (uint32_t i = 0; i < r.n_metrics; i++) {
+		assert_int_equal(r.metrics[i].verdict, GATE_RECORDED);
+		assert_false(r.metrics[i].has_baseline);
+		assert_true(r.metrics[i].has_candidate);
+	}
+	for (uint32_t i = 0; i < r.n_metrics; i++)
+		if (strcmp(r.metrics[i].name, "step.median_us") == 0)
+			m = &r.metrics[i];
+	assert_non_null(m);
+	assert_true(fabs(m->candidate - (1003.5 + 1103.5) / 2) < 1e-9);
+	gate_result_write_json(&r, &json);
+	assert_non_null(strstr(json.ptr, "\"verdict\": \"recorded\""));
+	assert_non_null(strstr(json.ptr, "\"runs\": 0"));
+	assert_null(strstr(json.ptr, ": nan"));
+	assert_null(strstr(json.ptr, ": -nan"));
+	assert_null(strstr(json.ptr, ": inf"));
+	assert_null(strstr(json.ptr, ": -inf"));
+	pg_buf_release(&json);
+	summary_release(&c[1]);
+	release_all(&r, &empty, &c[0], &th);
+}
+
 /* docs/gate.md: "op.<name>.us_per_step": ops of one name summed. */
 static void test_catalogue(void **state)
 {
@@ -2015,6 +2067,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_fail),
 	    cmocka_unit_test(test_compare_disturbed_runs),
 	    cmocka_unit_test(test_compare_partly_disturbed_run),
+	    cmocka_unit_test(test_compare_no_baseline_runs),
 	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
 	    cmocka_unit_test(test_compare_device_steps_cap),

@@ -132,6 +132,23 @@ for (const name of cfg.series) {
 	const want = { fail: [209, 36, 47], warn: [191, 135, 0] };
 	tap(pixels.marks.every((p, k) => want[fails[k].verdict].every((v, j) => Math.abs(p[j] - v) < 40)),
 		`${name}: the marks are drawn in their verdict's colour`, JSON.stringify(pixels.marks));
+	// a first record (verdict recorded) judged nothing: no mark, and not in a warn or fail colour
+	const recorded = s.records.map((r, i) => [r.verdict, i]).filter((x) => x[0] === "recorded").map((x) => x[1]);
+	const neutral = await page.evaluate((rec) => {
+		const d = window.profgateDashboard.state, u = d.plots.step;
+		const trs = document.querySelectorAll("#table-step tbody tr");
+		return rec.map((i) => ({
+			index: i,
+			px: Array.from(u.ctx.getImageData(Math.round(u.valToPos(u.data[0][i], "x", true)),
+				Math.round(u.valToPos(u.data[1][i], "y", true)), 1, 1).data),
+			cell: getComputedStyle(trs[i].cells[3]).color,
+		}));
+	}, recorded);
+	const near = (p, c) => c.every((v, j) => Math.abs(p[j] - v) < 40);
+	tap(recorded.length > 0 && neutral.every((x) => !c.marks.some((m) => m.index === x.index) &&
+		!near(x.px, want.fail) && !near(x.px, want.warn) &&
+		x.cell !== "rgb(209, 36, 47)" && x.cell !== "rgb(154, 103, 0)"),
+		`${name}: a recorded record is drawn neutral: no mark, not red or amber`, JSON.stringify(neutral));
 	tap(pixels.lines.every((r) => r > 10), `${name}: a dashed line at each change point`,
 		JSON.stringify(pixels.lines));
 	// a click on a point shows that record with its links
