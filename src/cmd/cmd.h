@@ -304,14 +304,16 @@ int cmd_gate_baseline_runs(struct cmd_gate_job *job, const char *what);
  * summary_release and free). kind and ref: the record this run appends to
  * that history (NULL kind: none); when it would enter the window, an empty
  * window is no error: PG_EXIT_OK with *n_runs 0, b empty, the empty window's
- * JSON and why it is empty in note.
+ * JSON and why it is empty in note; so is a window of fewer records than the
+ * step's min_samples (it is filling: nothing can be judged yet), with *filling
+ * set, the window's JSON and why in note.
  * Errors are printed; returns an exit code (3 for an empty window or an
  * unreadable history).
  */
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 				const struct summary *cand, const char *kind, const char *ref,
 				struct summary *b, struct pg_buf *window_json, struct pg_buf *note,
-				struct summary **runs, uint32_t *n_runs);
+				struct summary **runs, uint32_t *n_runs, int *filling);
 /* "main,nightly" into kinds (room for CMD_HISTORY_KINDS + 1; NULL-terminated,
  * pointing into text, which is cut at the commas). 0 or PG_EUSAGE. */
 #define CMD_HISTORY_KINDS 4

@@ -95,6 +95,11 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	fprintf(f, "\n");
 	if (r->verdict == GATE_INCOMPARABLE)
 		goto out; /* the refusal goes to stderr (print_refusal) */
+	if (r->verdict == GATE_RECORDED && r->in.recorded_why) {
+		fprintf(f, "  window of %s filling: %s; nothing judged, its numbers are recorded\n",
+			pg_line(&b, series), pg_line(&a, note));
+		goto out;
+	}
 	if (r->verdict == GATE_RECORDED) {
 		fprintf(f,
 			"  first record of %s: nothing to compare against (%s); its numbers are "
@@ -349,7 +354,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	const char *outputs[] = {job->json_out, job->report_out, job->baseline_summary_out,
 				 job->candidate_summary_out};
 	struct cmd_stdin sin = {NULL};
-	int rc;
+	int rc, filling = 0;
 
 	summary_init(&window_b);
 	if (cmd_load_thresholds(job->cmd, job->thresholds, &th)) {
@@ -381,8 +386,9 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 		nb = 0;
 		rc = load_side(job, cp, nc, c, sha_c);
 		if (rc == PG_EXIT_OK)
-			rc = cmd_history_window_baseline(job, &th, &c[0], kind, ref, &window_b,
-							 &window, &note, &hruns, &n_hruns);
+			rc =
+			    cmd_history_window_baseline(job, &th, &c[0], kind, ref, &window_b,
+							&window, &note, &hruns, &n_hruns, &filling);
 	} else {
 		rc = load_side(job, bp, nb, b, sha_b);
 		if (rc == PG_EXIT_OK)
@@ -428,6 +434,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	in.baseline_path = job->baseline;
 	in.candidate_path = job->candidate;
 	in.baseline_history_json = job->baseline_history ? window.ptr : NULL;
+	in.recorded_why = filling ? note.ptr : NULL;
 	same = shared_sha(sha_b, nb, sha_c, nc);
 	in.baseline_sha256 = same ? same : nb && sha_b[0][0] ? sha_b[0] : NULL;
 	in.candidate_sha256 = same ? same : sha_c[0][0] ? sha_c[0] : NULL;

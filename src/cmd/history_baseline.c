@@ -262,10 +262,18 @@ int cmd_history_noise_runs(const struct cmd_gate_job *job, const struct gate_thr
 	return *n_runs > 0;
 }
 
+/* The records (one step sample each) the step's test needs on a side. */
+static uint32_t step_min_samples(const struct gate_thresholds *th)
+{
+	const struct gate_rule *rule = gate_rule_for(th, "step.median_us");
+
+	return rule && rule->min_samples >= 0 ? (uint32_t)rule->min_samples : th->min_samples;
+}
+
 int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gate_thresholds *th,
 				const struct summary *cand, const char *kind, const char *ref,
 				struct summary *b, struct pg_buf *window_json, struct pg_buf *note,
-				struct summary **runs, uint32_t *n_runs)
+				struct summary **runs, uint32_t *n_runs, int *filling)
 {
 	struct pg_buf series = PG_BUF_INIT, what = PG_BUF_INIT;
 	struct history_list l = {0};
@@ -277,6 +285,7 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	summary_init(b);
 	*runs = NULL;
 	*n_runs = 0;
+	*filling = 0;
 	series_opts(job, th, cand, job->baseline_ref, job->baseline_n, &series, &wo, &f);
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
 	/* a run whose own record enters the window starts it when it is empty */
@@ -285,6 +294,13 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 			 kind && history_window_takes(&wo, kind, ref) ? note : NULL);
 	if (rc == PG_EXIT_OK && w.n == 0) {
 		history_window_json(&w, job->history_branch, window_json);
+	} else if (rc == PG_EXIT_OK && kind && history_window_takes(&wo, kind, ref) &&
+		   w.n < step_min_samples(th)) {
+		/* a window this run's record fills: judged once it holds min_samples */
+		*filling = 1;
+		history_window_json(&w, job->history_branch, window_json);
+		pg_buf_addf(note, "the window holds %u of the %u records a verdict needs", w.n,
+			    step_min_samples(th));
 	} else if (rc == PG_EXIT_OK) {
 		summary_release(b);
 		history_baseline_summary(&w, cand, b);

@@ -204,6 +204,9 @@ struct gate_inputs {
 	/* recent runs of the candidate's series (history records), for the
 	 * noise model alone when neither side has GATE_NOISE_MIN_RUNS; NULL: none */
 	const struct gate_side *noise;
+	/* why a baseline of no runs judged nothing when its window has records
+	 * (too few to judge: the window is filling); NULL: the window is empty */
+	const char *recorded_why;
 };
 
 struct gate_metric_result {

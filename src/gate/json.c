@@ -282,7 +282,9 @@ static void write_provenance(struct pg_json *j, const struct gate_result *r)
 	pg_json_arr_end(j);
 	num(j, "workload_overlap_share", r->workload_overlap, 4);
 	num(j, "min_workload_overlap_share", r->thresholds->min_workload_overlap, 4);
-	pg_json_kv_str(j, "reason", r->refusal);
+	pg_json_kv_str(j, "reason",
+		       r->verdict == GATE_RECORDED && r->in.recorded_why ? r->in.recorded_why
+									 : r->refusal);
 	pg_json_obj_end(j);
 }
 

@@ -1041,14 +1041,23 @@ static void quality(const struct gate_result *r, struct pg_buf *b)
  * verdict, with no metric table, since no value was judged. */
 static void recorded(const struct gate_result *r, struct pg_buf *b)
 {
-	pg_buf_adds(b,
-		    "**First record of this series: nothing to compare against.** The baseline ");
-	report_code(b, r->in.baseline_path ? r->in.baseline_path : "unknown", 120);
-	pg_buf_addf(b,
-		    " holds no record of this series with numbers yet, so nothing was judged; "
-		    "this run's %u metric%s are recorded as the reference the next runs are "
-		    "gated against.\n\n",
-		    r->n_metrics, r->n_metrics == 1 ? "" : "s");
+	if (r->in.recorded_why) {
+		pg_buf_adds(b, "**The window is filling: nothing judged yet.** The baseline ");
+		report_code(b, r->in.baseline_path ? r->in.baseline_path : "unknown", 120);
+		pg_buf_addf(b,
+			    ": %s; this run's %u metric%s are recorded as one more of its "
+			    "records, and the runs after it are judged once it holds enough.\n\n",
+			    r->in.recorded_why, r->n_metrics, r->n_metrics == 1 ? "" : "s");
+	} else {
+		pg_buf_adds(b, "**First record of this series: nothing to compare against.** The "
+			       "baseline ");
+		report_code(b, r->in.baseline_path ? r->in.baseline_path : "unknown", 120);
+		pg_buf_addf(b,
+			    " holds no record of this series with numbers yet, so nothing was "
+			    "judged; this run's %u metric%s are recorded as the reference the next "
+			    "runs are gated against.\n\n",
+			    r->n_metrics, r->n_metrics == 1 ? "" : "s");
+	}
 	if (r->candidate && r->candidate->steady.count) {
 		pg_buf_adds(b, "Steady median step: ");
 		report_time(b, r->candidate->steady.median_us);

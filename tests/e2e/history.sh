@@ -453,6 +453,36 @@ jl "... its record carries tonight's numbers" "$T/bare.jsonl" \
 	"[x['verdict'] for x in r] == ['incomparable', 'recorded'] and r[0]['metrics'] == {}" \
 	"r[1]['metrics']['step.median_us'] > 0 and len(r[1]['metrics']) > 10"
 
+# with the shipped nightly thresholds (min_samples 5) the window fills for four more nights:
+# each is recorded, not judged (an inconclusive step would fail a --fail-on warn job every night
+# of the first week); the night whose window holds five records is judged
+bare_night() { # bare_night N CANDIDATE
+	pge GITHUB_EVENT_NAME=schedule GITHUB_REF=refs/heads/main GITHUB_RUN_ID="night-$1" \
+		PROFGATE_TIME="2024-09-0$1T03:00:00Z" "$PROFGATE" gate -b history:main:7 -c "$2" \
+		--label nightly-bench -t nightly --fail-on warn --history "$T/bare.git" --kind nightly \
+		--json "$T/bare-$1.json" --report "$T/bare-$1.md"
+}
+filled=ok
+for n in 3 4 5 6; do
+	bare_night "$n" "$T/base.json"
+	[ "$rc" -eq 0 ] && grep -q "^profgate gate: recorded (nightly-bench)$" "$T/out" &&
+		grep -q "^  window of nightly-bench-[0-9a-f]\{8\} filling: the window holds $((n - 2)) of the 5 records a verdict needs; nothing judged, its numbers are recorded$" "$T/out" || filled="night $n: rc $rc"
+done
+check "a window of 1 to 4 records (min_samples 5): recorded, exit 0 under --fail-on warn, the count said" \
+	eval '[ "$filled" = ok ] || { echo "# $filled"; cat "$T/out"; false; }'
+pycheck "... the verdict JSON says why, and the window's records are listed" \
+	'v = json.load(open(sys.argv[1]))' "$T/bare-6.json" \
+	'v["verdict"] == "recorded" and v["exit_code"] == 0 and v["provenance"]["result"] == "no-baseline"' \
+	'v["provenance"]["reason"] == "the window holds 4 of the 5 records a verdict needs"' \
+	'len(v["baseline"]["history"]["records"]) == 4 and v["baseline"]["runs"] == 0'
+check "... the report says the window is filling, with no metric table" \
+	eval 'grep -q "^\*\*The window is filling: nothing judged yet.\*\* The baseline .history:main:7.: the window holds 4 of the 5 records a verdict needs;" "$T/bare-6.md" &&
+		! grep -q "^| " "$T/bare-6.md"'
+bare_night 7 "$T/cand.json"
+check "... the night whose window holds five records is judged: the regression fails --fail-on warn" \
+	eval '[ "$rc" -eq 1 ] && grep -qE "^profgate gate: (warn|fail) \(nightly-bench\)$" "$T/out" &&
+		grep -q "^  baseline: history:main:7: median of 5 records" "$T/out"'
+
 # a run whose record would not enter the window starts nothing: exit 3 as before
 git init -q --bare "$T/none.git"
 pge GITHUB_REF=refs/pull/5/merge "$PROFGATE" gate -b history:main:7 -c "$T/base.json" \
