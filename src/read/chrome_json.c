@@ -26,6 +26,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- byte access ---- */
 
@@ -63,6 +66,27 @@ static inline int next_item(struct cj *c, int close, const char *what)
 
 /* ---- strings ---- */
 
+/* The first '"' or '\\' in [p, end), or end: 16 bytes a step where SSE2 is
+ * there (every x86-64), since strings are most of a trace's bytes. */
+static inline const unsigned char *scan_string(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		int m = _mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
 static int read_string(struct cj *c, struct pg_buf *out)
 {
 	if (out) {
@@ -72,9 +96,8 @@ static int read_string(struct cj *c, struct pg_buf *out)
 	}
 	c->in->p++; /* opening quote */
 	for (;;) {
-		const unsigned char *p = c->in->p, *end = c->in->end, *s = p;
-		while (p < end && *p != '"' && *p != '\\')
-			p++;
+		const unsigned char *end = c->in->end, *s = c->in->p;
+		const unsigned char *p = scan_string(s, end);
 		if (out && p > s) {
 			if (out->len + (size_t)(p - s) > RD_MAX_STRING_BYTES) {
 				c->in->p = p;
@@ -114,6 +137,39 @@ static int read_member_key(struct cj *c, const char *what)
 		return cj_bad_char(c, ch, what);
 	if (read_string(c, &c->key) || expect(c, ':', "':'"))
 		return PG_EFORMAT;
+	return 0;
+}
+
+/*
+ * An event's or args' key, whose opening quote is next but for white space,
+ * and the ':' after it: *k and *n are the key's bytes. When the key (without
+ * escapes) and its ':' lie in this chunk, *k points into the chunk and nothing
+ * is copied; else the key is copied into c->key. Reading the value may move
+ * to the next chunk (and free this one) or overwrite c->key, so the caller
+ * is done with the key before it reads the value.
+ */
+static inline int read_event_key(struct cj *c, const char **k, size_t *n, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch == '"') {
+		const unsigned char *s = c->in->p + 1, *end = c->in->end;
+		const unsigned char *q = scan_string(s, end), *r = q + 1;
+		if (q < end && *q == '"') {
+			while (r < end && is_ws(*r))
+				r++;
+			if (r < end && *r == ':') {
+				*k = (const char *)s;
+				*n = (size_t)(q - s);
+				c->in->p = r + 1;
+				return 0;
+			}
+		}
+	}
+	if (read_member_key(c, what))
+		return PG_EFORMAT;
+	*k = c->key.ptr;
+	*n = c->key.len;
 	return 0;
 }
 
@@ -300,6 +356,68 @@ static int num_to_u64(const struct num *n, uint64_t *out)
 	return 0;
 }
 
+/*
+ * The fast paths for the numbers of every event: a plain decimal that ends
+ * within this chunk, [-]digits[.digits] with at most 18 digits in all (so the
+ * mantissa is exact in a uint64_t and nothing is dropped). Anything else (an
+ * exponent, more digits, a number cut by the chunk's end, bad syntax) returns
+ * 0 and the caller takes read_number(), which gives the same value or the
+ * error. On 1, c->in->p is past the number.
+ */
+static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac_digits)
+{
+	const unsigned char *p = c->in->p, *end = c->in->end, *d0;
+	uint64_t v = 0;
+	int fd = 0;
+
+	*neg = p < end && *p == '-';
+	p += *neg;
+	d0 = p;
+	while (p < end && *p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	if (p == d0)
+		return 0;
+	if (p < end && *p == '.') {
+		const unsigned char *f0 = ++p;
+		while (p < end && *p >= '0' && *p <= '9')
+			v = v * 10 + (uint64_t)(*p++ - '0');
+		fd = (int)(p - f0);
+		if (fd == 0)
+			return 0;
+	}
+	if (p >= end || numchar[*p] || (p - d0) - (fd > 0) > 18)
+		return 0;
+	*mant = v;
+	*frac_digits = fd;
+	c->in->p = p;
+	return 1;
+}
+
+/* Microseconds to ns as num_us_to_ns() makes them, for fast_decimal()'s
+ * numbers: 1, or 0 to take the general path. */
+static inline int fast_us_to_ns(struct cj *c, int64_t *out)
+{
+	const unsigned char *start = c->in->p;
+	uint64_t v;
+	int neg, fd;
+
+	if (!fast_decimal(c, &neg, &v, &fd))
+		return 0;
+	if (fd <= 3) {
+		uint64_t m = pow10u[3 - fd];
+		if (v > (uint64_t)INT64_MAX / m) {
+			c->in->p = start;
+			return 0;
+		}
+		v *= m;
+	} else {
+		uint64_t d = pow10u[fd - 3];
+		v = v / d + (v % d >= (d + 1) / 2 ? 1 : 0);
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 1;
+}
+
 /* ---- skipping values ---- */
 
 static int expect_word(struct cj *c, const char *w)
@@ -385,6 +503,10 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 					pg_buf_adds(cap, w);
 			} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
 				struct num n;
+				int neg, fd;
+				uint64_t v;
+				if (!cap && fast_decimal(c, &neg, &v, &fd))
+					goto after_value;
 				if (read_number(c, &n))
 					return PG_EFORMAT;
 				if (cap)
@@ -501,6 +623,17 @@ uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid)
 	return tr;
 }
 
+static trace_str intern_cached(struct cj *c, const struct pg_buf *b, struct cj_strcache *k)
+{
+	if (k->set && b->len == k->text.len && memcmp(b->ptr, k->text.ptr, b->len) == 0)
+		return k->id;
+	k->id = intern_buf(c, b);
+	k->set = 1;
+	pg_buf_reset(&k->text);
+	pg_buf_add(&k->text, b->ptr, b->len);
+	return k->id;
+}
+
 static uint16_t cat_id(struct cj *c)
 {
 	if (c->cat.len == c->last_cat.len && memcmp(c->cat.ptr, c->last_cat.ptr, c->cat.len) == 0)
@@ -527,11 +660,11 @@ static int parse_args(struct cj *c)
 		return 0;
 	}
 	for (;;) {
-		int rc = read_member_key(c, "an args key");
+		const char *k;
+		size_t kn;
+		int rc = read_event_key(c, &k, &kn, "an args key");
 		if (rc)
 			return rc;
-		const char *k = c->key.ptr;
-		size_t kn = c->key.len;
 		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
 		    (kn == 14 && memcmp(k, "correlation_id", 14) == 0)) {
 			int r = read_scalar_text(c, val, &num, &is_num);
@@ -721,7 +854,8 @@ static int finish_event(struct cj *c)
 	if (c->has_dur && c->dur < 0)
 		return cj_fail(c, "negative duration");
 
-	trace_str pid = intern_buf(c, &c->pid), tid = intern_buf(c, &c->tid);
+	trace_str pid = intern_cached(c, &c->pid, &c->pid_text),
+		  tid = intern_cached(c, &c->tid, &c->tid_text);
 	uint32_t track = cj_track_for(c, pid, tid);
 	uint16_t cat = cat_id(c);
 	trace_str name = intern_buf(c, &c->name);
@@ -808,10 +942,17 @@ static int read_key_text(struct cj *c, struct pg_buf *out)
 	if (ch == '"')
 		return read_string(c, out);
 	if (ch == '-' || (ch >= '0' && ch <= '9')) {
+		const unsigned char *start = c->in->p;
 		struct num n;
+		int neg, fd;
+		uint64_t v;
+		pg_buf_reset(out);
+		if (fast_decimal(c, &neg, &v, &fd)) {
+			pg_buf_add(out, (const char *)start, (size_t)(c->in->p - start));
+			return 0;
+		}
 		if (read_number(c, &n))
 			return PG_EFORMAT;
-		pg_buf_reset(out);
 		pg_buf_add(out, n.text, (size_t)n.len);
 		return 0;
 	}
@@ -839,6 +980,8 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 	}
 	if (!(ch == '-' || (ch >= '0' && ch <= '9')))
 		return cj_bad_char(c, ch, "a number");
+	if (fast_us_to_ns(c, out))
+		return 0;
 	if (read_number(c, &n))
 		return PG_EFORMAT;
 	if (num_us_to_ns(&n, out))
@@ -872,12 +1015,13 @@ static int parse_event(struct cj *c)
 		return finish_event(c);
 	}
 	for (;;) {
-		int rc = read_member_key(c, "an event key");
+		const char *k;
+		size_t kn;
+		int rc = read_event_key(c, &k, &kn, "an event key");
 		if (rc)
 			return rc;
-		const char *k = c->key.ptr;
 		int r = 0;
-		switch (c->key.len) {
+		switch (kn) {
 		case 2:
 			if (k[0] == 'p' && k[1] == 'h') {
 				if (skip_ws(c) != '"')
@@ -1098,6 +1242,8 @@ void cj_free(struct cj *c)
 	pg_buf_release(&c->scratch);
 	pg_buf_release(&c->vals);
 	pg_buf_release(&c->last_cat);
+	pg_buf_release(&c->pid_text.text);
+	pg_buf_release(&c->tid_text.text);
 	pg_buf_release(&c->dev_props);
 	pg_buf_release(&c->dist_info);
 	pg_u64map_release(&c->tracks);
@@ -1135,6 +1281,8 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.scratch);
 	pg_buf_init(&c.vals);
 	pg_buf_init(&c.last_cat);
+	pg_buf_init(&c.pid_text.text);
+	pg_buf_init(&c.tid_text.text);
 	pg_buf_init(&c.dev_props);
 	pg_buf_init(&c.dist_info);
 	c.last_cat_id = trace_cat_intern(t, "", 0);

@@ -35,6 +35,14 @@ struct pending {
 	uint8_t flags;
 };
 
+/* The last text interned through one field, so a run of equal values is
+ * interned once (intern_cached()). */
+struct cj_strcache {
+	struct pg_buf text;
+	trace_str id;
+	int set;
+};
+
 struct argval {
 	int key; /* read_kept_arg() index */
 	uint32_t off, len;
@@ -73,6 +81,7 @@ struct cj {
 	uint64_t first_event;
 
 	/* cache */
+	struct cj_strcache pid_text, tid_text; /* pid and tid change seldom */
 	trace_str last_pid, last_tid;
 	uint32_t last_track;
 	struct pg_buf last_cat;
