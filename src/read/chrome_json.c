@@ -636,12 +636,32 @@ static trace_str intern_cached(struct cj *c, const struct pg_buf *b, struct cj_s
 
 static uint16_t cat_id(struct cj *c)
 {
-	if (c->cat.len == c->last_cat.len && memcmp(c->cat.ptr, c->last_cat.ptr, c->cat.len) == 0)
-		return c->last_cat_id;
-	c->last_cat_id = trace_cat_intern(c->t, c->cat.ptr, c->cat.len);
-	pg_buf_reset(&c->last_cat);
-	pg_buf_add(&c->last_cat, c->cat.ptr, c->cat.len);
-	return c->last_cat_id;
+	uint32_t n = c->n_cats_seen < CJ_CATS_SEEN ? c->n_cats_seen : CJ_CATS_SEEN;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct cj_strcache *k = &c->cats_seen[i];
+		if (k->text.len == c->cat.len && memcmp(k->text.ptr, c->cat.ptr, c->cat.len) == 0)
+			return (uint16_t)k->id;
+	}
+	struct cj_strcache *k = &c->cats_seen[c->n_cats_seen++ % CJ_CATS_SEEN];
+	k->id = trace_cat_intern(c->t, c->cat.ptr, c->cat.len);
+	pg_buf_reset(&k->text);
+	pg_buf_add(&k->text, c->cat.ptr, c->cat.len);
+	return (uint16_t)k->id;
+}
+
+/* Skip a value: the plain decimals and strings of args and unknown keys
+ * without skip_value()'s bookkeeping. */
+static inline int skip_any(struct cj *c)
+{
+	int ch = skip_ws(c), neg, fd;
+	uint64_t v;
+
+	if (ch == '"')
+		return read_string(c, NULL);
+	if ((ch == '-' || (ch >= '0' && ch <= '9')) && fast_decimal(c, &neg, &v, &fd))
+		return 0;
+	return skip_value(c, NULL);
 }
 
 /* ---- args ---- */
@@ -697,7 +717,7 @@ static int parse_args(struct cj *c)
 		} else {
 			int ki = read_kept_arg(k, kn);
 			if (ki < 0 || c->n_args >= MAX_ARGS) {
-				if (skip_value(c, NULL))
+				if (skip_any(c))
 					return PG_EFORMAT;
 			} else {
 				int r = read_scalar_text(c, val, &num, &is_num);
@@ -831,6 +851,23 @@ static int pop_pending(struct cj *c, uint32_t track, uint64_t key, int async, st
 	return 0;
 }
 
+/* 1 and the value when s is 1 to 19 decimal digits (what strtoull() reads
+ * the same way, without its locale and its overflow rules); else 0. */
+static int plain_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 19)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 1;
+}
+
 static int finish_event(struct cj *c)
 {
 	int ph = c->ph;
@@ -896,12 +933,14 @@ static int finish_event(struct cj *c)
 	case 'f': {
 		uint64_t id = 0;
 		if (c->has_id) {
-			id = pg_hash(c->idtext.ptr, c->idtext.len);
 			/* numeric ids keep their value so they meet args.correlation */
-			char *end = NULL;
-			unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
-			if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
-				id = v;
+			if (!plain_u64(c->idtext.ptr, c->idtext.len, &id)) {
+				char *end = NULL;
+				unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
+				id = pg_hash(c->idtext.ptr, c->idtext.len);
+				if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
+					id = v;
+			}
 		}
 		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
 		     TRACE_EV_FLOW | (c->bp_e ? TRACE_EV_FLOW_ENCL : 0));
@@ -1040,10 +1079,10 @@ static int parse_event(struct cj *c)
 					r = read_string(c, &c->key);
 					c->bp_e = c->key.len == 1 && c->key.ptr[0] == 'e';
 				} else {
-					r = skip_value(c, NULL);
+					r = skip_any(c);
 				}
 			} else {
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			}
 			break;
 		case 3:
@@ -1052,28 +1091,26 @@ static int parse_event(struct cj *c)
 			else if (memcmp(k, "tid", 3) == 0)
 				r = read_key_text(c, &c->tid);
 			else if (memcmp(k, "cat", 3) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->cat)
-						      : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_any(c);
 			else if (memcmp(k, "dur", 3) == 0) {
 				r = read_time(c, &c->dur, "dur");
 				c->has_dur = 1;
 			} else
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			break;
 		case 4:
 			if (memcmp(k, "name", 4) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->name)
-						      : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_any(c);
 			else if (memcmp(k, "args", 4) == 0)
-				r = skip_ws(c) == '{' ? parse_args(c) : skip_value(c, NULL);
+				r = skip_ws(c) == '{' ? parse_args(c) : skip_any(c);
 			else {
 				c->table_keys |= memcmp(k, "cols", 4) == 0   ? 1
 						 : memcmp(k, "rows", 4) == 0 ? 2
 									     : 0;
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			}
 			break;
-		default: r = skip_value(c, NULL);
+		default: r = skip_any(c);
 		}
 		if (r)
 			return PG_EFORMAT;
@@ -1241,7 +1278,8 @@ void cj_free(struct cj *c)
 	pg_buf_release(&c->idtext);
 	pg_buf_release(&c->scratch);
 	pg_buf_release(&c->vals);
-	pg_buf_release(&c->last_cat);
+	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
+		pg_buf_release(&c->cats_seen[i].text);
 	pg_buf_release(&c->pid_text.text);
 	pg_buf_release(&c->tid_text.text);
 	pg_buf_release(&c->dev_props);
@@ -1280,12 +1318,12 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.idtext);
 	pg_buf_init(&c.scratch);
 	pg_buf_init(&c.vals);
-	pg_buf_init(&c.last_cat);
+	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
+		pg_buf_init(&c.cats_seen[i].text);
 	pg_buf_init(&c.pid_text.text);
 	pg_buf_init(&c.tid_text.text);
 	pg_buf_init(&c.dev_props);
 	pg_buf_init(&c.dist_info);
-	c.last_cat_id = trace_cat_intern(t, "", 0);
 	if (rd_max_events(c.path, &c.max_events))
 		goto out;
 

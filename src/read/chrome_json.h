@@ -11,6 +11,8 @@
 #include "read.h"
 
 #define MAX_ARGS 24
+/* Categories remembered by their text (a trace has a handful, interleaved). */
+#define CJ_CATS_SEEN 16
 
 enum { CH_EOF = -1, CH_ERR = -2 };
 
@@ -84,8 +86,8 @@ struct cj {
 	struct cj_strcache pid_text, tid_text; /* pid and tid change seldom */
 	trace_str last_pid, last_tid;
 	uint32_t last_track;
-	struct pg_buf last_cat;
-	uint16_t last_cat_id;
+	struct cj_strcache cats_seen[CJ_CATS_SEEN]; /* id: the category's index */
+	uint32_t n_cats_seen;
 
 	/* header facts */
 	struct pg_buf dev_props, dist_info;
@@ -129,7 +131,7 @@ static inline int peekc(struct cj *c)
 
 static inline int is_ws(int ch)
 {
-	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+	return ch <= ' ' && (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t');
 }
 
 /* Skip whitespace and return the next byte without consuming it. */

@@ -90,7 +90,7 @@ int read_kept_arg(const char *k, size_t n)
 	if (n >= 40)
 		return -1;
 	for (int j = 0; j < PER_LEN && by_len[n][j] >= 0; j++)
-		if (memcmp(kept[by_len[n][j]], k, n) == 0)
+		if (kept[by_len[n][j]][0] == k[0] && memcmp(kept[by_len[n][j]], k, n) == 0)
 			return by_len[n][j];
 	return -1;
 }
