@@ -6,7 +6,7 @@
  *
  * How it works: a purpose-built pull scanner walks the bytes once, chunk by
  * chunk, and decodes one event at a time into a few fixed fields (ph, name,
- * cat, pid, tid, ts, dur, id, bp) and a whitelist of args; everything else is
+ * cat, pid, tid, ts, dur, id) and a whitelist of args; everything else is
  * skipped without copying. cJSON alone cannot reach the speed goal (it builds a
  * tree of malloc'd nodes per event: ~3x slower than inflate on Kineto files),
  * so it is used only for the small top-level blocks (deviceProperties,
@@ -824,6 +824,25 @@ static void emit(struct cj *c, uint32_t track, int64_t ts, int64_t dur, trace_st
 	e->flags = (uint8_t)(flags | (has_corr ? TRACE_EV_HAS_CORR : 0));
 	trace_event_commit(c->t, e);
 	c->t->tracks[track].cat_mask |= c->t->cats[cat].class_mask;
+	c->n_counted++;
+}
+
+/*
+ * A flow endpoint (ph s, t, f): counted on its track, so the track's count
+ * and span are what they would be with the event kept, but not kept: nothing
+ * downstream reads flows (kernels meet their launches through
+ * args.correlation), and they are a third of a Kineto trace's events. Only
+ * the name's one use, the legacy export's test, is noted.
+ */
+static int count_flow(struct cj *c, uint32_t track, uint16_t cat)
+{
+	struct trace_event e = {.ts_ns = c->ts, .track = track, .cat = cat};
+
+	trace_event_commit(c->t, &e);
+	c->t->tracks[track].cat_mask |= c->t->cats[cat].class_mask;
+	c->n_counted++;
+	c->torch_name |= cj_is_torch_name(c->name.ptr, c->name.len);
+	return 0;
 }
 
 static void push_pending(struct cj *c, const struct pending *p)
@@ -851,23 +870,6 @@ static int pop_pending(struct cj *c, uint32_t track, uint64_t key, int async, st
 	return 0;
 }
 
-/* 1 and the value when s is 1 to 19 decimal digits (what strtoull() reads
- * the same way, without its locale and its overflow rules); else 0. */
-static int plain_u64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (n == 0 || n > 19)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = v;
-	return 1;
-}
-
 static int finish_event(struct cj *c)
 {
 	int ph = c->ph;
@@ -884,7 +886,7 @@ static int finish_event(struct cj *c)
 	if (ph == 'C' || ph == 'P' || ph == 'O' || ph == 'N' || ph == 'D' || ph == 'R' ||
 	    ph == 'c' || ph == 'S' || ph == 'T' || ph == 'F' || ph == 'p' || ph == '?')
 		return 0; /* counted, not kept: nothing downstream reads them */
-	if (c->t->n_events - c->first_event >= c->max_events)
+	if (c->n_counted >= c->max_events)
 		return rd_too_many_events(c->path, c->max_events);
 	if (!c->has_ts)
 		return cj_fail(c, "'%c' event without a ts", ph);
@@ -895,13 +897,15 @@ static int finish_event(struct cj *c)
 		  tid = intern_cached(c, &c->tid, &c->tid_text);
 	uint32_t track = cj_track_for(c, pid, tid);
 	uint16_t cat = cat_id(c);
+	if (c->cat.len && c->t->cats[cat].class_mask)
+		c->kineto_evidence++;
+	if (ph == 's' || ph == 't' || ph == 'f')
+		return count_flow(c, track, cat);
 	trace_str name = intern_buf(c, &c->name);
 	if ((ph == 'i' || ph == 'I') && c->name.len == 8 && memcmp(c->name.ptr, "[memory]", 8) == 0)
 		memory_sample(c);
 	uint32_t args = intern_args(c);
 
-	if (c->cat.len && c->t->cats[cat].class_mask)
-		c->kineto_evidence++;
 	switch (ph) {
 	case 'X':
 		emit(c, track, c->ts, c->has_dur ? c->dur : 0, name, cat, args, c->corr,
@@ -928,24 +932,6 @@ static int finish_event(struct cj *c)
 		emit(c, track, c->ts, 0, name, cat, args, c->corr, c->has_corr, ph,
 		     TRACE_EV_INSTANT);
 		return 0;
-	case 's':
-	case 't':
-	case 'f': {
-		uint64_t id = 0;
-		if (c->has_id) {
-			/* numeric ids keep their value so they meet args.correlation */
-			if (!plain_u64(c->idtext.ptr, c->idtext.len, &id)) {
-				char *end = NULL;
-				unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
-				id = pg_hash(c->idtext.ptr, c->idtext.len);
-				if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
-					id = v;
-			}
-		}
-		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
-		     TRACE_EV_FLOW | (c->bp_e ? TRACE_EV_FLOW_ENCL : 0));
-		return 0;
-	}
 	case 'b':
 	case 'e': {
 		/* async spans live on their own track per (pid, cat) */
@@ -1033,7 +1019,7 @@ static int parse_event(struct cj *c)
 	int ch;
 
 	c->ph = 0;
-	c->has_ts = c->has_dur = c->has_id = c->bp_e = c->has_corr = 0;
+	c->has_ts = c->has_dur = c->has_id = c->has_corr = 0;
 	c->ts = c->dur = 0;
 	c->corr = 0;
 	c->n_args = 0;
@@ -1074,13 +1060,6 @@ static int parse_event(struct cj *c)
 			} else if (k[0] == 'i' && k[1] == 'd') {
 				r = read_key_text(c, &c->idtext);
 				c->has_id = 1;
-			} else if (k[0] == 'b' && k[1] == 'p') {
-				if (skip_ws(c) == '"') {
-					r = read_string(c, &c->key);
-					c->bp_e = c->key.len == 1 && c->key.ptr[0] == 'e';
-				} else {
-					r = skip_any(c);
-				}
 			} else {
 				r = skip_any(c);
 			}
@@ -1374,7 +1353,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	cj_resolve_tracks(&c);
 	cj_apply_header_json(&c);
 	cj_file_warnings(&c);
-	t->files[file].events_kept = t->n_events - c.first_event;
+	t->files[file].events_kept = c.n_counted;
 	t->files[file].declared_devices =
 	    t->files[file].declared_devices ? t->files[file].declared_devices : 0;
 	rc = 0;

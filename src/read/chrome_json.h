@@ -56,6 +56,7 @@ struct cj {
 	struct rd_in *in;
 	const char *path;
 	uint64_t index;	     /* event index within the array */
+	uint64_t n_counted;  /* events kept, and flow endpoints counted (count_flow) */
 	uint64_t max_events; /* kept of this file (rd_max_events) */
 
 	/* per-event fields */
@@ -63,7 +64,7 @@ struct cj {
 	struct pg_buf scratch; /* ph, args values, quoted times: never the id */
 	int ph;
 	int64_t ts, dur;
-	int has_ts, has_dur, has_id, bp_e;
+	int has_ts, has_dur, has_id;
 	uint64_t corr;
 	int has_corr;
 	struct argval args[MAX_ARGS];
@@ -94,6 +95,7 @@ struct cj {
 	int saw_trace_events, top_is_array;
 	int table_keys; /* an object had "cols" (1) and "rows" (2): an xprof tool table */
 	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
+	int torch_name; /* a flow endpoint had a cj_is_torch_name() name */
 	uint64_t unmatched_end, unclosed_begin;
 };
 
@@ -116,6 +118,12 @@ void cj_apply_header_json(struct cj *c);
 void cj_resolve_tracks(struct cj *c);
 void cj_decide_dialect(struct cj *c);
 void cj_file_warnings(struct cj *c);
+
+/* A name only PyTorch gives (chrome_meta.c's test for the legacy export). */
+static inline int cj_is_torch_name(const char *s, size_t n)
+{
+	return (n >= 6 && memcmp(s, "aten::", 6) == 0) || trace_is_marker_name(s, n);
+}
 
 static inline trace_str intern_buf(struct cj *c, const struct pg_buf *b)
 {
