@@ -373,14 +373,14 @@ static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac
 	*neg = p < end && *p == '-';
 	p += *neg;
 	d0 = p;
-	while (p < end && *p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
+	for (unsigned d; p < end && (d = (unsigned)*p - '0') < 10; p++)
+		v = v * 10 + d;
 	if (p == d0)
 		return 0;
 	if (p < end && *p == '.') {
 		const unsigned char *f0 = ++p;
-		while (p < end && *p >= '0' && *p <= '9')
-			v = v * 10 + (uint64_t)(*p++ - '0');
+		for (unsigned d; p < end && (d = (unsigned)*p - '0') < 10; p++)
+			v = v * 10 + d;
 		fd = (int)(p - f0);
 		if (fd == 0)
 			return 0;
@@ -973,7 +973,12 @@ static int read_key_text(struct cj *c, struct pg_buf *out)
 		uint64_t v;
 		pg_buf_reset(out);
 		if (fast_decimal(c, &neg, &v, &fd)) {
-			pg_buf_add(out, (const char *)start, (size_t)(c->in->p - start));
+			size_t len = (size_t)(c->in->p - start);
+			if (len + 1 > out->cap)
+				pg_buf_grow(out, len);
+			memcpy(out->ptr, start, len);
+			out->ptr[len] = '\0';
+			out->len = len;
 			return 0;
 		}
 		if (read_number(c, &n))
@@ -1023,12 +1028,8 @@ static int parse_event(struct cj *c)
 	c->ts = c->dur = 0;
 	c->corr = 0;
 	c->n_args = 0;
-	pg_buf_reset(&c->vals);
-	pg_buf_reset(&c->name);
-	pg_buf_reset(&c->cat);
-	pg_buf_reset(&c->pid);
-	pg_buf_reset(&c->tid);
-	pg_buf_reset(&c->idtext);
+	/* emptied, not cleared: these fields are read by length only */
+	c->vals.len = c->name.len = c->cat.len = c->pid.len = c->tid.len = c->idtext.len = 0;
 
 	ch = skip_ws(c);
 	if (ch != '{')

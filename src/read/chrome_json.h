@@ -145,6 +145,8 @@ static inline int is_ws(int ch)
 /* Skip whitespace and return the next byte without consuming it. */
 static inline int skip_ws(struct cj *c)
 {
+	if (c->in->p<c->in->end && * c->in->p> ' ')
+		return *c->in->p; /* most tokens follow the last with no space */
 	for (;;) {
 		const unsigned char *p = c->in->p, *end = c->in->end;
 		while (p < end && is_ws(*p))
