@@ -687,6 +687,16 @@ static int parse_args(struct cj *c)
 			return rc;
 		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
 		    (kn == 14 && memcmp(k, "correlation_id", 14) == 0)) {
+			int vch = skip_ws(c), neg, fd;
+			uint64_t cv;
+			if ((vch == '-' || (vch >= '0' && vch <= '9')) &&
+			    fast_decimal(c, &neg, &cv, &fd)) {
+				if (!neg && fd == 0) { /* only an exact unsigned integer links */
+					c->corr = cv;
+					c->has_corr = 1;
+				}
+				goto next;
+			}
 			int r = read_scalar_text(c, val, &num, &is_num);
 			if (r < 0)
 				return PG_EFORMAT;
@@ -732,6 +742,7 @@ static int parse_args(struct cj *c)
 				}
 			}
 		}
+	next:;
 		int more = next_item(c, '}', "',' or '}' in args");
 		if (more <= 0)
 			return more;
@@ -1052,6 +1063,13 @@ static int parse_event(struct cj *c)
 			if (k[0] == 'p' && k[1] == 'h') {
 				if (skip_ws(c) != '"')
 					return cj_bad_char(c, skip_ws(c), "a string for ph");
+				const unsigned char *q = c->in->p;
+				if (c->in->end - q >= 3 && q[2] == '"' && q[1] != '"' &&
+				    q[1] != '\\') {
+					c->ph = q[1]; /* one plain character, as nearly always */
+					c->in->p = q + 3;
+					break;
+				}
 				r = read_string(c, &c->scratch);
 				c->ph =
 				    c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
