@@ -685,8 +685,9 @@ static int parse_args(struct cj *c)
 		int rc = read_event_key(c, &k, &kn, "an args key");
 		if (rc)
 			return rc;
-		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
-		    (kn == 14 && memcmp(k, "correlation_id", 14) == 0)) {
+		if (kn >= 11 && k[0] == 'c' &&
+		    ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
+		     (kn == 14 && memcmp(k, "correlation_id", 14) == 0))) {
 			int vch = skip_ws(c), neg, fd;
 			uint64_t cv;
 			if ((vch == '-' || (vch >= '0' && vch <= '9')) &&
