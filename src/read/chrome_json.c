@@ -6,7 +6,7 @@
  *
  * How it works: a purpose-built pull scanner walks the bytes once, chunk by
  * chunk, and decodes one event at a time into a few fixed fields (ph, name,
- * cat, pid, tid, ts, dur, id, bp) and a whitelist of args; everything else is
+ * cat, pid, tid, ts, dur, id) and a whitelist of args; everything else is
  * skipped without copying. cJSON alone cannot reach the speed goal (it builds a
  * tree of malloc'd nodes per event: ~3x slower than inflate on Kineto files),
  * so it is used only for the small top-level blocks (deviceProperties,
@@ -26,6 +26,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- byte access ---- */
 
@@ -63,6 +66,27 @@ static inline int next_item(struct cj *c, int close, const char *what)
 
 /* ---- strings ---- */
 
+/* The first '"' or '\\' in [p, end), or end: 16 bytes a step where SSE2 is
+ * there (every x86-64), since strings are most of a trace's bytes. */
+static inline const unsigned char *scan_string(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		int m = _mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
 static int read_string(struct cj *c, struct pg_buf *out)
 {
 	if (out) {
@@ -72,9 +96,8 @@ static int read_string(struct cj *c, struct pg_buf *out)
 	}
 	c->in->p++; /* opening quote */
 	for (;;) {
-		const unsigned char *p = c->in->p, *end = c->in->end, *s = p;
-		while (p < end && *p != '"' && *p != '\\')
-			p++;
+		const unsigned char *end = c->in->end, *s = c->in->p;
+		const unsigned char *p = scan_string(s, end);
 		if (out && p > s) {
 			if (out->len + (size_t)(p - s) > RD_MAX_STRING_BYTES) {
 				c->in->p = p;
@@ -114,6 +137,39 @@ static int read_member_key(struct cj *c, const char *what)
 		return cj_bad_char(c, ch, what);
 	if (read_string(c, &c->key) || expect(c, ':', "':'"))
 		return PG_EFORMAT;
+	return 0;
+}
+
+/*
+ * An event's or args' key, whose opening quote is next but for white space,
+ * and the ':' after it: *k and *n are the key's bytes. When the key (without
+ * escapes) and its ':' lie in this chunk, *k points into the chunk and nothing
+ * is copied; else the key is copied into c->key. Reading the value may move
+ * to the next chunk (and free this one) or overwrite c->key, so the caller
+ * is done with the key before it reads the value.
+ */
+static inline int read_event_key(struct cj *c, const char **k, size_t *n, const char *what)
+{
+	int ch = skip_ws(c);
+
+	if (ch == '"') {
+		const unsigned char *s = c->in->p + 1, *end = c->in->end;
+		const unsigned char *q = scan_string(s, end), *r = q + 1;
+		if (q < end && *q == '"') {
+			while (r < end && is_ws(*r))
+				r++;
+			if (r < end && *r == ':') {
+				*k = (const char *)s;
+				*n = (size_t)(q - s);
+				c->in->p = r + 1;
+				return 0;
+			}
+		}
+	}
+	if (read_member_key(c, what))
+		return PG_EFORMAT;
+	*k = c->key.ptr;
+	*n = c->key.len;
 	return 0;
 }
 
@@ -300,6 +356,68 @@ static int num_to_u64(const struct num *n, uint64_t *out)
 	return 0;
 }
 
+/*
+ * The fast paths for the numbers of every event: a plain decimal that ends
+ * within this chunk, [-]digits[.digits] with at most 18 digits in all (so the
+ * mantissa is exact in a uint64_t and nothing is dropped). Anything else (an
+ * exponent, more digits, a number cut by the chunk's end, bad syntax) returns
+ * 0 and the caller takes read_number(), which gives the same value or the
+ * error. On 1, c->in->p is past the number.
+ */
+static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac_digits)
+{
+	const unsigned char *p = c->in->p, *end = c->in->end, *d0;
+	uint64_t v = 0;
+	int fd = 0;
+
+	*neg = p < end && *p == '-';
+	p += *neg;
+	d0 = p;
+	for (unsigned d; p < end && (d = (unsigned)*p - '0') < 10; p++)
+		v = v * 10 + d;
+	if (p == d0)
+		return 0;
+	if (p < end && *p == '.') {
+		const unsigned char *f0 = ++p;
+		for (unsigned d; p < end && (d = (unsigned)*p - '0') < 10; p++)
+			v = v * 10 + d;
+		fd = (int)(p - f0);
+		if (fd == 0)
+			return 0;
+	}
+	if (p >= end || numchar[*p] || (p - d0) - (fd > 0) > 18)
+		return 0;
+	*mant = v;
+	*frac_digits = fd;
+	c->in->p = p;
+	return 1;
+}
+
+/* Microseconds to ns as num_us_to_ns() makes them, for fast_decimal()'s
+ * numbers: 1, or 0 to take the general path. */
+static inline int fast_us_to_ns(struct cj *c, int64_t *out)
+{
+	const unsigned char *start = c->in->p;
+	uint64_t v;
+	int neg, fd;
+
+	if (!fast_decimal(c, &neg, &v, &fd))
+		return 0;
+	if (fd <= 3) {
+		uint64_t m = pow10u[3 - fd];
+		if (v > (uint64_t)INT64_MAX / m) {
+			c->in->p = start;
+			return 0;
+		}
+		v *= m;
+	} else {
+		uint64_t d = pow10u[fd - 3];
+		v = v / d + (v % d >= (d + 1) / 2 ? 1 : 0);
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 1;
+}
+
 /* ---- skipping values ---- */
 
 static int expect_word(struct cj *c, const char *w)
@@ -385,6 +503,10 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 					pg_buf_adds(cap, w);
 			} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
 				struct num n;
+				int neg, fd;
+				uint64_t v;
+				if (!cap && fast_decimal(c, &neg, &v, &fd))
+					goto after_value;
 				if (read_number(c, &n))
 					return PG_EFORMAT;
 				if (cap)
@@ -501,14 +623,45 @@ uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid)
 	return tr;
 }
 
+static trace_str intern_cached(struct cj *c, const struct pg_buf *b, struct cj_strcache *k)
+{
+	if (k->set && b->len == k->text.len && memcmp(b->ptr, k->text.ptr, b->len) == 0)
+		return k->id;
+	k->id = intern_buf(c, b);
+	k->set = 1;
+	pg_buf_reset(&k->text);
+	pg_buf_add(&k->text, b->ptr, b->len);
+	return k->id;
+}
+
 static uint16_t cat_id(struct cj *c)
 {
-	if (c->cat.len == c->last_cat.len && memcmp(c->cat.ptr, c->last_cat.ptr, c->cat.len) == 0)
-		return c->last_cat_id;
-	c->last_cat_id = trace_cat_intern(c->t, c->cat.ptr, c->cat.len);
-	pg_buf_reset(&c->last_cat);
-	pg_buf_add(&c->last_cat, c->cat.ptr, c->cat.len);
-	return c->last_cat_id;
+	uint32_t n = c->n_cats_seen < CJ_CATS_SEEN ? c->n_cats_seen : CJ_CATS_SEEN;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct cj_strcache *k = &c->cats_seen[i];
+		if (k->text.len == c->cat.len && memcmp(k->text.ptr, c->cat.ptr, c->cat.len) == 0)
+			return (uint16_t)k->id;
+	}
+	struct cj_strcache *k = &c->cats_seen[c->n_cats_seen++ % CJ_CATS_SEEN];
+	k->id = trace_cat_intern(c->t, c->cat.ptr, c->cat.len);
+	pg_buf_reset(&k->text);
+	pg_buf_add(&k->text, c->cat.ptr, c->cat.len);
+	return (uint16_t)k->id;
+}
+
+/* Skip a value: the plain decimals and strings of args and unknown keys
+ * without skip_value()'s bookkeeping. */
+static inline int skip_any(struct cj *c)
+{
+	int ch = skip_ws(c), neg, fd;
+	uint64_t v;
+
+	if (ch == '"')
+		return read_string(c, NULL);
+	if ((ch == '-' || (ch >= '0' && ch <= '9')) && fast_decimal(c, &neg, &v, &fd))
+		return 0;
+	return skip_value(c, NULL);
 }
 
 /* ---- args ---- */
@@ -527,13 +680,24 @@ static int parse_args(struct cj *c)
 		return 0;
 	}
 	for (;;) {
-		int rc = read_member_key(c, "an args key");
+		const char *k;
+		size_t kn;
+		int rc = read_event_key(c, &k, &kn, "an args key");
 		if (rc)
 			return rc;
-		const char *k = c->key.ptr;
-		size_t kn = c->key.len;
-		if ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
-		    (kn == 14 && memcmp(k, "correlation_id", 14) == 0)) {
+		if (kn >= 11 && k[0] == 'c' &&
+		    ((kn == 11 && memcmp(k, "correlation", 11) == 0) ||
+		     (kn == 14 && memcmp(k, "correlation_id", 14) == 0))) {
+			int vch = skip_ws(c), neg, fd;
+			uint64_t cv;
+			if ((vch == '-' || (vch >= '0' && vch <= '9')) &&
+			    fast_decimal(c, &neg, &cv, &fd)) {
+				if (!neg && fd == 0) { /* only an exact unsigned integer links */
+					c->corr = cv;
+					c->has_corr = 1;
+				}
+				goto next;
+			}
 			int r = read_scalar_text(c, val, &num, &is_num);
 			if (r < 0)
 				return PG_EFORMAT;
@@ -564,7 +728,7 @@ static int parse_args(struct cj *c)
 		} else {
 			int ki = read_kept_arg(k, kn);
 			if (ki < 0 || c->n_args >= MAX_ARGS) {
-				if (skip_value(c, NULL))
+				if (skip_any(c))
 					return PG_EFORMAT;
 			} else {
 				int r = read_scalar_text(c, val, &num, &is_num);
@@ -579,6 +743,7 @@ static int parse_args(struct cj *c)
 				}
 			}
 		}
+	next:;
 		int more = next_item(c, '}', "',' or '}' in args");
 		if (more <= 0)
 			return more;
@@ -671,6 +836,25 @@ static void emit(struct cj *c, uint32_t track, int64_t ts, int64_t dur, trace_st
 	e->flags = (uint8_t)(flags | (has_corr ? TRACE_EV_HAS_CORR : 0));
 	trace_event_commit(c->t, e);
 	c->t->tracks[track].cat_mask |= c->t->cats[cat].class_mask;
+	c->n_counted++;
+}
+
+/*
+ * A flow endpoint (ph s, t, f): counted on its track, so the track's count
+ * and span are what they would be with the event kept, but not kept: nothing
+ * downstream reads flows (kernels meet their launches through
+ * args.correlation), and they are a third of a Kineto trace's events. Only
+ * the name's one use, the legacy export's test, is noted.
+ */
+static int count_flow(struct cj *c, uint32_t track, uint16_t cat)
+{
+	struct trace_event e = {.ts_ns = c->ts, .track = track, .cat = cat};
+
+	trace_event_commit(c->t, &e);
+	c->t->tracks[track].cat_mask |= c->t->cats[cat].class_mask;
+	c->n_counted++;
+	c->torch_name |= cj_is_torch_name(c->name.ptr, c->name.len);
+	return 0;
 }
 
 static void push_pending(struct cj *c, const struct pending *p)
@@ -714,23 +898,26 @@ static int finish_event(struct cj *c)
 	if (ph == 'C' || ph == 'P' || ph == 'O' || ph == 'N' || ph == 'D' || ph == 'R' ||
 	    ph == 'c' || ph == 'S' || ph == 'T' || ph == 'F' || ph == 'p' || ph == '?')
 		return 0; /* counted, not kept: nothing downstream reads them */
-	if (c->t->n_events - c->first_event >= c->max_events)
+	if (c->n_counted >= c->max_events)
 		return rd_too_many_events(c->path, c->max_events);
 	if (!c->has_ts)
 		return cj_fail(c, "'%c' event without a ts", ph);
 	if (c->has_dur && c->dur < 0)
 		return cj_fail(c, "negative duration");
 
-	trace_str pid = intern_buf(c, &c->pid), tid = intern_buf(c, &c->tid);
+	trace_str pid = intern_cached(c, &c->pid, &c->pid_text),
+		  tid = intern_cached(c, &c->tid, &c->tid_text);
 	uint32_t track = cj_track_for(c, pid, tid);
 	uint16_t cat = cat_id(c);
+	if (c->cat.len && c->t->cats[cat].class_mask)
+		c->kineto_evidence++;
+	if (ph == 's' || ph == 't' || ph == 'f')
+		return count_flow(c, track, cat);
 	trace_str name = intern_buf(c, &c->name);
 	if ((ph == 'i' || ph == 'I') && c->name.len == 8 && memcmp(c->name.ptr, "[memory]", 8) == 0)
 		memory_sample(c);
 	uint32_t args = intern_args(c);
 
-	if (c->cat.len && c->t->cats[cat].class_mask)
-		c->kineto_evidence++;
 	switch (ph) {
 	case 'X':
 		emit(c, track, c->ts, c->has_dur ? c->dur : 0, name, cat, args, c->corr,
@@ -757,22 +944,6 @@ static int finish_event(struct cj *c)
 		emit(c, track, c->ts, 0, name, cat, args, c->corr, c->has_corr, ph,
 		     TRACE_EV_INSTANT);
 		return 0;
-	case 's':
-	case 't':
-	case 'f': {
-		uint64_t id = 0;
-		if (c->has_id) {
-			id = pg_hash(c->idtext.ptr, c->idtext.len);
-			/* numeric ids keep their value so they meet args.correlation */
-			char *end = NULL;
-			unsigned long long v = strtoull(c->idtext.ptr, &end, 10);
-			if (*end == '\0' && c->idtext.len > 0 && c->idtext.ptr[0] != '-')
-				id = v;
-		}
-		emit(c, track, c->ts, 0, name, cat, args, id, c->has_id, ph,
-		     TRACE_EV_FLOW | (c->bp_e ? TRACE_EV_FLOW_ENCL : 0));
-		return 0;
-	}
 	case 'b':
 	case 'e': {
 		/* async spans live on their own track per (pid, cat) */
@@ -808,10 +979,22 @@ static int read_key_text(struct cj *c, struct pg_buf *out)
 	if (ch == '"')
 		return read_string(c, out);
 	if (ch == '-' || (ch >= '0' && ch <= '9')) {
+		const unsigned char *start = c->in->p;
 		struct num n;
+		int neg, fd;
+		uint64_t v;
+		pg_buf_reset(out);
+		if (fast_decimal(c, &neg, &v, &fd)) {
+			size_t len = (size_t)(c->in->p - start);
+			if (len + 1 > out->cap)
+				pg_buf_grow(out, len);
+			memcpy(out->ptr, start, len);
+			out->ptr[len] = '\0';
+			out->len = len;
+			return 0;
+		}
 		if (read_number(c, &n))
 			return PG_EFORMAT;
-		pg_buf_reset(out);
 		pg_buf_add(out, n.text, (size_t)n.len);
 		return 0;
 	}
@@ -839,6 +1022,8 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 	}
 	if (!(ch == '-' || (ch >= '0' && ch <= '9')))
 		return cj_bad_char(c, ch, "a number");
+	if (fast_us_to_ns(c, out))
+		return 0;
 	if (read_number(c, &n))
 		return PG_EFORMAT;
 	if (num_us_to_ns(&n, out))
@@ -851,16 +1036,12 @@ static int parse_event(struct cj *c)
 	int ch;
 
 	c->ph = 0;
-	c->has_ts = c->has_dur = c->has_id = c->bp_e = c->has_corr = 0;
+	c->has_ts = c->has_dur = c->has_id = c->has_corr = 0;
 	c->ts = c->dur = 0;
 	c->corr = 0;
 	c->n_args = 0;
-	pg_buf_reset(&c->vals);
-	pg_buf_reset(&c->name);
-	pg_buf_reset(&c->cat);
-	pg_buf_reset(&c->pid);
-	pg_buf_reset(&c->tid);
-	pg_buf_reset(&c->idtext);
+	/* emptied, not cleared: these fields are read by length only */
+	c->vals.len = c->name.len = c->cat.len = c->pid.len = c->tid.len = c->idtext.len = 0;
 
 	ch = skip_ws(c);
 	if (ch != '{')
@@ -872,16 +1053,24 @@ static int parse_event(struct cj *c)
 		return finish_event(c);
 	}
 	for (;;) {
-		int rc = read_member_key(c, "an event key");
+		const char *k;
+		size_t kn;
+		int rc = read_event_key(c, &k, &kn, "an event key");
 		if (rc)
 			return rc;
-		const char *k = c->key.ptr;
 		int r = 0;
-		switch (c->key.len) {
+		switch (kn) {
 		case 2:
 			if (k[0] == 'p' && k[1] == 'h') {
 				if (skip_ws(c) != '"')
 					return cj_bad_char(c, skip_ws(c), "a string for ph");
+				const unsigned char *q = c->in->p;
+				if (c->in->end - q >= 3 && q[2] == '"' && q[1] != '"' &&
+				    q[1] != '\\') {
+					c->ph = q[1]; /* one plain character, as nearly always */
+					c->in->p = q + 3;
+					break;
+				}
 				r = read_string(c, &c->scratch);
 				c->ph =
 				    c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
@@ -891,15 +1080,8 @@ static int parse_event(struct cj *c)
 			} else if (k[0] == 'i' && k[1] == 'd') {
 				r = read_key_text(c, &c->idtext);
 				c->has_id = 1;
-			} else if (k[0] == 'b' && k[1] == 'p') {
-				if (skip_ws(c) == '"') {
-					r = read_string(c, &c->key);
-					c->bp_e = c->key.len == 1 && c->key.ptr[0] == 'e';
-				} else {
-					r = skip_value(c, NULL);
-				}
 			} else {
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			}
 			break;
 		case 3:
@@ -908,28 +1090,26 @@ static int parse_event(struct cj *c)
 			else if (memcmp(k, "tid", 3) == 0)
 				r = read_key_text(c, &c->tid);
 			else if (memcmp(k, "cat", 3) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->cat)
-						      : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_any(c);
 			else if (memcmp(k, "dur", 3) == 0) {
 				r = read_time(c, &c->dur, "dur");
 				c->has_dur = 1;
 			} else
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			break;
 		case 4:
 			if (memcmp(k, "name", 4) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->name)
-						      : skip_value(c, NULL);
+				r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_any(c);
 			else if (memcmp(k, "args", 4) == 0)
-				r = skip_ws(c) == '{' ? parse_args(c) : skip_value(c, NULL);
+				r = skip_ws(c) == '{' ? parse_args(c) : skip_any(c);
 			else {
 				c->table_keys |= memcmp(k, "cols", 4) == 0   ? 1
 						 : memcmp(k, "rows", 4) == 0 ? 2
 									     : 0;
-				r = skip_value(c, NULL);
+				r = skip_any(c);
 			}
 			break;
-		default: r = skip_value(c, NULL);
+		default: r = skip_any(c);
 		}
 		if (r)
 			return PG_EFORMAT;
@@ -1097,7 +1277,10 @@ void cj_free(struct cj *c)
 	pg_buf_release(&c->idtext);
 	pg_buf_release(&c->scratch);
 	pg_buf_release(&c->vals);
-	pg_buf_release(&c->last_cat);
+	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
+		pg_buf_release(&c->cats_seen[i].text);
+	pg_buf_release(&c->pid_text.text);
+	pg_buf_release(&c->tid_text.text);
 	pg_buf_release(&c->dev_props);
 	pg_buf_release(&c->dist_info);
 	pg_u64map_release(&c->tracks);
@@ -1134,10 +1317,12 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.idtext);
 	pg_buf_init(&c.scratch);
 	pg_buf_init(&c.vals);
-	pg_buf_init(&c.last_cat);
+	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
+		pg_buf_init(&c.cats_seen[i].text);
+	pg_buf_init(&c.pid_text.text);
+	pg_buf_init(&c.tid_text.text);
 	pg_buf_init(&c.dev_props);
 	pg_buf_init(&c.dist_info);
-	c.last_cat_id = trace_cat_intern(t, "", 0);
 	if (rd_max_events(c.path, &c.max_events))
 		goto out;
 
@@ -1188,7 +1373,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	cj_resolve_tracks(&c);
 	cj_apply_header_json(&c);
 	cj_file_warnings(&c);
-	t->files[file].events_kept = t->n_events - c.first_event;
+	t->files[file].events_kept = c.n_counted;
 	t->files[file].declared_devices =
 	    t->files[file].declared_devices ? t->files[file].declared_devices : 0;
 	rc = 0;

@@ -11,6 +11,8 @@
 #include "read.h"
 
 #define MAX_ARGS 24
+/* Categories remembered by their text (a trace has a handful, interleaved). */
+#define CJ_CATS_SEEN 16
 
 enum { CH_EOF = -1, CH_ERR = -2 };
 
@@ -35,6 +37,14 @@ struct pending {
 	uint8_t flags;
 };
 
+/* The last text interned through one field, so a run of equal values is
+ * interned once (intern_cached()). */
+struct cj_strcache {
+	struct pg_buf text;
+	trace_str id;
+	int set;
+};
+
 struct argval {
 	int key; /* read_kept_arg() index */
 	uint32_t off, len;
@@ -46,6 +56,7 @@ struct cj {
 	struct rd_in *in;
 	const char *path;
 	uint64_t index;	     /* event index within the array */
+	uint64_t n_counted;  /* events kept, and flow endpoints counted (count_flow) */
 	uint64_t max_events; /* kept of this file (rd_max_events) */
 
 	/* per-event fields */
@@ -53,7 +64,7 @@ struct cj {
 	struct pg_buf scratch; /* ph, args values, quoted times: never the id */
 	int ph;
 	int64_t ts, dur;
-	int has_ts, has_dur, has_id, bp_e;
+	int has_ts, has_dur, has_id;
 	uint64_t corr;
 	int has_corr;
 	struct argval args[MAX_ARGS];
@@ -73,16 +84,18 @@ struct cj {
 	uint64_t first_event;
 
 	/* cache */
+	struct cj_strcache pid_text, tid_text; /* pid and tid change seldom */
 	trace_str last_pid, last_tid;
 	uint32_t last_track;
-	struct pg_buf last_cat;
-	uint16_t last_cat_id;
+	struct cj_strcache cats_seen[CJ_CATS_SEEN]; /* id: the category's index */
+	uint32_t n_cats_seen;
 
 	/* header facts */
 	struct pg_buf dev_props, dist_info;
 	int saw_trace_events, top_is_array;
 	int table_keys; /* an object had "cols" (1) and "rows" (2): an xprof tool table */
 	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
+	int torch_name; /* a flow endpoint had a cj_is_torch_name() name */
 	uint64_t unmatched_end, unclosed_begin;
 };
 
@@ -106,6 +119,12 @@ void cj_resolve_tracks(struct cj *c);
 void cj_decide_dialect(struct cj *c);
 void cj_file_warnings(struct cj *c);
 
+/* A name only PyTorch gives (chrome_meta.c's test for the legacy export). */
+static inline int cj_is_torch_name(const char *s, size_t n)
+{
+	return (n >= 6 && memcmp(s, "aten::", 6) == 0) || trace_is_marker_name(s, n);
+}
+
 static inline trace_str intern_buf(struct cj *c, const struct pg_buf *b)
 {
 	return trace_intern(c->t, b->ptr, b->len);
@@ -120,12 +139,14 @@ static inline int peekc(struct cj *c)
 
 static inline int is_ws(int ch)
 {
-	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+	return ch <= ' ' && (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t');
 }
 
 /* Skip whitespace and return the next byte without consuming it. */
 static inline int skip_ws(struct cj *c)
 {
+	if (c->in->p<c->in->end && * c->in->p> ' ')
+		return *c->in->p; /* most tokens follow the last with no space */
 	for (;;) {
 		const unsigned char *p = c->in->p, *end = c->in->end;
 		while (p < end && is_ws(*p))

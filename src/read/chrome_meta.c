@@ -323,14 +323,14 @@ static int looks_pytorch_legacy(const struct cj *c)
 	}
 	if (!cpu)
 		return 0;
+	if (c->torch_name)
+		return 1;
 	for (uint64_t i = c->first_event, n; i < t->n_events; i += n) {
 		const struct trace_event *e = trace_event_run(t, i, &n);
-		for (uint64_t k = 0; k < n; k++) {
-			const char *name = trace_str_get(t, e[k].name);
-			if (strncmp(name, "aten::", 6) == 0 ||
-			    trace_is_marker_name(name, strlen(name)))
+		for (uint64_t k = 0; k < n; k++)
+			if (cj_is_torch_name(trace_str_get(t, e[k].name),
+					     trace_str_len(t, e[k].name)))
 				return 1;
-		}
 	}
 	return 0;
 }

@@ -69,6 +69,7 @@ _Static_assert(PG_ARRAY_LEN(kept) == READ_KEPT_ARGS, "READ_KEPT_ARGS must match 
 
 #define PER_LEN 8
 static signed char by_len[40][PER_LEN];
+static unsigned char first_byte[256]; /* some kept name starts with it */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void)
@@ -76,6 +77,7 @@ static void init(void)
 	memset(by_len, -1, sizeof(by_len));
 	for (size_t i = 0; i < PG_ARRAY_LEN(kept); i++) {
 		size_t len = strlen(kept[i]);
+		first_byte[(unsigned char)kept[i][0]] = 1;
 		for (int j = 0; j < PER_LEN && len < 40; j++)
 			if (by_len[len][j] < 0) {
 				by_len[len][j] = (signed char)i;
@@ -87,10 +89,10 @@ static void init(void)
 int read_kept_arg(const char *k, size_t n)
 {
 	pthread_once(&once, init);
-	if (n >= 40)
+	if (n >= 40 || n == 0 || !first_byte[(unsigned char)k[0]])
 		return -1;
 	for (int j = 0; j < PER_LEN && by_len[n][j] >= 0; j++)
-		if (memcmp(kept[by_len[n][j]], k, n) == 0)
+		if (kept[by_len[n][j]][0] == k[0] && memcmp(kept[by_len[n][j]], k, n) == 0)
 			return by_len[n][j];
 	return -1;
 }

@@ -159,7 +159,7 @@ struct trace_file {
 	uint64_t content_bytes; /* after decompression */
 	uint64_t entries;	/* elements of the event array (every phase) */
 	uint64_t phase_counts[128];
-	uint64_t events_kept;
+	uint64_t events_kept;	   /* kept, and Chrome flow endpoints counted but not kept */
 	char display_time_unit[8]; /* "ms", "ns" or "" (display hint only) */
 	int64_t base_time_ns;	   /* Kineto baseTimeNanoseconds; 0 when absent */
 	int schema_version;	   /* Kineto schemaVersion; -1 absent */

@@ -145,6 +145,129 @@ static uint64_t phase_total(const struct trace_file *f)
 	return n;
 }
 
+/* ---- chunk boundaries ---- */
+
+static int read_mem(struct trace *t, const char *text, size_t window)
+{
+	uint32_t f = trace_file_add(t, "cut.pt.trace.json");
+	struct rd_in in;
+	int rc;
+
+	t->files[f].format = TRACE_FMT_CHROME_JSON;
+	assert_int_equal(rd_in_open_mem(&in, text, strlen(text), window), 0);
+	rc = read_chrome_json(t, f, &in);
+	rd_in_close(&in);
+	return rc;
+}
+
+/* The scanner's fast paths (keys in place, plain decimals, pids, strings
+ * scanned 16 bytes at a time) give way to the general ones wherever a chunk
+ * ends: the events are the same for every cut. */
+static void same_events_at_every_chunk_cut(void **state)
+{
+	static const char text[] =
+	    "{\"traceEvents\":[\n"
+	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::a rather long operator name\","
+	    "\"pid\":2910249,\"tid\":2919752,\"ts\":4458676582922.766,\"dur\":337.265,"
+	    "\"args\":{\"External id\":3411,\"Ev Idx\":-1.5e3,\"flops\":123456789012345678}},\n"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\\u0041\\\"q\",\"pid\":0,\"tid\":"
+	    "\"stream 7\","
+	    "\"ts\":123456789012.345678,\"dur\":0.0005,\"args\":{\"correlation\":77,"
+	    "\"gr\\u006fup_id\":\"g\"}},\n"
+	    "{\"ph\":\"X\",\"name\":\"digits\",\"pid\":-3,\"tid\":1.50,"
+	    "\"ts\":1712195495505582.9885,\"dur\":00012.5}, \n"
+	    "{\"ph\":\"X\",\"name\":\"max\",\"pid\":1e2,\"tid\":2,\"ts\":9223372036854775.807,"
+	    "\"dur\":0.0004999},\n"
+	    "{ \"ph\" : \"i\" , \"name\" : \"spaced\" , \"pid\" : 1 , \"tid\" : 2 , "
+	    "\"ts\" : -0.000 , \"s\" : \"t\" }\n"
+	    "]}";
+	struct trace whole, cut;
+
+	(void)state;
+	trace_init(&whole);
+	assert_int_equal(read_mem(&whole, text, 0), 0);
+	assert_int_equal(whole.n_events, 5);
+	for (size_t w = 1; w <= 80; w++) {
+		trace_init(&cut);
+		if (read_mem(&cut, text, w))
+			fail_msg("window %zu: %s", w, pg_error_last());
+		assert_int_equal(cut.n_events, whole.n_events);
+		for (uint64_t i = 0; i < whole.n_events; i++) {
+			const struct trace_event *a = trace_event_at(&whole, i),
+						 *b = trace_event_at(&cut, i);
+			assert_int_equal(a->ts_ns, b->ts_ns);
+			assert_int_equal(a->dur_ns, b->dur_ns);
+			assert_int_equal(a->corr, b->corr);
+			assert_string_equal(trace_str_get(&whole, a->name),
+					    trace_str_get(&cut, b->name));
+			assert_string_equal(trace_str_get(&whole, whole.tracks[a->track].pid),
+					    trace_str_get(&cut, cut.tracks[b->track].pid));
+			assert_string_equal(trace_str_get(&whole, whole.tracks[a->track].tid),
+					    trace_str_get(&cut, cut.tracks[b->track].tid));
+			const struct trace_arg *aa, *ba;
+			uint32_t na = trace_argset_get(&whole, a->args, &aa),
+				 nb = trace_argset_get(&cut, b->args, &ba);
+			assert_int_equal(na, nb);
+			for (uint32_t k = 0; k < na; k++) {
+				assert_string_equal(trace_str_get(&whole, aa[k].key),
+						    trace_str_get(&cut, ba[k].key));
+				assert_string_equal(trace_str_get(&whole, aa[k].value),
+						    trace_str_get(&cut, ba[k].value));
+			}
+		}
+		trace_release(&cut);
+	}
+	const struct trace_event *e = event_named(&whole, "aten::a rather long operator name", 0);
+	assert_int_equal(e->ts_ns, 4458676582922766LL);
+	assert_int_equal(e->dur_ns, 337265);
+	assert_string_equal(arg(&whole, e, "flops"), "123456789012345678");
+	e = event_named(&whole, "kA\"q", 0);
+	assert_int_equal(e->ts_ns, 123456789012346LL);
+	assert_int_equal(e->dur_ns, 1);
+	assert_int_equal(e->corr, 77);
+	assert_string_equal(arg(&whole, e, "group_id"), "g");
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].tid), "stream 7");
+	e = event_named(&whole, "digits", 0);
+	assert_int_equal(e->ts_ns, 1712195495505582989LL);
+	assert_int_equal(e->dur_ns, 12500);
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].pid), "-3");
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].tid), "1.50");
+	e = event_named(&whole, "max", 0);
+	assert_int_equal(e->ts_ns, INT64_MAX);
+	assert_int_equal(e->dur_ns, 0);
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].pid), "1e2");
+	assert_int_equal(event_named(&whole, "spaced", 0)->ts_ns, 0);
+	trace_release(&whole);
+}
+
+/* A malformed number is the same error wherever a chunk ends. */
+static void bad_numbers_at_every_chunk_cut(void **state)
+{
+	static const char *const bad[] = {
+	    "[{\"ph\":\"X\",\"ts\":12.,\"dur\":1}]",
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":1-2}]",
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"x\":3.e5}}]",
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":-}]",
+	    "[{\"ph\":\"X\",\"ts\":9223372036854775.808,\"dur\":1}]",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < PG_ARRAY_LEN(bad); i++) {
+		struct trace t;
+		char whole[512];
+		trace_init(&t);
+		assert_true(read_mem(&t, bad[i], 0) < 0);
+		snprintf(whole, sizeof(whole), "%s", pg_error_last());
+		trace_release(&t);
+		for (size_t w = 1; w <= strlen(bad[i]); w++) {
+			trace_init(&t);
+			assert_true(read_mem(&t, bad[i], w) < 0);
+			assert_string_equal(pg_error_last(), whole);
+			trace_release(&t);
+		}
+	}
+}
+
 /* ---- forms and counts ---- */
 
 #define THREE_EVENTS                                                                               \
@@ -254,9 +377,10 @@ static void phase_counts(void **state)
 	assert_int_equal(f->phase_counts['e'], 1);
 	assert_int_equal(f->phase_counts['P'], 1);
 	assert_int_equal(phase_total(f), 14);
-	/* kept: X, the B/E pair as one, I, n, s, t, f, the b/e pair as one = 8 */
+	/* kept: X, the B/E pair as one, I, n, s, t, f, the b/e pair as one = 8, of which the
+	 * three flow endpoints are counted, not stored */
 	assert_int_equal(f->events_kept, 8);
-	assert_int_equal(t.n_events, 8);
+	assert_int_equal(t.n_events, 5);
 	trace_release(&t);
 }
 
@@ -467,23 +591,31 @@ static void flows_and_instants(void **state)
 		"\"args\":{\"correlation\":77}},"
 		"{\"id\":88,\"cat\":\"ac2g\",\"name\":\"s4\",\"ph\":\"s\",\"pid\":1,"
 		"\"tid\":1,\"ts\":\"3\",\"args\":{\"name\":\"x\"}}]"));
-	const struct trace_event *s1 = event_named(&t, "s1", 0), *f1 = event_named(&t, "f1", 0);
-	assert_int_equal(s1->ph, 's');
-	assert_int_equal(f1->ph, 'f');
-	/* numeric ids keep their value, so they meet the kernel's args.correlation */
-	assert_int_equal(s1->corr, 77);
-	assert_int_equal(f1->corr, 77);
+	/* flow endpoints are counted on their thread (its count and span), not stored: the
+	 * kernel meets its launch through args.correlation */
+	assert_int_equal(t.n_events, 2);
+	assert_int_equal(t.files[0].events_kept, 7);
 	assert_int_equal(event_named(&t, "k", 0)->corr, 77);
 	assert_true(event_named(&t, "k", 0)->flags & TRACE_EV_HAS_CORR);
-	assert_true(s1->flags & TRACE_EV_FLOW);
-	assert_true(s1->flags & TRACE_EV_HAS_CORR);
-	assert_false(s1->flags & TRACE_EV_FLOW_ENCL);
-	assert_true(f1->flags & TRACE_EV_FLOW_ENCL); /* bp:e */
-	assert_int_equal(event_named(&t, "s2", 0)->corr, UINT64_MAX);
-	/* the id survives a ph, a quoted ts and args that come after it */
-	assert_int_equal(event_named(&t, "s4", 0)->corr, 88);
-	/* a non-numeric id still links its endpoints, by hash */
-	assert_true(event_named(&t, "s3", 0)->flags & TRACE_EV_HAS_CORR);
+	for (uint64_t k = 0; k < t.n_events; k++)
+		assert_false(trace_event_at(&t, k)->flags & TRACE_EV_FLOW);
+	const struct trace_track *host = NULL, *stream = NULL;
+	for (uint32_t k = 0; k < t.n_tracks; k++) {
+		const char *pid = trace_str_get(&t, t.tracks[k].pid);
+		if (strcmp(pid, "1") == 0)
+			host = &t.tracks[k];
+		else if (strcmp(pid, "0") == 0)
+			stream = &t.tracks[k];
+	}
+	assert_non_null(host);
+	assert_non_null(stream);
+	assert_int_equal(host->n_events, 5); /* s1, s2, s3, mark, s4 */
+	assert_int_equal(host->first_ns, 1000);
+	assert_int_equal(host->last_ns, 4000);
+	assert_int_equal(stream->n_events, 2); /* f1 and k */
+	assert_int_equal(stream->first_ns, 2000);
+	assert_int_equal(stream->last_ns, 3000);
+	assert_true(stream->cat_mask & TRACE_CATCLASS_FLOW); /* f1's ac2g */
 	const struct trace_event *i = event_named(&t, "mark", 0);
 	assert_int_equal(i->ph, 'i');
 	assert_true(i->flags & TRACE_EV_INSTANT);
@@ -1063,6 +1195,8 @@ int main(void)
 	    cmocka_unit_test(bad_inputs_fail_with_file_and_offset),
 	    cmocka_unit_test(events_capped),
 	    cmocka_unit_test(failed_read_rolls_back),
+	    cmocka_unit_test(same_events_at_every_chunk_cut),
+	    cmocka_unit_test(bad_numbers_at_every_chunk_cut),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
