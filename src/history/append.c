@@ -293,6 +293,7 @@ static enum attempt attempt_branch(struct store *s, const struct history_record 
 				   const char *shard, const struct pg_buf *line, const char *all,
 				   const char *own, git_oid *commit, int *already, int *raced)
 {
+	double deadline = s->deadline;
 	git_oid tip;
 	enum attempt a;
 	int has_tip;
@@ -301,12 +302,17 @@ static enum attempt attempt_branch(struct store *s, const struct history_record 
 	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
 	s->connected = 1; /* every later attempt on a new connection */
-	/* the fetch leaves a part of the budget for the record's own ref: a
-	 * branch too long to fetch in time (a first fetch of years of records
-	 * in the old layout) cannot keep the record from being delivered */
-	s->deadline -= OWN_REF_RESERVE_SHARE * s->budget_s;
+	/* the fetch, its sockets included, leaves a part of the budget for the
+	 * record's own ref: a branch too long to fetch in time (a first fetch
+	 * of years of records in the old layout) cannot keep the record from
+	 * being delivered */
+	if (store_set_deadline(s, deadline - OWN_REF_RESERVE_SHARE * s->budget_s))
+		return ATTEMPT_FAIL;
 	a = store_fetch(s, NULL, all);
-	s->deadline += OWN_REF_RESERVE_SHARE * s->budget_s;
+	if (a != ATTEMPT_DONE && !s->local && (s->out_of_time || store_now_s() >= s->deadline))
+		s->fetch_cut = 1; /* the record's own ref, then store_migrate */
+	if (store_set_deadline(s, deadline))
+		return ATTEMPT_FAIL;
 	if (a != ATTEMPT_DONE) {
 		*raced = a == ATTEMPT_RETRY && !s->local;
 		return a;
@@ -508,9 +514,14 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 		if (store_pending_deliver_all(&s, dirs, n, r->record_id, &res->pending))
 			snprintf(res->pending_why, sizeof(res->pending_why), "%s", pg_error_last());
 		/* the writer whose record went to the branch: in a burst of
-		 * writers, the one or few that won, not all of them at once */
+		 * writers, the one or few that won, not all of them at once; a
+		 * branch too long to fetch in the budget (the old layout's years
+		 * of commits) is converted, in a budget of its own, by the writer
+		 * that found it so, once its record is safe on its own ref */
 		if (!res->own_ref)
 			store_auto_compact(&s);
+		else if (s.fetch_cut)
+			store_migrate(&s);
 	}
 out:
 	for (int i = 0; i < n; i++)
