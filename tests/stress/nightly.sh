@@ -7,7 +7,9 @@
 #   - the branch ends converted (one root commit holding only the open month, a ref per series)
 #     within PG_STRESS_NIGHTLY_RUNS runs (default 3), whether the first writer could fetch it in
 #     its budget (it compacts) or not (its record goes to its own ref and it converts the branch
-#     in PROFGATE_HISTORY_MIGRATE_S);
+#     in PROFGATE_HISTORY_MIGRATE_S). Twice: on a copy written with the default budget, and on a
+#     copy whose first run has a budget too short for that fetch (PG_STRESS_NIGHTLY_TIGHT_S,
+#     default 4 s, as a slower runner or link would), so that the conversion is the writer's;
 #   - the next nightly run, on the converted branch, delivers its record too;
 #   - every record present exactly once afterwards: the generated ones and each nightly's;
 #   - fresh-cache `history show --series S`, `history baseline --series S` and `history trend
@@ -45,6 +47,7 @@ for n in ${PG_STRESS_NIGHTLY_RECORDS:-18000}; do
 	sh "$TOP/tests/bench/history_branch.sh" "$n" "$BUILD/bench" >&2 ||
 		{ echo "Bail out! the $n-record branch could not be generated"; exit 1; }
 	cp -a "$BUILD/bench/history-$n.git" "$T/srv/n$n.git"
+	cp -a "$BUILD/bench/history-$n.git" "$T/srv/t$n.git"
 done
 serve_apache_git
 
@@ -64,40 +67,58 @@ converted() {
 		[ "$(git -C "$1" for-each-ref refs/profgate/series/ | wc -l)" -eq 50 ]
 }
 
-# nightly: the next run of the nightly path (k counts them) to $URL of the branch of $n records,
-# with a fresh cache and the default budgets; its time, peak RSS and history lines printed.
+# nightly NAME [VAR=VALUE...]: the next run of the nightly path (k counts them) to the branch
+# $T/srv/NAME.git, with a fresh cache, the default budgets and the environment given; its time,
+# peak RSS and history lines printed.
 nightly() {
+	_n=$1
+	shift
 	k=$((k + 1))
-	timed "$T/n$n.t$k" env PROFGATE_CACHE_DIR="$T/n$n/c$k" PROFGATE_GIT_TOKEN=$TOKEN \
-		GITHUB_RUN_ID="nightly-$n-$k" "$PROFGATE" gate -b "$T/base.json" -c "$T/cand.json" \
-		--label "stress nightly" --history "$URL" --kind nightly
-	cp "$T/out" "$T/n$n.out$k"
-	cp "$T/err" "$T/n$n.err$k"
-	diag "n$n: nightly $k: exit $rc, $(cut -d' ' -f1 "$T/n$n.t$k") s, peak RSS $(($(cut -d' ' -f2 "$T/n$n.t$k") / 1024)) MB, load $(cut -d' ' -f1 /proc/loadavg); $(grep -h '^profgate: history' "$T/err" | tr '\n' ' ')"
-	check "n$n: nightly $k delivered its record (the verdict's exit code)" \
+	timed "$T/$_n.t$k" env PROFGATE_CACHE_DIR="$T/$_n/c$k" PROFGATE_GIT_TOKEN=$TOKEN \
+		GITHUB_RUN_ID="nightly-$_n-$k" "$@" "$PROFGATE" gate -b "$T/base.json" -c "$T/cand.json" \
+		--label "stress nightly" --history "$GIT/$_n.git" --kind nightly
+	cp "$T/out" "$T/$_n.out$k"
+	cp "$T/err" "$T/$_n.err$k"
+	diag "$_n: nightly $k${1:+ ($*)}: exit $rc, $(cut -d' ' -f1 "$T/$_n.t$k") s, peak RSS $(($(cut -d' ' -f2 "$T/$_n.t$k") / 1024)) MB, load $(cut -d' ' -f1 /proc/loadavg); $(grep -h '^profgate: history' "$T/err" | tr '\n' ' ')"
+	check "$_n: nightly $k delivered its record (the verdict's exit code)" \
 		eval '[ "$rc" -le 1 ] && has "$T/out" "history: appended to stress-nightly-"'
 }
 
-for n in ${PG_STRESS_NIGHTLY_RECORDS:-18000}; do
-	R=$T/srv/n$n.git
-	URL=$GIT/n$n.git
-	S=$(head -n 1 "$BUILD/bench/history-$n.git.names" | cut -d' ' -f1)
-	diag "n$n: $n records, $(du -sh "$R" | cut -f1); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# nights NAME N [VAR=VALUE...]: nightly runs on the branch of N records until it is converted
+# (the first with the environment given), at most $RUNS, then one more; every record is then
+# present exactly once.
+nights() {
+	_nm=$1 _cnt=$2
+	shift 2
+	_r=$T/srv/$_nm.git
+	diag "$_nm: $_cnt records, $(du -sh "$_r" | cut -f1); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	k=0
-	while [ "$k" -lt "$RUNS" ] && ! converted "$R"; do
-		nightly
+	nightly "$_nm" "$@"
+	while [ "$k" -lt "$RUNS" ] && ! converted "$_r"; do
+		nightly "$_nm"
 	done
-	check "n$n: the branch converted after $k nightly runs (at most $RUNS), nothing run by hand" converted "$R"
-	nightly # the next night, on the converted branch
+	check "$_nm: the branch converted after $k nightly runs (at most $RUNS), nothing run by hand" converted "$_r"
+	nightly "$_nm" # the next night, on the converted branch
 
 	# every record once: the generated ones and each nightly's (read in place, as readers merge
 	# the branch, the series refs and the record refs)
-	timeout 600 env PROFGATE_CACHE_DIR="$T/n$n/all" "$PROFGATE" history show --repo "$R" --json \
+	timeout 600 env PROFGATE_CACHE_DIR="$T/$_nm/all" "$PROFGATE" history show --repo "$_r" --json \
 		>"$T/out" 2>"$T/err" </dev/null
-	pycheck "n$n: every record present exactly once ($n generated, $k nightly)" \
+	pycheck "$_nm: every record present exactly once ($_cnt generated, $k nightly)" \
 		"r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]" "$T/out" \
-		"len(r) == $n + $k and len({x['record_id'] for x in r}) == len(r)" \
-		"sorted(x['run_id'] for x in r if x['run_id'].startswith('nightly-')) == sorted('nightly-$n-%d' % i for i in range(1, $k + 1))"
+		"len(r) == $_cnt + $k and len({x['record_id'] for x in r}) == len(r)" \
+		"sorted(x['run_id'] for x in r if x['run_id'].startswith('nightly-')) == sorted('nightly-$_nm-%d' % i for i in range(1, $k + 1))"
+}
+
+for n in ${PG_STRESS_NIGHTLY_RECORDS:-18000}; do
+	nights "t$n" "$n" PROFGATE_HISTORY_TIMEOUT_S="${PG_STRESS_NIGHTLY_TIGHT_S:-4}"
+	check "t$n: the first run, its budget too short for the fetch, converted the branch itself" \
+		eval 'has "$T/t$n.err1" "did not fetch in" && has "$T/t$n.err1" "compacted profgate-history (a first conversion)"'
+	rm -rf "$T/srv/t$n.git"
+	nights "n$n" "$n"
+	R=$T/srv/n$n.git
+	URL=$GIT/n$n.git
+	S=$(head -n 1 "$BUILD/bench/history-$n.git.names" | cut -d' ' -f1)
 
 	per=$((n / 50))
 	for i in 1 2 3; do
