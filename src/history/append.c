@@ -299,6 +299,7 @@ static enum attempt attempt_branch(struct store *s, const struct history_record 
 	int has_tip;
 
 	*already = *raced = 0;
+	s->fetch_cut = 0;
 	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
 	s->connected = 1; /* every later attempt on a new connection */
@@ -413,6 +414,7 @@ int store_retry_loop(struct store *s, enum attempt (*once)(struct store *, void 
 		double left;
 		uint32_t wait;
 		char cause[1024];
+		int cut;
 
 		*attempts = n;
 		if (store_lock(s))
@@ -433,15 +435,20 @@ int store_retry_loop(struct store *s, enum attempt (*once)(struct store *, void 
 		if (a == ATTEMPT_FAIL)
 			return pg_error_set(PG_EDELIVERY, "history: %s%s", what, cause);
 		/* an attempt the time budget cut short says only that: the attempt
-		 * before it says why the remote keeps failing */
+		 * before it says why the remote keeps failing. An append's fetch cut
+		 * at its share of the budget ends the attempts too (the next fetch
+		 * would start past that share), with the cause before it. */
 		left = s->deadline - store_now_s();
+		cut = s->fetch_cut && left > 0;
 		if (n > 1 && *prev && left <= 0)
 			return pg_error_set(
 			    PG_EDELIVERY,
 			    "history: %sgave up after %u attempts in %.1f s: %s (the last "
 			    "attempt ran out of the time budget)",
 			    what, n, store_now_s() - start, prev);
-		if (left < MIN_ATTEMPT_S)
+		if (cut && n > 1 && *prev)
+			snprintf(cause, sizeof(cause), "%s", prev);
+		if (cut || left < MIN_ATTEMPT_S)
 			return pg_error_set(
 			    PG_EDELIVERY,
 			    "history: %sgave up after %u attempt%s in %.1f s (the time "

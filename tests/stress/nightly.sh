@@ -17,7 +17,8 @@
 # Each run's time and peak RSS (/usr/bin/time) are printed, not asserted.
 # Usage: sh tests/stress/nightly.sh [BUILD] (default build). PG_STRESS_NIGHTLY_RECORDS sets the
 # branch sizes (default 18000; "100000" is the size of the goal in docs/performance.md: about 2.5
-# minutes to generate once into BUILD/bench, and its first nightly run about 5 minutes).
+# minutes to generate once into BUILD/bench, and each first nightly run up to about 5 minutes, so
+# under `make stress` give it PG_SUITE_TIMEOUT=3600, or run this script alone).
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
