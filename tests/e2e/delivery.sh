@@ -133,6 +133,8 @@ check "... its closed months on the series ref, the branch one root commit holdi
 pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/oldr" "$PROFGATE" history show --repo "$GIT/old.git" --json
 python3 -c 'import json, sys; r = [json.loads(l)["record_id"] for l in open(sys.argv[1])]; print(len(r), len(set(r)))' "$T/out" >"$T/ids"
 check "... every record read once afterwards (the writer's too)" eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/ids")" = "101 101" ]'
+pge PROFGATE_HISTORY_MIGRATE_S=0 GITHUB_RUN_ID=m0 "$PROFGATE" history append --repo "$GIT/old.git" "$T/v.json"
+one_line "PROFGATE_HISTORY_MIGRATE_S=0" 2 "PROFGATE_HISTORY_MIGRATE_S='0': give a whole number from 1 to 3600"
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
 cat >"$H/hooks/pre-receive" <<'EOF'
