@@ -9,7 +9,8 @@
 # folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
 # is read in place (no copy); a branch of the old layout that a writer cannot fetch in its budget
 # gets the writer's record on its own ref and is then converted by that writer in the
-# conversion's own budget; concurrent writers over HTTP, each on its own runner, all land once
+# conversion's own budget; a kept-alive connection the server closed while idle is replaced before
+# a request's first byte; concurrent writers over HTTP, each on its own runner, all land once
 # on a linear branch, and the same with compactions among them (the
 # closed months moved to the series refs, the old history kept on archive branches).
 set -u
@@ -135,6 +136,18 @@ python3 -c 'import json, sys; r = [json.loads(l)["record_id"] for l in open(sys.
 check "... every record read once afterwards (the writer's too)" eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/ids")" = "101 101" ]'
 pge PROFGATE_HISTORY_MIGRATE_S=0 GITHUB_RUN_ID=m0 "$PROFGATE" history append --repo "$GIT/old.git" "$T/v.json"
 one_line "PROFGATE_HISTORY_MIGRATE_S=0" 2 "PROFGATE_HISTORY_MIGRATE_S='0': give a whole number from 1 to 3600"
+
+# a server that closes a kept-alive connection its client left idle (Apache after its
+# KeepAliveTimeout), here right after each ref advertisement: the fetch's and the push's next
+# request finds its connection closed before its first byte and goes on a new one, in the same
+# attempt (libgit2 alone fails it with "unexpected EOF")
+git init -q --bare "$T/srv/ic.git"
+git_fault '{"reset": true, "faults": [{"method": "GET", "path": "ic.git/info/refs", "mode": "idle-close", "times": 4}]}'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/ic" GITHUB_RUN_ID=idle "$PROFGATE" history append \
+	--repo "$GIT/ic.git" "$T/v.json"
+git_fault '{"reset": true}'
+check "connections closed while idle after each ref advertisement: appended in 1 attempt, no retry" \
+	eval '[ "$rc" -eq 0 ] && has "$T/out" "1 attempt" && ! grep -q "attempt [0-9]" "$T/err"'
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
 cat >"$H/hooks/pre-receive" <<'EOF'
