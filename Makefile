@@ -3,7 +3,8 @@
 #   make check      install missing deps, build, run every test, and again under ASan+UBSan
 #                   (and the zlib fallback's reader tests and golden outputs, make ISAL=0)
 #   make test-quick the unit tests and the fast end-to-end suites of a normal build (development)
-#   make stress     the stress and timing checks (tests/stress/): many writers, time budgets
+#   make stress     the stress and timing checks (tests/stress/): many writers, time budgets, the
+#                   nightly path on a long branch, over Apache (scripts/deps.sh stress installs it)
 #   make demo       run the main job on the bundled example profiles
 #   make bench      speed and memory against reference tools, side by side (BENCH=inflate,
 #                   BENCH=history or BENCH=merge: those rows)
@@ -243,8 +244,10 @@ test-quick: test-bins
 	$(Q)sh tests/run.sh -t quick $(BUILD)
 
 # Every tests/stress/*.sh through the same runner: the checks that measure wall-clock time or
-# load the machine, which make check leaves out (a busy CI machine would fail them).
+# load the machine, which make check leaves out (a busy CI machine would fail them). Apache, their
+# git server, is installed here (scripts/deps.sh stress), not by make check.
 stress: test-bins
+	$(Q)sh scripts/deps.sh stress
 	$(Q)sh tests/run.sh -t stress $(BUILD)
 
 # libFuzzer needs clang and its runtime (scripts/deps.sh fuzz); make check does not.

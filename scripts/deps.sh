@@ -3,8 +3,9 @@
 # test packages of scripts/packages.sh. As root it runs apt-get; otherwise it names the packages
 # to install.
 # `sh scripts/deps.sh fuzz` adds what `make fuzz` needs (PG_FUZZ_PACKAGES), `sh scripts/deps.sh
-# dist` what `make dist` needs (PG_DIST_PACKAGES), `sh scripts/deps.sh noise` what `make noise`
-# needs (PG_NOISE_PACKAGES).
+# dist` what `make dist` needs (PG_DIST_PACKAGES), `sh scripts/deps.sh stress` what `make stress`
+# needs (PG_STRESS_PACKAGES), `sh scripts/deps.sh noise` what `make noise` needs
+# (PG_NOISE_PACKAGES).
 set -e
 . "$(dirname "$0")/packages.sh"
 need=""
@@ -21,6 +22,7 @@ extra=
 case ${1:-} in
 fuzz) extra=$PG_FUZZ_PACKAGES ;;
 dist) extra=$PG_DIST_PACKAGES ;;
+stress) extra=$PG_STRESS_PACKAGES ;;
 noise) extra=$PG_NOISE_PACKAGES ;;
 esac
 if [ -n "$extra" ] && command -v dpkg-query >/dev/null 2>&1; then

@@ -89,9 +89,9 @@ check_packages() {
 	}
 	# one call: apt-cache policy names every package it knows, at the start of a line
 	# shellcheck disable=SC2086 # lists of package names
-	known=$(apt-cache policy $PG_BUILD_PACKAGES $PG_TEST_PACKAGES $PG_RUNTIME_PACKAGES $PG_DIST_PACKAGES 2>/dev/null |
+	known=$(apt-cache policy $PG_BUILD_PACKAGES $PG_TEST_PACKAGES $PG_RUNTIME_PACKAGES $PG_DIST_PACKAGES $PG_STRESS_PACKAGES 2>/dev/null |
 		sed -n 's/^\([^ ].*\):$/\1/p')
-	for p in $PG_BUILD_PACKAGES $PG_TEST_PACKAGES $PG_RUNTIME_PACKAGES $PG_DIST_PACKAGES; do
+	for p in $PG_BUILD_PACKAGES $PG_TEST_PACKAGES $PG_RUNTIME_PACKAGES $PG_DIST_PACKAGES $PG_STRESS_PACKAGES; do
 		echo "$known" | grep -qx "$p" || die "no package '$p' in apt"
 	done
 	echo "image: every package of scripts/packages.sh exists"

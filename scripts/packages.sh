@@ -6,6 +6,8 @@
 #   PG_FUZZ_PACKAGES     for `make fuzz` only: clang, the libFuzzer runtime, llvm-symbolizer
 #   PG_DIST_PACKAGES     for `make dist` only: patchelf, which points the portable tarball's
 #                        binary and bundled libraries at each other (scripts/dist.sh)
+#   PG_STRESS_PACKAGES   for `make stress` only: Apache, the real server in front of
+#                        `git http-backend` (tests/e2e/lib/apache_git.sh), and GNU time for peak RSS
 #   PG_NOISE_PACKAGES    for `make noise` only: PyTorch for the training runs, stress-ng for the
 #                        busy mode's co-tenant (tests/noise/run.sh)
 #   PG_RUNTIME_PACKAGES  to run it: the libraries it links, and the CA bundle libcurl and
@@ -16,4 +18,5 @@ PG_TEST_PACKAGES="libcmocka-dev git gzip python3 python3-yaml clang-format opens
 PG_RUNTIME_PACKAGES="libgit2-1.5 libcurl4 libssl3 libcjson1 zlib1g libprotobuf-c1 libisal2 ca-certificates"
 PG_FUZZ_PACKAGES="clang libclang-rt-dev llvm"
 PG_DIST_PACKAGES="patchelf"
+PG_STRESS_PACKAGES="apache2 time"
 PG_NOISE_PACKAGES="python3-torch stress-ng"

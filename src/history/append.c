@@ -293,20 +293,27 @@ static enum attempt attempt_branch(struct store *s, const struct history_record 
 				   const char *shard, const struct pg_buf *line, const char *all,
 				   const char *own, git_oid *commit, int *already, int *raced)
 {
+	double deadline = s->deadline;
 	git_oid tip;
 	enum attempt a;
 	int has_tip;
 
 	*already = *raced = 0;
+	s->fetch_cut = 0;
 	if (store_repo(s) || (s->connected && store_remote(s)))
 		return ATTEMPT_FAIL;
 	s->connected = 1; /* every later attempt on a new connection */
-	/* the fetch leaves a part of the budget for the record's own ref: a
-	 * branch too long to fetch in time (a first fetch of years of records
-	 * in the old layout) cannot keep the record from being delivered */
-	s->deadline -= OWN_REF_RESERVE_SHARE * s->budget_s;
+	/* the fetch, its sockets included, leaves a part of the budget for the
+	 * record's own ref: a branch too long to fetch in time (a first fetch
+	 * of years of records in the old layout) cannot keep the record from
+	 * being delivered */
+	if (store_set_deadline(s, deadline - OWN_REF_RESERVE_SHARE * s->budget_s))
+		return ATTEMPT_FAIL;
 	a = store_fetch(s, NULL, all);
-	s->deadline += OWN_REF_RESERVE_SHARE * s->budget_s;
+	if (a != ATTEMPT_DONE && !s->local && (s->out_of_time || store_now_s() >= s->deadline))
+		s->fetch_cut = 1; /* the record's own ref, then store_migrate */
+	if (store_set_deadline(s, deadline))
+		return ATTEMPT_FAIL;
 	if (a != ATTEMPT_DONE) {
 		*raced = a == ATTEMPT_RETRY && !s->local;
 		return a;
@@ -407,6 +414,7 @@ int store_retry_loop(struct store *s, enum attempt (*once)(struct store *, void 
 		double left;
 		uint32_t wait;
 		char cause[1024];
+		int cut;
 
 		*attempts = n;
 		if (store_lock(s))
@@ -427,15 +435,20 @@ int store_retry_loop(struct store *s, enum attempt (*once)(struct store *, void 
 		if (a == ATTEMPT_FAIL)
 			return pg_error_set(PG_EDELIVERY, "history: %s%s", what, cause);
 		/* an attempt the time budget cut short says only that: the attempt
-		 * before it says why the remote keeps failing */
+		 * before it says why the remote keeps failing. An append's fetch cut
+		 * at its share of the budget ends the attempts too (the next fetch
+		 * would start past that share), with the cause before it. */
 		left = s->deadline - store_now_s();
+		cut = s->fetch_cut && left > 0;
 		if (n > 1 && *prev && left <= 0)
 			return pg_error_set(
 			    PG_EDELIVERY,
 			    "history: %sgave up after %u attempts in %.1f s: %s (the last "
 			    "attempt ran out of the time budget)",
 			    what, n, store_now_s() - start, prev);
-		if (left < MIN_ATTEMPT_S)
+		if (cut && n > 1 && *prev)
+			snprintf(cause, sizeof(cause), "%s", prev);
+		if (cut || left < MIN_ATTEMPT_S)
 			return pg_error_set(
 			    PG_EDELIVERY,
 			    "history: %sgave up after %u attempt%s in %.1f s (the time "
@@ -508,9 +521,14 @@ int history_append(const struct history_store_opts *o, const struct history_reco
 		if (store_pending_deliver_all(&s, dirs, n, r->record_id, &res->pending))
 			snprintf(res->pending_why, sizeof(res->pending_why), "%s", pg_error_last());
 		/* the writer whose record went to the branch: in a burst of
-		 * writers, the one or few that won, not all of them at once */
+		 * writers, the one or few that won, not all of them at once; a
+		 * branch too long to fetch in the budget (the old layout's years
+		 * of commits) is converted, in a budget of its own, by the writer
+		 * that found it so, once its record is safe on its own ref */
 		if (!res->own_ref)
 			store_auto_compact(&s);
+		else if (s.fetch_cut)
+			store_migrate(&s);
 	}
 out:
 	for (int i = 0; i < n; i++)

@@ -25,7 +25,9 @@
  * (closed_has), so a landed record moved by a compaction is not doubled.
  * An existing branch is read as it is (no series refs: every month on the
  * branch) and converted by its first compaction. Writers compact by
- * themselves once their record is delivered, when it is due (auto_compact).
+ * themselves once their record is delivered, when it is due
+ * (store_auto_compact), and a writer that could not fetch the branch in its
+ * budget converts it in a budget of its own (store_migrate).
  */
 #include "store.h"
 
@@ -945,32 +947,26 @@ static int compact_due(struct store *s, char *why, size_t len)
 }
 
 /*
- * After a writer's record is delivered to the branch (not to its own ref:
- * a writer that lost a race leaves the compaction to the one that won):
- * compact when it is due (compact_due), in one attempt with a time budget
- * of its own (the
- * record is safe already, so a compaction that runs out of time or loses
- * its lease to another writer loses nothing: the next writer tries again).
- * Series stop moving at half the budget, so a first migration of a long
- * branch moves what fits and leaves the rest on the branch for the next
- * run. The outcome is a note on the log.
+ * One compaction attempt by a writer whose record is delivered, in a budget
+ * of its own (the record is safe already, so a compaction that runs out of
+ * time or loses its lease to another writer loses nothing: the next writer
+ * tries again). Series stop moving at half the budget, so a first migration
+ * of a long branch moves what fits and leaves the rest on the branch for the
+ * next run. why says what started it; the outcome is a note on the log.
  */
-void store_auto_compact(struct store *s)
+static void compact_in_budget(struct store *s, const char *why, uint32_t budget_s)
 {
 	struct history_compact_result res;
-	char why[128], err[1024];
+	char err[1024];
 	enum attempt a;
 
-	if (!compact_due(s, why, sizeof(why)))
-		return;
 	memset(&res, 0, sizeof(res));
-	s->deadline = store_now_s() + s->budget_s;
-	s->move_until = store_now_s() + s->budget_s / 2.0;
-	if (store_lock(s)) {
+	if (store_set_deadline(s, store_now_s() + budget_s) || store_lock(s)) {
 		store_logf(s, "history: compaction (%s) left for the next run: %s", why,
 			   pg_error_last());
 		return;
 	}
+	s->move_until = store_now_s() + budget_s / 2.0;
 	a = compact_once(s, &res);
 	snprintf(err, sizeof(err), "%s", pg_error_last());
 	store_unlock(s);
@@ -984,6 +980,35 @@ void store_auto_compact(struct store *s)
 	else if (a != ATTEMPT_DONE)
 		store_logf(s, "history: compaction (%s) left for the next run: %s", why, err);
 	free(res.archive);
+}
+
+/* After a writer's record is delivered to the branch (not to its own ref:
+ * a writer that lost a race leaves the compaction to the one that won):
+ * compact when it is due (compact_due), in the writer's budget. */
+void store_auto_compact(struct store *s)
+{
+	char why[128];
+
+	if (compact_due(s, why, sizeof(why)))
+		compact_in_budget(s, why, s->budget_s);
+}
+
+/*
+ * After a writer's record went to its own ref because its fetch of the
+ * branch ran out of its share of the budget (a long branch of the old
+ * layout, one commit per record, over http): convert the branch in a budget
+ * of its own (PROFGATE_HISTORY_MIGRATE_S), since no writer could ever fetch
+ * it in the usual one and so none would compact it. The conversion makes
+ * the branch one small root commit (its history on the archive branch), so
+ * the next writers fetch it in their budget and move what this one left.
+ */
+void store_migrate(struct store *s)
+{
+	store_logf(s,
+		   "history: %s did not fetch in %.0f s (the record is on its own ref); "
+		   "converting it in up to %u s (PROFGATE_HISTORY_MIGRATE_S)",
+		   s->branch, (1 - OWN_REF_RESERVE_SHARE) * s->budget_s, s->migrate_s);
+	compact_in_budget(s, "a first conversion", s->migrate_s);
 }
 
 int history_compact(const struct history_store_opts *o, struct history_compact_result *res)

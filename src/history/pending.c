@@ -298,7 +298,9 @@ int history_flush(const struct history_store_opts *o, const char *dir,
 	else
 		n = store_pending_dirs(o, dirs, 0);
 	rc = store_pending_deliver_all(&s, dirs, n, NULL, res);
-	if (rc == 0)
+	if (rc == 0 && s.fetch_cut)
+		store_migrate(&s); /* as history_append: a branch too long to fetch */
+	else if (rc == 0)
 		store_auto_compact(&s);
 out:
 	for (int i = 0; i < n; i++)

@@ -236,23 +236,32 @@ int history_branch_check(const char *branch)
 	return 0;
 }
 
-/* The time budget: the caller's, else PROFGATE_HISTORY_TIMEOUT_S, else 60 s. */
-static int budget_s(const struct history_store_opts *o, uint32_t *out)
+/* Seconds from the environment variable name, else def (the caller's, when
+ * it gave one). */
+static int env_seconds(const char *name, uint32_t def, int caller, uint32_t *out)
 {
-	const char *v = getenv("PROFGATE_HISTORY_TIMEOUT_S");
+	const char *v = getenv(name);
 	int64_t n;
 
-	*out = o->max_seconds ? o->max_seconds : DEFAULT_SECONDS;
-	if (o->max_seconds || !v || !*v)
+	*out = def;
+	if (caller || !v || !*v)
 		return 0;
 	if (pg_parse_int(v, 1, MAX_SECONDS, &n))
-		return pg_error_set(
-		    PG_EUSAGE,
-		    "PROFGATE_HISTORY_TIMEOUT_S='%.40s': give a whole number from 1 "
-		    "to %u",
-		    v, MAX_SECONDS);
+		return pg_error_set(PG_EUSAGE, "%s='%.40s': give a whole number from 1 to %u", name,
+				    v, MAX_SECONDS);
 	*out = (uint32_t)n;
 	return 0;
+}
+
+/* The time budget: the caller's, else PROFGATE_HISTORY_TIMEOUT_S, else 60 s;
+ * a conversion's (store_migrate): PROFGATE_HISTORY_MIGRATE_S, else 600 s. */
+static int budget_s(const struct history_store_opts *o, uint32_t *out, uint32_t *migrate)
+{
+	uint32_t def = o->max_seconds ? o->max_seconds : DEFAULT_SECONDS;
+	int rc = env_seconds("PROFGATE_HISTORY_TIMEOUT_S", def, o->max_seconds != 0, out);
+
+	return rc ? rc
+		  : env_seconds("PROFGATE_HISTORY_MIGRATE_S", DEFAULT_MIGRATE_SECONDS, 0, migrate);
 }
 
 /* libgit2's sockets: cut at the budget, connect and stalls as for HTTP. */
@@ -288,7 +297,7 @@ static void secret_add_basic(const char *user, const char *token)
 
 int store_open(struct store *s, const struct history_store_opts *o)
 {
-	uint32_t budget;
+	uint32_t budget, migrate;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -296,10 +305,11 @@ int store_open(struct store *s, const struct history_store_opts *o)
 	s->o = o;
 	secret_add_basic("x-access-token", o->token);
 	s->branch = o->branch ? o->branch : HISTORY_DEFAULT_BRANCH;
-	if ((rc = budget_s(o, &budget)))
+	if ((rc = budget_s(o, &budget, &migrate)))
 		return rc;
 	s->deadline = store_now_s() + budget;
 	s->budget_s = budget;
+	s->migrate_s = migrate;
 	s->rng = (uint64_t)getpid() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(store_now_s() * 1e9);
 	s->tracking = pg_xasprintf("refs/remotes/origin/%s", s->branch);
 	s->seen = pg_xasprintf("refs/profgate/seen/%s", s->branch);
@@ -312,6 +322,14 @@ int store_open(struct store *s, const struct history_store_opts *o)
 		return rc;
 	s->cache = o->cache_dir ? pg_xstrdup(o->cache_dir) : history_cache_dir();
 	open_private(s);
+	return store_streams(s);
+}
+
+/* The deadline of what s does next (an append's fetch, a writer's
+ * compaction after its append), the sockets' with it. */
+int store_set_deadline(struct store *s, double deadline)
+{
+	s->deadline = deadline;
 	return store_streams(s);
 }
 

@@ -18,11 +18,15 @@
 
 #define DEFAULT_SECONDS 60
 #define MAX_SECONDS	3600
-#define BACKOFF_BASE_MS 200
-#define BACKOFF_CAP_MS	4000
-#define MIN_ATTEMPT_S	0.2 /* no retry starts with less of the budget left */
-#define BOT_NAME	"profgate-bot"
-#define BOT_EMAIL	"profgate-bot@users.noreply.github.com"
+/* The budget of the conversion a writer starts when its fetch of the branch
+ * ran out of its share of the budget (store_migrate):
+ * PROFGATE_HISTORY_MIGRATE_S, else this. */
+#define DEFAULT_MIGRATE_SECONDS 600
+#define BACKOFF_BASE_MS		200
+#define BACKOFF_CAP_MS		4000
+#define MIN_ATTEMPT_S		0.2 /* no retry starts with less of the budget left */
+#define BOT_NAME		"profgate-bot"
+#define BOT_EMAIL		"profgate-bot@users.noreply.github.com"
 /* What a compaction pushes, as refs of the private repository. */
 #define COMPACT_HEAD	"refs/profgate/compact/head"
 #define COMPACT_ARCHIVE "refs/profgate/compact/archive"
@@ -64,7 +68,9 @@ struct store {
 	char *records;	/* refs/profgate/records/<branch>@/: the records not folded yet */
 	double deadline;
 	uint32_t budget_s;
-	double move_until; /* a compaction moves no more series after this (0: no limit) */
+	uint32_t migrate_s; /* store_migrate's budget */
+	int fetch_cut;	    /* an append's fetch of the branch (http) ran out of its share */
+	double move_until;  /* a compaction moves no more series after this (0: no limit) */
 	uint64_t rng;
 	int renewed; /* the private repository was made anew once already */
 	/* per network operation */
@@ -90,6 +96,7 @@ void store_unlock(struct store *s);
 int store_discard(struct store *s, const char *why);
 int store_remote(struct store *s);
 int store_repo(struct store *s);
+int store_set_deadline(struct store *s, double deadline);
 
 /* ---- transport.c ---- */
 
@@ -136,5 +143,6 @@ int store_pending_deliver_all(struct store *s, char **dirs, int n, const char *s
 /* ---- compact.c ---- */
 
 void store_auto_compact(struct store *s);
+void store_migrate(struct store *s);
 
 #endif

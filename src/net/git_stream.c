@@ -11,6 +11,18 @@
  * slow drip is cut there too. Writes use MSG_NOSIGNAL: a server that resets
  * the connection during a push is an error, not a SIGPIPE that kills the
  * process. Name resolution (getaddrinfo) is not bounded here.
+ *
+ * libgit2 keeps an http connection alive between requests and never checks
+ * that the server still holds it. A push asks for the ref advertisement,
+ * builds its pack, and only then sends its POST: a pack that takes longer to
+ * build than the server's keep-alive timeout (Apache's KeepAliveTimeout, 5
+ * s; a compaction's push of many series refs on a busy machine) finds the
+ * connection closed, and the push fails with "unexpected EOF" though the
+ * server never saw it. So a request's first write, on a plain http
+ * connection that the server closed while it sat idle, goes to a new
+ * connection instead, as HTTP lets a client do with a request of which no
+ * byte was sent. Under TLS the session is bound to its socket: there the
+ * error stands.
  */
 #include "http.h"
 
@@ -31,12 +43,14 @@
 static struct {
 	double deadline; /* CLOCK_MONOTONIC seconds; 0: none */
 	uint32_t connect_s, idle_s;
+	int tls; /* the remote is https: no new connection under a request */
 } lim;
 
 struct sock {
 	git_stream parent; /* first: libgit2 holds a git_stream * */
 	char *host, *port;
 	int fd;
+	int in_request; /* written since the last read: a request is under way */
 };
 
 static double now_mono(void)
@@ -165,12 +179,34 @@ static ssize_t sock_io(struct sock *s, int writing, void *buf, size_t len)
 
 static ssize_t sock_read(git_stream *stream, void *data, size_t len)
 {
-	return sock_io((struct sock *)stream, 0, data, len);
+	struct sock *s = (struct sock *)stream;
+
+	s->in_request = 0;
+	return sock_io(s, 0, data, len);
+}
+
+/* The server has closed the connection: its end of file (or a reset) is
+ * waiting to be read, and nothing else. */
+static int peer_closed(const struct sock *s)
+{
+	char c;
+	ssize_t n = recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE));
 }
 
 static ssize_t sock_write(git_stream *stream, const char *data, size_t len, int flags)
 {
-	return sock_io((struct sock *)stream, 1, (void *)data, len); /* only sent */
+	struct sock *s = (struct sock *)stream;
+
+	if (!s->in_request && !lim.tls && s->fd >= 0 && peer_closed(s)) {
+		close(s->fd); /* a request's first bytes: on a new connection */
+		s->fd = -1;
+		if (sock_connect(stream))
+			return -1;
+	}
+	s->in_request = 1;
+	return sock_io(s, 1, (void *)data, len); /* only sent */
 }
 
 static int sock_close(git_stream *stream)
@@ -220,6 +256,7 @@ int http_git_streams(double deadline, uint32_t connect_s, uint32_t idle_s, int t
 	git_stream_registration r;
 
 	lim.deadline = deadline;
+	lim.tls = tls;
 	lim.connect_s = connect_s ? connect_s : HTTP_DEFAULT_CONNECT_S;
 	lim.idle_s = idle_s ? idle_s : HTTP_DEFAULT_STALL_S;
 	memset(&r, 0, sizeof(r));

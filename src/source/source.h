@@ -97,7 +97,8 @@ int source_profgate_output(const char *path, char *what, size_t n);
 const char *source_kind_name(enum source_kind k);
 void source_origin_release(struct source_origin *o);
 
-/* ---- W&B (wandb.c: refs, manifests, fetch; wandb_api.c: the client)
+/* ---- W&B (wandb.c: refs and manifests; wandb_api.c: the client; wandb_fetch.c the
+ * fetch, with wandb_run_config.c and wandb_download.c behind wandb_fetch.h)
  * -------------------------------------------------------- Profiles logged to Weights & Biases: a
  * run's output artifact of type jax_profile, or an artifact by name. Refs:
  *   wandb://ENTITY/PROJECT/RUN_ID[:ALIAS]       (ALIAS picks the artifact; default latest)

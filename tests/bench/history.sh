@@ -24,7 +24,6 @@ BUILD=$(cd "${1:-build}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 PG=$BUILD/profgate
 TIMER=$BUILD/tools/bench_time
-GEN=$top/tests/bench/history_gen.py
 OUT=$BUILD/bench
 SIZES=${PG_BENCH_HISTORY_RECORDS:-1800 18000}
 RUNS=${PG_BENCH_HISTORY_RUNS:-3}
@@ -60,20 +59,9 @@ bytes_of() {
 	if [ -d "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi
 }
 
-# branch N: build/bench/history-N.git, made once and reused while its stamp matches.
+# branch N: build/bench/history-N.git, made once and reused (tests/bench/history_branch.sh).
 branch() {
-	d=$OUT/history-$1.git
-	stamp="history_gen $(cat "$GEN" "$top/tests/bench/history_record.jsonl" | cksum | cut -d' ' -f1) --records $1"
-	if [ -d "$d" ] && [ -f "$d.stamp" ] && [ "$(cat "$d.stamp")" = "$stamp" ]; then
-		return 0
-	fi
-	rm -rf "$d" "$d.stamp" "$d.names"
-	echo "bench: generating $d ($1 records, 50 series; synthetic)" >&2
-	t0=$(date +%s)
-	python3 "$GEN" --repo "$d" --records "$1" >"$d.names"
-	git --git-dir="$d" config http.receivepack true
-	echo "bench: generated in $(($(date +%s) - t0)) s, $(du -sh "$d" | cut -f1)" >&2
-	echo "$stamp" >"$d.stamp"
+	sh "$top/tests/bench/history_branch.sh" "$1" "$OUT"
 }
 
 # The server: every generated branch under build/bench, over smart HTTP with a token.

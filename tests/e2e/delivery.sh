@@ -7,7 +7,10 @@
 # and down past the budget, leaves every record pending as the exact record, and `history flush`
 # delivers each exactly once (the one that landed unreported included), from the cache and from a
 # folder such as the action's; a cold fetch of a large branch stops at the budget, and a local remote
-# is read in place (no copy); concurrent writers over HTTP, each on its own runner, all land once
+# is read in place (no copy); a branch of the old layout that a writer cannot fetch in its budget
+# gets the writer's record on its own ref and is then converted by that writer in the
+# conversion's own budget; a kept-alive connection the server closed while idle is replaced before
+# a request's first byte; concurrent writers over HTTP, each on its own runner, all land once
 # on a linear branch, and the same with compactions among them (the
 # closed months moved to the series refs, the old history kept on archive branches).
 set -u
@@ -106,6 +109,45 @@ pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$
 	history show --repo "http://127.0.0.1:$PORT/big.git"
 check "a cold fetch of 120 MB over HTTP with a 1 s budget: stopped at the budget" \
 	eval '[ "$rc" -eq 3 ] && has "$T/err" "the time budget ran out"'
+
+# a branch of the old layout (every month on it, 100 records of one series from 2021) that a
+# writer cannot fetch in its budget (the server drips its first answer, as a long branch over a
+# slow link): the record goes to its own ref within the budget, and the writer then converts the
+# branch in the conversion's own budget (PROFGATE_HISTORY_MIGRATE_S). Without that, every writer
+# would find the branch as long and none would compact it.
+O=$T/srv/old.git
+python3 "$TOP/tests/bench/history_gen.py" --repo "$O" --records 100 --series 1 >"$T/old.names"
+old_series=$(cat "$T/old.names")
+git_fault '{"reset": true, "faults": [{"method": "POST", "path": "old.git/git-upload-pack$", "mode": "drip", "interval": 0.5, "times": 1}]}'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_HISTORY_TIMEOUT_S=8 PROFGATE_HISTORY_MIGRATE_S=50 \
+	PROFGATE_CACHE_DIR="$T/oldc" GITHUB_RUN_ID=old "$PROFGATE" history append \
+	--repo "$GIT/old.git" "$T/v.json"
+git_fault '{"reset": true}'
+check "a branch that does not fetch in the budget: exit 0, the record on its own ref" \
+	eval '[ "$rc" -eq 0 ] && has "$T/out" "on its own ref" && [ "$(git -C "$O" for-each-ref refs/profgate/records/ | wc -l)" -eq 1 ]'
+check "... then the branch converted in the conversion's budget" \
+	eval 'has "$T/err" "converting it in up to 50 s (PROFGATE_HISTORY_MIGRATE_S)" && has "$T/err" "compacted profgate-history (a first conversion): 4 month shards of 1 series moved"'
+check "... its closed months on the series ref, the branch one root commit holding none" \
+	eval '[ "$(git -C "$O" ls-tree -r --name-only "refs/profgate/series/profgate-history@/$old_series" | grep -c "^$old_series/2021-0[1234].jsonl.gz$")" -eq 4 ] &&
+	! git -C "$O" rev-parse -q --verify "profgate-history^" >/dev/null &&
+	[ -z "$(git -C "$O" ls-tree -r --name-only profgate-history -- "$old_series")" ]'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/oldr" "$PROFGATE" history show --repo "$GIT/old.git" --json
+python3 -c 'import json, sys; r = [json.loads(l)["record_id"] for l in open(sys.argv[1])]; print(len(r), len(set(r)))' "$T/out" >"$T/ids"
+check "... every record read once afterwards (the writer's too)" eval '[ "$rc" -eq 0 ] && [ "$(cat "$T/ids")" = "101 101" ]'
+pge PROFGATE_HISTORY_MIGRATE_S=0 GITHUB_RUN_ID=m0 "$PROFGATE" history append --repo "$GIT/old.git" "$T/v.json"
+one_line "PROFGATE_HISTORY_MIGRATE_S=0" 2 "PROFGATE_HISTORY_MIGRATE_S='0': give a whole number from 1 to 3600"
+
+# a server that closes a kept-alive connection its client left idle (Apache after its
+# KeepAliveTimeout), here right after each ref advertisement: the fetch's and the push's next
+# request finds its connection closed before its first byte and goes on a new one, in the same
+# attempt (libgit2 alone fails it with "unexpected EOF")
+git init -q --bare "$T/srv/ic.git"
+git_fault '{"reset": true, "faults": [{"method": "GET", "path": "ic.git/info/refs", "mode": "idle-close", "times": 4}]}'
+pge PROFGATE_GIT_TOKEN=$TOKEN PROFGATE_CACHE_DIR="$T/ic" GITHUB_RUN_ID=idle "$PROFGATE" history append \
+	--repo "$GIT/ic.git" "$T/v.json"
+git_fault '{"reset": true}'
+check "connections closed while idle after each ref advertisement: appended in 1 attempt, no retry" \
+	eval '[ "$rc" -eq 0 ] && has "$T/out" "1 attempt" && ! grep -q "attempt [0-9]" "$T/err"'
 
 # a hook that declines with a message of several lines: at once, the whole message on one line
 cat >"$H/hooks/pre-receive" <<'EOF'

@@ -53,9 +53,6 @@ mkdir -p "$T/srv"
 git init -q --bare "$T/srv/h.git"
 git -C "$T/srv/h.git" config http.receivepack true
 serve_git
-git_fault() {
-	python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/_fault", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$GIT" "$1"
-}
 
 # ---- helpers (each group of tests below runs in its own work folder $W) ----
 # run VAR=VALUE... PROGRAM ARGS...: with the limits and extra environment; exit code in $rc, wall

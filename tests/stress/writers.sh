@@ -1,10 +1,10 @@
 #!/bin/sh
 # Concurrent history writers under load, with wall-clock limits (a `make stress` suite, never part
-# of `make check`): N `history append` writers at once over smart HTTP (`git http-backend` behind
-# tests/e2e/lib/git_http.py on loopback, as the e2e suites use, kept-alive connections closed after
-# 2 s idle as Apache does), each with a fresh cache of its own as a CI runner has, and the default
-# time budget. A writer that loses the race for the branch pushes its record to a ref of its own,
-# which no other writer touches, so no writer waits for another; compactions fold those refs in.
+# of `make check`): N `history append` writers at once over smart HTTP (Apache in front of `git
+# http-backend` on loopback, tests/e2e/lib/apache_git.sh), each with a fresh cache of its own as a
+# CI runner has, and the default time budget. A writer that loses the race for the branch pushes
+# its record to a ref of its own, which no other writer touches, so no writer waits for another;
+# compactions fold those refs in.
 #   64 writers: every record read exactly once, each writer done within 20 s;
 #   128 writers: the same within 60 s;
 #   64 writers with 3 `history compact` runs among them (a branch of 300 records whose closed
@@ -17,9 +17,10 @@ BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 PROFGATE=${PROFGATE:-$BUILD/profgate}
 TOOLS=${TOOLS:-$BUILD/tools}
+LIB=$TOP/tests/e2e/lib
 export PROFGATE TOOLS
-. "$TOP/tests/e2e/lib/tap.sh"
-. "$TOP/tests/e2e/lib/serve.sh"
+. "$LIB/tap.sh"
+. "$LIB/serve.sh"
 
 EX=$TOP/tests/data/examples
 local_env
@@ -35,11 +36,14 @@ pg gate -b "$T/base.json" -c "$T/cand.json" --label "stress" --json "$T/v.json"
 [ "$rc" -eq 1 ] || { echo "Bail out! gate did not write the verdict (exit $rc)"; exit 1; }
 
 TOKEN=stress-$$-token
+# the remotes, made before the server starts (under root it makes them writable for its workers)
 mkdir -p "$T/srv"
-serve_begin
-serve git "$T/git/port" env PG_TEST_TOKEN="$TOKEN" PG_TEST_KEEPALIVE_S=2 \
-	python3 "$TOP/tests/e2e/lib/git_http.py" "$T/srv" "$T/git/port" "$T/git/log"
-GIT=http://127.0.0.1:$(cat "$T/git/port")
+for n in ${PG_STRESS_WRITERS:-64 128}; do
+	git init -q --bare "$T/srv/w$n.git"
+done
+# a branch of 300 records of 2021 (5 series), for the compactions among the writers
+python3 "$TOP/tests/bench/history_gen.py" --repo "$T/srv/ck.git" --records 300 --series 5 >/dev/null
+serve_apache_git
 
 now() { date +%s.%N; }
 # writers NAME N COMPACTIONS: N writers at once to $T/srv/NAME.git (run ids NAME-<i>), each with a
@@ -108,8 +112,6 @@ stored_once() {
 for n in ${PG_STRESS_WRITERS:-64 128}; do
 	limit=20
 	[ "$n" -gt 64 ] && limit=60
-	git init -q --bare "$T/srv/w$n.git"
-	git -C "$T/srv/w$n.git" config http.receivepack true
 	writers "w$n" "$n" 0
 	check "w$n: $n writers with fresh caches: all exit 0, each done within $limit s (the slowest: $slowest s)" \
 		eval '[ "$(cat "$T/w$n"/w*.rc | sort -u)" = 0 ] && awk -v s="$slowest" -v l="$limit" "BEGIN { exit !(s <= l) }"'
@@ -120,8 +122,6 @@ done
 
 # compactions among the writers, on a branch of 300 records of 2021 (5 series): the first
 # compaction moves their closed months while the writers land
-python3 "$TOP/tests/bench/history_gen.py" --repo "$T/srv/ck.git" --records 300 --series 5 >/dev/null
-git -C "$T/srv/ck.git" config http.receivepack true
 writers ck 64 3
 check "ck: 64 writers and 3 compactions at once: all exit 0, each writer within its 60 s budget (the slowest: $slowest s)" \
 	eval '[ "$(cat "$T"/ck/w*.rc "$T"/ck/k*.rc | sort -u)" = 0 ] && awk -v s="$slowest" "BEGIN { exit !(s <= 60) }"'

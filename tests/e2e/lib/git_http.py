@@ -5,7 +5,10 @@ WWW-Authenticate until it is right). libgit2 sends receive-pack bodies chunked, 
 bodies are decoded. Every request is logged (method, path, whether auth was sent) for the tests.
 
 POST /_fault takes network faults for later requests ({"faults": [rule, ...]}, {"reset": true};
-rules and modes: faults.py), e.g. a receive-pack that hangs after the fetch went well.
+rules and modes: faults.py), e.g. a receive-pack that hangs after the fetch went well. One mode is
+this server's own: "idle-close" answers the request as usual (no "Connection: close"), then closes
+the connection, as a server does with a kept-alive connection whose client stays idle past its
+keep-alive timeout (a push that builds its pack between the ref advertisement and its POST).
 
 usage: git_http.py ROOT PORT_FILE LOG_FILE   (the token in PG_TEST_TOKEN; several: comma-separated)
 Writes the port it bound to PORT_FILE once it is listening; runs until killed. PG_TEST_PORT binds
@@ -74,7 +77,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, [], b"{}")
             return
         rule = faults.take(self.command, self.path)
-        if rule:
+        if rule and rule.get("mode") == "idle-close":
+            self.close_connection = True  # after this answer, silently
+        elif rule:
             faults.inject(self, rule)
             return
         if auth not in WANT:

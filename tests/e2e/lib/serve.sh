@@ -58,3 +58,32 @@ serve_git() {
 	GIT_PORT=$(cat "$T/git/port")
 	GIT=http://127.0.0.1:$GIT_PORT
 }
+
+# serve_apache_git: Apache in front of `git http-backend` (apache_git.sh in $LIB, default the
+# suite's folder's lib/) over the bare repositories in $T/srv, GitHub's token auth for $TOKEN; its
+# URL in $GIT, its request log in $T/apache/access.log. Skips the suite when apache2 is missing
+# (scripts/deps.sh stress installs it).
+serve_apache_git() {
+	[ -n "${serve_began-}" ] || serve_begin
+	mkdir -p "$T/srv"
+	sh "${LIB:-$(dirname "$0")/lib}/apache_git.sh" start "$T/apache" "$T/srv" "$TOKEN" 2>"$T/apache.err"
+	case $? in
+	0) ;;
+	2)
+		echo "1..0 # skip $(head -n 1 "$T/apache.err")"
+		exit 0
+		;;
+	*)
+		echo "Bail out! $(head -n 1 "$T/apache.err")"
+		exit 1
+		;;
+	esac
+	pids="${pids-} $(cat "$T/apache/httpd.pid")"
+	GIT_PORT=$(cat "$T/apache/port")
+	GIT=http://127.0.0.1:$GIT_PORT
+}
+
+# git_fault JSON: network faults for serve_git's next requests (git_http.py's POST /_fault).
+git_fault() {
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/_fault", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$GIT" "$1"
+}
