@@ -1,6 +1,6 @@
 /*
- * What compare.c shares with the two stages it hands work to, provenance.c
- * and attribution.c; not part of the gate's API (gate.h).
+ * What compare.c shares with the stages it hands work to, provenance.c,
+ * attribution.c and runs.c; not part of the gate's API (gate.h).
  */
 #ifndef PG_GATE_INTERNAL_H
 #define PG_GATE_INTERNAL_H
@@ -24,5 +24,43 @@ struct gate_attr_ctx {
 /* Lists in r->attribution the parts of the step change beyond their noise,
  * and sets r->attribution_remainder_us; the metrics are judged already. */
 void gate_attribute(struct gate_result *r, const struct gate_attr_ctx *t);
+
+/* A candidate whose steps spread this many times as wide as the baseline's,
+ * or whose mean step is this many times further above its median, was
+ * disturbed (compare.c, check_disturbed); a run of a side, as many times its
+ * side's typical excess (runs.c). */
+#define GATE_DISTURBED_RATIO 3.0
+/* The least a run's mean step must be above its median to count as a burst
+ * that hit part of it (docs/noise.md). */
+#define GATE_SET_ASIDE_EXCESS 0.10
+
+/* sha256 of s as `profgate summarize` writes it. */
+void gate_summary_sha256(const struct summary *s, char hex[65]);
+
+/* How far the mean of s's steady steps is above their median, relative;
+ * NAN for fewer than 5 steady steps. */
+double gate_run_excess_share(const struct summary *s);
+
+/* Side k's runs (as given, g) into r->runs[k], each named and digested, the
+ * disturbed ones marked (r->set_aside[k]). */
+void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g);
+/* Marks the run of side k whose summary the report shows. */
+void gate_runs_mark_shown(struct gate_result *r, int k, const struct gate_side *g,
+			  const struct summary *shown);
+/* The runs of side k not set aside, as a side of their own into out (kept:
+ * room for g->n_runs, owned by the caller). */
+void gate_runs_kept(const struct gate_result *r, int k, const struct gate_side *g,
+		    const struct summary **kept, struct gate_side *out);
+/* The series' recent records (g) without the disturbed ones, by the same
+ * rule, into out (kept as gate_runs_kept's); returns out. */
+const struct gate_side *gate_runs_keep_undisturbed(const struct gate_result *r,
+						   const struct gate_side *g,
+						   const struct summary **kept,
+						   struct gate_side *out);
+/* Whether side k has too few runs left to judge. */
+int gate_runs_too_few(const struct gate_result *r, int k);
+/* The quality note "runs-disturbed" per side that set runs aside; sets
+ * r->too_few_runs when a side has too few left. */
+void gate_runs_note_set_aside(struct gate_result *r);
 
 #endif

@@ -1,0 +1,269 @@
+/*
+ * The runs of each side, named and judged as runs: every run's input,
+ * digests, profiles and step values go into the verdict (gate_runs_name), and
+ * a run a co-tenant burst hit is set aside as disturbed before the side's
+ * median and noise are taken (docs/noise.md "Disturbed runs"). A burst only
+ * ever slows a run, so a side's typical run is the median of its fastest
+ * third; a run far above it, or whose mean step is far above its own median
+ * (a burst hit part of it), is set aside, and a side left with fewer runs
+ * than its fastest third is too few to judge. compare.c calls these before
+ * its test and after provenance.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How far the mean of a run's steady steps is above their median (NAN for
+ * fewer than 5 steps, as side_spread). */
+double gate_run_excess_share(const struct summary *s)
+{
+	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), sum = 0, med, out = NAN;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		if (s->steps[i].steady && s->steps[i].us >= 0) {
+			v[n++] = s->steps[i].us;
+			sum += s->steps[i].us;
+		}
+	if (n >= 5) {
+		med = gate_median(v, n);
+		out = med > 0 ? sum / n / med - 1 : NAN;
+	}
+	free(v);
+	return out;
+}
+
+/* A run of a side of GATE_NOISE_MIN_RUNS or more is set aside as disturbed
+ * when its steady median step is more than GATE_SET_ASIDE_SD times the step's
+ * between-run noise (the step.median_us rule's prior, 2 % shipped: 8 %), and
+ * at least GATE_SET_ASIDE_MIN_SHARE, above the side's typical run: the median
+ * of its fastest third (the fastest of 3 runs, the two fastest of 5). A
+ * co-tenant burst only ever slows a run, and on a busy shared runner about a
+ * quarter of the runs are hit, so two of three can be: the fastest third is
+ * what the bursts most likely spared, and a side whose runs all moved alike
+ * (a regression) keeps them all. The least share is 15 % because the
+ * undisturbed runs of one build spread up to 13 % from fastest to slowest on
+ * a quiet machine, and a history window may straddle a real step of the
+ * series (a regression merged mid-window: +8 % in the trend tests), whose
+ * records are not disturbed; the runs a burst hit in `make noise`'s busy mode
+ * were 20 % to several times slower than the spared ones (docs/noise.md
+ * "Disturbed runs").
+ *
+ * A burst that hit part of a run leaves its median step alone but not its
+ * means (the families' and ops' us_per_step): a few of its steps are two to
+ * four times as long, and its mean step is far above its median. In the busy
+ * calibration the mean of a spared run's steps was within 1 % of their median
+ * (at most 8 %), of a run a burst hit in part 30-75 % above. A run whose mean
+ * step is more than GATE_SET_ASIDE_EXCESS above its median, and more than
+ * GATE_DISTURBED_RATIO times as far as the side's typical run's, is set aside
+ * too. */
+#define GATE_SET_ASIDE_SD	 4.0
+#define GATE_SET_ASIDE_MIN_SHARE 0.15
+
+static double run_step_us(const struct summary *s)
+{
+	return s->steady.count > 0 ? s->steady.median_us : NAN;
+}
+
+/* The most a run's mean step may exceed its median before the run is set
+ * aside: GATE_DISTURBED_RATIO times the side's typical excess (the median of
+ * its runs'), and GATE_SET_ASIDE_EXCESS; NAN when fewer than
+ * GATE_NOISE_MIN_RUNS runs have one. */
+static double excess_limit(const struct gate_run *x, uint32_t n)
+{
+	double *v = pg_xcalloc(n + 1, sizeof(double)), typical;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isfinite(x[i].excess_share))
+			v[k++] = x[i].excess_share;
+	typical = k >= GATE_NOISE_MIN_RUNS ? gate_median(v, k) : NAN;
+	free(v);
+	if (!isfinite(typical))
+		return NAN;
+	typical *= GATE_DISTURBED_RATIO;
+	return typical > GATE_SET_ASIDE_EXCESS ? typical : GATE_SET_ASIDE_EXCESS;
+}
+
+/* The fastest third of a side, rounded up: the runs its typical run is the
+ * median of, and the fewest a side may keep and still be judged. */
+static uint32_t fastest_third(uint32_t n)
+{
+	return (n + 2) / 3;
+}
+
+/* The median of the fastest third of the finite values of v (NAN for fewer
+ * than GATE_NOISE_MIN_RUNS of them). */
+static double typical_step(const double *v, uint32_t n)
+{
+	double *x = pg_xcalloc(n + 1, sizeof(double)), m;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			x[k++] = v[i];
+	qsort(x, k, sizeof(double), pg_cmp_double);
+	m = k >= GATE_NOISE_MIN_RUNS ? gate_median(x, fastest_third(k)) : NAN;
+	free(x);
+	return m;
+}
+
+static double set_aside_limit(const struct gate_result *r, double typical)
+{
+	const struct gate_rule *rule = gate_rule_for(r->thresholds, "step.median_us");
+	double lim = GATE_SET_ASIDE_SD * gate_noise_prior_sd(rule, typical, typical) / typical;
+
+	return lim > GATE_SET_ASIDE_MIN_SHARE ? lim : GATE_SET_ASIDE_MIN_SHARE;
+}
+
+/* Side k's runs into r->runs[k], each named and digested, the disturbed ones
+ * marked. */
+void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
+{
+	double *v = pg_xcalloc(g->n_runs + 1, sizeof(double)), typical, lim, excess;
+
+	r->n_runs[k] = g->n_runs;
+	r->runs[k] = pg_xcalloc(g->n_runs + 1, sizeof(struct gate_run));
+	for (uint32_t i = 0; i < g->n_runs; i++) {
+		struct gate_run *x = &r->runs[k][i];
+		const struct summary *s = g->runs[i];
+		x->path = g->paths ? g->paths[i] : NULL;
+		x->sha256 = g->sha256 && g->sha256[i] && g->sha256[i][0] ? g->sha256[i] : NULL;
+		if (!g->history)
+			gate_summary_sha256(s, x->summary_sha256);
+		x->n_profiles = s->n_files;
+		x->profile_path = pg_xcalloc(s->n_files + 1, sizeof(char *));
+		x->profile_sha256 = pg_xcalloc(s->n_files + 1, sizeof(char *));
+		for (uint32_t f = 0; f < s->n_files; f++) {
+			x->profile_path[f] = s->files[f].path ? pg_xstrdup(s->files[f].path) : NULL;
+			x->profile_sha256[f] =
+			    s->files[f].sha256 ? pg_xstrdup(s->files[f].sha256) : NULL;
+		}
+		x->step_median_us = v[i] = run_step_us(s);
+		x->step_p90_us = s->steady.count > 0 ? s->steady.p90_us : NAN;
+		x->excess_share = g->history ? NAN : gate_run_excess_share(s);
+		x->from_share = NAN;
+	}
+	typical = g->n_runs >= GATE_NOISE_MIN_RUNS ? typical_step(v, g->n_runs) : NAN;
+	free(v);
+	if (!(typical > 0))
+		return;
+	lim = set_aside_limit(r, typical);
+	excess = excess_limit(r->runs[k], g->n_runs);
+	r->set_aside_limit_share = lim;
+	for (uint32_t i = 0; i < g->n_runs; i++) {
+		struct gate_run *x = &r->runs[k][i];
+		x->from_share = x->step_median_us / typical - 1;
+		if (x->from_share > lim)
+			x->why = pg_xasprintf(
+			    "its median step %.3f ms is %.0f%% above the side's typical "
+			    "run (%.3f ms), beyond the %.0f%% run-to-run noise allows",
+			    x->step_median_us / 1e3, 100 * x->from_share, typical / 1e3, 100 * lim);
+		else if (x->excess_share > excess)
+			x->why =
+			    pg_xasprintf("its mean step is %.0f%% above its median, beyond the "
+					 "%.0f%% its side's runs allow: a burst slowed part of it",
+					 100 * x->excess_share, 100 * excess);
+		else
+			continue;
+		x->set_aside = 1;
+		r->set_aside[k]++;
+	}
+}
+
+/* Marks the run of side k (as given, g) whose summary the report shows. */
+void gate_runs_mark_shown(struct gate_result *r, int k, const struct gate_side *g,
+			  const struct summary *shown)
+{
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		r->runs[k][i].shown = g->runs[i] == shown;
+}
+
+/* The runs of side k not set aside, as a side of their own (kept: room for
+ * n_runs). */
+void gate_runs_kept(const struct gate_result *r, int k, const struct gate_side *g,
+		    const struct summary **kept, struct gate_side *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		if (!r->runs[k][i].set_aside)
+			kept[n++] = g->runs[i];
+	*out = (struct gate_side){kept, n, g->rep, g->history, NULL, NULL};
+}
+
+/* The series' recent records the noise model falls back on, without the
+ * disturbed ones (the same rule as a side's runs). */
+const struct gate_side *gate_runs_keep_undisturbed(const struct gate_result *r,
+						   const struct gate_side *g,
+						   const struct summary **kept,
+						   struct gate_side *out)
+{
+	double *v = pg_xcalloc(g->n_runs + 1, sizeof(double)), typical, lim;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		v[i] = run_step_us(g->runs[i]);
+	typical = typical_step(v, g->n_runs);
+	lim = typical > 0 ? set_aside_limit(r, typical) : NAN;
+	for (uint32_t i = 0; i < g->n_runs; i++)
+		if (!(v[i] / typical - 1 > lim))
+			kept[n++] = g->runs[i];
+	free(v);
+	*out = (struct gate_side){kept, n, g->rep, g->history, NULL, NULL};
+	return out;
+}
+
+/* Too few runs left: fewer than the side's fastest third (one of 3 runs is
+ * enough, as one run a side is; one of 5 is not: its two fastest disagreed by
+ * more than a burst-free machine allows, and nothing says which was right).
+ * The verdict is then inconclusive (overall), never a fail and never a
+ * silent pass, and the quality note says which runs and why. */
+int gate_runs_too_few(const struct gate_result *r, int k)
+{
+	uint32_t left = r->n_runs[k] - r->set_aside[k];
+
+	return r->set_aside[k] && left < fastest_third(r->n_runs[k]);
+}
+
+void gate_runs_note_set_aside(struct gate_result *r)
+{
+	static const char *const side[2] = {"baseline", "candidate"};
+
+	for (int k = 0; k < 2; k++) {
+		struct pg_buf b = PG_BUF_INIT;
+		uint32_t left = r->n_runs[k] - r->set_aside[k];
+		int few = gate_runs_too_few(r, k);
+		if (!r->set_aside[k])
+			continue;
+		pg_buf_addf(&b, "%u of the %u %s runs set aside as disturbed (median step",
+			    r->set_aside[k], r->n_runs[k], side[k]);
+		for (uint32_t i = 0, j = 0; i < r->n_runs[k]; i++) {
+			const struct gate_run *x = &r->runs[k][i];
+			if (!x->set_aside)
+				continue;
+			pg_buf_addf(&b, "%s %.3f ms (%+.0f%%", j++ ? "," : "",
+				    x->step_median_us / 1e3, 100 * x->from_share);
+			if (!(x->from_share > r->set_aside_limit_share))
+				pg_buf_addf(&b, ", mean step %+.0f%% over its median",
+					    100 * x->excess_share);
+			pg_buf_adds(&b, ")");
+		}
+		pg_buf_addf(&b,
+			    "; more than %.0f%% above the side's typical run, or a mean step "
+			    "more than %.0f%% over its median); ",
+			    100 * r->set_aside_limit_share, 100 * GATE_SET_ASIDE_EXCESS);
+		if (few)
+			pg_buf_addf(&b, "%u left, too few to judge: run them again", left);
+		else
+			pg_buf_addf(&b, "the %s rests on the other %u", side[k], left);
+		r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
+		r->quality[r->n_quality++] = (struct gate_quality_hit){
+		    k, pg_xstrdup("runs-disturbed"), pg_buf_detach(&b, NULL),
+		    few ? GATE_INCONCLUSIVE : GATE_IGNORE};
+		if (few)
+			r->too_few_runs = 1;
+	}
+}
