@@ -396,9 +396,9 @@ static void test_baseline_round_trip_and_gate(void **state)
 	struct summary s, back, c;
 	struct gate_catalogue a, b;
 	struct gate_thresholds th;
-	struct gate_inputs in = {
-	    "history:main",	     "c.json", NULL, NULL, NULL, "built-in", "0",
-	    "{\"series\": \"s-1\"}", NULL};
+	struct gate_inputs in = {"history:main", "c.json",   NULL, NULL,
+				 NULL,		 "built-in", "0",  "{\"series\": \"s-1\"}",
+				 NULL,		 NULL};
 	struct gate_result r;
 	struct pg_buf json = PG_BUF_INIT, v = PG_BUF_INIT;
 	char path[] = "/tmp/pg-baseline-XXXXXX";
@@ -503,8 +503,8 @@ static void test_series_of_summary(void **state)
 	struct history_window w;
 	struct summary b, c;
 	struct gate_thresholds th;
-	struct gate_inputs in = {"b.json",   "c.json", "1",  "2", "matmul: bench",
-				 "built-in", "0",      NULL, NULL};
+	struct gate_inputs in = {"b.json",   "c.json", "1",  "2",  "matmul: bench",
+				 "built-in", "0",      NULL, NULL, NULL};
 	struct gate_result r;
 	struct history_record rec;
 	struct history_env env;
@@ -544,7 +544,7 @@ static void test_record_from_result(void **state)
 	struct gate_thresholds th;
 	struct gate_inputs in = {"b.json",     "c.json",   "1", NULL,
 				 "bench \xff", "built-in", "0", "{\"branch\":\"h\",\"n\":5}",
-				 NULL};
+				 NULL,	       NULL};
 	struct gate_result r;
 	struct history_env env;
 	(void)state;

@@ -706,7 +706,7 @@ static void add_lists(struct summary *s, double gemm_a, double gemm_b)
 }
 
 static const struct gate_inputs inputs = {
-    "base.json", "cand.json", NULL, NULL, NULL, "built-in default", "0.1.0", NULL, NULL,
+    "base.json", "cand.json", NULL, NULL, NULL, "built-in default", "0.1.0", NULL, NULL, NULL,
 };
 
 static const struct gate_metric_result *find_metric(const struct gate_result *r, const char *name)
