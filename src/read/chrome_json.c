@@ -19,8 +19,9 @@
  * with "ns" still write µs) and is recorded, never used to scale.
  *
  * This file is the scanner and the events; chrome_syntax.c holds its slow
- * paths (errors, escapes) and chrome_meta.c the devices, track kinds, dialect
- * and file facts decided from metadata once the stream ends (chrome_json.h).
+ * paths (errors, escapes), chrome_num.c the general path of numbers, and
+ * chrome_meta.c the devices, track kinds, dialect and file facts decided from
+ * metadata once the stream ends (chrome_json.h).
  */
 #include "chrome_json.h"
 
@@ -173,195 +174,14 @@ static inline int read_event_key(struct cj *c, const char **k, size_t *n, const 
 	return 0;
 }
 
-/* ---- numbers ---- */
-
-struct num {
-	int neg;
-	uint64_t mant; /* up to 19 significant digits */
-	int exp10;     /* value = mant * 10^exp10 */
-	int is_int;    /* no fraction or exponent */
-	int round_up;  /* the first fraction digit past the 19 kept was >= 5 */
-	char text[64];
-	int len;
-};
-
-static const unsigned char numchar[256] = {
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-    ['8'] = 1, ['9'] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
-};
-
-/* One more digit of the mantissa while it holds fewer than 19 significant
- * digits (leading zeros do not count): 1 when kept, 0 when it is full. */
-static inline int mant_digit(struct num *n, int *digits, char ch)
-{
-	if (*digits >= 19)
-		return 0;
-	n->mant = n->mant * 10 + (uint64_t)(ch - '0');
-	if (n->mant)
-		(*digits)++;
-	return 1;
-}
-
-/* Parse n->text (n->len bytes) into sign, mantissa and exponent. */
-static int parse_num_text(struct cj *c, struct num *n)
-{
-	int digits = 0, any = 0, frac = 0, e = 0, eneg = 0, edigits = 0;
-	const char *s = n->text;
-
-	n->neg = 0;
-	n->mant = 0;
-	n->exp10 = 0;
-	n->is_int = 1;
-	n->round_up = 0;
-	if (*s == '-') {
-		n->neg = 1;
-		s++;
-	}
-	for (; *s >= '0' && *s <= '9'; s++) {
-		any = 1;
-		if (!mant_digit(n, &digits, *s))
-			n->exp10++;
-	}
-	if (*s == '.') {
-		n->is_int = 0;
-		s++;
-		for (; *s >= '0' && *s <= '9'; s++) {
-			frac = 1;
-			if (mant_digit(n, &digits, *s))
-				n->exp10--;
-			else if (digits++ == 19)
-				n->round_up = *s >= '5';
-		}
-		if (!frac)
-			return cj_fail(c, "malformed number '%s'", n->text);
-	}
-	if (*s == 'e' || *s == 'E') {
-		n->is_int = 0;
-		s++;
-		if (*s == '-' || *s == '+')
-			eneg = *s++ == '-';
-		for (; *s >= '0' && *s <= '9'; s++) {
-			edigits = 1;
-			if (e < 100000)
-				e = e * 10 + (*s - '0');
-		}
-		if (!edigits)
-			return cj_fail(c, "malformed number '%s'", n->text);
-		n->exp10 += eneg ? -e : e;
-	}
-	if (!any || *s)
-		return cj_fail(c, "malformed number '%s'", n->text[0] ? n->text : "(empty)");
-	return 0;
-}
-
-static int read_number(struct cj *c, struct num *n)
-{
-	const unsigned char *p = c->in->p, *end = c->in->end, *q = p;
-
-	/* fast path: the whole number lies in this chunk */
-	while (q < end && numchar[*q])
-		q++;
-	if (q < end) {
-		size_t len = (size_t)(q - p);
-		if (len >= sizeof(n->text)) {
-			/* where the byte-at-a-time path below stops too */
-			c->in->p = p + sizeof(n->text) - 1;
-			return cj_fail(c, "number longer than %d characters",
-				       (int)sizeof(n->text) - 1);
-		}
-		memcpy(n->text, p, len);
-		n->text[len] = '\0';
-		n->len = (int)len;
-		c->in->p = q;
-		return parse_num_text(c, n);
-	}
-	n->len = 0;
-	for (;;) {
-		int ch = peekc(c);
-		if (ch == CH_ERR)
-			return cj_fail_src(c);
-		if (ch < 0 || !numchar[ch])
-			break;
-		if (n->len >= (int)sizeof(n->text) - 1)
-			return cj_fail(c, "number longer than %d characters",
-				       (int)sizeof(n->text) - 1);
-		n->text[n->len++] = (char)ch;
-		c->in->p++;
-	}
-	n->text[n->len] = '\0';
-	return parse_num_text(c, n);
-}
-
-static const uint64_t pow10u[20] = {1ULL,
-				    10ULL,
-				    100ULL,
-				    1000ULL,
-				    10000ULL,
-				    100000ULL,
-				    1000000ULL,
-				    10000000ULL,
-				    100000000ULL,
-				    1000000000ULL,
-				    10000000000ULL,
-				    100000000000ULL,
-				    1000000000000ULL,
-				    10000000000000ULL,
-				    100000000000000ULL,
-				    1000000000000000ULL,
-				    10000000000000000ULL,
-				    100000000000000000ULL,
-				    1000000000000000000ULL,
-				    10000000000000000000ULL};
-
-/* Microseconds (decimal) to integer ns, exact, rounding half up. */
-static int num_us_to_ns(const struct num *n, int64_t *out)
-{
-	int e = n->exp10 + 3;
-	uint64_t v;
-
-	if (n->mant == 0) {
-		*out = 0;
-		return 0;
-	}
-	if (e >= 0) {
-		if (e > 19 || n->mant > (uint64_t)INT64_MAX / pow10u[e])
-			return -1;
-		v = n->mant * pow10u[e];
-		if (e == 0 && n->round_up) /* the dropped digit was the first below 1 ns */
-			v++;
-	} else if (e < -19) {
-		v = 0;
-	} else {
-		uint64_t d = pow10u[-e];
-		v = n->mant / d + (n->mant % d >= (d + 1) / 2 ? 1 : 0);
-	}
-	if (v > (uint64_t)INT64_MAX)
-		return -1;
-	*out = n->neg ? -(int64_t)v : (int64_t)v;
-	return 0;
-}
-
-/* An exact unsigned integer, or -1. */
-static int num_to_u64(const struct num *n, uint64_t *out)
-{
-	if (n->neg || n->exp10 < 0)
-		return -1;
-	if (n->exp10 > 0) {
-		if (n->exp10 > 19 || n->mant > UINT64_MAX / pow10u[n->exp10])
-			return -1;
-		*out = n->mant * pow10u[n->exp10];
-		return 0;
-	}
-	*out = n->mant;
-	return 0;
-}
+/* ---- numbers (the general path: chrome_num.c) ---- */
 
 /*
  * The fast paths for the numbers of every event: a plain decimal that ends
  * within this chunk, [-]digits[.digits] with at most 18 digits in all (so the
  * mantissa is exact in a uint64_t and nothing is dropped). Anything else (an
  * exponent, more digits, a number cut by the chunk's end, bad syntax) returns
- * 0 and the caller takes read_number(), which gives the same value or the
+ * 0 and the caller takes cj_read_number(), which gives the same value or the
  * error. On 1, c->in->p is past the number.
  */
 static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac_digits)
@@ -385,7 +205,7 @@ static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac
 		if (fd == 0)
 			return 0;
 	}
-	if (p >= end || numchar[*p] || (p - d0) - (fd > 0) > 18)
+	if (p >= end || cj_numchar[*p] || (p - d0) - (fd > 0) > 18)
 		return 0;
 	*mant = v;
 	*frac_digits = fd;
@@ -393,7 +213,7 @@ static inline int fast_decimal(struct cj *c, int *neg, uint64_t *mant, int *frac
 	return 1;
 }
 
-/* Microseconds to ns as num_us_to_ns() makes them, for fast_decimal()'s
+/* Microseconds to ns as cj_num_us_to_ns() makes them, for fast_decimal()'s
  * numbers: 1, or 0 to take the general path. */
 static inline int fast_us_to_ns(struct cj *c, int64_t *out)
 {
@@ -404,14 +224,14 @@ static inline int fast_us_to_ns(struct cj *c, int64_t *out)
 	if (!fast_decimal(c, &neg, &v, &fd))
 		return 0;
 	if (fd <= 3) {
-		uint64_t m = pow10u[3 - fd];
+		uint64_t m = cj_pow10u[3 - fd];
 		if (v > (uint64_t)INT64_MAX / m) {
 			c->in->p = start;
 			return 0;
 		}
 		v *= m;
 	} else {
-		uint64_t d = pow10u[fd - 3];
+		uint64_t d = cj_pow10u[fd - 3];
 		v = v / d + (v % d >= (d + 1) / 2 ? 1 : 0);
 	}
 	*out = neg ? -(int64_t)v : (int64_t)v;
@@ -507,7 +327,7 @@ static int skip_value(struct cj *c, struct pg_buf *cap)
 				uint64_t v;
 				if (!cap && fast_decimal(c, &neg, &v, &fd))
 					goto after_value;
-				if (read_number(c, &n))
+				if (cj_read_number(c, &n))
 					return PG_EFORMAT;
 				if (cap)
 					pg_buf_add(cap, n.text, (size_t)n.len);
@@ -563,7 +383,7 @@ static int read_scalar_text(struct cj *c, struct pg_buf *out, struct num *num, i
 	if (ch == '"')
 		return read_string(c, out) ? -1 : 1;
 	if (ch == '-' || (ch >= '0' && ch <= '9')) {
-		if (read_number(c, num))
+		if (cj_read_number(c, num))
 			return -1;
 		pg_buf_reset(out);
 		pg_buf_add(out, num->text, (size_t)num->len);
@@ -708,7 +528,7 @@ static int parse_args(struct cj *c)
 				int ok = 1;
 				if (is_num) {
 					n2 = num;
-					ok = num_to_u64(&n2, &v) == 0;
+					ok = cj_num_to_u64(&n2, &v) == 0;
 				} else {
 					for (; *s; s++) {
 						if (*s < '0' || *s > '9' ||
@@ -993,7 +813,7 @@ static int read_key_text(struct cj *c, struct pg_buf *out)
 			out->len = len;
 			return 0;
 		}
-		if (read_number(c, &n))
+		if (cj_read_number(c, &n))
 			return PG_EFORMAT;
 		pg_buf_add(out, n.text, (size_t)n.len);
 		return 0;
@@ -1024,9 +844,9 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 		return cj_bad_char(c, ch, "a number");
 	if (fast_us_to_ns(c, out))
 		return 0;
-	if (read_number(c, &n))
+	if (cj_read_number(c, &n))
 		return PG_EFORMAT;
-	if (num_us_to_ns(&n, out))
+	if (cj_num_us_to_ns(&n, out))
 		return cj_fail(c, "%s %s is out of range", what, n.text);
 	return 0;
 }
@@ -1209,8 +1029,8 @@ static int parse_top_object(struct cj *c)
 			ch = skip_ws(c);
 			if (ch == '-' || (ch >= '0' && ch <= '9')) {
 				uint64_t v = 0;
-				r = read_number(c, &n);
-				if (!r && num_to_u64(&n, &v) == 0 && v <= (uint64_t)INT64_MAX) {
+				r = cj_read_number(c, &n);
+				if (!r && cj_num_to_u64(&n, &v) == 0 && v <= (uint64_t)INT64_MAX) {
 					if (k[0] == 's')
 						f->schema_version = v > 1000000 ? -1 : (int)v;
 					else

@@ -100,6 +100,28 @@ struct cj {
 };
 
 /* chrome_json.c */
+/* A JSON number as read (chrome_num.c). */
+struct num {
+	int neg;
+	uint64_t mant; /* up to 19 significant digits */
+	int exp10;     /* value = mant * 10^exp10 */
+	int is_int;    /* no fraction or exponent */
+	int round_up;  /* the first fraction digit past the 19 kept was >= 5 */
+	char text[64];
+	int len;
+};
+
+/* Which bytes may be part of a JSON number; 10^0 .. 10^19. */
+extern const unsigned char cj_numchar[256];
+extern const uint64_t cj_pow10u[20];
+/* Reads the number at c's position into n; 0, or cj_fail's code. */
+int cj_read_number(struct cj *c, struct num *n);
+/* n, a time in microseconds, into integer ns (rounded half up at the last
+ * digit); 0, or -1 when it does not fit. */
+int cj_num_us_to_ns(const struct num *n, int64_t *out);
+/* n into an unsigned integer; 0, or -1 when it is not one or does not fit. */
+int cj_num_to_u64(const struct num *n, uint64_t *out);
+
 int cj_slow_peek(struct cj *c);
 uint32_t cj_pid_index(struct cj *c, trace_str pid);
 uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid);
