@@ -85,9 +85,10 @@ check "the files written on a terminal hold no escape code" \
 	eval '[ "$rc" -eq 1 ] && ! esc "$T/v.json" && ! esc "$T/v.md"'
 
 # ---- progress ----
+# the analysis takes 45.4k of the file's 68.7k events: flow endpoints are counted, not kept
 tty pipe tty env PROFGATE_PROGRESS_AFTER_MS=0 "$PROFGATE" summarize "$B" -o "$T/s.json"
 check "summarize with stderr on a terminal: the reading and analysing phases on stderr" \
-	eval '[ "$rc" -eq 0 ] && has "$T/err" "profgate: reading: " && has "$T/err" " of 1 file, " && has "$T/err" "profgate: analysing: 68.7k events, "'
+	eval '[ "$rc" -eq 0 ] && has "$T/err" "profgate: reading: " && has "$T/err" " of 1 file, " && has "$T/err" "profgate: analysing: 45.4k events, "'
 check "... and the line wiped at the end (the last bytes are spaces and a carriage return)" \
 	eval 'tail -c 2 "$T/err" | od -c | grep -q " \\\\r"'
 check "... the summary holds none of it" eval '! grep -q "reading" "$T/s.json" && ! esc "$T/s.json"'

@@ -1636,10 +1636,11 @@ static void test_compare_disturbed_runs(void **state)
 {
 	static const double f_b[5] = {1.00, 1.01, 0.99, 1.02, 1.00};
 	static const char *const paths[3] = {"c1.json", "c2.json", "c3.json"};
-	struct summary b[5], c[3];
+	static const double f_w[5] = {1.005, 1.40, 1.45, 1.50, 1.60};
+	struct summary b[5], c[3], w[5];
 	struct gate_thresholds th;
 	struct gate_result r;
-	const struct summary *rb[5], *rc[3] = {&c[0], &c[1], &c[2]};
+	const struct summary *rb[5], *rc[3] = {&c[0], &c[1], &c[2]}, *rw[5];
 	struct pg_buf md = PG_BUF_INIT;
 	(void)state;
 
@@ -1679,19 +1680,12 @@ static void test_compare_disturbed_runs(void **state)
 	/* the same runs as a baseline of five with two more as slow: the two fastest (1.005,
 	 * 1.40) disagree, every run but the fastest is past the limit, and one of five is too
 	 * few */
-	{
-		static const double f_w[5] = {1.005, 1.40, 1.45, 1.50, 1.60};
-		struct summary w[5];
-		const struct summary *rw[5];
-		for (int i = 0; i < 5; i++) {
-			scaled_side(&w[i], f_w[i], "w.json", SHA_C);
-			rw[i] = &w[i];
-		}
-		gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
-				  &(struct gate_side){rw, 5, NULL, 0, NULL, NULL}, &th, &inputs,
-				  &r);
-		release_runs(w, 5);
+	for (int i = 0; i < 5; i++) {
+		scaled_side(&w[i], f_w[i], "w.json", SHA_C);
+		rw[i] = &w[i];
 	}
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rw, 5, NULL, 0, NULL, NULL}, &th, &inputs, &r);
 	assert_int_equal(r.set_aside[1], 4);
 	assert_true(r.too_few_runs);
 	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
@@ -1706,6 +1700,7 @@ static void test_compare_disturbed_runs(void **state)
 	gate_result_release(&r);
 	release_runs(b, 5);
 	release_runs(c, 3);
+	release_runs(w, 5);
 	gate_thresholds_release(&th);
 }
 
