@@ -648,15 +648,6 @@ static double side_step_us(const struct side *s)
  * "disturbed" (shipped: inconclusive) says so instead of passing. */
 #define GATE_JITTER_QUIET 0.02
 
-static int excess_disturbed(const struct gate_result *r, double excess_b)
-{
-	double lim = GATE_SET_ASIDE_EXCESS;
-
-	if (isfinite(excess_b) && GATE_DISTURBED_RATIO * excess_b > lim)
-		lim = GATE_DISTURBED_RATIO * excess_b;
-	return isfinite(r->excess_candidate) && r->excess_candidate > lim;
-}
-
 static void check_disturbed(struct gate_result *r, struct test_ctx *t, double excess_b)
 {
 	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
@@ -679,7 +670,7 @@ static void check_disturbed(struct gate_result *r, struct test_ctx *t, double ex
 				       ? "the baseline runs' steps'"
 				       : "the most a quiet run's steps spread,",
 				   100 * ref, advice);
-	else if (excess_disturbed(r, excess_b))
+	else if (r->excess_candidate > gate_excess_limit(excess_b))
 		msg =
 		    pg_xasprintf("the candidate's mean step is %.0f%% above its median step: a "
 				 "burst on the machine slowed some of its steps, and every part's "

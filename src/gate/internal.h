@@ -41,6 +41,12 @@ void gate_summary_sha256(const struct summary *s, char hex[65]);
  * NAN for fewer than 5 steady steps. */
 double gate_run_excess_share(const struct summary *s);
 
+/* The most a run's mean step may exceed its median before a burst is taken
+ * to have hit part of it: GATE_DISTURBED_RATIO times typical (its side's,
+ * or the baseline's for a candidate of few runs; NAN: unknown), and at least
+ * GATE_SET_ASIDE_EXCESS. */
+double gate_excess_limit(double typical);
+
 /* Side k's runs (as given, g) into r->runs[k], each named and digested, the
  * disturbed ones marked (r->set_aside[k]). */
 void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g);

@@ -81,10 +81,16 @@ static double excess_limit(const struct gate_run *x, uint32_t n)
 			v[k++] = x[i].excess_share;
 	typical = k >= GATE_NOISE_MIN_RUNS ? gate_median(v, k) : NAN;
 	free(v);
-	if (!isfinite(typical))
-		return NAN;
-	typical *= GATE_DISTURBED_RATIO;
-	return typical > GATE_SET_ASIDE_EXCESS ? typical : GATE_SET_ASIDE_EXCESS;
+	return isfinite(typical) ? gate_excess_limit(typical) : NAN;
+}
+
+double gate_excess_limit(double typical)
+{
+	double lim = GATE_SET_ASIDE_EXCESS;
+
+	if (isfinite(typical) && GATE_DISTURBED_RATIO * typical > lim)
+		lim = GATE_DISTURBED_RATIO * typical;
+	return lim;
 }
 
 /* The fastest third of a side, rounded up: the runs its typical run is the
