@@ -66,18 +66,7 @@ pge PROFGATE_CACHE_DIR="$T/lc2" GITHUB_RUN_ID=l2 "$PROFGATE" history append --re
 one_line "a local remote, branch h beside h/one" 5 "refs/heads/h/one exists there; the branch's name clashes with another branch"
 
 # ---- a branch of 120,000 objects (120 MB, no deltas): local remotes are read in place ----
-git init -q --bare "$T/srv-big/big.git"
-python3 - <<'EOF' | git -C "$T/srv-big/big.git" fast-import --quiet
-import os, sys
-out, n = sys.stdout.buffer, 120000
-for i in range(n):
-    data = os.urandom(1000)
-    out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
-out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
-for i in range(n):
-    out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
-out.write(b"\n")
-EOF
+bulk_branch "$T/srv-big/big.git"
 pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
 	append --repo "$T/srv-big/big.git" "$T/v.json"
 # exit 0 is the proof that the append fit its 1 s budget (past it, it stops with an error); the

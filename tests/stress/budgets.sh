@@ -44,18 +44,7 @@ check "the verdict to append (fail, exit 1)" [ "$rc" -eq 1 ]
 
 # ---- a branch of 120,000 objects (120 MB, no deltas) ----
 mkdir -p "$T/srv"
-git init -q --bare "$T/srv/big.git"
-python3 - <<'EOF' | git -C "$T/srv/big.git" fast-import --quiet
-import os, sys
-out, n = sys.stdout.buffer, 120000
-for i in range(n):
-    data = os.urandom(1000)
-    out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
-out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
-for i in range(n):
-    out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
-out.write(b"\n")
-EOF
+bulk_branch "$T/srv/big.git"
 timed PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" \
 	history append --repo "$T/srv/big.git" "$T/v.json"
 check "a cold append to a local remote of 120 MB, a 1 s budget: exit 0 in ${secs} s (< 2)" \

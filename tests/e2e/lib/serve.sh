@@ -87,3 +87,20 @@ serve_apache_git() {
 git_fault() {
 	python3 -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/_fault", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$GIT" "$1"
 }
+
+# bulk_branch REPO: a new bare repository whose profgate-history branch is one commit of 120,000
+# random 1 KB blobs (120 MB that no delta shrinks): a branch too big to fetch in a short budget.
+bulk_branch() {
+	git init -q --bare "$1"
+	python3 - <<'EOF' | git -C "$1" fast-import --quiet
+import os, sys
+out, n = sys.stdout.buffer, 120000
+for i in range(n):
+    data = os.urandom(1000)
+    out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(data)) + data + b"\n")
+out.write(b"commit refs/heads/profgate-history\ncommitter t <t@e> 0 +0000\ndata 5\nbulk\n")
+for i in range(n):
+    out.write(b"M 100644 :%d bulk/f%06d.bin\n" % (i + 1, i))
+out.write(b"\n")
+EOF
+}
