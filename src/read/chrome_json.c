@@ -702,7 +702,7 @@ static int pop_pending(struct cj *c, uint32_t track, uint64_t key, int async, st
 	return 0;
 }
 
-static int finish_event(struct cj *c)
+int cj_finish_event(struct cj *c)
 {
 	int ph = c->ph;
 	struct pending p;
@@ -851,7 +851,7 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 	return 0;
 }
 
-static int parse_event(struct cj *c)
+int cj_parse_event(struct cj *c)
 {
 	int ch;
 
@@ -870,7 +870,7 @@ static int parse_event(struct cj *c)
 	ch = skip_ws(c);
 	if (ch == '}') {
 		c->in->p++;
-		return finish_event(c);
+		return c->rec ? cj_record(c) : cj_finish_event(c);
 	}
 	for (;;) {
 		const char *k;
@@ -935,7 +935,7 @@ static int parse_event(struct cj *c)
 			return PG_EFORMAT;
 		int more = next_item(c, '}', "',' or '}' after an event field");
 		if (more <= 0)
-			return more ? more : finish_event(c);
+			return more ? more : c->rec ? cj_record(c) : cj_finish_event(c);
 	}
 }
 
@@ -964,11 +964,17 @@ static int parse_event_array(struct cj *c)
 		return 0;
 	}
 	for (;;) {
-		if (parse_event(c))
+		/* events a look-ahead worker read from here on are taken as read */
+		int taken = c->ahead_on ? cj_ahead_take(c) : 0;
+		if (taken < 0)
 			return PG_EFORMAT;
-		if (c->index == 0 && c->top_is_array && c->table_keys == 3)
-			return fail_tool_table(c);
-		c->index++;
+		if (!taken) {
+			if (cj_parse_event(c))
+				return PG_EFORMAT;
+			if (c->index == 0 && c->top_is_array && c->table_keys == 3)
+				return fail_tool_table(c);
+			c->index++;
+		}
 		int more = next_item(c, ']', "',' or ']' after an event");
 		if (more < 0)
 			return more;
@@ -1145,6 +1151,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	pg_buf_init(&c.dist_info);
 	if (rd_max_events(c.path, &c.max_events))
 		goto out;
+	cj_ahead_start(&c);
 
 	ch = skip_ws(&c);
 	if (ch == 0xef) { /* UTF-8 byte order mark */
@@ -1198,6 +1205,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	    t->files[file].declared_devices ? t->files[file].declared_devices : 0;
 	rc = 0;
 out:
+	cj_ahead_stop(&c);
 	cj_free(&c);
 	return rc;
 }

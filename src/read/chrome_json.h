@@ -97,6 +97,15 @@ struct cj {
 	int jax_evidence, kineto_evidence, highres_ticks, xprof_ui;
 	int torch_name; /* a flow endpoint had a cj_is_torch_name() name */
 	uint64_t unmatched_end, unclosed_begin;
+
+	/* look-ahead (chrome_ahead.c) */
+	struct cj_scan *rec;   /* a worker's: events are recorded here, not finished */
+	uint32_t rec_base;     /* a worker's: where its input starts in the chunk */
+	struct rd_ahead ahead; /* the parser's: the scan it gave the source */
+	int ahead_on;
+	uint64_t scan_chunk;	    /* chunk_off of the chunk scan is for */
+	const struct cj_scan *scan; /* that chunk's, or NULL */
+	uint32_t scan_run;	    /* its first run not yet passed */
 };
 
 /* chrome_json.c */
@@ -126,6 +135,23 @@ int cj_slow_peek(struct cj *c);
 uint32_t cj_pid_index(struct cj *c, trace_str pid);
 uint32_t cj_track_for(struct cj *c, trace_str pid, trace_str tid);
 const char *cj_arg_text(struct cj *c, int key, size_t *len);
+
+/* One event at the reader's position, through to cj_finish_event (or, on a
+ * look-ahead worker, cj_record); 0 or PG_EFORMAT. */
+int cj_parse_event(struct cj *c);
+/* The event in c's per-event fields joins the trace. */
+int cj_finish_event(struct cj *c);
+
+/* chrome_ahead.c: the events of chunks ahead of the parser, read on other
+ * threads (rd_in_ahead_start) and taken in order where they fit */
+void cj_ahead_start(struct cj *c);
+void cj_ahead_stop(struct cj *c);
+/* Where the parser stands at an event's start: the events a worker read
+ * from exactly here, finished in order; their count, 0 when none fit, or
+ * PG_EFORMAT. c->in is left past the last. */
+int cj_ahead_take(struct cj *c);
+/* A worker's cj_finish_event: the event's fields appended to c->rec. */
+int cj_record(struct cj *c);
 
 /* chrome_syntax.c: each returns PG_EFORMAT with the message set */
 int cj_fail(struct cj *c, const char *fmt, ...) PG_PRINTF(2, 3);

@@ -18,6 +18,13 @@
  * a ring of RING buffers ahead of the parser, so inflate and parse run on two
  * cores and memory stays bounded (the worker waits for a free buffer); with one
  * thread, each refill inflates the next buffer on the parser's own thread.
+ *
+ * Look-ahead (rd_in_ahead_start): a reader may also have its chunks scanned
+ * before it gets to them, by a pool of workers that take each chunk after the
+ * first as the source makes it: ring buffers, windows of a mapped file, or of
+ * memory. A chunk stays put while a worker scans it and until the reader has
+ * left it; a scan's result lives in the slot of its chunk's index modulo
+ * AHEAD_SLOTS, which bounds how far the workers run ahead (and so memory).
  */
 #include "read.h"
 
@@ -36,7 +43,21 @@
 
 #define CHUNK	 (1u << 20)
 #define GZ_INBUF (CHUNK / 4)
-#define RING	 4
+/* Inflated chunks the gzip worker may hold: the parser's, the ones the
+ * look-ahead workers scan, and room to run ahead of both. */
+#define RING (AHEAD_SLOTS)
+/* How far look-ahead workers may run past the parser's chunk, in chunks. */
+#define AHEAD_SLOTS 16
+/* Plain files are served from their mapping in windows of this size. */
+#define MAP_WIN (4 * CHUNK)
+
+/* A chunk's look-ahead scan, in the slot of its index modulo AHEAD_SLOTS. */
+enum { SLOT_EMPTY, SLOT_RUNNING, SLOT_DONE };
+struct ahead_slot {
+	uint64_t seq; /* the chunk the slot is for */
+	int state;
+	void *result; /* SLOT_DONE: the scan's, owned here until released */
+};
 
 /* How a gzip inflate step or fill ends. */
 enum { GZ_MORE, GZ_END, GZ_TRUNCATED, GZ_ERROR };
@@ -80,15 +101,26 @@ struct rd_src {
 	struct pg_pool *thread; /* the inflater, one job on one thread; NULL: serial */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	unsigned char *ring[RING];
+	unsigned char *ring[RING]; /* allocated as the inflater first fills them */
 	size_t ring_len[RING];
-	unsigned head, tail; /* head: next to consume; tail: next to fill */
+	uint64_t head, tail; /* head: next to consume; tail: next to fill */
 	int done;	     /* producer finished */
-	int stop;	     /* consumer asks the producer to stop */
+	int stop;	     /* the consumer asks the producer and workers to stop */
 	int error;	     /* producer error; message in gz.errmsg */
 	int truncated;
 	uint64_t consumed_ring; /* which ring slot the consumer holds, +1 */
+	/* look-ahead (rd_in_ahead_start) */
+	int threads;	/* what the opener allowed */
+	uint64_t held;	/* 1 + the index of the chunk the consumer holds; 0 before one */
+	uint64_t n_win; /* mem and map: how many chunks they are served in */
+	const struct rd_ahead *ahead;
+	int ahead_quit;	     /* the workers are to stop */
+	uint64_t ahead_next; /* the next chunk a worker takes */
+	struct pg_pool *ahead_pool;
+	struct ahead_slot slots[AHEAD_SLOTS];
 };
+
+static void ahead_release_locked(struct rd_src *s);
 
 static int read_full(int fd, unsigned char *buf, size_t cap, size_t *got)
 {
@@ -336,8 +368,10 @@ static void gz_job(void *arg, uint32_t job, void *scratch)
 		pthread_mutex_unlock(&s->mu);
 		if (stop)
 			break;
-		unsigned slot = s->tail % RING;
+		unsigned slot = (unsigned)(s->tail % RING);
 		size_t produced = 0;
+		if (!s->ring[slot])
+			s->ring[slot] = pg_xmalloc(CHUNK);
 		rc = gz_fill(&s->gz, s->ring[slot], CHUNK, &produced);
 		pthread_mutex_lock(&s->mu);
 		if (produced > 0) {
@@ -380,6 +414,7 @@ static int gz_refill_ring(struct rd_in *in, struct rd_src *s)
 {
 	pthread_mutex_lock(&s->mu);
 	if (s->consumed_ring) { /* release the slot we held */
+		ahead_release_locked(s);
 		s->head++;
 		s->consumed_ring = 0;
 		pthread_cond_broadcast(&s->cv);
@@ -398,8 +433,9 @@ static int gz_refill_ring(struct rd_in *in, struct rd_src *s)
 		in->eof = 1;
 		return 0;
 	}
-	unsigned slot = s->head % RING;
+	unsigned slot = (unsigned)(s->head % RING);
 	s->consumed_ring = 1;
+	s->held = s->head + 1;
 	in->chunk = in->p = s->ring[slot];
 	in->end = in->p + s->ring_len[slot];
 	pthread_mutex_unlock(&s->mu);
@@ -408,8 +444,6 @@ static int gz_refill_ring(struct rd_in *in, struct rd_src *s)
 
 static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int threads)
 {
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 	if (gz_init(&s->gz, s->fd) < 0) {
 		rd_in_close(in);
 		return pg_error_set(PG_EIO, "cannot read '%s': cannot start zlib", path);
@@ -418,8 +452,6 @@ static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int thr
 		s->ring[0] = pg_xmalloc(CHUNK);
 		return 0;
 	}
-	for (int i = 0; i < RING; i++)
-		s->ring[i] = pg_xmalloc(CHUNK);
 	struct pg_pool_jobs job = {gz_job, s, 1, NULL, 0, NULL};
 	if (!(s->thread = pg_pool_start(&job, 1))) {
 		rd_in_close(in);
@@ -428,11 +460,195 @@ static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int thr
 	return 0;
 }
 
+/* ---- look-ahead ---- */
+
+/* Chunk i's bytes, when the source has made it: 1, 0 when not yet, -1 when
+ * there is no chunk i. Called with s->mu held. */
+static int ahead_chunk(struct rd_src *s, uint64_t i, const unsigned char **p, size_t *len)
+{
+	if (s->gzip) {
+		if (i >= s->tail)
+			return s->done ? -1 : 0;
+		*p = s->ring[i % RING];
+		*len = s->ring_len[i % RING];
+		return 1;
+	}
+	if (i >= s->n_win)
+		return -1;
+	const unsigned char *base = s->map ? s->map : s->mem;
+	size_t total = s->map ? s->map_len : s->mem_len, win = s->map ? MAP_WIN : s->mem_win;
+	*p = base + i * win;
+	*len = total - i * win < win ? total - i * win : win;
+	return 1;
+}
+
+/*
+ * A look-ahead worker (each of the pool's jobs is one): takes the next chunk
+ * not yet taken (chunk 0 is the parser's), when the source has made it and it
+ * is less than AHEAD_SLOTS past the parser's chunk, and scans it, unless the
+ * parser has already passed it. Chunks are taken in order by whichever worker
+ * is free, so however many of the pool's threads started, every chunk the
+ * parser waits for (rd_in_ahead_result) is taken.
+ */
+static void ahead_job(void *arg, uint32_t w, void *scratch)
+{
+	struct rd_src *s = arg;
+
+	PG_UNUSED(w);
+	for (;;) {
+		const unsigned char *p = NULL;
+		size_t len = 0;
+		int have = 0;
+		uint64_t i;
+
+		pthread_mutex_lock(&s->mu);
+		while (!s->ahead_quit && (have = ahead_chunk(s, s->ahead_next, &p, &len)) >= 0 &&
+		       !(have && s->ahead_next + 1 < s->held + AHEAD_SLOTS))
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->ahead_quit || have < 0) {
+			pthread_mutex_unlock(&s->mu);
+			return;
+		}
+		i = s->ahead_next++;
+		if (i + 1 < s->held) { /* passed */
+			pthread_mutex_unlock(&s->mu);
+			continue;
+		}
+		struct ahead_slot *sl = &s->slots[i % AHEAD_SLOTS];
+		sl->seq = i;
+		sl->state = SLOT_RUNNING;
+		sl->result = NULL;
+		pthread_mutex_unlock(&s->mu);
+
+		void *r = s->ahead->scan(s->ahead->ctx, scratch, p, len);
+
+		pthread_mutex_lock(&s->mu);
+		sl->result = r;
+		sl->state = SLOT_DONE;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
+/* The consumer leaves the chunk it holds: its scan, if any, ends and is
+ * released. Called with s->mu held. */
+static void ahead_release_locked(struct rd_src *s)
+{
+	if (!s->ahead || s->held == 0)
+		return;
+	uint64_t c = s->held - 1;
+	struct ahead_slot *sl = &s->slots[c % AHEAD_SLOTS];
+
+	if (sl->seq != c)
+		return;
+	while (sl->state == SLOT_RUNNING)
+		pthread_cond_wait(&s->cv, &s->mu);
+	if (sl->state == SLOT_DONE && sl->result)
+		s->ahead->release(s->ahead->ctx, sl->result);
+	sl->result = NULL;
+	sl->state = SLOT_EMPTY;
+	sl->seq = UINT64_MAX;
+}
+
+int rd_in_ahead_start(struct rd_in *in, const struct rd_ahead *ahead, int workers)
+{
+	struct rd_src *s = in->src;
+
+	if (workers == 0) /* as many as the threads: the parser mostly waits on them */
+		workers = s && s->threads > 1 ? s->threads : 0;
+	if (!s || s->ahead || workers < 1 || s->threads == 1 || s->held > 0 ||
+	    (s->gzip ? !s->thread : !(s->map || s->is_mem)))
+		return 0;
+	for (int i = 0; i < AHEAD_SLOTS; i++)
+		s->slots[i].seq = UINT64_MAX;
+	s->ahead_next = 1;
+	s->ahead = ahead;
+	struct pg_pool_jobs job = {
+	    ahead_job, s, (uint32_t)workers, NULL, ahead->scratch_size, ahead->scratch_release};
+	if (!(s->ahead_pool = pg_pool_start(&job, workers))) {
+		s->ahead = NULL;
+		return 0;
+	}
+	return 1;
+}
+
+void *rd_in_ahead_result(struct rd_in *in)
+{
+	struct rd_src *s = in->src;
+	void *r = NULL;
+
+	if (!s || !s->ahead || s->held < 2)
+		return NULL;
+	uint64_t c = s->held - 1;
+	struct ahead_slot *sl = &s->slots[c % AHEAD_SLOTS];
+	pthread_mutex_lock(&s->mu);
+	while (!s->ahead_quit && (sl->seq != c || sl->state == SLOT_RUNNING))
+		pthread_cond_wait(&s->cv, &s->mu);
+	if (sl->seq == c && sl->state == SLOT_DONE)
+		r = sl->result;
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+/* mem and map: the consumer moves to the next chunk. */
+static void ahead_advance(struct rd_src *s)
+{
+	if (!s->ahead) {
+		s->held++;
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	ahead_release_locked(s);
+	s->held++;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Stop the workers and release what they made. */
+static void ahead_stop(struct rd_src *s)
+{
+	if (!s->ahead)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->ahead_quit = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pg_pool_finish(s->ahead_pool);
+	for (int i = 0; i < AHEAD_SLOTS; i++)
+		if (s->slots[i].state == SLOT_DONE && s->slots[i].result)
+			s->ahead->release(s->ahead->ctx, s->slots[i].result);
+	s->ahead = NULL;
+}
+
+void rd_in_ahead_stop(struct rd_in *in)
+{
+	if (in->src)
+		ahead_stop(in->src);
+}
+
 /* ---- opening, refilling, closing ---- */
+
+static struct rd_src *src_new(int threads)
+{
+	struct rd_src *s = pg_xcalloc(1, sizeof(*s));
+
+	s->fd = -1;
+	s->threads = threads;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	return s;
+}
+
+static void src_free(struct rd_src *s)
+{
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
 
 int rd_in_open(struct rd_in *in, const char *path, int threads)
 {
-	struct rd_src *s = pg_xcalloc(1, sizeof(*s));
+	struct rd_src *s = src_new(threads);
 	struct stat st;
 	unsigned char magic[2];
 	ssize_t r;
@@ -442,13 +658,13 @@ int rd_in_open(struct rd_in *in, const char *path, int threads)
 	s->fd = open(path, O_RDONLY);
 	if (s->fd < 0) {
 		int e = errno;
-		free(s);
+		src_free(s);
 		in->src = NULL;
 		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(e));
 	}
 	if (fstat(s->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(s->fd);
-		free(s);
+		src_free(s);
 		in->src = NULL;
 		return pg_error_set(PG_EIO, "cannot read '%s': is a directory", path);
 	}
@@ -465,6 +681,7 @@ int rd_in_open(struct rd_in *in, const char *path, int threads)
 		if (m != MAP_FAILED) {
 			s->map = m;
 			s->map_len = (size_t)st.st_size;
+			s->n_win = (s->map_len + MAP_WIN - 1) / MAP_WIN;
 			madvise(m, s->map_len, MADV_SEQUENTIAL);
 			return 0;
 		}
@@ -473,19 +690,25 @@ int rd_in_open(struct rd_in *in, const char *path, int threads)
 	return 0;
 }
 
-int rd_in_open_mem(struct rd_in *in, const void *data, size_t len, size_t window)
+int rd_in_open_mem_threads(struct rd_in *in, const void *data, size_t len, size_t window,
+			   int threads)
 {
-	struct rd_src *s = pg_xcalloc(1, sizeof(*s));
+	struct rd_src *s = src_new(threads);
 
 	memset(in, 0, sizeof(*in));
 	in->src = s;
-	s->fd = -1;
 	s->is_mem = 1;
 	s->mem = data;
 	s->mem_len = len;
 	s->mem_win = window ? window : len;
+	s->n_win = s->mem_win ? (len + s->mem_win - 1) / s->mem_win : 0;
 	in->compressed_bytes = len;
 	return 0;
+}
+
+int rd_in_open_mem(struct rd_in *in, const void *data, size_t len, size_t window)
+{
+	return rd_in_open_mem_threads(in, data, len, window, 1);
 }
 
 int rd_in_is_gzip(const struct rd_in *in)
@@ -510,17 +733,22 @@ int rd_in_refill(struct rd_in *in)
 		}
 		size_t n =
 		    s->mem_len - s->mem_pos < s->mem_win ? s->mem_len - s->mem_pos : s->mem_win;
+		ahead_advance(s);
 		in->chunk = in->p = s->mem + s->mem_pos;
 		in->end = in->p + n;
 		s->mem_pos += n;
 		return 1;
 	}
 	if (s->map) {
-		size_t win = 4 * CHUNK;
 		if (s->map_pos > 0) { /* done with the previous window; never past the map */
-			size_t start = s->map_pos - win;
-			size_t len = s->map_len - start < win ? s->map_len - start : win;
+			size_t start = s->map_pos - MAP_WIN;
+			size_t len = s->map_len - start < MAP_WIN ? s->map_len - start : MAP_WIN;
 			len &= ~(size_t)(sysconf(_SC_PAGESIZE) - 1);
+			if (s->ahead) { /* no worker may be on it */
+				pthread_mutex_lock(&s->mu);
+				ahead_release_locked(s);
+				pthread_mutex_unlock(&s->mu);
+			}
 			if (len)
 				madvise(s->map + start, len, MADV_DONTNEED);
 		}
@@ -529,10 +757,11 @@ int rd_in_refill(struct rd_in *in)
 			in->eof = 1;
 			return 0;
 		}
-		size_t n = s->map_len - s->map_pos < win ? s->map_len - s->map_pos : win;
+		size_t n = s->map_len - s->map_pos < MAP_WIN ? s->map_len - s->map_pos : MAP_WIN;
+		ahead_advance(s);
 		in->chunk = in->p = s->map + s->map_pos;
 		in->end = in->p + n;
-		s->map_pos += win;
+		s->map_pos += MAP_WIN;
 		return 1;
 	}
 	size_t got = 0;
@@ -553,6 +782,7 @@ void rd_in_close(struct rd_in *in)
 
 	if (!s)
 		return;
+	ahead_stop(s);
 	if (s->gzip) {
 		if (s->thread) {
 			pthread_mutex_lock(&s->mu);
@@ -564,14 +794,12 @@ void rd_in_close(struct rd_in *in)
 		for (int i = 0; i < RING; i++)
 			free(s->ring[i]);
 		gz_release(&s->gz);
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->cv);
 	}
 	free(s->buf);
 	if (s->map)
 		munmap(s->map, s->map_len);
 	if (s->fd >= 0)
 		close(s->fd);
-	free(s);
+	src_free(s);
 	in->src = NULL;
 }

@@ -51,6 +51,41 @@ int rd_in_open(struct rd_in *in, const char *path, int threads) PG_WUR;
  * at most `window` bytes (0: one chunk): for tests and fuzzing, which cut the
  * input at every boundary a reader must survive. Never gzip. */
 int rd_in_open_mem(struct rd_in *in, const void *data, size_t len, size_t window) PG_WUR;
+/* The same on up to `threads` threads: rd_in_ahead_start may scan its
+ * windows ahead of the reader (tests cut the input at every boundary). */
+int rd_in_open_mem_threads(struct rd_in *in, const void *data, size_t len, size_t window,
+			   int threads) PG_WUR;
+
+/*
+ * Look-ahead: a reader whose format allows it hands each chunk after the
+ * first to `workers` threads as the source makes it, and later takes what the
+ * scan made of a chunk when it gets there. A scan sees one chunk's bytes only
+ * (the source keeps them until the reader has moved past the chunk and the
+ * scan has returned), so it is speculative: the reader must check that the
+ * result fits where it stands. Only where the input may use several threads
+ * (a threaded gzip stream, a mapped file, threaded memory); 1 when started.
+ */
+struct rd_ahead {
+	/* On a worker: what the reader makes of chunk[0..len), owned by the
+	 * source until release(); NULL for nothing. worker: the thread's
+	 * scratch_size zeroed bytes, given to scratch_release at the end. */
+	void *(*scan)(void *ctx, void *worker, const unsigned char *chunk, size_t len);
+	void (*release)(void *ctx, void *result);
+	void *ctx;
+	size_t scratch_size;
+	void (*scratch_release)(void *worker);
+};
+/* Before the first read only; workers 0: as many as the opener's threads
+ * (none with one). `ahead` and its ctx must outlive the workers (rd_in_ahead_stop). */
+int rd_in_ahead_start(struct rd_in *in, const struct rd_ahead *ahead, int workers);
+/* The scan of the chunk the reader is in (none for the first), waiting
+ * until a worker has made it; NULL for none. Valid until the reader leaves
+ * the chunk. */
+void *rd_in_ahead_result(struct rd_in *in);
+/* Stop the workers and release every scan (rd_in_close does it too): before
+ * `ahead` or its ctx goes away. */
+void rd_in_ahead_stop(struct rd_in *in);
+
 /* Fetch the next chunk; 1 = data, 0 = end, <0 = error (message set). */
 int rd_in_refill(struct rd_in *in);
 void rd_in_close(struct rd_in *in);

@@ -158,6 +158,7 @@ struct trace_file {
 	uint64_t bytes;		/* size on disk */
 	uint64_t content_bytes; /* after decompression */
 	uint64_t entries;	/* elements of the event array (every phase) */
+	uint64_t entries_ahead; /* of them, read by look-ahead workers: never in any output */
 	uint64_t phase_counts[128];
 	uint64_t events_kept;	   /* kept, and Chrome flow endpoints counted but not kept */
 	char display_time_unit[8]; /* "ms", "ns" or "" (display hint only) */

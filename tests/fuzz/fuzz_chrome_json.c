@@ -1,7 +1,8 @@
 /*
  * Fuzz target: the Chrome trace JSON reader (src/read/chrome_json.c) on plain
- * bytes, read whole and again in small chunks (the result must not depend on
- * where chunks end), then summarized and reported.
+ * bytes, read whole and again in small chunks with look-ahead workers (the
+ * result must not depend on where chunks end or on the workers), then
+ * summarized and reported.
  */
 #include "fuzz.h"
 
@@ -9,14 +10,15 @@
 
 #include "../../src/read/read.h"
 
-static int read_json(struct trace *t, const uint8_t *data, size_t size, size_t window)
+static int read_json(struct trace *t, const uint8_t *data, size_t size, size_t window, int threads)
 {
 	uint32_t f = fuzz_trace_open(t, "fuzz.pt.trace.json");
 	struct rd_in in;
 	int rc;
 
 	t->files[f].format = TRACE_FMT_CHROME_JSON;
-	FUZZ_CHECK(rd_in_open_mem(&in, data, size, window) == 0, "rd_in_open_mem");
+	FUZZ_CHECK(rd_in_open_mem_threads(&in, data, size, window, threads) == 0,
+		   "rd_in_open_mem_threads");
 	rc = read_chrome_json(t, f, &in);
 	rd_in_close(&in);
 	return rc;
@@ -26,13 +28,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace whole, cut;
 	char why[1024];
-	int rc = read_json(&whole, data, size, 0);
+	int rc = read_json(&whole, data, size, 0, 1);
 
 	snprintf(why, sizeof(why), "%s", rc ? pg_error_last() : "");
 	if (rc)
 		fuzz_check_error_line();
-	/* chunks of 1 to 61 bytes, chosen by the input's size */
-	int rc2 = read_json(&cut, data, size, 1 + size % 61);
+	/* chunks of 1 to 61 bytes, chosen by the input's size, with two workers
+	 * reading them ahead of the parser (chrome_ahead.c) */
+	int rc2 = read_json(&cut, data, size, 1 + size % 61, 2);
 	FUZZ_CHECK(rc == rc2, "whole: %d, in chunks: %d", rc, rc2);
 	if (rc) {
 		FUZZ_CHECK(strcmp(why, pg_error_last()) == 0, "whole: %s; in chunks: %s", why,

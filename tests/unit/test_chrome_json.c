@@ -1172,6 +1172,247 @@ static void failed_read_rolls_back(void **state)
 	trace_release(&t);
 }
 
+/* ---- look-ahead: chunks read on other threads (chrome_ahead.c) ---- */
+
+static int read_mem_ahead(struct trace *t, const char *text, size_t len, size_t window, int threads)
+{
+	uint32_t f = trace_file_add(t, "ahead.pt.trace.json");
+	struct rd_in in;
+	int rc;
+
+	t->files[f].format = TRACE_FMT_CHROME_JSON;
+	assert_int_equal(rd_in_open_mem_threads(&in, text, len, window, threads), 0);
+	rc = read_chrome_json(t, f, &in);
+	rd_in_close(&in);
+	return rc;
+}
+
+static void assert_same_str(const struct trace *a, trace_str x, const struct trace *b, trace_str y)
+{
+	assert_string_equal(trace_str_get(a, x), trace_str_get(b, y));
+}
+
+/* Everything a reader leaves in a trace, compared field by field. */
+static void assert_same_trace(const struct trace *a, const struct trace *b)
+{
+	assert_int_equal(a->n_events, b->n_events);
+	assert_int_equal(a->n_tracks, b->n_tracks);
+	assert_int_equal(a->n_devices, b->n_devices);
+	assert_int_equal(a->n_mem, b->n_mem);
+	assert_int_equal(a->n_warnings, b->n_warnings);
+	for (uint64_t i = 0; i < a->n_events; i++) {
+		const struct trace_event *x = trace_event_at(a, i), *y = trace_event_at(b, i);
+		assert_int_equal(x->ts_ns, y->ts_ns);
+		assert_int_equal(x->dur_ns, y->dur_ns);
+		assert_int_equal(x->corr, y->corr);
+		assert_int_equal(x->track, y->track);
+		assert_int_equal(x->ph, y->ph);
+		assert_int_equal(x->flags, y->flags);
+		assert_same_str(a, x->name, b, y->name);
+		assert_same_str(a, a->cats[x->cat].name, b, b->cats[y->cat].name);
+		const struct trace_arg *xa, *ya;
+		uint32_t nx = trace_argset_get(a, x->args, &xa),
+			 ny = trace_argset_get(b, y->args, &ya);
+		assert_int_equal(nx, ny);
+		for (uint32_t k = 0; k < nx; k++) {
+			assert_same_str(a, xa[k].key, b, ya[k].key);
+			assert_same_str(a, xa[k].value, b, ya[k].value);
+		}
+	}
+	for (uint32_t i = 0; i < a->n_tracks; i++) {
+		const struct trace_track *x = &a->tracks[i], *y = &b->tracks[i];
+		assert_int_equal(x->device, y->device);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->n_events, y->n_events);
+		assert_int_equal(x->first_ns, y->first_ns);
+		assert_int_equal(x->last_ns, y->last_ns);
+		assert_int_equal(x->cat_mask, y->cat_mask);
+		assert_same_str(a, x->name, b, y->name);
+		assert_same_str(a, x->pid, b, y->pid);
+		assert_same_str(a, x->tid, b, y->tid);
+	}
+	for (uint32_t i = 0; i < a->n_devices; i++) {
+		assert_int_equal(a->devices[i].kind, b->devices[i].kind);
+		assert_int_equal(a->devices[i].index, b->devices[i].index);
+		assert_int_equal(a->devices[i].n_events, b->devices[i].n_events);
+		assert_same_str(a, a->devices[i].label, b, b->devices[i].label);
+	}
+	for (uint64_t i = 0; i < a->n_mem; i++) {
+		assert_int_equal(a->mem[i].ts_ns, b->mem[i].ts_ns);
+		assert_int_equal(a->mem[i].allocated_bytes, b->mem[i].allocated_bytes);
+	}
+	for (uint32_t i = 0; i < a->n_warnings; i++)
+		assert_string_equal(a->warnings[i].message, b->warnings[i].message);
+	const struct trace_file *f = &a->files[0], *g = &b->files[0];
+	assert_memory_equal(f->phase_counts, g->phase_counts, sizeof(f->phase_counts));
+	assert_int_equal(f->entries, g->entries);
+	assert_int_equal(f->events_kept, g->events_kept);
+	assert_int_equal(f->dialect, g->dialect);
+	assert_int_equal(f->content_bytes, g->content_bytes);
+}
+
+/*
+ * A Kineto-like trace of n events of every phase the reader pairs or keeps
+ * apart, with the places a worker entering a chunk blind could take for an
+ * event's start: ",{\"" inside a name and inside an args array. bad_at puts
+ * a fault at that event (1: an 'E' before its 'B', 2: a malformed number).
+ */
+static void ahead_text(struct pg_buf *b, int n, int bad_at, int bad)
+{
+	pg_buf_adds(b, "{\"schemaVersion\":1,\"traceEvents\":[\n");
+	pg_buf_adds(b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":0,"
+		       "\"args\":{\"name\":\"python3\"}}");
+	for (int i = 1; i < n; i++) {
+		int ts = 1000 + 10 * i, tid = 100 + i % 3;
+		pg_buf_adds(b, ",\n");
+		if (i == bad_at && bad == 1) {
+			pg_buf_addf(
+			    b,
+			    "{\"ph\":\"B\",\"name\":\"late\",\"pid\":7,\"tid\":9,\"ts\":%d},"
+			    "{\"ph\":\"E\",\"pid\":7,\"tid\":9,\"ts\":%d}",
+			    ts, ts - 5);
+			continue;
+		}
+		if (i == bad_at && bad == 2) {
+			pg_buf_addf(b,
+				    "{\"ph\":\"X\",\"name\":\"x\",\"pid\":7,\"tid\":1,\"ts\":%d,"
+				    "\"dur\":1-2}",
+				    ts);
+			continue;
+		}
+		switch (i % 9) {
+		case 0:
+			pg_buf_addf(
+			    b,
+			    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm, {\","
+			    "\"pid\":7,\"tid\":%d,\"ts\":%d.%03d,\"dur\":%d.5,"
+			    "\"args\":{\"Input Dims\":[[%d,2],{\"x\":1}],\"External id\":%d}}",
+			    tid, ts, i % 1000, i % 13, i, i);
+			break;
+		case 1:
+			pg_buf_addf(
+			    b,
+			    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\\u0041\",\"pid\":0,"
+			    "\"tid\":\"stream %d\",\"ts\":%d,\"dur\":3,"
+			    "\"args\":{\"correlation\":%d,\"device\":0}}",
+			    i % 17, 7 + i % 2, ts, i);
+			break;
+		case 2:
+			pg_buf_addf(
+			    b, "{\"ph\":\"B\",\"name\":\"span\",\"pid\":7,\"tid\":3,\"ts\":%d}",
+			    ts);
+			break;
+		case 3:
+			pg_buf_addf(
+			    b, "{ \"ph\" : \"E\" ,\n \"pid\" : 7 , \"tid\" : 3 , \"ts\" : %d }",
+			    ts);
+			break;
+		case 4:
+			pg_buf_addf(b,
+				    "{\"ph\":\"b\",\"cat\":\"a\",\"id\":\"0x%x\",\"name\":\"io\","
+				    "\"pid\":7,\"tid\":4,\"ts\":%d},"
+				    "{\"ph\":\"e\",\"cat\":\"a\",\"id\":\"0x%x\",\"name\":\"io\","
+				    "\"pid\":7,\"tid\":4,\"ts\":%d}",
+				    i, ts, i, ts + 4);
+			break;
+		case 5:
+			pg_buf_addf(
+			    b,
+			    "{\"ph\":\"s\",\"id\":%d,\"pid\":7,\"tid\":%d,\"ts\":%d,"
+			    "\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+			    "{\"ph\":\"f\",\"id\":%d,\"pid\":0,\"tid\":\"stream 7\",\"ts\":%d,"
+			    "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}",
+			    i, tid, ts, i, ts + 1);
+			break;
+		case 6:
+			pg_buf_addf(
+			    b,
+			    "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\","
+			    "\"pid\":7,\"tid\":%d,\"ts\":%d,\"s\":\"t\",\"args\":{"
+			    "\"Total Allocated\":%d,\"Total Reserved\":%d,\"Device Id\":0,"
+			    "\"Device Type\":1,\"Bytes\":64}}",
+			    tid, ts, 1000 * i, 2000 * i);
+			break;
+		case 7:
+			pg_buf_addf(b,
+				    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":%d,"
+				    "\"args\":{\"name\":\"thread %d\"}}",
+				    tid, i);
+			break;
+		default:
+			pg_buf_addf(b,
+				    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+				    "\"ProfilerStep#%d\",\"pid\":7,\"tid\":%d,\"ts\":%d,\"dur\":9}",
+				    i / 9, tid, ts);
+		}
+	}
+	pg_buf_adds(b, "\n],\"traceName\":\"t\"}");
+}
+
+/* The trace read with workers ahead of the parser is the one read serially,
+ * wherever chunks end and however many workers there are. */
+static void look_ahead_reads_the_same_trace(void **state)
+{
+	static const size_t windows[] = {64, 97, 256, 1000, 4096, 65536};
+	struct pg_buf b = PG_BUF_INIT;
+	struct trace whole;
+	uint64_t ahead2 = 0;
+
+	(void)state;
+	ahead_text(&b, 6000, 0, 0);
+	trace_init(&whole);
+	assert_int_equal(read_mem_ahead(&whole, b.ptr, b.len, 0, 1), 0);
+	assert_true(whole.n_events > 3000);
+	assert_true(whole.n_mem > 500);
+	assert_int_equal(whole.files[0].entries_ahead, 0);
+	for (size_t w = 0; w < PG_ARRAY_LEN(windows); w++)
+		for (int threads = 2; threads <= 3; threads++) {
+			struct trace cut;
+			trace_init(&cut);
+			if (read_mem_ahead(&cut, b.ptr, b.len, windows[w], threads))
+				fail_msg("window %zu, %d threads: %s", windows[w], threads,
+					 pg_error_last());
+			assert_same_trace(&whole, &cut);
+			/* every chunk is scanned, so once chunks hold a few events,
+			 * most came from the workers */
+			if (windows[w] >= 1000)
+				assert_true(cut.files[0].entries_ahead > cut.files[0].entries / 2);
+			if (threads == 2)
+				ahead2 = cut.files[0].entries_ahead;
+			else /* the same runs, whichever worker scanned a chunk */
+				assert_int_equal(cut.files[0].entries_ahead, ahead2);
+			trace_release(&cut);
+		}
+	trace_release(&whole);
+	pg_buf_release(&b);
+}
+
+/* A fault deep in the trace is the same message (byte, event) with workers:
+ * one found when an event is finished, and one in an event's syntax. */
+static void look_ahead_fails_the_same(void **state)
+{
+	static const size_t windows[] = {64, 256, 4096};
+	(void)state;
+	for (int bad = 1; bad <= 2; bad++) {
+		struct pg_buf b = PG_BUF_INIT;
+		struct trace t;
+		char serial[1024];
+		ahead_text(&b, 5000, 4321, bad);
+		trace_init(&t);
+		assert_true(read_mem_ahead(&t, b.ptr, b.len, 0, 1) < 0);
+		snprintf(serial, sizeof(serial), "%s", pg_error_last());
+		assert_non_null(strstr(serial, bad == 1 ? "before its 'B'" : "at byte"));
+		trace_release(&t);
+		for (size_t w = 0; w < PG_ARRAY_LEN(windows); w++) {
+			trace_init(&t);
+			assert_true(read_mem_ahead(&t, b.ptr, b.len, windows[w], 2) < 0);
+			assert_string_equal(pg_error_last(), serial);
+			trace_release(&t);
+		}
+		pg_buf_release(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1438,8 @@ int main(void)
 	    cmocka_unit_test(failed_read_rolls_back),
 	    cmocka_unit_test(same_events_at_every_chunk_cut),
 	    cmocka_unit_test(bad_numbers_at_every_chunk_cut),
+	    cmocka_unit_test(look_ahead_reads_the_same_trace),
+	    cmocka_unit_test(look_ahead_fails_the_same),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
