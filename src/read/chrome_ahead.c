@@ -147,14 +147,7 @@ static void worker_init(struct cj_worker *w, const struct cj *parser)
 
 	memset(c, 0, sizeof(*c));
 	c->path = parser->path;
-	pg_buf_init(&c->key);
-	pg_buf_init(&c->name);
-	pg_buf_init(&c->cat);
-	pg_buf_init(&c->pid);
-	pg_buf_init(&c->tid);
-	pg_buf_init(&c->idtext);
-	pg_buf_init(&c->scratch);
-	pg_buf_init(&c->vals);
+	cj_event_bufs_init(c);
 	w->ready = 1;
 }
 
@@ -162,16 +155,8 @@ static void worker_release(void *arg)
 {
 	struct cj_worker *w = arg;
 
-	if (!w->ready)
-		return;
-	pg_buf_release(&w->c.key);
-	pg_buf_release(&w->c.name);
-	pg_buf_release(&w->c.cat);
-	pg_buf_release(&w->c.pid);
-	pg_buf_release(&w->c.tid);
-	pg_buf_release(&w->c.idtext);
-	pg_buf_release(&w->c.scratch);
-	pg_buf_release(&w->c.vals);
+	if (w->ready)
+		cj_event_bufs_release(&w->c);
 }
 
 static void scan_release(void *ctx, void *result)

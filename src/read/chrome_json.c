@@ -1093,16 +1093,27 @@ out:
 	return rc;
 }
 
+void cj_event_bufs_init(struct cj *c)
+{
+	struct pg_buf *b[] = {&c->key, &c->name,   &c->cat,	&c->pid,
+			      &c->tid, &c->idtext, &c->scratch, &c->vals};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(b); i++)
+		pg_buf_init(b[i]);
+}
+
+void cj_event_bufs_release(struct cj *c)
+{
+	struct pg_buf *b[] = {&c->key, &c->name,   &c->cat,	&c->pid,
+			      &c->tid, &c->idtext, &c->scratch, &c->vals};
+
+	for (size_t i = 0; i < PG_ARRAY_LEN(b); i++)
+		pg_buf_release(b[i]);
+}
+
 void cj_free(struct cj *c)
 {
-	pg_buf_release(&c->key);
-	pg_buf_release(&c->name);
-	pg_buf_release(&c->cat);
-	pg_buf_release(&c->pid);
-	pg_buf_release(&c->tid);
-	pg_buf_release(&c->idtext);
-	pg_buf_release(&c->scratch);
-	pg_buf_release(&c->vals);
+	cj_event_bufs_release(c);
 	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
 		pg_buf_release(&c->cats_seen[i].text);
 	pg_buf_release(&c->pid_text.text);
@@ -1135,14 +1146,7 @@ int read_chrome_json(struct trace *t, uint32_t file, struct rd_in *in)
 	c.a_mem[3] = read_kept_arg("Device Type", 11);
 	c.first_track = t->n_tracks;
 	c.first_event = t->n_events;
-	pg_buf_init(&c.key);
-	pg_buf_init(&c.name);
-	pg_buf_init(&c.cat);
-	pg_buf_init(&c.pid);
-	pg_buf_init(&c.tid);
-	pg_buf_init(&c.idtext);
-	pg_buf_init(&c.scratch);
-	pg_buf_init(&c.vals);
+	cj_event_bufs_init(&c);
 	for (uint32_t i = 0; i < CJ_CATS_SEEN; i++)
 		pg_buf_init(&c.cats_seen[i].text);
 	pg_buf_init(&c.pid_text.text);

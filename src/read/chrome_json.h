@@ -141,6 +141,10 @@ const char *cj_arg_text(struct cj *c, int key, size_t *len);
 int cj_parse_event(struct cj *c);
 /* The event in c's per-event fields joins the trace. */
 int cj_finish_event(struct cj *c);
+/* The buffers reading one event fills (key, name, cat, pid, tid, id,
+ * scratch, args' values). */
+void cj_event_bufs_init(struct cj *c);
+void cj_event_bufs_release(struct cj *c);
 
 /* chrome_ahead.c: the events of chunks ahead of the parser, read on other
  * threads (rd_in_ahead_start) and taken in order where they fit */

@@ -604,16 +604,22 @@ static void ahead_advance(struct rd_src *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* Raise a stop flag the source's threads wait on, and join them. */
+static void stop_pool(struct rd_src *s, int *flag, struct pg_pool *pool)
+{
+	pthread_mutex_lock(&s->mu);
+	*flag = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pg_pool_finish(pool);
+}
+
 /* Stop the workers and release what they made. */
 static void ahead_stop(struct rd_src *s)
 {
 	if (!s->ahead)
 		return;
-	pthread_mutex_lock(&s->mu);
-	s->ahead_quit = 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	pg_pool_finish(s->ahead_pool);
+	stop_pool(s, &s->ahead_quit, s->ahead_pool);
 	for (int i = 0; i < AHEAD_SLOTS; i++)
 		if (s->slots[i].state == SLOT_DONE && s->slots[i].result)
 			s->ahead->release(s->ahead->ctx, s->slots[i].result);
@@ -784,13 +790,8 @@ void rd_in_close(struct rd_in *in)
 		return;
 	ahead_stop(s);
 	if (s->gzip) {
-		if (s->thread) {
-			pthread_mutex_lock(&s->mu);
-			s->stop = 1;
-			pthread_cond_broadcast(&s->cv);
-			pthread_mutex_unlock(&s->mu);
-			pg_pool_finish(s->thread);
-		}
+		if (s->thread)
+			stop_pool(s, &s->stop, s->thread);
 		for (int i = 0; i < RING; i++)
 			free(s->ring[i]);
 		gz_release(&s->gz);
