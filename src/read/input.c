@@ -111,7 +111,8 @@ struct rd_src {
 	uint64_t consumed_ring; /* which ring slot the consumer holds, +1 */
 	/* look-ahead (rd_in_ahead_start) */
 	int threads;	/* what the opener allowed */
-	uint64_t held;	/* 1 + the index of the chunk the consumer holds; 0 before one */
+	uint64_t held;	/* 1 + the index of the chunk the consumer holds, or takes next once
+			   it has left one; 0 before the first */
 	uint64_t n_win; /* mem and map: how many chunks they are served in */
 	const struct rd_ahead *ahead;
 	int ahead_quit;	     /* the workers are to stop */
@@ -416,6 +417,7 @@ static int gz_refill_ring(struct rd_in *in, struct rd_src *s)
 	if (s->consumed_ring) { /* release the slot we held */
 		ahead_release_locked(s);
 		s->head++;
+		s->held = s->head + 1; /* no worker may take the chunk left */
 		s->consumed_ring = 0;
 		pthread_cond_broadcast(&s->cv);
 	}
@@ -746,15 +748,11 @@ int rd_in_refill(struct rd_in *in)
 		return 1;
 	}
 	if (s->map) {
+		ahead_advance(s);     /* no worker is on the previous window, or will be */
 		if (s->map_pos > 0) { /* done with the previous window; never past the map */
 			size_t start = s->map_pos - MAP_WIN;
 			size_t len = s->map_len - start < MAP_WIN ? s->map_len - start : MAP_WIN;
 			len &= ~(size_t)(sysconf(_SC_PAGESIZE) - 1);
-			if (s->ahead) { /* no worker may be on it */
-				pthread_mutex_lock(&s->mu);
-				ahead_release_locked(s);
-				pthread_mutex_unlock(&s->mu);
-			}
 			if (len)
 				madvise(s->map + start, len, MADV_DONTNEED);
 		}
@@ -764,7 +762,6 @@ int rd_in_refill(struct rd_in *in)
 			return 0;
 		}
 		size_t n = s->map_len - s->map_pos < MAP_WIN ? s->map_len - s->map_pos : MAP_WIN;
-		ahead_advance(s);
 		in->chunk = in->p = s->map + s->map_pos;
 		in->end = in->p + n;
 		s->map_pos += MAP_WIN;
