@@ -145,8 +145,7 @@ static void file_event(struct filing *w, const struct trace_event *e, uint32_t i
 
 	if (!r)
 		return;
-	if ((r & ROLE_HOST) &&
-	    (e->flags & (TRACE_EV_HAS_CORR | TRACE_EV_FLOW)) == TRACE_EV_HAS_CORR) {
+	if ((r & ROLE_HOST) && (e->flags & TRACE_EV_HAS_CORR)) {
 		uint64_t key = corr_key(e->corr, z->track_file[e->track]);
 		idxv_push(&w->f.corr, i);
 		w->f.corr_lo = key < w->f.corr_lo ? key : w->f.corr_lo;

@@ -152,8 +152,7 @@ static void collect(struct hview *h)
 		const struct trace_event *e = trace_event_at(t, i);
 		uint32_t k = slot[e->track];
 		if (k == UINT32_MAX || e->ph != 'X' || e->dur_ns < 0 ||
-		    (e->flags & (TRACE_EV_INSTANT | TRACE_EV_AGGREGATE | TRACE_EV_FLOW)) ||
-		    is_marker(h->z, e))
+		    (e->flags & (TRACE_EV_INSTANT | TRACE_EV_AGGREGATE)) || is_marker(h->z, e))
 			continue;
 		idxv_push(&h->th[k].ev, (uint32_t)i);
 	}

@@ -65,9 +65,7 @@ enum {
 	TRACE_EV_INSTANT = 1 << 0,   /* zero-duration marker (ph i/I/n) */
 	TRACE_EV_FROM_BE = 1 << 1,   /* built from a B/E pair */
 	TRACE_EV_ASYNC = 1 << 2,     /* built from a b/e pair */
-	TRACE_EV_FLOW = 1 << 3,	     /* a flow endpoint (s/t/f); corr = flow id */
 	TRACE_EV_HAS_CORR = 1 << 4,  /* corr is meaningful */
-	TRACE_EV_FLOW_ENCL = 1 << 5, /* flow end binds to the enclosing slice (bp:e) */
 	TRACE_EV_CLIPPED = 1 << 6,   /* end was missing; clipped to the track's end */
 	TRACE_EV_AGGREGATE = 1 << 7, /* counted, no timestamp (XPlane num_occurrences) */
 };
@@ -80,7 +78,7 @@ enum {
 struct trace_event {
 	int64_t ts_ns;
 	int64_t dur_ns;
-	uint64_t corr; /* Kineto correlation / XPlane correlation_id / flow id */
+	uint64_t corr; /* Kineto correlation / XPlane correlation_id */
 	trace_str name;
 	uint32_t track;
 	uint32_t args;
