@@ -29,6 +29,7 @@
  */
 #include "chrome_json.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,14 @@ struct cj_scan {
 	struct cj_run *runs;
 	uint32_t n_runs, cap_runs;
 	struct pg_buf recs;
+	struct cj_scan *next; /* in the spares */
+};
+
+/* Released scans kept for the next chunks: a chunk's records are most of a
+ * megabyte, and fresh pages for every chunk cost the kernel's zeroing. */
+struct cj_spares {
+	pthread_mutex_t mu;
+	struct cj_scan *list;
 };
 
 enum { REC_TS = 1, REC_DUR = 2, REC_ID = 4, REC_CORR = 8 };
@@ -159,14 +168,39 @@ static void worker_release(void *arg)
 		cj_event_bufs_release(&w->c);
 }
 
-static void scan_release(void *ctx, void *result)
+static void scan_free(struct cj_scan *sc)
 {
-	struct cj_scan *sc = result;
-
-	PG_UNUSED(ctx);
 	free(sc->runs);
 	pg_buf_release(&sc->recs);
 	free(sc);
+}
+
+static void scan_release(void *ctx, void *result)
+{
+	struct cj_spares *sp = ((struct cj *)ctx)->spares;
+	struct cj_scan *sc = result;
+
+	pthread_mutex_lock(&sp->mu);
+	sc->next = sp->list;
+	sp->list = sc;
+	pthread_mutex_unlock(&sp->mu);
+}
+
+static struct cj_scan *scan_new(struct cj_spares *sp)
+{
+	struct cj_scan *sc;
+
+	pthread_mutex_lock(&sp->mu);
+	if ((sc = sp->list) != NULL)
+		sp->list = sc->next;
+	pthread_mutex_unlock(&sp->mu);
+	if (!sc) {
+		sc = pg_xcalloc(1, sizeof(*sc));
+		pg_buf_init(&sc->recs);
+	}
+	sc->n_runs = 0;
+	sc->recs.len = 0;
+	return sc;
 }
 
 /* One run from start: events while they parse and a ',' follows. Returns
@@ -208,7 +242,7 @@ static size_t scan_run(struct cj *c, struct cj_scan *sc, const unsigned char *ch
 static void *scan_chunk(void *ctx, void *worker, const unsigned char *chunk, size_t len)
 {
 	struct cj_worker *w = worker;
-	struct cj_scan *sc = pg_xcalloc(1, sizeof(*sc));
+	struct cj_scan *sc = scan_new(((struct cj *)ctx)->spares);
 	size_t at = 0;
 	int last = 0;
 
@@ -216,13 +250,12 @@ static void *scan_chunk(void *ctx, void *worker, const unsigned char *chunk, siz
 		len = UINT32_MAX;
 	if (!w->ready)
 		worker_init(w, ctx);
-	pg_buf_init(&sc->recs);
 	while (!last && (at = next_start(chunk, len, at)) < len) {
 		size_t stop = scan_run(&w->c, sc, chunk, len, at, &last);
 		at = stop > at ? stop : at + 1;
 	}
 	if (sc->n_runs == 0) {
-		scan_release(NULL, sc);
+		scan_release(ctx, sc);
 		return NULL;
 	}
 	return sc;
@@ -235,15 +268,27 @@ void cj_ahead_start(struct cj *c)
 	c->ahead = (struct rd_ahead){scan_chunk, scan_release, c, sizeof(struct cj_worker),
 				     worker_release};
 	c->scan_chunk = UINT64_MAX;
+	c->spares = pg_xcalloc(1, sizeof(*c->spares));
+	pthread_mutex_init(&c->spares->mu, NULL);
 	c->ahead_on = rd_in_ahead_start(c->in, &c->ahead, 0);
 }
 
 void cj_ahead_stop(struct cj *c)
 {
 	if (c->ahead_on)
-		rd_in_ahead_stop(c->in);
+		rd_in_ahead_stop(c->in); /* every scan is back among the spares */
 	c->ahead_on = 0;
 	c->scan = NULL;
+	if (!c->spares)
+		return;
+	while (c->spares->list) {
+		struct cj_scan *sc = c->spares->list;
+		c->spares->list = sc->next;
+		scan_free(sc);
+	}
+	pthread_mutex_destroy(&c->spares->mu);
+	free(c->spares);
+	c->spares = NULL;
 }
 
 /* Record r into c's per-event fields, as reading the event would have left

@@ -99,9 +99,10 @@ struct cj {
 	uint64_t unmatched_end, unclosed_begin;
 
 	/* look-ahead (chrome_ahead.c) */
-	struct cj_scan *rec;   /* a worker's: events are recorded here, not finished */
-	uint32_t rec_base;     /* a worker's: where its input starts in the chunk */
-	struct rd_ahead ahead; /* the parser's: the scan it gave the source */
+	struct cj_scan *rec;	  /* a worker's: events are recorded here, not finished */
+	uint32_t rec_base;	  /* a worker's: where its input starts in the chunk */
+	struct rd_ahead ahead;	  /* the parser's: the scan it gave the source */
+	struct cj_spares *spares; /* the parser's: released scans, for reuse */
 	int ahead_on;
 	uint64_t scan_chunk;	    /* chunk_off of the chunk scan is for */
 	const struct cj_scan *scan; /* that chunk's, or NULL */
