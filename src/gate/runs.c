@@ -116,12 +116,20 @@ static double typical_step(const double *v, uint32_t n)
 	return m;
 }
 
-static double set_aside_limit(const struct gate_result *r, double typical)
+/* The typical of the runs' median steps v (NAN: too few to tell) and, in
+ * *lim, how far above it a run is set aside. */
+static double step_rule(const struct gate_result *r, const double *v, uint32_t n, double *lim)
 {
 	const struct gate_rule *rule = gate_rule_for(r->thresholds, "step.median_us");
-	double lim = GATE_SET_ASIDE_SD * gate_noise_prior_sd(rule, typical, typical) / typical;
+	double typical = typical_step(v, n);
 
-	return lim > GATE_SET_ASIDE_MIN_SHARE ? lim : GATE_SET_ASIDE_MIN_SHARE;
+	*lim = NAN;
+	if (!(typical > 0))
+		return NAN;
+	*lim = GATE_SET_ASIDE_SD * gate_noise_prior_sd(rule, typical, typical) / typical;
+	if (!(*lim > GATE_SET_ASIDE_MIN_SHARE))
+		*lim = GATE_SET_ASIDE_MIN_SHARE;
+	return typical;
 }
 
 /* Side k's runs into r->runs[k], each named and digested, the disturbed ones
@@ -152,11 +160,10 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
 		x->excess_share = g->history ? NAN : gate_run_excess_share(s);
 		x->from_share = NAN;
 	}
-	typical = g->n_runs >= GATE_NOISE_MIN_RUNS ? typical_step(v, g->n_runs) : NAN;
+	typical = step_rule(r, v, g->n_runs, &lim);
 	free(v);
 	if (!(typical > 0))
 		return;
-	lim = set_aside_limit(r, typical);
 	excess = excess_limit(r->runs[k], g->n_runs);
 	r->set_aside_limit_share = lim;
 	for (uint32_t i = 0; i < g->n_runs; i++) {
@@ -212,8 +219,7 @@ const struct gate_side *gate_runs_keep_undisturbed(const struct gate_result *r,
 
 	for (uint32_t i = 0; i < g->n_runs; i++)
 		v[i] = run_step_us(g->runs[i]);
-	typical = typical_step(v, g->n_runs);
-	lim = typical > 0 ? set_aside_limit(r, typical) : NAN;
+	typical = step_rule(r, v, g->n_runs, &lim);
 	for (uint32_t i = 0; i < g->n_runs; i++)
 		if (!(v[i] / typical - 1 > lim))
 			kept[n++] = g->runs[i];
