@@ -280,22 +280,21 @@ int cmd_history_window_baseline(const struct cmd_gate_job *job, const struct gat
 	struct history_window w;
 	struct history_window_opts wo;
 	struct history_filter f;
-	int rc;
+	int rc, own;
 
 	summary_init(b);
 	*runs = NULL;
 	*n_runs = 0;
 	*filling = 0;
 	series_opts(job, th, cand, job->baseline_ref, job->baseline_n, &series, &wo, &f);
+	own = kind && history_window_takes(&wo, kind, ref);
 	pg_buf_addf(&what, "gate: --baseline %s", job->baseline);
 	/* a run whose own record enters the window starts it when it is empty */
 	rc = read_window(what.ptr, cmd_gate_history_read(job), job->history_branch, &f, &wo,
-			 GATE_KINDS_HINT, &l, &w, NULL,
-			 kind && history_window_takes(&wo, kind, ref) ? note : NULL);
+			 GATE_KINDS_HINT, &l, &w, NULL, own ? note : NULL);
 	if (rc == PG_EXIT_OK && w.n == 0) {
 		history_window_json(&w, job->history_branch, window_json);
-	} else if (rc == PG_EXIT_OK && kind && history_window_takes(&wo, kind, ref) &&
-		   w.n < step_min_samples(th)) {
+	} else if (rc == PG_EXIT_OK && own && w.n < step_min_samples(th)) {
 		/* a window this run's record fills: judged once it holds min_samples */
 		*filling = 1;
 		history_window_json(&w, job->history_branch, window_json);
