@@ -51,10 +51,19 @@ struct hop {
 	double count, self_ns, total_ns;
 };
 
+/* The steady windows of one file, sorted and disjoint; or one step thread's
+ * steady step spans, sorted. */
+struct hwin {
+	int64_t *s, *e;
+	uint32_t n, cap_s, cap_e;
+};
+
 struct hthread {
 	uint32_t track, file;
-	struct idxv ev; /* its events' indices, in event order */
-	int step;	/* holds its file's step markers */
+	struct idxv ev;	   /* its events' indices, in event order */
+	int step;	   /* holds its file's step markers */
+	struct hwin spans; /* a step thread's steady steps, by start */
+	double fastest_ns; /* its steps with every top-level op at its fastest (fastest()) */
 	double busy_ns, count;
 	double fam_ns[ANALYZE_FAM_COUNT];
 	/* what account() found, joined in thread order by join_threads */
@@ -62,12 +71,6 @@ struct hthread {
 	struct hop *ops;
 	uint32_t n_ops, cap_ops;
 	double python_ns, launch_ns;
-};
-
-/* The steady windows of one file, sorted and disjoint. */
-struct hwin {
-	int64_t *s, *e;
-	uint32_t n, cap_s, cap_e;
 };
 
 struct hview {
@@ -81,7 +84,7 @@ struct hview {
 	uint32_t *op_of;     /* name -> index into ops, UINT32_MAX before its first event */
 	struct hop *ops;
 	uint32_t n_ops, cap_ops;
-	double wall_ns, busy_ns, python_ns, launch_ns;
+	double wall_ns, busy_ns, python_ns, launch_ns, fastest_ns;
 	uint32_t step_threads;
 };
 
@@ -225,6 +228,8 @@ static void windows(struct hview *h)
 			win_add(w, m->s, m->e);
 		}
 		uint32_t t = h->slot[m->track];
+		if (t != UINT32_MAX)
+			win_add(&h->th[t].spans, m->s, m->e);
 		if (t != UINT32_MAX && !h->th[t].step) {
 			h->th[t].step = 1;
 			h->step_threads++;
@@ -335,6 +340,103 @@ static struct hop *thread_op(const struct hview *h, struct hthread *th, trace_st
 	return &th->ops[k];
 }
 
+/* One top-level op of a steady step: its position (its name, and how many ops
+ * of that name came before it in the step) and how long it took. */
+struct hpos {
+	uint64_t key; /* name << 32 | occurrence in the step */
+	int64_t dur;
+};
+
+static int cmp_hpos(const void *a, const void *b)
+{
+	const struct hpos *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->dur > y->dur) - (x->dur < y->dur);
+}
+
+/* The occurrence of name in step j: a count per name, reset when a step
+ * other than the one it was counted in asks. */
+struct occ {
+	struct pg_u64map at; /* name -> slot */
+	uint32_t *n, *step;  /* per slot: the count, and the step it counts (+1) */
+	uint32_t n_slots, cap_n, cap_step;
+};
+
+static uint32_t occ_next(struct occ *o, trace_str name, uint32_t j)
+{
+	uint32_t k = pg_u64map_get(&o->at, name);
+
+	if (k == UINT32_MAX) {
+		o->n = grow(o->n, o->n_slots, &o->cap_n, sizeof(uint32_t));
+		o->step = grow(o->step, o->n_slots, &o->cap_step, sizeof(uint32_t));
+		k = o->n_slots++;
+		o->step[k] = 0;
+		pg_u64map_put(&o->at, name, k);
+	}
+	if (o->step[k] != j + 1) {
+		o->step[k] = j + 1;
+		o->n[k] = 0;
+	}
+	return o->n[k]++;
+}
+
+/*
+ * A step thread's steady steps as they would have run with every top-level op
+ * at its fastest (th->fastest_ns, a total over the steps): each position (the
+ * third aten::addmm of a step) at the shortest time it took in any steady
+ * step, and the time between the ops (the interpreter, the profiler) at the
+ * least any step had. Top-level ops are the outermost events that are not
+ * Python frames, so a trace recorded with stacks has the same ops as one
+ * without. A co-tenant that shares the core preempts the op it lands in, and
+ * slows every step a little, but seldom hits the same position in every step:
+ * the fastest instances are the ones it spared, while a change to the code
+ * slows every instance alike. The gate compares this with the median step
+ * (docs/noise.md "Slowed from outside").
+ */
+static void fastest(const struct hview *h, struct hthread *th, const struct hev *v)
+{
+	const struct trace *t = h->z->t;
+	const struct hwin *w = &th->spans;
+	struct hpos *p = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*p));
+	int64_t *covered = pg_xcalloc(w->n + 1, sizeof(int64_t)), end = INT64_MIN, rest = INT64_MAX;
+	struct occ o;
+	uint32_t np = 0, j = 0;
+
+	memset(&o, 0, sizeof(o));
+	for (uint32_t i = 0; i < th->ev.n; i++) {
+		const struct hev *x = &v[i];
+		if ((t->cats[x->cat].class_mask & TRACE_CATCLASS_PYTHON) || x->s < end)
+			continue;
+		end = x->e;
+		while (j < w->n && w->e[j] <= x->s)
+			j++;
+		if (j == w->n)
+			break;
+		if (x->s < w->s[j])
+			continue;
+		int64_t d = (x->e < w->e[j] ? x->e : w->e[j]) - x->s;
+		p[np++] = (struct hpos){((uint64_t)x->name << 32) | occ_next(&o, x->name, j), d};
+		covered[j] += d;
+	}
+	for (uint32_t k = 0; k < w->n; k++)
+		if (w->e[k] - w->s[k] - covered[k] < rest)
+			rest = w->e[k] - w->s[k] - covered[k];
+	qsort(p, np, sizeof(*p), cmp_hpos);
+	th->fastest_ns = w->n ? (double)rest * w->n : 0;
+	for (uint32_t a = 0, b; a < np; a = b) {
+		for (b = a + 1; b < np && p[b].key == p[a].key; b++)
+			;
+		th->fastest_ns += (double)p[a].dur * (b - a);
+	}
+	pg_u64map_release(&o.at);
+	free(o.n);
+	free(o.step);
+	free(covered);
+	free(p);
+}
+
 /* One thread's events into its ops, families and busy time. Writes only th:
  * threads are accounted side by side (az_host_thread). */
 static void account(const struct hview *h, struct hthread *th)
@@ -343,6 +445,8 @@ static void account(const struct hview *h, struct hthread *th)
 	struct hev *v = thread_events(h, th);
 
 	nest(v, th->ev.n);
+	if (th->step && h->z->n_devs == 0)
+		fastest(h, th, v);
 	for (uint32_t i = 0; i < th->ev.n; i++) {
 		const struct hev *x = &v[i];
 		if (x->top)
@@ -376,8 +480,10 @@ static void join_threads(struct hview *h)
 	memset(h->op_of, 0xff, ((size_t)h->z->t->n_strs + 1) * sizeof(uint32_t));
 	for (uint32_t k = 0; k < h->n_th; k++) {
 		struct hthread *th = &h->th[k];
-		if (th->step)
+		if (th->step) {
 			h->busy_ns += th->busy_ns;
+			h->fastest_ns += th->fastest_ns;
+		}
 		h->python_ns += th->python_ns;
 		h->launch_ns += th->launch_ns;
 		for (uint32_t i = 0; i < th->n_ops; i++) {
@@ -455,6 +561,7 @@ static void to_summary(struct hview *h)
 	o->busy_us_total = h->busy_ns / 1000.0;
 	o->python_us_total = h->python_ns / 1000.0;
 	o->launch_us_total = h->launch_ns / 1000.0;
+	o->fastest_us_total = h->fastest_ns / 1000.0;
 	o->ops = pg_xcalloc(h->n_ops + 1, sizeof(*o->ops));
 	for (uint32_t k = 0; k < h->n_ops; k++) {
 		const struct hop *x = &h->ops[k];
@@ -541,6 +648,8 @@ void az_host_end(struct az *z)
 	for (uint32_t k = 0; k < h->n_th_alloc; k++) {
 		free(h->th[k].ev.v);
 		free(h->th[k].ops);
+		free(h->th[k].spans.s);
+		free(h->th[k].spans.e);
 		pg_u64map_release(&h->th[k].op_at);
 	}
 	for (uint32_t f = 0; h->win && f < z->t->n_files; f++) {

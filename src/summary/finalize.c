@@ -853,6 +853,9 @@ static void host_part(struct summary *s)
 	h->busy_share = walled ? h->busy_us_total / h->wall_us_total : -1;
 	h->python_us_per_step = have ? per(h->python_us_total, norm) : -1;
 	h->launch_us_per_step = have ? per(h->launch_us_total, norm) : -1;
+	h->fastest_us_per_step = walled && summary_host_basis(s) && h->fastest_us_total > 0
+				     ? per(h->fastest_us_total, norm)
+				     : -1;
 	if (h->n_ops)
 		qsort(h->ops, h->n_ops, sizeof(*h->ops), cmp_op);
 	for (uint32_t i = 0; i < h->n_ops; i++) {

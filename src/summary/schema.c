@@ -483,10 +483,15 @@ static const struct sum_field host_fields[] = {
 	.metric = "host.busy_share", .group = SUM_G_HOST, .when = SUM_WHEN_KNOWN),
     HOST_US(python_us_per_step, "python_us_per_step", "host.python_us_per_step"),
     HOST_US(launch_us_per_step, "launch_us_per_step", "host.launch_us_per_step"),
+    /* a step metric, so history records keep it: the gate's witness of a
+     * run slowed from outside (gate/runs.c) */
+    F64(H, fastest_us_per_step, "fastest_us_per_step", SUM_W_US_OPT, SUM_U_US, SUM_M_DERIVED,
+	.def = -1, .metric = "step.fastest_us", .group = SUM_G_STEP, .when = SUM_WHEN_KNOWN),
     US_TOTAL(H, wall_us_total),
     US_TOTAL(H, busy_us_total),
     US_TOTAL(H, python_us_total),
     US_TOTAL(H, launch_us_total),
+    US_TOTAL(H, fastest_us_total),
     LIST(H, threads, n_threads, "threads", thread_shape),
     LIST(H, families, n_families, "families", host_family_shape, .flags = SUM_JUDGED,
 	 .when = SUM_WHEN_HOST_BASIS),

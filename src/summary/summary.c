@@ -26,6 +26,7 @@ void summary_init(struct summary *s)
 	s->host.busy_share = -1;
 	s->host.python_us_per_step = -1;
 	s->host.launch_us_per_step = -1;
+	s->host.fastest_us_per_step = -1;
 	summary_view_undefined(&s->mean);
 	summary_view_undefined(&s->worst);
 }

@@ -225,7 +225,10 @@ struct sum_host {
 	double wall_us_per_step, busy_us_per_step, idle_us_per_step;
 	double busy_share; /* busy / wall of the step thread; < 0 when no wall */
 	double python_us_per_step, launch_us_per_step;
-	double wall_us_total, busy_us_total, python_us_total, launch_us_total;
+	/* the step with every top-level op of the step thread at its fastest
+	 * (analyze/host.c fastest()); < 0 unless the steps are the host's */
+	double fastest_us_per_step;
+	double wall_us_total, busy_us_total, python_us_total, launch_us_total, fastest_us_total;
 	struct sum_thread *threads;
 	uint32_t n_threads;
 	struct sum_family *families;

@@ -1059,6 +1059,70 @@ static void test_step_hole(void **state)
 	trace_release(&g.t);
 }
 
+/*
+ * A CPU-only run's step with every top-level op at its fastest (host.c
+ * fastest()): six steps of a Python frame holding aten::linear (50 us, with
+ * aten::addmm inside) and two aten::relu (10 us each), 40 us of the step
+ * between them. A co-tenant stretched the linear to 80 us in steps 2 and 4,
+ * the first relu to 20 us in steps 3 and 5 and the second to 25 us in steps 4
+ * and 6: steps of 110, 140, 120, 155, 120 and 125 us, a median of 122.5 us.
+ * Its fastest is 110 us: each position at its shortest, the Python frame and
+ * the nested addmm no position of their own, the time between the ops at its
+ * least (40 us in every step).
+ */
+static void test_host_fastest(void **state)
+{
+	static const int64_t linear[6] = {50, 80, 50, 80, 50, 50},
+			     relu1[6] = {10, 10, 20, 10, 20, 10},
+			     relu2[6] = {10, 10, 10, 25, 10, 25};
+	struct gen g;
+	struct summary s;
+	int64_t t0 = 0;
+	(void)state;
+
+	gen_init(&g, 0);
+	uint32_t cpu = device(&g, TRACE_DEV_CPU, 0);
+	uint32_t host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	for (int k = 0; k < 6; k++) {
+		int64_t len = linear[k] + relu1[k] + relu2[k] + 40;
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 1);
+		ev(&g, host, name, "user_annotation", t0, len, -1);
+		ev(&g, host, "train.py(12): step", "python_function", t0, len, -1);
+		ev(&g, host, "aten::linear", "cpu_op", t0 + 5, linear[k], -1);
+		ev(&g, host, "aten::addmm", "cpu_op", t0 + 6, linear[k] - 2, -1);
+		ev(&g, host, "aten::relu", "cpu_op", t0 + linear[k] + 15, relu1[k], -1);
+		ev(&g, host, "aten::relu", "cpu_op", t0 + linear[k] + relu1[k] + 30, relu2[k], -1);
+		t0 += len;
+	}
+	summarize(&g, 0, &s);
+	assert_string_equal(s.basis, SUMMARY_BASIS_HOST);
+	assert_int_equal(s.steady.count, 6);
+	assert_true(fabs(s.steady.median_us - 122.5) < 1e-9);
+	assert_true(fabs(s.host.fastest_us_per_step - 110) < 1e-9);
+	assert_round_trip(&s);
+	summary_release(&s);
+	trace_release(&g.t);
+
+	/* with device work the steps are the device's: no host witness */
+	gen_init(&g, 0);
+	uint32_t gpu = device(&g, TRACE_DEV_GPU, 0);
+	cpu = device(&g, TRACE_DEV_CPU, 0);
+	host = track(&g, cpu, TRACE_TRACK_HOST_THREAD, "main");
+	uint32_t s7 = track(&g, gpu, TRACE_TRACK_STREAM, "stream 7");
+	for (int k = 0; k < 3; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 1);
+		ev(&g, host, name, "user_annotation", 100 * k, 100, -1);
+		ev(&g, host, "cudaLaunchKernel", "cuda_runtime", 100 * k + 1, 1, k + 1);
+		ev(&g, s7, "ampere_sgemm_128x64", "kernel", 100 * k + 5, 55, k + 1);
+	}
+	summarize(&g, 0, &s);
+	assert_true(s.host.fastest_us_per_step < 0);
+	summary_release(&s);
+	trace_release(&g.t);
+}
+
 struct kern {
 	int stream;
 	const char *name;
@@ -1245,6 +1309,7 @@ int main(void)
 	    cmocka_unit_test(test_event_order),
 	    cmocka_unit_test(test_pipelined_steps),
 	    cmocka_unit_test(test_step_hole),
+	    cmocka_unit_test(test_host_fastest),
 	    cmocka_unit_test(test_corpus_host_markers_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
