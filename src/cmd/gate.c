@@ -168,6 +168,8 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	for (uint32_t i = 0; i < r->n_quality; i++)
 		if (strcmp(r->quality[i].code, "one-run") == 0)
 			fprintf(f, "  one run: %s\n", r->quality[i].message);
+		else if (strcmp(r->quality[i].code, "slowed") == 0)
+			fprintf(f, "  slowed: %s\n", r->quality[i].message);
 	if (r->disturbed)
 		fprintf(
 		    f,

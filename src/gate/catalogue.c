@@ -31,6 +31,7 @@ static void add(void *ctx, const struct sum_metric *x)
 	m->subject =
 	    x->subject ? pg_arena_strndup(&c->arena, x->subject, strlen(x->subject)) : NULL;
 	m->kind = (enum gate_kind)x->field->group;
+	m->unit = x->field->unit;
 	m->value = x->value;
 	m->step_share = x->step_share;
 }

@@ -60,6 +60,7 @@ struct gate_metric {
 	char *name;	     /* "family.matmul.us_per_step" */
 	const char *subject; /* the family, op, collective kind or region; NULL for others */
 	enum gate_kind kind;
+	enum sum_unit unit;
 	double value;
 	double step_share; /* value over the steady median step; < 0 when not a time per step */
 };
@@ -228,6 +229,7 @@ struct gate_metric_result {
 	uint32_t n_baseline, n_candidate;
 	const char *samples; /* "steps", "device-steps" */
 	char *note;	     /* why, in a few words; NULL for none */
+	int slowed;	     /* a time or rate judged at a slowed run's ops' speed (runs.c) */
 };
 
 enum gate_attr_kind { GATE_ATTR_FAMILY, GATE_ATTR_OP, GATE_ATTR_BREAKDOWN };
@@ -279,6 +281,10 @@ struct gate_run {
 	double step_median_us, step_p90_us; /* NAN: no steady steps */
 	double from_share;   /* how far its step is above the side's typical run, relative */
 	double excess_share; /* its mean steady step over their median, less 1; NAN: < 5 */
+	double fastest_us; /* its step with every op at its fastest (step.fastest_us); NAN: none */
+	/* how much more its steps exceed fastest_us than the runs' typical do,
+	 * relative; NAN unless it was slowed from outside (runs.c) */
+	double slowed_share;
 	int set_aside;
 	char *why; /* why it was set aside; NULL when kept */
 };

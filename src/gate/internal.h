@@ -34,6 +34,9 @@ void gate_attribute(struct gate_result *r, const struct gate_attr_ctx *t);
  * that hit part of it (docs/noise.md). */
 #define GATE_SET_ASIDE_EXCESS 0.10
 
+/* What the thresholds file says to do about a quality note of this code. */
+enum gate_verdict gate_quality_action(const struct gate_thresholds *th, const char *code);
+
 /* sha256 of s as `profgate summarize` writes it. */
 void gate_summary_sha256(const struct summary *s, char hex[65]);
 
@@ -63,6 +66,21 @@ const struct gate_side *gate_runs_keep_undisturbed(const struct gate_result *r,
 						   const struct gate_side *g,
 						   const struct summary **kept,
 						   struct gate_side *out);
+/* A run of a side of fewer than GATE_NOISE_MIN_RUNS whose steps exceed its
+ * ops at their fastest by GATE_SLOWED_MIN more than the runs' typical, and
+ * whose median step is GATE_SLOWED_STEP_MIN above theirs, relative, was
+ * slowed from outside; its time metrics are judged at its ops' speed, known
+ * to within GATE_SLOWED_SD per unit of the log of the factor (docs/noise.md
+ * "Slowed from outside"). */
+#define GATE_SLOWED_MIN	     0.35
+#define GATE_SLOWED_STEP_MIN 0.20
+#define GATE_SLOWED_SD	     0.10
+/* Marks the runs slowed from outside (slowed_share) on the sides of fewer
+ * than GATE_NOISE_MIN_RUNS runs, against the typical of every run and of the
+ * series' recent records (noise; may be NULL), and notes them ("slowed"). */
+void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise);
+/* The factor side k's run i is judged at (1 unless slowed: 1 / (1 + slowed)). */
+double gate_run_scale(const struct gate_result *r, int k, uint32_t i);
 /* Whether side k has too few runs left to judge. */
 int gate_runs_too_few(const struct gate_result *r, int k);
 /* The quality note "runs-disturbed" per side that set runs aside; sets

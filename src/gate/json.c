@@ -119,6 +119,8 @@ static void write_run_list(struct pg_json *j, const struct gate_result *r, int k
 		num_if(j, "step_p90_us", isfinite(x->step_p90_us), x->step_p90_us, 3);
 		num_if(j, "above_typical_share", isfinite(x->from_share), x->from_share, 6);
 		num_if(j, "step_mean_excess_share", isfinite(x->excess_share), x->excess_share, 6);
+		num_if(j, "fastest_step_us", isfinite(x->fastest_us), x->fastest_us, 3);
+		num_if(j, "slowed_share", isfinite(x->slowed_share), x->slowed_share, 6);
 		pg_json_key(j, "set_aside");
 		pg_json_bool(j, x->set_aside);
 		pg_json_kv_str(j, "why", x->why);

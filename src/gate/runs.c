@@ -158,6 +158,8 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
 		x->step_median_us = v[i] = run_step_us(s);
 		x->step_p90_us = s->steady.count > 0 ? s->steady.p90_us : NAN;
 		x->excess_share = g->history ? NAN : gate_run_excess_share(s);
+		x->fastest_us = s->host.fastest_us_per_step > 0 ? s->host.fastest_us_per_step : NAN;
+		x->slowed_share = NAN;
 		x->from_share = NAN;
 	}
 	typical = step_rule(r, v, g->n_runs, &lim);
@@ -184,6 +186,113 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
 		x->set_aside = 1;
 		r->set_aside[k]++;
 	}
+}
+
+/*
+ * Slowed from outside. A run a co-tenant slowed from end to end has its steps
+ * spread as usual and every part slowed alike: by its steps alone it is a
+ * regression. Its ops are not: a co-tenant that shares the core preempts the
+ * op it lands in, and seldom the same op in every step, so each op's fastest
+ * instance is one it spared. A run's median step over its step with every op
+ * at its fastest (step.fastest_us, analyze/host.c) was 1.04-1.25 in runs that
+ * had the machine to themselves, and 1.45-3 times its typical in the runs
+ * `make noise`'s busy co-tenant slowed from end to end, whatever the code: a
+ * wider matmul makes its fastest instance as slow as the rest.
+ *
+ * So a run of a side of one or two (which has no runs to be set aside
+ * against) whose median step over its fastest is more than GATE_SLOWED_MIN
+ * above the runs' typical (the median of the less slowed half of every run
+ * and record), and whose median step is more than GATE_SLOWED_STEP_MIN above
+ * theirs (a run is slowed only when it is slower: an unusually fast instance
+ * of every op lowers the fastest step of a run that was not), was slowed from
+ * outside by that factor; its time metrics are judged divided by it
+ * (compare.c side_init). Its fastest instances were not all spared (an op
+ * longer than the co-tenant's time slice never runs whole), so the estimate
+ * is high by 0-10 % in the busy calibration, and by 40-60 % when the
+ * co-tenant slowed every instance of an op (it also loaded memory): its step
+ * is known to within GATE_SLOWED_SD per unit of the factor's log (7 % at 2
+ * times), its parts and tail only to within the slowdown, and past a limit it
+ * is inconclusive, never a warn or fail (compare.c apply_slowed).
+ */
+static double run_slowdown(const struct summary *s)
+{
+	double f = s->host.fastest_us_per_step, m = run_step_us(s);
+
+	return f > 0 && m > 0 ? m / f : NAN;
+}
+
+/* The median of the lower half of the n values of v (sorted here): the runs'
+ * typical, which the runs slowed from outside (a quarter of them on a busy
+ * runner) do not move. NAN for fewer than 2. */
+static double lower_typical(double *v, uint32_t n)
+{
+	if (n < 2)
+		return NAN;
+	qsort(v, n, sizeof(double), pg_cmp_double);
+	return gate_median(v, (n + 1) / 2);
+}
+
+void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
+{
+	static const char *const side[2] = {"baseline", "candidate"};
+	uint32_t n = r->n_runs[0] + r->n_runs[1] + (noise ? noise->n_runs : 0), k = 0;
+	double *over = pg_xcalloc(n + 1, sizeof(double)), *step = pg_xcalloc(n + 1, sizeof(double));
+	double typical, typical_step;
+
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < r->n_runs[s]; i++) {
+			const struct gate_run *x = &r->runs[s][i];
+			if (x->fastest_us > 0 && x->step_median_us > 0) {
+				over[k] = x->step_median_us / x->fastest_us;
+				step[k++] = x->step_median_us;
+			}
+		}
+	for (uint32_t i = 0; noise && i < noise->n_runs; i++)
+		if (isfinite(over[k] = run_slowdown(noise->runs[i])))
+			step[k++] = run_step_us(noise->runs[i]);
+	typical = lower_typical(over, k);
+	typical_step = lower_typical(step, k);
+	if (!isfinite(typical))
+		goto out;
+	for (int s = 0; s < 2; s++) {
+		struct pg_buf b = PG_BUF_INIT;
+		uint32_t hit = 0;
+		if (r->n_runs[s] >= GATE_NOISE_MIN_RUNS)
+			continue;
+		for (uint32_t i = 0; i < r->n_runs[s]; i++) {
+			struct gate_run *x = &r->runs[s][i];
+			double slow = x->step_median_us / x->fastest_us / typical - 1;
+			if (!(slow > GATE_SLOWED_MIN) ||
+			    !(x->step_median_us / typical_step - 1 > GATE_SLOWED_STEP_MIN))
+				continue;
+			x->slowed_share = slow;
+			pg_buf_addf(
+			    &b,
+			    "%sthe %s run's median step %.3f ms is %.2f times its step with "
+			    "every op at its fastest (%.3f ms), against %.2f typical of the "
+			    "runs: slowed %.0f%% from outside (another job on the machine); "
+			    "its times are judged divided by %.2f, to within %.0f%%",
+			    hit++ ? "; " : "", side[s], x->step_median_us / 1e3,
+			    x->step_median_us / x->fastest_us, x->fastest_us / 1e3, typical,
+			    100 * slow, 1 + slow, 100 * GATE_SLOWED_SD * log1p(slow));
+		}
+		if (!hit)
+			continue;
+		r->quality = pg_xrealloc(r->quality, (r->n_quality + 1) * sizeof(*r->quality));
+		r->quality[r->n_quality++] =
+		    (struct gate_quality_hit){s, pg_xstrdup("slowed"), pg_buf_detach(&b, NULL),
+					      gate_quality_action(r->thresholds, "slowed")};
+	}
+out:
+	free(over);
+	free(step);
+}
+
+double gate_run_scale(const struct gate_result *r, int k, uint32_t i)
+{
+	return i < r->n_runs[k] && isfinite(r->runs[k][i].slowed_share)
+		   ? 1 / (1 + r->runs[k][i].slowed_share)
+		   : 1;
 }
 
 /* Marks the run of side k (as given, g) whose summary the report shows. */

@@ -473,6 +473,8 @@ static void steps_from(struct summary *s, const struct history_window *w, const 
 	s->steady.p90_us = or_else(median_named(m, "step.p90_us"), s->steady.median_us);
 	s->steady.max_us = or_else(median_named(m, "step.max_us"), v[n - 1]);
 	s->skew_us = or_else(median_named(m, "step.skew_us"), 0);
+	/* the gate's witness of a record slowed from outside (gate/runs.c) */
+	s->host.fastest_us_per_step = or_else(median_named(m, "step.fastest_us"), -1);
 	free(v);
 }
 

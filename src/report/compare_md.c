@@ -955,6 +955,10 @@ static void run_list(struct pg_buf *b, const struct gate_result *r, int k)
 			pg_buf_adds(b, "; median step ");
 			report_time(b, x->step_median_us);
 		}
+		if (isfinite(x->slowed_share))
+			pg_buf_addf(b,
+				    "; **slowed from outside** by %.0f%%: judged at its ops' speed",
+				    100 * x->slowed_share);
 		if (x->set_aside) {
 			pg_buf_adds(b, "; **set aside**: ");
 			report_text(b, x->why, TEXT_MAX_BYTES);

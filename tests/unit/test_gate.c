@@ -1755,6 +1755,82 @@ static void test_compare_partly_disturbed_run(void **state)
 	gate_thresholds_release(&th);
 }
 
+/* A run with its step with every op at its fastest: its steps (base8 times f) over it are
+ * `over` (1.07 on a machine to itself). */
+static void witnessed_side(struct summary *s, double f, double over, const char *file,
+			   const char *sha)
+{
+	scaled_side(s, f, file, sha);
+	s->host.fastest_us_per_step = s->steady.median_us / over;
+}
+
+/* Slowed from outside: one candidate run twice as slow whose ops at their fastest are as fast
+ * as the baseline's is judged at its ops' speed (a pass, named with the factor); a regression
+ * slows the ops' fastest alike and fails; a slowed run whose ops' speed still puts it past the
+ * fail limit is inconclusive, never a fail; and with no witness nothing changes. */
+static void test_compare_slowed_run(void **state)
+{
+	struct summary b[5], c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	struct pg_buf v = PG_BUF_INIT;
+	const struct summary *rb[5], *rc[1] = {&c};
+	(void)state;
+
+	for (int i = 0; i < 5; i++) {
+		witnessed_side(&b[i], 1 + 0.004 * i, 1.06 + 0.005 * i, "b.json", SHA_B);
+		rb[i] = &b[i];
+	}
+	gate_thresholds_default(&th);
+
+	/* twice as slow, the ops as fast: slowed 93 % against the runs' typical (the median of
+	 * the less slowed half: 1.065), judged at +3 % */
+	witnessed_side(&c, 2.0, 2.0 * 1.07 / 1.04, "c.json", SHA_C);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_true(fabs(r.runs[1][0].slowed_share - (2.0 * 1.07 / 1.04 / 1.065 - 1)) < 1e-9);
+	assert_true(has_quality(&r, "slowed"));
+	assert_true(fabs(r.step_delta_share - 0.03) < 0.015);
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_write_json(&r, &v);
+	assert_non_null(strstr(v.ptr, "\"slowed_share\": 0.932105"));
+	pg_buf_release(&v);
+	gate_result_release(&r);
+	summary_release(&c);
+
+	/* a regression: the step and the ops' fastest +25 % alike */
+	witnessed_side(&c, 1.25, 1.07, "c.json", SHA_C);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_false(has_quality(&r, "slowed"));
+	assert_true(isnan(r.runs[1][0].slowed_share));
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	gate_result_release(&r);
+	summary_release(&c);
+
+	/* slowed 2 times, and at its ops' speed still +40 %: inconclusive, not a fail */
+	witnessed_side(&c, 2.8, 2.0 * 1.07, "c.json", SHA_C);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_true(has_quality(&r, "slowed"));
+	assert_verdict(&r, "step.median_us", GATE_INCONCLUSIVE);
+	assert_non_null(strstr(metric(&r, "step.median_us")->note, "too uncertain to fail"));
+	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
+	gate_result_release(&r);
+	summary_release(&c);
+
+	/* no witness (a device's steps): twice as slow fails as before */
+	scaled_side(&c, 2.0, "c.json", SHA_C);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_false(has_quality(&r, "slowed"));
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	gate_result_release(&r);
+	summary_release(&c);
+	release_runs(b, 5);
+	gate_thresholds_release(&th);
+}
+
 static void test_compare_one_run_note(void **state)
 {
 	static const double slow8b[] = {1101, 1102, 1099, 1104, 1103, 1105, 1100, 1106};
@@ -2062,6 +2138,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_fail),
 	    cmocka_unit_test(test_compare_disturbed_runs),
 	    cmocka_unit_test(test_compare_partly_disturbed_run),
+	    cmocka_unit_test(test_compare_slowed_run),
 	    cmocka_unit_test(test_compare_no_baseline_runs),
 	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
