@@ -837,7 +837,7 @@ static void headline(struct gate_result *r, const struct test_ctx *t)
 static void check_noisy(struct gate_result *r, const struct test_ctx *t)
 {
 	const struct gate_metric_result *m = gate_find_result(r, "step.median_us");
-	double base, per_run;
+	double base, per_run, jb, jc;
 	int within_noise;
 
 	if (!m || !m->has_baseline || !(m->baseline > 0) || !isfinite(m->noise_sd))
@@ -851,10 +851,13 @@ static void check_noisy(struct gate_result *r, const struct test_ctx *t)
 		       (gate_noise_median_var(t->runs_b) + gate_noise_median_var(t->runs_c)));
 	r->noisy = 1;
 	r->noisy_between_share = per_run / base;
-	r->noisy_within_share = isfinite(t->jitter_b) && isfinite(t->jitter_c)
-				    ? fmax(t->jitter_b, t->jitter_c)
-				: isfinite(t->jitter_c) ? t->jitter_c
-							: t->jitter_b;
+	/* the spread inside the runs the test used: a slowed run's is the
+	 * co-tenant's, judged by its ops' speed instead */
+	jb = t->slowed_b > 0 ? NAN : t->jitter_b;
+	jc = t->slowed_c > 0 ? NAN : t->jitter_c;
+	r->noisy_within_share = isfinite(jb) && isfinite(jc) ? fmax(jb, jc)
+				: isfinite(jc)		     ? jc
+							     : jb;
 	if (r->too_few_runs)
 		r->noisy_advice = pg_xstrdup("too few undisturbed runs: run them again");
 	else if (r->candidate_runs < GATE_NOISE_MIN_RUNS)
