@@ -392,15 +392,18 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	/* a run judged at its ops' speed: its step is known as well as that
 	 * estimate, its parts and its tail (which the co-tenant did not slow
 	 * alike: memory-bound ops more) only to within the slowdown */
-	if ((b->n && (is_time(&b->m) || is_rate(&b->m))) ||
-	    (c->n && (is_time(&c->m) || is_rate(&c->m)))) {
-		m->slowed = t->slowed_b > 0 || t->slowed_c > 0;
+	if ((t->slowed_b > 0 || t->slowed_c > 0) &&
+	    ((b->n && (is_time(&b->m) || is_rate(&b->m))) ||
+	     (c->n && (is_time(&c->m) || is_rate(&c->m))))) {
+		m->slowed = 1;
 		if (gate_metric_is_part(m->name) || strcmp(m->name, "step.p90_us") == 0) {
 			var_b = at_least(var_b, t->slowed_b, m->baseline);
 			var_c = at_least(var_c, t->slowed_c, m->candidate);
 		} else {
-			var_b += pow(GATE_SLOWED_SD * log1p(t->slowed_b) * m->baseline, 2);
-			var_c += pow(GATE_SLOWED_SD * log1p(t->slowed_c) * m->candidate, 2);
+			if (t->slowed_b > 0)
+				var_b += pow(GATE_SLOWED_SD * log1p(t->slowed_b) * m->baseline, 2);
+			if (t->slowed_c > 0)
+				var_c += pow(GATE_SLOWED_SD * log1p(t->slowed_c) * m->candidate, 2);
 		}
 	}
 	m->noise_sd = sqrt(var_b * gate_noise_median_var(nb) + var_c * gate_noise_median_var(nc) +
