@@ -195,7 +195,7 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
  * op it lands in, and seldom the same op in every step, so each op's fastest
  * instance is one it spared. A run's median step over its step with every op
  * at its fastest (step.fastest_us, analyze/host.c) was 1.04-1.25 in runs that
- * had the machine to themselves, and 1.45-3 times its typical in the runs
+ * had the machine to themselves, and 1.47-2.3 times its typical in the runs
  * `make noise`'s busy co-tenant slowed from end to end, whatever the code: a
  * wider matmul makes its fastest instance as slow as the rest.
  *
@@ -208,8 +208,9 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
  * outside by that factor; its time metrics are judged divided by it
  * (compare.c side_init). Its fastest instances were not all spared (an op
  * longer than the co-tenant's time slice never runs whole), so the estimate
- * is high by 0-10 % in the busy calibration, and by 40-60 % when the
- * co-tenant slowed every instance of an op (it also loaded memory): its step
+ * was within 10 % for 9 of the 16 slowed runs of the busy calibration, and
+ * 30-48 % high for 6, where the co-tenant also loaded memory and slowed every
+ * instance of the long ops: its step
  * is known to within GATE_SLOWED_SD per unit of the factor's log (7 % at 2
  * times), its parts and tail only to within the slowdown, and past a limit it
  * is inconclusive, never a warn or fail (compare.c apply_slowed).
