@@ -229,7 +229,7 @@ struct gate_metric_result {
 	uint32_t n_baseline, n_candidate;
 	const char *samples; /* "steps", "device-steps" */
 	char *note;	     /* why, in a few words; NULL for none */
-	int slowed;	     /* a time or rate judged at a slowed run's ops' speed (runs.c) */
+	int slowed;	     /* the step or a rate judged at a slowed run's ops' speed (runs.c) */
 };
 
 enum gate_attr_kind { GATE_ATTR_FAMILY, GATE_ATTR_OP, GATE_ATTR_BREAKDOWN };
