@@ -17,8 +17,11 @@
  * note. Too few step samples make tested metrics inconclusive and cap every
  * other metric at warn; a quality action "inconclusive" (the gate's own
  * "disturbed" among them) turns passing step metrics inconclusive but never
- * hides a warn or fail. Metrics are judged once all are known, since the
- * parts' shared level depends on how many there are.
+ * hides a warn or fail. A run of a side of one or two that a co-tenant slowed
+ * from end to end (runs.c) is judged at its ops' speed: its times scaled, its
+ * noise widened, and its step never warns or fails on that estimate
+ * (apply_slowed). Metrics are judged once all are known, since the parts'
+ * shared level depends on how many there are.
  */
 #include "internal.h"
 
