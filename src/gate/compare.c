@@ -243,8 +243,8 @@ static void side_init(struct side *s, const struct gate_side *g, const struct ga
 		gate_catalogue_build(s->runs[i], c);
 		if (f == 1)
 			continue;
-		if (1 / f - 1 > s->slowed)
-			s->slowed = 1 / f - 1;
+		if (r->runs[k][i].slowed_share > s->slowed)
+			s->slowed = r->runs[k][i].slowed_share;
 		for (uint32_t j = 0; j < c->n; j++)
 			if (is_time(&c->m[j]))
 				c->m[j].value *= f;

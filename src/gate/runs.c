@@ -215,11 +215,9 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
  * times), its parts and tail only to within the slowdown, and past a limit it
  * is inconclusive, never a warn or fail (compare.c apply_slowed).
  */
-static double run_slowdown(const struct summary *s)
+static double slowdown(double step_us, double fastest_us)
 {
-	double f = s->host.fastest_us_per_step, m = run_step_us(s);
-
-	return f > 0 && m > 0 ? m / f : NAN;
+	return fastest_us > 0 && step_us > 0 ? step_us / fastest_us : NAN;
 }
 
 /* The median of the lower half of the n values of v (sorted here): the runs'
@@ -243,14 +241,14 @@ void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
 	for (int s = 0; s < 2; s++)
 		for (uint32_t i = 0; i < r->n_runs[s]; i++) {
 			const struct gate_run *x = &r->runs[s][i];
-			if (x->fastest_us > 0 && x->step_median_us > 0) {
-				over[k] = x->step_median_us / x->fastest_us;
+			if (isfinite(over[k] = slowdown(x->step_median_us, x->fastest_us)))
 				step[k++] = x->step_median_us;
-			}
 		}
-	for (uint32_t i = 0; noise && i < noise->n_runs; i++)
-		if (isfinite(over[k] = run_slowdown(noise->runs[i])))
-			step[k++] = run_step_us(noise->runs[i]);
+	for (uint32_t i = 0; noise && i < noise->n_runs; i++) {
+		const struct summary *x = noise->runs[i];
+		if (isfinite(over[k] = slowdown(run_step_us(x), x->host.fastest_us_per_step)))
+			step[k++] = run_step_us(x);
+	}
 	typical = lower_typical(over, k);
 	typical_step = lower_typical(step, k);
 	if (!isfinite(typical))
@@ -262,7 +260,8 @@ void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
 			continue;
 		for (uint32_t i = 0; i < r->n_runs[s]; i++) {
 			struct gate_run *x = &r->runs[s][i];
-			double slow = x->step_median_us / x->fastest_us / typical - 1;
+			double over_x = slowdown(x->step_median_us, x->fastest_us),
+			       slow = over_x / typical - 1;
 			if (!(slow > GATE_SLOWED_MIN) ||
 			    !(x->step_median_us / typical_step - 1 > GATE_SLOWED_STEP_MIN))
 				continue;
@@ -273,9 +272,9 @@ void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
 			    "every op at its fastest (%.3f ms), against %.2f typical of the "
 			    "runs: slowed %.0f%% from outside (another job on the machine); "
 			    "its times are judged divided by %.2f, to within %.0f%%",
-			    hit++ ? "; " : "", side[s], x->step_median_us / 1e3,
-			    x->step_median_us / x->fastest_us, x->fastest_us / 1e3, typical,
-			    100 * slow, 1 + slow, 100 * GATE_SLOWED_SD * log1p(slow));
+			    hit++ ? "; " : "", side[s], x->step_median_us / 1e3, over_x,
+			    x->fastest_us / 1e3, typical, 100 * slow, 1 + slow,
+			    100 * GATE_SLOWED_SD * log1p(slow));
 		}
 		if (!hit)
 			continue;
