@@ -302,24 +302,31 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
  * PG_SORT_RUNS(name, T, C, before) defines `static void name(T *v, uint32_t
  * n, C ctx)`: v sorted, stably, so that before(ctx, x, y) (x sorts before y)
  * holds between no later element and an earlier one. It merges the ascending
- * runs v already has in one pass, the runs' heads on a heap: n log(runs)
- * comparisons and one move per element. The lists it serves (a device's
- * leaves, step ids, a host thread's events) come in a few sorted runs, where
- * qsort paid n log n with a call per comparison. A macro, so that each
- * element type gets its comparison inlined.
+ * runs v already has in one pass: one move per element, and comparisons that
+ * grow with the log of how many runs overlap at a place, not of how many
+ * there are. A run joins the merge's heap only when its first (and least)
+ * element is next: the runs wait on a second heap by their first elements.
+ * The lists it serves (a device's leaves, step ids, a host thread's events)
+ * come in runs that each overlap a few others (Kineto writes each kind of
+ * event in order, step after step), where qsort paid n log n with a call per
+ * comparison. A macro, so that each element type gets its comparison inlined.
  */
-#define PG_SORT_RUNS_LESS_(before, ctx, v, pos, a, b)                                              \
-	(before(ctx, v[pos[a]], v[pos[b]]) || (!before(ctx, v[pos[b]], v[pos[a]]) && (a) < (b)))
 #define PG_SORT_RUNS(name, T, C, before)                                                           \
-	static void name##_sift_(T *v, const uint32_t *pos, uint32_t *heap, uint32_t hn,           \
+	/* run a's head before run b's, the earlier run first on a tie */                          \
+	static inline int name##_less_(const T *v, const uint32_t *pos, uint32_t a, uint32_t b,    \
+				       C ctx)                                                      \
+	{                                                                                          \
+		return before(ctx, v[pos[a]], v[pos[b]]) ||                                        \
+		       (!before(ctx, v[pos[b]], v[pos[a]]) && a < b);                              \
+	}                                                                                          \
+	static void name##_sift_(const T *v, const uint32_t *pos, uint32_t *heap, uint32_t hn,     \
 				 uint32_t i, C ctx)                                                \
 	{                                                                                          \
 		for (;;) {                                                                         \
 			uint32_t l = 2 * i + 1, m = i;                                             \
-			if (l < hn && PG_SORT_RUNS_LESS_(before, ctx, v, pos, heap[l], heap[m]))   \
+			if (l < hn && name##_less_(v, pos, heap[l], heap[m], ctx))                 \
 				m = l;                                                             \
-			if (l + 1 < hn &&                                                          \
-			    PG_SORT_RUNS_LESS_(before, ctx, v, pos, heap[l + 1], heap[m]))         \
+			if (l + 1 < hn && name##_less_(v, pos, heap[l + 1], heap[m], ctx))         \
 				m = l + 1;                                                         \
 			if (m == i)                                                                \
 				return;                                                            \
@@ -327,6 +334,18 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
 			heap[i] = heap[m];                                                         \
 			heap[m] = t_;                                                              \
 			i = m;                                                                     \
+		}                                                                                  \
+	}                                                                                          \
+	static void name##_up_(const T *v, const uint32_t *pos, uint32_t *heap, uint32_t i, C ctx) \
+	{                                                                                          \
+		while (i > 0) {                                                                    \
+			uint32_t up = (i - 1) / 2;                                                 \
+			if (!name##_less_(v, pos, heap[i], heap[up], ctx))                         \
+				return;                                                            \
+			uint32_t t_ = heap[i];                                                     \
+			heap[i] = heap[up];                                                        \
+			heap[up] = t_;                                                             \
+			i = up;                                                                    \
 		}                                                                                  \
 	}                                                                                          \
 	static void name(T *v, uint32_t n, C ctx)                                                  \
@@ -341,15 +360,23 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
 			return;                                                                    \
 		}                                                                                  \
 		uint32_t *end = pg_xmalloc((size_t)k * sizeof(uint32_t));                          \
-		uint32_t *heap = pg_xmalloc((size_t)k * sizeof(uint32_t)), hn = k;                 \
+		uint32_t *heap = pg_xmalloc((size_t)k * sizeof(uint32_t)), hn = 0;                 \
+		uint32_t *wait = pg_xmalloc((size_t)k * sizeof(uint32_t)), wn = k;                 \
 		T *out = pg_xmalloc((size_t)n * sizeof(T));                                        \
 		for (uint32_t r = 0; r < k; r++) {                                                 \
 			end[r] = r + 1 < k ? pos[r + 1] : n;                                       \
-			heap[r] = r;                                                               \
+			wait[r] = r;                                                               \
 		}                                                                                  \
-		for (uint32_t i = hn / 2; i-- > 0;)                                                \
-			name##_sift_(v, pos, heap, hn, i, ctx);                                    \
+		for (uint32_t i = wn / 2; i-- > 0;)                                                \
+			name##_sift_(v, pos, wait, wn, i, ctx);                                    \
 		for (uint32_t o = 0; o < n; o++) {                                                 \
+			/* a waiting run whose first comes before the merge's next joins it */     \
+			while (wn && (!hn || name##_less_(v, pos, wait[0], heap[0], ctx))) {       \
+				heap[hn] = wait[0];                                                \
+				name##_up_(v, pos, heap, hn++, ctx);                               \
+				wait[0] = wait[--wn];                                              \
+				name##_sift_(v, pos, wait, wn, 0, ctx);                            \
+			}                                                                          \
 			uint32_t r = heap[0];                                                      \
 			out[o] = v[pos[r]++];                                                      \
 			if (pos[r] == end[r])                                                      \
@@ -358,6 +385,7 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
 		}                                                                                  \
 		memcpy(v, out, (size_t)n * sizeof(T));                                             \
 		free(out);                                                                         \
+		free(wait);                                                                        \
 		free(heap);                                                                        \
 		free(end);                                                                         \
 		free(pos);                                                                         \

@@ -1,8 +1,8 @@
 /*
  * util tests: pg_buf invariants, the JSON writer's exact bytes and escaping, the arena, errors,
  * pg_hash stability, pg_fmt_us, atomic file writes, the u64 map and sha256 test vectors; small
- * file reads under a cap, pg_xasprintf, the comparators, pg_parse_int, redaction and the
- * out-of-memory exit.
+ * file reads under a cap, pg_xasprintf, the comparators, the natural merge sort, pg_parse_int,
+ * redaction and the out-of-memory exit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -761,6 +761,79 @@ static void xasprintf_is_not_cut(void **state)
 	free(long_s);
 }
 
+/* ---- PG_SORT_RUNS ---- */
+
+/* An element: its key, and where it was before the sort (to check stability). */
+struct sr_item {
+	int key;
+	uint32_t at;
+};
+#define SR_BEFORE(ctx, x, y) ((void)(ctx), (x).key < (y).key)
+PG_SORT_RUNS(sort_items, struct sr_item, const void *, SR_BEFORE)
+
+static int sr_cmp(const void *a, const void *b)
+{
+	const struct sr_item *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Lists made of rounds of sorted runs, some rounds reaching into the next and a late run
+ * reaching back to the start, with ties: sorted the way a stable sort sorts them. */
+static void sort_runs_is_a_stable_sort(void **state)
+{
+	enum { N = 4000 };
+	struct sr_item *v = malloc(N * sizeof(*v)), *want = malloc(N * sizeof(*want));
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int trial = 0; trial < 200; trial++) {
+		uint32_t n = 0;
+		int round = 0, back = trial % 3 == 0;
+		while (n < N) {
+			int runs = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 4;
+			int overlap = (int)(seed >> 8) % 3 == 0 ? 15 : 0;
+			for (int r = 0; r < runs && n < N; r++) {
+				int len =
+				    1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
+				int at = round * 100 - overlap + (int)(seed >> 4) % 20;
+				for (int i = 0; i < len && n < N; i++, n++) {
+					at += (int)((seed = seed * 1103515245u + 12345u) >> 16) % 3;
+					v[n] = (struct sr_item){at, n};
+				}
+			}
+			round++;
+			if (back && n > N / 2) {
+				/* a run far back in time, past many rounds */
+				for (int i = 0; i < 30 && n < N; i++, n++)
+					v[n] = (struct sr_item){round * 20 + i * 2, n};
+				back = 0;
+			}
+		}
+		if (trial % 11 == 0)
+			for (uint32_t i = 0; i < n; i++)
+				v[i].key /= 50; /* many ties */
+		memcpy(want, v, n * sizeof(*v));
+		qsort(want, n, sizeof(*want), sr_cmp);
+		sort_items(v, n, NULL);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(v[i].key, want[i].key);
+			assert_int_equal(v[i].at, want[i].at);
+		}
+	}
+	/* one run, two elements, and a list that is all one descent */
+	struct sr_item d[5] = {{5, 0}, {4, 1}, {3, 2}, {2, 3}, {1, 4}};
+	sort_items(d, 5, NULL);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(d[i].key, i + 1);
+	sort_items(d, 1, NULL);
+	assert_int_equal(d[0].key, 1);
+	free(v);
+	free(want);
+}
+
 static void comparators_order(void **state)
 {
 	double d[] = {3.5, -1.0, 2.0, -1.0};
@@ -890,6 +963,7 @@ int main(void)
 	    cmocka_unit_test(read_small_caps_and_errors),
 	    cmocka_unit_test(xasprintf_is_not_cut),
 	    cmocka_unit_test(comparators_order),
+	    cmocka_unit_test(sort_runs_is_a_stable_sort),
 	    cmocka_unit_test(parse_int_is_strict),
 	    cmocka_unit_test(redact_a_list),
 	    cmocka_unit_test(out_of_memory_exits_71),
