@@ -240,40 +240,28 @@ static void windows(struct hview *h)
 			h->wall_ns += (double)(h->win[f].e[k] - h->win[f].s[k]);
 }
 
-/* Index of the window holding ts in file f's, or UINT32_MAX. */
-static uint32_t window_of(const struct hview *h, uint32_t f, int64_t ts)
+/* How many of w's windows start at or before s, from *lo, the count for an
+ * earlier start: a thread's events come by start, so the windows are walked
+ * once per thread, not searched once per event. */
+static void windows_from(const struct hwin *w, uint32_t *lo, int64_t s)
 {
-	const struct hwin *w = &h->win[f];
-	uint32_t lo = 0, hi = w->n;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (w->s[mid] <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && ts < w->e[lo - 1] ? lo - 1 : UINT32_MAX;
+	while (*lo < w->n && w->s[*lo] <= s)
+		(*lo)++;
 }
 
-/* Nanoseconds of [s, e) inside file f's windows: from the last window that
- * starts at or before s (the windows are disjoint and sorted) to the first
- * that starts at or after e. */
-static int64_t in_windows(const struct hview *h, uint32_t f, int64_t s, int64_t e)
+/* Whether s, with lo windows starting at or before it, is inside one. */
+static int in_window(const struct hwin *w, uint32_t lo, int64_t s)
 {
-	const struct hwin *w = &h->win[f];
-	uint32_t lo = 0, hi = w->n;
+	return lo > 0 && s < w->e[lo - 1];
+}
+
+/* Nanoseconds of [s, e) inside the windows w, lo of them starting at or
+ * before s: from the last of those (the windows are disjoint and sorted) to
+ * the first that starts at or after e. */
+static int64_t in_windows(const struct hwin *w, uint32_t lo, int64_t s, int64_t e)
+{
 	int64_t sum = 0;
 
-	if (h->capture)
-		return e - s;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (w->s[mid] <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (uint32_t k = lo ? lo - 1 : 0; k < w->n && w->s[k] < e; k++) {
 		int64_t a = s > w->s[k] ? s : w->s[k], b = e < w->e[k] ? e : w->e[k];
 		if (b > a)
@@ -442,16 +430,20 @@ static void fastest(const struct hview *h, struct hthread *th, const struct hev 
 static void account(const struct hview *h, struct hthread *th)
 {
 	const struct trace *t = h->z->t;
+	const struct hwin *w = &h->win[th->file];
 	struct hev *v = thread_events(h, th);
+	uint32_t lo = 0;
 
 	nest(v, th->ev.n);
 	if (th->step && h->z->n_devs == 0)
 		fastest(h, th, v);
 	for (uint32_t i = 0; i < th->ev.n; i++) {
 		const struct hev *x = &v[i];
+		windows_from(w, &lo, x->s);
 		if (x->top)
-			th->busy_ns += (double)in_windows(h, th->file, x->s, x->e);
-		if (!h->capture && window_of(h, th->file, x->s) == UINT32_MAX)
+			th->busy_ns += h->capture ? (double)(x->e - x->s)
+						  : (double)in_windows(w, lo, x->s, x->e);
+		if (!h->capture && !in_window(w, lo, x->s))
 			continue;
 		double self = (double)(x->e - x->s - x->child);
 		if (self < 0)
