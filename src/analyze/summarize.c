@@ -47,15 +47,16 @@ static int first_host_kind(const struct az *z)
 	return -1;
 }
 
-/* Device i's records; beside them (job n_devs), either the host markers'
- * correlations or, when the step source needs no device records, the steps;
- * and (job n_devs + 1) the host view's events. */
+/* The host view's events (job 0: a pass over every event, the longest job,
+ * so it starts first); device i's records (job 1 + i); and beside them (job
+ * n_devs + 1), either the host markers' correlations or, when the step
+ * source needs no device records, the steps. */
 static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
 {
-	if (i < z->n_devs)
-		az_build_device(z, i, sc);
-	else if (i == z->n_devs + 1)
+	if (i == 0)
 		az_host_collect(z);
+	else if (i <= z->n_devs)
+		az_build_device(z, i - 1, sc);
 	else if (z->host->kind >= 0)
 		az_host_prepare(z, z->host->kind, z->host);
 	else
