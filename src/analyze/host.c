@@ -36,13 +36,17 @@
 
 #include "../summary/summary.h"
 
-/* One complete host event of one thread. */
+/* One complete host event of one thread while it is open: on the nesting
+ * stack from its start until the first event that starts at or after its
+ * end, when its children are all known. */
 struct hev {
 	int64_t s, e;
 	int64_t child; /* ns of direct children, clipped to this event */
-	trace_str name;
-	uint16_t cat;
-	uint8_t top; /* no enclosing event on the thread */
+	uint32_t lo;   /* windows of its file starting at or before s */
+	uint32_t op;   /* its op in the thread's ops, or UINT32_MAX */
+	uint8_t top;   /* no enclosing event on the thread */
+	uint8_t count; /* starts inside a window */
+	uint8_t python;
 };
 
 struct hop {
@@ -164,7 +168,7 @@ static void collect(struct hview *h)
 }
 
 /* Event x before event y on a thread: by start, the longer first, then by
- * name (the order nest() needs: a parent before what it holds). */
+ * name (the order account() nests them in: a parent before what it holds). */
 static inline int event_before(const struct trace *t, uint32_t x, uint32_t y)
 {
 	const struct trace_event *a = trace_event_at(t, x), *b = trace_event_at(t, y);
@@ -178,23 +182,9 @@ static inline int event_before(const struct trace *t, uint32_t x, uint32_t y)
 
 /* A thread's events come in a few sorted runs (Kineto writes each kind of
  * event in order): their indices are merged, not sorted from scratch (qsort
- * was a tenth of the summary's time on a large trace), and only then read
- * into records, so the sort moves 4 bytes an event, not a record. */
+ * was a tenth of the summary's time on a large trace), and only then read,
+ * so the sort moves 4 bytes an event, not a record. */
 PG_SORT_RUNS(sort_events, uint32_t, const struct trace *, event_before)
-
-/* A thread's events as records, sorted by start, longer first. */
-static struct hev *thread_events(const struct hview *h, struct hthread *th)
-{
-	const struct trace *t = h->z->t;
-	struct hev *v = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*v));
-
-	sort_events(th->ev.v, th->ev.n, t);
-	for (uint32_t k = 0; k < th->ev.n; k++) {
-		const struct trace_event *e = trace_event_at(t, th->ev.v[k]);
-		v[k] = (struct hev){e->ts_ns, e->ts_ns + e->dur_ns, 0, e->name, e->cat, 0};
-	}
-	return v;
-}
 
 static void win_add(struct hwin *w, int64_t s, int64_t e)
 {
@@ -268,31 +258,6 @@ static int64_t in_windows(const struct hwin *w, uint32_t lo, int64_t s, int64_t 
 			sum += b - a;
 	}
 	return sum;
-}
-
-/* Each event's direct children's time, and whether it is top level. */
-static void nest(struct hev *v, uint32_t n)
-{
-	uint32_t *stack = pg_xmalloc((n + 1) * sizeof(uint32_t)), depth = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct hev *x = &v[i];
-		while (depth && v[stack[depth - 1]].e <= x->s)
-			depth--;
-		if (depth) {
-			struct hev *p = &v[stack[depth - 1]];
-			/* a child that ends past its parent (whole-µs rounding in
-			 * the legacy export) is cut to it: its overhang is no one's
-			 * work */
-			if (x->e > p->e)
-				x->e = p->e;
-			p->child += x->e - x->s;
-		} else {
-			x->top = 1;
-		}
-		stack[depth++] = i;
-	}
-	free(stack);
 }
 
 static const char *const launch_names[] = {"LaunchKernel", "GraphLaunch", "LaunchCooperative"};
@@ -381,87 +346,158 @@ static uint32_t occ_next(struct occ *o, trace_str name, uint32_t j)
  * slows every step a little, but seldom hits the same position in every step:
  * the fastest instances are the ones it spared, while a change to the code
  * slows every instance alike. The gate compares this with the median step
- * (docs/noise.md "Slowed from outside").
+ * (docs/noise.md "Slowed from outside"). The thread's top-level ops are
+ * handed over one by one as account() opens them (fastest_add).
  */
-static void fastest(const struct hview *h, struct hthread *th, const struct hev *v)
-{
-	const struct trace *t = h->z->t;
-	const struct hwin *w = &th->spans;
-	struct hpos *p = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*p));
-	int64_t *covered = pg_xcalloc(w->n + 1, sizeof(int64_t)), end = INT64_MIN, rest = INT64_MAX;
+struct fast {
+	const struct hwin *w; /* the thread's steady step spans */
+	struct hpos *p;	      /* one per top-level op in a step */
+	int64_t *covered;     /* per step: ns inside its top-level ops */
+	int64_t end;	      /* end of the last top-level op seen */
 	struct occ o;
-	uint32_t np = 0, j = 0;
+	uint32_t np, j; /* j: the first step not ended before the op */
+};
 
-	memset(&o, 0, sizeof(o));
-	for (uint32_t i = 0; i < th->ev.n; i++) {
-		const struct hev *x = &v[i];
-		if ((t->cats[x->cat].class_mask & TRACE_CATCLASS_PYTHON) || x->s < end)
-			continue;
-		end = x->e;
-		while (j < w->n && w->e[j] <= x->s)
-			j++;
-		if (j == w->n)
-			break;
-		if (x->s < w->s[j])
-			continue;
-		int64_t d = (x->e < w->e[j] ? x->e : w->e[j]) - x->s;
-		p[np++] = (struct hpos){((uint64_t)x->name << 32) | occ_next(&o, x->name, j), d};
-		covered[j] += d;
-	}
-	for (uint32_t k = 0; k < w->n; k++)
-		if (w->e[k] - w->s[k] - covered[k] < rest)
-			rest = w->e[k] - w->s[k] - covered[k];
-	qsort(p, np, sizeof(*p), cmp_hpos);
-	th->fastest_ns = w->n ? (double)rest * w->n : 0;
-	for (uint32_t a = 0, b; a < np; a = b) {
-		for (b = a + 1; b < np && p[b].key == p[a].key; b++)
-			;
-		th->fastest_ns += (double)p[a].dur * (b - a);
-	}
-	pg_u64map_release(&o.at);
-	free(o.n);
-	free(o.step);
-	free(covered);
-	free(p);
+static void fastest_begin(struct fast *f, const struct hthread *th)
+{
+	memset(f, 0, sizeof(*f));
+	f->w = &th->spans;
+	f->p = pg_xmalloc(((size_t)th->ev.n + 1) * sizeof(*f->p));
+	f->covered = pg_xcalloc(f->w->n + 1, sizeof(int64_t));
+	f->end = INT64_MIN;
 }
 
-/* One thread's events into its ops, families and busy time. Writes only th:
- * threads are accounted side by side (az_host_thread). */
+/* The next event of the thread by start (its end clipped to its parent). */
+static void fastest_add(struct fast *f, const struct trace *t, const struct hev *x, trace_str name,
+			uint16_t cat)
+{
+	const struct hwin *w = f->w;
+
+	if ((t->cats[cat].class_mask & TRACE_CATCLASS_PYTHON) || x->s < f->end)
+		return;
+	f->end = x->e;
+	while (f->j < w->n && w->e[f->j] <= x->s)
+		f->j++;
+	if (f->j == w->n || x->s < w->s[f->j])
+		return;
+	int64_t d = (x->e < w->e[f->j] ? x->e : w->e[f->j]) - x->s;
+	f->p[f->np++] = (struct hpos){((uint64_t)name << 32) | occ_next(&f->o, name, f->j), d};
+	f->covered[f->j] += d;
+}
+
+static void fastest_end(struct fast *f, struct hthread *th)
+{
+	const struct hwin *w = f->w;
+	int64_t rest = INT64_MAX;
+
+	for (uint32_t k = 0; k < w->n; k++)
+		if (w->e[k] - w->s[k] - f->covered[k] < rest)
+			rest = w->e[k] - w->s[k] - f->covered[k];
+	qsort(f->p, f->np, sizeof(*f->p), cmp_hpos);
+	th->fastest_ns = w->n ? (double)rest * w->n : 0;
+	for (uint32_t a = 0, b; a < f->np; a = b) {
+		for (b = a + 1; b < f->np && f->p[b].key == f->p[a].key; b++)
+			;
+		th->fastest_ns += (double)f->p[a].dur * (b - a);
+	}
+	pg_u64map_release(&f->o.at);
+	free(f->o.n);
+	free(f->o.step);
+	free(f->covered);
+	free(f->p);
+}
+
+/* An event whose children are all known: its time into the thread's busy
+ * time, its op, family and the Python time. The sums are of whole
+ * nanoseconds, exact in a double, so the order events close in does not
+ * change them. */
+static void account_closed(const struct hview *h, struct hthread *th, const struct hev *x)
+{
+	const struct hwin *w = &h->win[th->file];
+
+	if (x->top)
+		th->busy_ns +=
+		    h->capture ? (double)(x->e - x->s) : (double)in_windows(w, x->lo, x->s, x->e);
+	if (!x->count)
+		return;
+	double self = (double)(x->e - x->s - x->child);
+	if (self < 0)
+		self = 0;
+	th->count++;
+	if (x->python) {
+		th->python_ns += self;
+		return;
+	}
+	struct hop *o = &th->ops[x->op];
+	o->count++;
+	o->self_ns += self;
+	o->total_ns += (double)(x->e - x->s);
+	th->fam_ns[o->fam] += self;
+	if (o->launch)
+		th->launch_ns += self;
+}
+
+/*
+ * One thread's events into its ops, families and busy time. Writes only th:
+ * threads are accounted side by side (az_host_thread).
+ *
+ * The events are sorted by start (longer first) and nested with a stack of
+ * the open ones: an event closes when the next one starts at or after its
+ * end, and then its direct children's time is known. So the thread's events
+ * are never held as records all at once, only as deep as they nest. What
+ * depends on the order by start (the window cursor, an op's first use, which
+ * fixes the order of th->ops, and the fastest step) is done as an event
+ * opens.
+ */
 static void account(const struct hview *h, struct hthread *th)
 {
 	const struct trace *t = h->z->t;
 	const struct hwin *w = &h->win[th->file];
-	struct hev *v = thread_events(h, th);
-	uint32_t lo = 0;
+	struct hev *stack = NULL;
+	uint32_t depth = 0, cap = 0, lo = 0;
+	int fast = th->step && h->z->n_devs == 0;
+	struct fast f;
 
-	nest(v, th->ev.n);
-	if (th->step && h->z->n_devs == 0)
-		fastest(h, th, v);
+	if (fast)
+		fastest_begin(&f, th);
+	sort_events(th->ev.v, th->ev.n, t);
 	for (uint32_t i = 0; i < th->ev.n; i++) {
-		const struct hev *x = &v[i];
-		windows_from(w, &lo, x->s);
-		if (x->top)
-			th->busy_ns += h->capture ? (double)(x->e - x->s)
-						  : (double)in_windows(w, lo, x->s, x->e);
-		if (!h->capture && !in_window(w, lo, x->s))
-			continue;
-		double self = (double)(x->e - x->s - x->child);
-		if (self < 0)
-			self = 0;
-		th->count++;
-		if (t->cats[x->cat].class_mask & TRACE_CATCLASS_PYTHON) {
-			th->python_ns += self;
-			continue;
+		const struct trace_event *e = trace_event_at(t, th->ev.v[i]);
+		/* the thread's events are scattered among the others': each
+		 * would be a cache miss */
+		if (i + 16 < th->ev.n)
+			__builtin_prefetch(trace_event_at(t, th->ev.v[i + 16]));
+		struct hev x = {.s = e->ts_ns, .e = e->ts_ns + e->dur_ns, .op = UINT32_MAX};
+
+		while (depth && stack[depth - 1].e <= x.s)
+			account_closed(h, th, &stack[--depth]);
+		if (depth) {
+			struct hev *p = &stack[depth - 1];
+			/* a child that ends past its parent (whole-µs rounding in
+			 * the legacy export) is cut to it: its overhang is no one's
+			 * work */
+			if (x.e > p->e)
+				x.e = p->e;
+			p->child += x.e - x.s;
+		} else {
+			x.top = 1;
 		}
-		struct hop *o = thread_op(h, th, x->name, x->cat);
-		o->count++;
-		o->self_ns += self;
-		o->total_ns += (double)(x->e - x->s);
-		th->fam_ns[o->fam] += self;
-		if (o->launch)
-			th->launch_ns += self;
+		windows_from(w, &lo, x.s);
+		x.lo = lo;
+		x.count = h->capture || in_window(w, lo, x.s);
+		x.python = (t->cats[e->cat].class_mask & TRACE_CATCLASS_PYTHON) != 0;
+		if (x.count && !x.python)
+			x.op = (uint32_t)(thread_op(h, th, e->name, e->cat) - th->ops);
+		if (fast)
+			fastest_add(&f, t, &x, e->name, e->cat);
+		stack = grow(stack, depth, &cap, sizeof(*stack));
+		stack[depth++] = x;
 	}
-	free(v);
+	while (depth)
+		account_closed(h, th, &stack[--depth]);
+	if (fast)
+		fastest_end(&f, th);
+	free(stack);
 }
 
 /* The threads' findings joined in thread order, so the totals do not depend
