@@ -184,7 +184,12 @@ static inline int event_before(const struct trace *t, uint32_t x, uint32_t y)
  * event in order): their indices are merged, not sorted from scratch (qsort
  * was a tenth of the summary's time on a large trace), and only then read,
  * so the sort moves 4 bytes an event, not a record. */
-PG_SORT_RUNS(sort_events, uint32_t, const struct trace *, event_before)
+static inline void event_ahead(const struct trace *t, uint32_t x)
+{
+	__builtin_prefetch(trace_event_at(t, x));
+}
+
+PG_SORT_RUNS_AHEAD(sort_events, uint32_t, const struct trace *, event_before, event_ahead)
 
 static void win_add(struct hwin *w, int64_t s, int64_t e)
 {
@@ -441,8 +446,8 @@ static void account_closed(const struct hview *h, struct hthread *th, const stru
  * One thread's events into its ops, families and busy time. Writes only th:
  * threads are accounted side by side (az_host_thread).
  *
- * The events are sorted by start (longer first) and nested with a stack of
- * the open ones: an event closes when the next one starts at or after its
+ * The events come sorted by start, longer first (az_host_sort), and are
+ * nested with a stack of the open ones: an event closes when the next one starts at or after its
  * end, and then its direct children's time is known. So the thread's events
  * are never held as records all at once, only as deep as they nest. What
  * depends on the order by start (the window cursor, an op's first use, which
@@ -460,7 +465,6 @@ static void account(const struct hview *h, struct hthread *th)
 
 	if (fast)
 		fastest_begin(&f, th);
-	sort_events(th->ev.v, th->ev.n, t);
 	for (uint32_t i = 0; i < th->ev.n; i++) {
 		const struct trace_event *e = trace_event_at(t, th->ev.v[i]);
 		/* the thread's events are scattered among the others': each
@@ -627,8 +631,9 @@ static void to_summary(struct hview *h)
 /*
  * The host view runs in parts so that its costly ones run beside other work:
  * az_host_collect files the host threads' events (a job beside the devices'
- * records), az_host_begin makes the windows (it needs the steady steps),
- * az_host_thread accounts one thread (jobs beside the totals pass),
+ * records), az_host_sort sorts one thread's (jobs beside finding the steps),
+ * az_host_begin makes the windows (it needs the steady steps),
+ * az_host_thread accounts one sorted thread (jobs beside the totals pass),
  * az_host_end joins them into host.* and frees everything.
  */
 void az_host_collect(struct az *z)
@@ -656,6 +661,13 @@ void az_host_begin(struct az *z)
 uint32_t az_host_jobs(const struct az *z)
 {
 	return z->hv ? z->hv->n_th : 0;
+}
+
+void az_host_sort(struct az *z, uint32_t k)
+{
+	struct hthread *th = &z->hv->th[k];
+
+	sort_events(th->ev.v, th->ev.n, z->t);
 }
 
 void az_host_thread(struct az *z, uint32_t k)

@@ -379,9 +379,10 @@ void az_steps(struct az *z);
 void az_step_table(struct az *z);
 /* Index of step in the summary's step table, or UINT32_MAX. */
 uint32_t az_step_index(const struct az *z, int64_t step);
-/* The host view (host.c): host.* from the host threads' events, in three
- * parts; az_host_thread jobs run side by side. */
+/* The host view (host.c): host.* from the host threads' events, in parts;
+ * az_host_sort and az_host_thread jobs run side by side. */
 void az_host_collect(struct az *z);
+void az_host_sort(struct az *z, uint32_t k);
 void az_host_begin(struct az *z);
 uint32_t az_host_jobs(const struct az *z);
 void az_host_thread(struct az *z, uint32_t k);

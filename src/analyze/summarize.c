@@ -79,6 +79,17 @@ static void collect_devices(struct az *z)
 	az_resolve_ops(z);
 }
 
+/* The steps (job 0), when the collect stage did not find them, beside each
+ * host thread's sort (job 1 + k): finding them is one long serial pass. */
+static void steps_job(struct az *z, uint32_t i, struct scratch *sc)
+{
+	(void)sc;
+	if (i > 0)
+		az_host_sort(z, i - 1);
+	else if (!z->steps_done)
+		az_steps(z);
+}
+
 enum { JOB_TOTALS, JOB_HOST };
 
 /* The totals pass, the host threads and each device's split side by side; the
@@ -256,8 +267,7 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	collect_devices(&z);
 	identity_and_files(&z);
 	file_step_markers(&z);
-	if (!z.steps_done)
-		az_steps(&z);
+	az_run_jobs(&z, 1 + az_host_jobs(&z), steps_job);
 	az_step_table(&z);
 	uint32_t steady = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)

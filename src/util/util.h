@@ -310,8 +310,16 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
  * come in runs that each overlap a few others (Kineto writes each kind of
  * event in order, step after step), where qsort paid n log n with a call per
  * comparison. A macro, so that each element type gets its comparison inlined.
+ *
+ * PG_SORT_RUNS_AHEAD(name, T, C, before, ahead) is the same sort that also
+ * calls ahead(ctx, x) on the element PG_SORT_AHEAD places down the run whose
+ * head was just taken: for elements that only refer to what is compared (an
+ * index into a large table), ahead can prefetch it before the merge reaches it.
  */
-#define PG_SORT_RUNS(name, T, C, before)                                                           \
+#define PG_SORT_AHEAD			 8
+#define PG_SORT_NO_AHEAD_(ctx, x)	 ((void)(ctx), (void)(x))
+#define PG_SORT_RUNS(name, T, C, before) PG_SORT_RUNS_AHEAD(name, T, C, before, PG_SORT_NO_AHEAD_)
+#define PG_SORT_RUNS_AHEAD(name, T, C, before, ahead)                                              \
 	/* run a's head before run b's, the earlier run first on a tie */                          \
 	static inline int name##_less_(const T *v, const uint32_t *pos, uint32_t a, uint32_t b,    \
 				       C ctx)                                                      \
@@ -378,6 +386,8 @@ size_t pg_utf8_seq(const unsigned char *s, size_t n);
 				name##_sift_(v, pos, wait, wn, 0, ctx);                            \
 			}                                                                          \
 			uint32_t r = heap[0];                                                      \
+			if (pos[r] + PG_SORT_AHEAD < end[r])                                       \
+				ahead(ctx, v[pos[r] + PG_SORT_AHEAD]);                             \
 			out[o] = v[pos[r]++];                                                      \
 			if (pos[r] == end[r])                                                      \
 				heap[0] = heap[--hn];                                              \

@@ -771,6 +771,46 @@ struct sr_item {
 #define SR_BEFORE(ctx, x, y) ((void)(ctx), (x).key < (y).key)
 PG_SORT_RUNS(sort_items, struct sr_item, const void *, SR_BEFORE)
 
+/* What PG_SORT_RUNS_AHEAD hands its look-ahead: each element at most once,
+ * from the list as it was before the sort. */
+struct sr_ahead {
+	const struct sr_item *orig;
+	uint32_t n, calls;
+	uint8_t *seen;
+};
+static void sr_ahead(struct sr_ahead *a, struct sr_item x)
+{
+	assert_true(x.at < a->n);
+	assert_int_equal(a->orig[x.at].key, x.key);
+	assert_false(a->seen[x.at]);
+	a->seen[x.at] = 1;
+	a->calls++;
+}
+#define SR_BEFORE_AHEAD(ctx, x, y) ((void)(ctx), (x).key < (y).key)
+PG_SORT_RUNS_AHEAD(sort_items_ahead, struct sr_item, struct sr_ahead *, SR_BEFORE_AHEAD, sr_ahead)
+
+/* Sorted with the look-ahead, orig comes out as want, and every element
+ * PG_SORT_AHEAD or more places into its run was looked at once. */
+static void sr_check_ahead(const struct sr_item *orig, const struct sr_item *want, uint32_t n)
+{
+	struct sr_item *v = malloc((n + 1) * sizeof(*v));
+	struct sr_ahead a = {orig, n, 0, calloc(n + 1, 1)};
+	uint32_t expect = 0, len = 0, runs = 0;
+
+	memcpy(v, orig, n * sizeof(*v));
+	sort_items_ahead(v, n, &a);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(v[i].at, want[i].at);
+		len = i > 0 && orig[i].key < orig[i - 1].key ? 1 : len + 1;
+		runs += len == 1;
+		expect += len > PG_SORT_AHEAD;
+	}
+	/* a list that is one run is left as it is */
+	assert_int_equal(a.calls, runs > 1 ? expect : 0);
+	free(a.seen);
+	free(v);
+}
+
 static int sr_cmp(const void *a, const void *b)
 {
 	const struct sr_item *x = a, *y = b;
@@ -817,6 +857,7 @@ static void sort_runs_is_a_stable_sort(void **state)
 				v[i].key /= 50; /* many ties */
 		memcpy(want, v, n * sizeof(*v));
 		qsort(want, n, sizeof(*want), sr_cmp);
+		sr_check_ahead(v, want, n);
 		sort_items(v, n, NULL);
 		for (uint32_t i = 0; i < n; i++) {
 			assert_int_equal(v[i].key, want[i].key);
