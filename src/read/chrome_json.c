@@ -851,6 +851,115 @@ static int read_time(struct cj *c, int64_t *out, const char *what)
 	return 0;
 }
 
+/* The event keys the reader takes a value from; the rest are skipped. */
+enum ev_key { EK_OTHER, EK_PH, EK_TS, EK_ID, EK_PID, EK_TID, EK_CAT, EK_DUR, EK_NAME, EK_ARGS };
+
+/* A key's bytes (read_event_key) as an ev_key; "cols" and "rows" mark the
+ * object as a tool table on the way. */
+static enum ev_key event_key_of(struct cj *c, const char *k, size_t n)
+{
+	switch (n) {
+	case 2:
+		return k[0] == 'p' && k[1] == 'h'   ? EK_PH
+		       : k[0] == 't' && k[1] == 's' ? EK_TS
+		       : k[0] == 'i' && k[1] == 'd' ? EK_ID
+						    : EK_OTHER;
+	case 3:
+		return memcmp(k, "pid", 3) == 0	  ? EK_PID
+		       : memcmp(k, "tid", 3) == 0 ? EK_TID
+		       : memcmp(k, "cat", 3) == 0 ? EK_CAT
+		       : memcmp(k, "dur", 3) == 0 ? EK_DUR
+						  : EK_OTHER;
+	case 4:
+		if (memcmp(k, "name", 4) == 0)
+			return EK_NAME;
+		if (memcmp(k, "args", 4) == 0)
+			return EK_ARGS;
+		c->table_keys |= memcmp(k, "cols", 4) == 0 ? 1 : memcmp(k, "rows", 4) == 0 ? 2 : 0;
+		return EK_OTHER;
+	default: return EK_OTHER;
+	}
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CJ_KEY_WORDS 1
+/* The bytes of a short key written as exporters write it, quotes and ':'
+ * included ("ph": is 5 bytes), as a little-endian word (the fast path is
+ * for little-endian machines), and how many. */
+#define EK_WORD(a, b, c, d, e, f, g)                                                               \
+	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 |          \
+	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48)
+
+static const struct {
+	uint64_t word;
+	uint8_t len, key;
+} ev_keys[] = {
+    {EK_WORD('"', 'p', 'h', '"', ':', 0, 0), 5, EK_PH},
+    {EK_WORD('"', 't', 's', '"', ':', 0, 0), 5, EK_TS},
+    {EK_WORD('"', 'i', 'd', '"', ':', 0, 0), 5, EK_ID},
+    {EK_WORD('"', 'p', 'i', 'd', '"', ':', 0), 6, EK_PID},
+    {EK_WORD('"', 't', 'i', 'd', '"', ':', 0), 6, EK_TID},
+    {EK_WORD('"', 'c', 'a', 't', '"', ':', 0), 6, EK_CAT},
+    {EK_WORD('"', 'd', 'u', 'r', '"', ':', 0), 6, EK_DUR},
+    {EK_WORD('"', 'n', 'a', 'm', 'e', '"', ':'), 7, EK_NAME},
+    {EK_WORD('"', 'a', 'r', 'g', 's', '"', ':'), 7, EK_ARGS},
+};
+
+/* The entries of ev_keys a key starting with ch may be: two at most (ph and
+ * pid, ts and tid); -1 for none. */
+static inline void ev_keys_for(int ch, int *x, int *y)
+{
+	*y = -1;
+	switch (ch) {
+	case 'p': *x = 0, *y = 3; break;
+	case 't': *x = 1, *y = 4; break;
+	case 'i': *x = 2; break;
+	case 'c': *x = 5; break;
+	case 'd': *x = 6; break;
+	case 'n': *x = 7; break;
+	case 'a': *x = 8; break;
+	default: *x = -1;
+	}
+}
+
+/* Whether the word w of a key's first 8 bytes is ev_keys[i]'s. */
+static inline int ev_key_is(uint64_t w, int i)
+{
+	return i >= 0 && (w & (~0ull >> (64 - 8 * ev_keys[i].len))) == ev_keys[i].word;
+}
+#endif
+
+/*
+ * The next event key, its opening quote next but for white space, and the ':'
+ * after it. The keys exporters write are read whole from one 8-byte load
+ * compared with their bytes (no scan for the closing quote); any other key,
+ * or one with spaces or escapes, or near the chunk's end, is read by
+ * read_event_key(). -1 when that fails.
+ */
+static inline int next_event_key(struct cj *c)
+{
+#ifdef CJ_KEY_WORDS
+	const unsigned char *p = c->in->p;
+
+	if (c->in->end - p >= 8 && *p == '"') {
+		uint64_t w;
+		int x, y;
+		memcpy(&w, p, 8);
+		ev_keys_for(p[1], &x, &y);
+		int i = ev_key_is(w, x) ? x : ev_key_is(w, y) ? y : -1;
+		if (i >= 0) {
+			c->in->p = p + ev_keys[i].len;
+			return ev_keys[i].key;
+		}
+	}
+#endif
+	const char *k;
+	size_t kn;
+	if (read_event_key(c, &k, &kn, "an event key"))
+		return -1;
+	return (int)event_key_of(c, k, kn);
+}
+
 int cj_parse_event(struct cj *c)
 {
 	int ch;
@@ -873,62 +982,40 @@ int cj_parse_event(struct cj *c)
 		return c->rec ? cj_record(c) : cj_finish_event(c);
 	}
 	for (;;) {
-		const char *k;
-		size_t kn;
-		int rc = read_event_key(c, &k, &kn, "an event key");
-		if (rc)
-			return rc;
-		int r = 0;
-		switch (kn) {
-		case 2:
-			if (k[0] == 'p' && k[1] == 'h') {
-				if (skip_ws(c) != '"')
-					return cj_bad_char(c, skip_ws(c), "a string for ph");
-				const unsigned char *q = c->in->p;
-				if (c->in->end - q >= 3 && q[2] == '"' && q[1] != '"' &&
-				    q[1] != '\\') {
-					c->ph = q[1]; /* one plain character, as nearly always */
-					c->in->p = q + 3;
-					break;
-				}
-				r = read_string(c, &c->scratch);
-				c->ph =
-				    c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
-			} else if (k[0] == 't' && k[1] == 's') {
-				r = read_time(c, &c->ts, "ts");
-				c->has_ts = 1;
-			} else if (k[0] == 'i' && k[1] == 'd') {
-				r = read_key_text(c, &c->idtext);
-				c->has_id = 1;
-			} else {
-				r = skip_any(c);
+		int key = next_event_key(c), r = 0;
+		if (key < 0)
+			return PG_EFORMAT;
+		switch (key) {
+		case EK_PH: {
+			if (skip_ws(c) != '"')
+				return cj_bad_char(c, skip_ws(c), "a string for ph");
+			const unsigned char *q = c->in->p;
+			if (c->in->end - q >= 3 && q[2] == '"' && q[1] != '"' && q[1] != '\\') {
+				c->ph = q[1]; /* one plain character, as nearly always */
+				c->in->p = q + 3;
+				break;
 			}
+			r = read_string(c, &c->scratch);
+			c->ph = c->scratch.len == 1 ? (unsigned char)c->scratch.ptr[0] : '?';
 			break;
-		case 3:
-			if (memcmp(k, "pid", 3) == 0)
-				r = read_key_text(c, &c->pid);
-			else if (memcmp(k, "tid", 3) == 0)
-				r = read_key_text(c, &c->tid);
-			else if (memcmp(k, "cat", 3) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_any(c);
-			else if (memcmp(k, "dur", 3) == 0) {
-				r = read_time(c, &c->dur, "dur");
-				c->has_dur = 1;
-			} else
-				r = skip_any(c);
+		}
+		case EK_TS:
+			r = read_time(c, &c->ts, "ts");
+			c->has_ts = 1;
 			break;
-		case 4:
-			if (memcmp(k, "name", 4) == 0)
-				r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_any(c);
-			else if (memcmp(k, "args", 4) == 0)
-				r = skip_ws(c) == '{' ? parse_args(c) : skip_any(c);
-			else {
-				c->table_keys |= memcmp(k, "cols", 4) == 0   ? 1
-						 : memcmp(k, "rows", 4) == 0 ? 2
-									     : 0;
-				r = skip_any(c);
-			}
+		case EK_ID:
+			r = read_key_text(c, &c->idtext);
+			c->has_id = 1;
 			break;
+		case EK_PID: r = read_key_text(c, &c->pid); break;
+		case EK_TID: r = read_key_text(c, &c->tid); break;
+		case EK_CAT: r = skip_ws(c) == '"' ? read_string(c, &c->cat) : skip_any(c); break;
+		case EK_DUR:
+			r = read_time(c, &c->dur, "dur");
+			c->has_dur = 1;
+			break;
+		case EK_NAME: r = skip_ws(c) == '"' ? read_string(c, &c->name) : skip_any(c); break;
+		case EK_ARGS: r = skip_ws(c) == '{' ? parse_args(c) : skip_any(c); break;
 		default: r = skip_any(c);
 		}
 		if (r)

@@ -160,8 +160,8 @@ static int read_mem(struct trace *t, const char *text, size_t window)
 	return rc;
 }
 
-/* The scanner's fast paths (keys in place, plain decimals, pids, strings
- * scanned 16 bytes at a time) give way to the general ones wherever a chunk
+/* The scanner's fast paths (keys read whole or in place, plain decimals,
+ * pids, strings scanned 16 bytes at a time) give way to the general ones wherever a chunk
  * ends: the events are the same for every cut. */
 static void same_events_at_every_chunk_cut(void **state)
 {
@@ -179,14 +179,18 @@ static void same_events_at_every_chunk_cut(void **state)
 	    "{\"ph\":\"X\",\"name\":\"max\",\"pid\":1e2,\"tid\":2,\"ts\":9223372036854775.807,"
 	    "\"dur\":0.0004999},\n"
 	    "{ \"ph\" : \"i\" , \"name\" : \"spaced\" , \"pid\" : 1 , \"tid\" : 2 , "
-	    "\"ts\" : -0.000 , \"s\" : \"t\" }\n"
+	    "\"ts\" : -0.000 , \"s\" : \"t\" },\n"
+	    /* keys read whole from one word, near misses of them, escaped ones */
+	    "{\"p\\u0068\":\"X\",\"nam\\u0065\":\"near\",\"pi\":1,\"pidx\":9,\"pid\":4,"
+	    "\"tsx\":5,\"tid\":6,\"ts\":7,\"durr\":1,\"dur\":2,\"catx\":\"c\",\"ar\":{},"
+	    "\"names\":\"no\",\"t\":3,\"d\\u0075r\":2}\n"
 	    "]}";
 	struct trace whole, cut;
 
 	(void)state;
 	trace_init(&whole);
 	assert_int_equal(read_mem(&whole, text, 0), 0);
-	assert_int_equal(whole.n_events, 5);
+	assert_int_equal(whole.n_events, 6);
 	for (size_t w = 1; w <= 80; w++) {
 		trace_init(&cut);
 		if (read_mem(&cut, text, w))
@@ -237,6 +241,12 @@ static void same_events_at_every_chunk_cut(void **state)
 	assert_int_equal(e->dur_ns, 0);
 	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].pid), "1e2");
 	assert_int_equal(event_named(&whole, "spaced", 0)->ts_ns, 0);
+	e = event_named(&whole, "near", 0);
+	assert_int_equal(e->ph, 'X');
+	assert_int_equal(e->ts_ns, 7000);
+	assert_int_equal(e->dur_ns, 2000);
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].pid), "4");
+	assert_string_equal(trace_str_get(&whole, whole.tracks[e->track].tid), "6");
 	trace_release(&whole);
 }
 
