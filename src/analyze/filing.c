@@ -2,8 +2,9 @@
  * Event filing: the one pass over all events that sorts out the few the
  * summary reads. It decides first, per track, what the track's events are for
  * (plan_filing: activity and annotations of an accelerator device, a Steps
- * line, a host thread with step markers and correlated launches, XLA
- * Modules), and which devices have activity at all.
+ * line, a host thread with step markers and correlated launches, a host
+ * thread of the host view, XLA Modules), and which devices have activity at
+ * all.
  *
  * How it works: the event range is cut into parts of FILING_PART events, each
  * filed on a thread into lists of event indices (struct filed); the parts'
@@ -77,6 +78,31 @@ static int marker_facts(struct az *z)
 	return any;
 }
 
+/* Kineto's "Spans" process: the profiler's own span over the capture, no
+ * thread of the program. */
+static int is_profiler_span(const struct trace *t, const struct trace_track *tr)
+{
+	return strcmp(trace_str_get(t, tr->pid), "Spans") == 0;
+}
+
+/* The host threads whose complete events the host view reads (host.c), each
+ * its list in f.hview, in track order. */
+static void plan_host_view(struct az *z)
+{
+	const struct trace *t = z->t;
+
+	z->hview_of = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < t->n_tracks; i++) {
+		const struct trace_track *tr = &t->tracks[i];
+		z->hview_of[i] = UINT32_MAX;
+		if (tr->kind != TRACE_TRACK_HOST_THREAD || tr->device == UINT32_MAX ||
+		    !tr->n_events || is_profiler_span(t, tr))
+			continue;
+		z->hview_of[i] = z->f.n_hview++;
+		z->role[i] |= ROLE_HVIEW;
+	}
+}
+
 /* The devices with activity, in track order, and what each track's events are for. */
 void az_plan_filing(struct az *z)
 {
@@ -126,6 +152,7 @@ void az_plan_filing(struct az *z)
 		if (tr->kind == TRACE_TRACK_MODULES)
 			z->role[i] |= ROLE_MODULES;
 	}
+	plan_host_view(z);
 	free(has_streams);
 	free(dev_slot);
 }
@@ -137,6 +164,13 @@ struct filing {
 	struct filed f;
 	uint8_t *seen; /* per name: met as activity in this part */
 };
+
+/* A host step marker by its name or its arguments. */
+static int is_marker(const struct az *z, const struct trace_event *e)
+{
+	return (z->name_flags[e->name] & NAME_PROFILER_STEP) ||
+	       (z->aset_flags[e->args] & ASET_STEP_NUM);
+}
 
 static void file_event(struct filing *w, const struct trace_event *e, uint32_t i)
 {
@@ -153,6 +187,9 @@ static void file_event(struct filing *w, const struct trace_event *e, uint32_t i
 	}
 	if (e->ph != 'X')
 		return;
+	if ((r & ROLE_HVIEW) && e->dur_ns >= 0 &&
+	    !(e->flags & (TRACE_EV_INSTANT | TRACE_EV_AGGREGATE)) && !is_marker(z, e))
+		idxv_push(&w->f.hview[z->hview_of[e->track]], i);
 	if (r & ROLE_ANN) {
 		uint32_t d = z->track_dev[e->track];
 		/* Kineto puts GPU user annotations on the stream: they span work, are not
@@ -221,6 +258,8 @@ void az_file_events(struct az *z)
 		w->to = n * (p + 1) / np;
 		w->f.act = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
 		w->f.ann = pg_xcalloc(z->n_devs + 1, sizeof(struct idxv));
+		w->f.hview = pg_xcalloc(z->f.n_hview + 1, sizeof(struct idxv));
+		w->f.n_hview = z->f.n_hview;
 		w->seen = pg_xcalloc(z->t->n_strs + 1, 1);
 		w->f.corr_lo = UINT64_MAX;
 	}
@@ -241,8 +280,11 @@ void az_file_events(struct az *z)
 		for (int k = 0; k < MARK_KINDS; k++)
 			idxv_join(&z->f.mark[k], &f->mark[k]);
 		idxv_join(&z->f.first, &f->first);
+		for (uint32_t k = 0; k < z->f.n_hview; k++)
+			idxv_join(&z->f.hview[k], &f->hview[k]);
 		free(f->act);
 		free(f->ann);
+		free(f->hview);
 	}
 	for (uint32_t p = 0; p < np; p++)
 		free(z->parts[p].seen);
@@ -264,5 +306,8 @@ void az_filed_release(struct filed *f, uint32_t n_devs)
 	for (int k = 0; k < MARK_KINDS; k++)
 		free(f->mark[k].v);
 	free(f->first.v);
+	for (uint32_t k = 0; k < f->n_hview && f->hview; k++)
+		free(f->hview[k].v);
+	free(f->hview);
 	memset(f, 0, sizeof(*f));
 }

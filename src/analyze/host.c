@@ -11,9 +11,9 @@
  * thread and so no wall, busy or idle time. An XPlane capture with device
  * work and no host marker has no host view (unread_files).
  *
- * How it works. One pass over the events collects, per host thread, its
- * complete events: marker events themselves are left out, so the work inside
- * a step is the thread's top level. Per thread the events are sorted by start
+ * How it works. The filing pass lists, per host thread, its complete events
+ * (filing.c): marker events themselves are left out, so the work inside a
+ * step is the thread's top level. Per thread the events are sorted by start
  * (longer first on ties) and nested with a stack, which gives each its self
  * time (its span less its direct children's, clipped to it). An event counts
  * when it starts inside a window of its file:
@@ -92,19 +92,6 @@ struct hview {
 	uint32_t step_threads;
 };
 
-static int is_marker(const struct az *z, const struct trace_event *e)
-{
-	return (z->name_flags && (z->name_flags[e->name] & NAME_PROFILER_STEP)) ||
-	       (z->aset_flags && (z->aset_flags[e->args] & ASET_STEP_NUM));
-}
-
-/* Kineto's "Spans" process: the profiler's own span over the capture, no
- * thread of the program. */
-static int is_profiler_span(const struct trace *t, const struct trace_track *tr)
-{
-	return strcmp(trace_str_get(t, tr->pid), "Spans") == 0;
-}
-
 /*
  * Files whose host threads the host view leaves out: an XPlane capture with
  * device work and no host step marker. summarize does not decode those
@@ -131,37 +118,31 @@ static uint8_t *unread_files(const struct az *z)
 	return skip;
 }
 
-/* Per host thread, its complete events' indices (markers left out). Only
- * indices are kept for all threads at once; a thread's events are read into
- * records when it is accounted, so memory follows the largest thread. */
+/* Per host thread, its complete events' indices (markers left out), as the
+ * filing pass listed them (filing.c, f.hview): the lists of the threads the
+ * view reads are taken over, in track order. Only indices are kept for all
+ * threads at once; a thread's events are read when it is accounted. */
 static void collect(struct hview *h)
 {
-	const struct trace *t = h->z->t;
+	struct az *z = h->z;
+	const struct trace *t = z->t;
 	uint32_t *slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
-
-	uint8_t *skip = unread_files(h->z);
+	uint8_t *skip = unread_files(z);
 
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
-		const struct trace_track *tr = &t->tracks[i];
+		uint32_t k = z->hview_of[i];
 		slot[i] = UINT32_MAX;
-		if (tr->kind != TRACE_TRACK_HOST_THREAD || tr->device == UINT32_MAX ||
-		    !tr->n_events || is_profiler_span(t, tr) || skip[t->devices[tr->device].file])
+		if (k == UINT32_MAX || skip[t->devices[t->tracks[i].device].file])
 			continue;
 		slot[i] = h->n_th;
 		h->th = pg_xrealloc(h->th, (h->n_th + 1) * sizeof(*h->th));
 		memset(&h->th[h->n_th], 0, sizeof(*h->th));
 		h->th[h->n_th].track = i;
-		h->th[h->n_th].file = t->devices[tr->device].file;
+		h->th[h->n_th].file = t->devices[t->tracks[i].device].file;
+		h->th[h->n_th].ev = z->f.hview[k];
+		memset(&z->f.hview[k], 0, sizeof(z->f.hview[k]));
 		h->n_th++;
 		h->n_th_alloc = h->n_th;
-	}
-	for (uint64_t i = 0; i < t->n_events && h->n_th; i++) {
-		const struct trace_event *e = trace_event_at(t, i);
-		uint32_t k = slot[e->track];
-		if (k == UINT32_MAX || e->ph != 'X' || e->dur_ns < 0 ||
-		    (e->flags & (TRACE_EV_INSTANT | TRACE_EV_AGGREGATE)) || is_marker(h->z, e))
-			continue;
-		idxv_push(&h->th[k].ev, (uint32_t)i);
 	}
 	h->slot = slot;
 	free(skip);
@@ -630,8 +611,8 @@ static void to_summary(struct hview *h)
 
 /*
  * The host view runs in parts so that its costly ones run beside other work:
- * az_host_collect files the host threads' events (a job beside the devices'
- * records), az_host_sort sorts one thread's (jobs beside finding the steps),
+ * az_host_collect takes the host threads' lists from the filing pass,
+ * az_host_sort sorts one thread's (jobs beside the devices' records),
  * az_host_begin makes the windows (it needs the steady steps),
  * az_host_thread accounts one sorted thread (jobs beside the totals pass),
  * az_host_end joins them into host.* and frees everything.

@@ -103,6 +103,7 @@ enum {
 	ROLE_STEPS = 4,	   /* a Steps line of a selected device */
 	ROLE_HOST = 8,	   /* a host thread: step markers and correlated launches */
 	ROLE_MODULES = 16, /* XLA Modules */
+	ROLE_HVIEW = 32,   /* a host thread of the host view (host.c) */
 };
 
 /* What makes a host event a step marker, known once per name and argument set. */
@@ -117,7 +118,9 @@ struct filed {
 	struct idxv steps, modules, corr;
 	uint64_t corr_lo, corr_hi; /* range of the correlation keys in corr */
 	struct idxv mark[MARK_KINDS];
-	struct idxv first; /* (name, event) pairs: a name's first activity event */
+	struct idxv first;  /* (name, event) pairs: a name's first activity event */
+	struct idxv *hview; /* per host view thread (az.hview_of): its complete events */
+	uint32_t n_hview;
 };
 
 /* A host step marker: ProfilerStep#N, or an annotation with a step number. */
@@ -148,6 +151,7 @@ struct az {
 	uint32_t *track_file; /* per track: the file of its device, UINT32_MAX without one */
 	uint8_t *name_flags;  /* per name: NAME_* */
 	uint8_t *aset_flags;  /* per argument set: ASET_* */
+	uint32_t *hview_of;   /* per track: its list in f.hview, or UINT32_MAX */
 	struct filed f;
 	struct filing *parts;	/* the filing pass, while it runs */
 	struct hoststeps *host; /* host markers and correlations, prepared for one kind */
@@ -379,8 +383,9 @@ void az_steps(struct az *z);
 void az_step_table(struct az *z);
 /* Index of step in the summary's step table, or UINT32_MAX. */
 uint32_t az_step_index(const struct az *z, int64_t step);
-/* The host view (host.c): host.* from the host threads' events, in parts;
- * az_host_sort and az_host_thread jobs run side by side. */
+/* The host view (host.c): host.* from the host threads' events, in parts
+ * (az_host_collect after the filing pass); az_host_sort and az_host_thread
+ * jobs run side by side. */
 void az_host_collect(struct az *z);
 void az_host_sort(struct az *z, uint32_t k);
 void az_host_begin(struct az *z);

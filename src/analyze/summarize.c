@@ -47,16 +47,18 @@ static int first_host_kind(const struct az *z)
 	return -1;
 }
 
-/* The host view's events (job 0: a pass over every event, the longest job,
- * so it starts first); device i's records (job 1 + i); and beside them (job
- * n_devs + 1), either the host markers' correlations or, when the step
- * source needs no device records, the steps. */
+/* Device i's records (job i: the longest jobs first); each host thread's
+ * sort (job n_devs + k); and beside them (the last job), either the host
+ * markers' correlations or, when the step source needs no device records,
+ * the steps. */
 static void collect_job(struct az *z, uint32_t i, struct scratch *sc)
 {
-	if (i == 0)
-		az_host_collect(z);
-	else if (i <= z->n_devs)
-		az_build_device(z, i - 1, sc);
+	uint32_t sorts = az_host_jobs(z);
+
+	if (i < z->n_devs)
+		az_build_device(z, i, sc);
+	else if (i < z->n_devs + sorts)
+		az_host_sort(z, i - z->n_devs);
 	else if (z->host->kind >= 0)
 		az_host_prepare(z, z->host->kind, z->host);
 	else
@@ -70,24 +72,14 @@ static void collect_devices(struct az *z)
 
 	az_plan_filing(z);
 	az_file_events(z);
+	az_host_collect(z);
 	az_clscache_init(&cc, z->t);
 	az_make_ops(z, &cc);
 	az_clscache_release(&cc);
 	kind = first_host_kind(z);
 	z->host->kind = kind;
-	az_run_jobs(z, z->n_devs + 2, collect_job);
+	az_run_jobs(z, z->n_devs + az_host_jobs(z) + 1, collect_job);
 	az_resolve_ops(z);
-}
-
-/* The steps (job 0), when the collect stage did not find them, beside each
- * host thread's sort (job 1 + k): finding them is one long serial pass. */
-static void steps_job(struct az *z, uint32_t i, struct scratch *sc)
-{
-	(void)sc;
-	if (i > 0)
-		az_host_sort(z, i - 1);
-	else if (!z->steps_done)
-		az_steps(z);
 }
 
 enum { JOB_TOTALS, JOB_HOST };
@@ -231,6 +223,7 @@ static void release(struct az *z)
 	free(z->track_dev);
 	free(z->track_file);
 	free(z->name_flags);
+	free(z->hview_of);
 	free(z->aset_flags);
 	pg_u64map_release(&z->op_by_canon);
 	pg_u64map_release(&z->op_qual);
@@ -267,7 +260,8 @@ int analyze_summarize(const struct trace *t, const struct analyze_options *o, st
 	collect_devices(&z);
 	identity_and_files(&z);
 	file_step_markers(&z);
-	az_run_jobs(&z, 1 + az_host_jobs(&z), steps_job);
+	if (!z.steps_done)
+		az_steps(&z);
 	az_step_table(&z);
 	uint32_t steady = 0;
 	for (uint32_t i = 0; i < s->n_steps; i++)
