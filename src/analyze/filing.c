@@ -9,10 +9,12 @@
  * How it works: the event range is cut into parts of FILING_PART events, each
  * filed on a thread into lists of event indices (struct filed); the parts'
  * lists are then joined in order, which gives exactly what one pass from the
- * first event would. Most events are nobody's (a host's, with no markers), so
- * the inner loop tests one byte per event and moves on. Whether a name or an
- * argument set makes a host event a step marker is decided once per name and
- * set (marker_facts), not per event.
+ * first event would. The events of tracks nobody reads (the profiler's own
+ * spans, tracks of no known device) cost the inner loop one byte test each.
+ * A host thread's complete events are listed for the host view here too, so
+ * no later pass reads every event again. Whether a name or an argument set
+ * makes a host event a step marker is decided once per name and set
+ * (marker_facts), not per event.
  */
 #include "internal.h"
 
@@ -227,8 +229,7 @@ static void file_part(struct az *z, uint32_t p, struct scratch *sc)
 	const uint8_t *role = z->role;
 	uint64_t i = w->from;
 
-	/* most events are nobody's (a host's, without step markers): skip them
-	 * with the least work */
+	/* the events of tracks nobody reads are skipped with the least work */
 	while (i < w->to) {
 		uint64_t n;
 		const struct trace_event *run = trace_event_run(z->t, i, &n);
