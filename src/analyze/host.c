@@ -428,12 +428,12 @@ static void account_closed(const struct hview *h, struct hthread *th, const stru
  * threads are accounted side by side (az_host_thread).
  *
  * The events come sorted by start, longer first (az_host_sort), and are
- * nested with a stack of the open ones: an event closes when the next one starts at or after its
- * end, and then its direct children's time is known. So the thread's events
- * are never held as records all at once, only as deep as they nest. What
- * depends on the order by start (the window cursor, an op's first use, which
- * fixes the order of th->ops, and the fastest step) is done as an event
- * opens.
+ * nested with a stack of the open ones: an event closes when the next one
+ * starts at or after its end, and then its direct children's time is known.
+ * So the thread's events are never held as records all at once, only as deep
+ * as they nest. What depends on the order by start (the window cursor, an
+ * op's first use, which fixes the order of th->ops, and the fastest step) is
+ * done as an event opens.
  */
 static void account(const struct hview *h, struct hthread *th)
 {
