@@ -449,9 +449,10 @@ static void account(const struct hview *h, struct hthread *th)
 	for (uint32_t i = 0; i < th->ev.n; i++) {
 		const struct trace_event *e = trace_event_at(t, th->ev.v[i]);
 		/* the thread's events are scattered among the others': each
-		 * would be a cache miss */
-		if (i + 16 < th->ev.n)
-			__builtin_prefetch(trace_event_at(t, th->ev.v[i + 16]));
+		 * would be a cache miss (by start they jump between the runs,
+		 * so not ev_prefetch, which stays in one storage run) */
+		if (i + PREFETCH_AHEAD < th->ev.n)
+			__builtin_prefetch(trace_event_at(t, th->ev.v[i + PREFETCH_AHEAD]));
 		struct hev x = {.s = e->ts_ns, .e = e->ts_ns + e->dur_ns, .op = UINT32_MAX};
 
 		while (depth && stack[depth - 1].e <= x.s)
