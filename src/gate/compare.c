@@ -178,12 +178,23 @@ static const char *choose_samples(uint32_t need, struct side *b, struct side *c)
 /* Resamples of one run's steps for the spread of its p90 step. */
 #define P90_RESAMPLES 200
 
+/* A history record's run: one step, its median, with the run's own steps'
+ * spread kept as step.mad_us (history/baseline.c), as a robust sd relative to
+ * its median; NAN for a record made before records kept it. */
+static double history_record_jitter(const struct summary *r)
+{
+	const struct sum_stats *st = &r->steady;
+
+	return st->mad_us > 0 && st->median_us > 0 ? 1.4826 * st->mad_us / st->median_us : NAN;
+}
+
 /* The spread inside runs: the variance of a run's median from its steps
  * (1.2533 sd / sqrt(n), the median's standard error under normal steps, with
  * a robust sd) and of its p90 (bootstrap: a few slow steps, common on a busy
  * machine, make it far less certain than a normal model says), averaged over
  * the side's runs for the median over runs; and
- * the median relative spread of a run's steps, the disturbance signal. */
+ * the median relative spread of a run's steps, the disturbance signal (a
+ * history side's from its records, which keep no steps). */
 static void side_spread(struct side *s)
 {
 	double *rel = pg_xcalloc(s->n + 1, sizeof(double));
@@ -193,6 +204,11 @@ static void side_spread(struct side *s)
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct samples *x = &s->x[i];
 		double sd = gate_robust_sd(x->v, x->n), med = gate_median(x->v, x->n);
+		if (s->history) {
+			if (isfinite(rel[k] = history_record_jitter(s->runs[i])))
+				k++;
+			continue;
+		}
 		if (x->n < 3 || !isfinite(sd))
 			continue;
 		s->within_var += 1.2533 * 1.2533 * sd * sd / x->n;

@@ -468,7 +468,11 @@ static void steps_from(struct summary *s, const struct history_window *w, const 
 	s->steady.count = n;
 	s->steady.median_us = sorted_median(v, n);
 	s->steady.min_us = v[0];
+	/* a run's own steps' spread, the median over the records that keep it
+	 * (the gate's reference for a candidate's spread); else the spread
+	 * between the records' medians */
 	spread(v, n, s->steady.median_us, &s->steady.mad_us);
+	s->steady.mad_us = or_else(median_named(m, "step.mad_us"), s->steady.mad_us);
 	s->steady.mean_us = or_else(median_named(m, "step.mean_us"), s->steady.median_us);
 	s->steady.p90_us = or_else(median_named(m, "step.p90_us"), s->steady.median_us);
 	s->steady.max_us = or_else(median_named(m, "step.max_us"), v[n - 1]);

@@ -194,7 +194,7 @@ static const struct sum_field stats_fields[] = {
     STEP_METRIC(p90_us),
     STEP_US(min_us),
     STEP_METRIC(max_us),
-    STEP_US(mad_us),
+    STEP_METRIC(mad_us),
 };
 static const struct sum_shape stats_shape =
     SHAPE("steps.steady", stats_fields, .nulls_unless_count = 1);

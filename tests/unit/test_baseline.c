@@ -497,6 +497,70 @@ static void two_sides_release(struct history_list *l, struct history_window *w, 
 }
 
 /* The series the gate's history window looks in is the one the gate's record is filed under. */
+/* docs/noise.md "Disturbed runs": a record keeps its run's step spread (step.mad_us), so a
+ * candidate's steps are judged against the spread of the series' runs, as against baseline
+ * runs given whole: steps spreading 7 % beside records whose runs spread 4 % (MAD 26-30 us) are
+ * a busy machine's ordinary runs, not a disturbed one; beside records that keep no spread,
+ * against the quiet 2 %, they are disturbed. The window's summary holds the records' median
+ * spread. */
+static void test_baseline_run_spread(void **state)
+{
+	static const double steps[] = {1000, 1010, 990, 1005, 995};
+	struct history_list l = {0}, bare = {0};
+	struct history_window w, wb;
+	struct history_window_opts o = {"s-1", NULL, NULL, NULL, 5, NULL, 0};
+	struct summary s, c;
+	struct gate_thresholds th;
+	struct gate_inputs in = {"history:main", "c.json", NULL, NULL, NULL,
+				 "built-in",	 "0",	   NULL, NULL, NULL};
+	struct gate_result r;
+	(void)state;
+
+	for (int d = 1; d <= 5; d++) {
+		char extra[64];
+		struct rec_spec x = {d, "nightly", "s-1", "x", NULL, NULL, steps[d - 1], extra};
+		snprintf(extra, sizeof(extra), ", \"step.mad_us\": %d", 25 + d);
+		add(&l, &x);
+		x.extra = "";
+		add(&bare, &x);
+	}
+	if (history_window_select(&l, &o, &w) || history_window_select(&bare, &o, &wb))
+		fail_msg("%s", pg_error_last());
+	history_baseline_summary(&w, NULL, &s);
+	assert_true(s.steady.mad_us == 28);
+	gate_thresholds_default(&th);
+	history_baseline_summary(&w, NULL, &c);
+	c.n_steps = 0;
+	free(c.steps);
+	c.steps = pg_xcalloc(21, sizeof(*c.steps));
+	for (uint32_t i = 0; i < 20; i++)
+		c.steps[c.n_steps++] = (struct sum_step){.step = i,
+							 .us = 1000 * (1 + 0.05 * ((i % 5) - 2.0)),
+							 .host_us = -1,
+							 .steady = 1,
+							 .span_us = -1};
+	free(c.files[0].sha256);
+	c.files[0].sha256 = pg_xstrdup("other");
+	gate_compare_window(&w, &s, &c, &th, &in, &r);
+	assert_true(fabs(r.jitter_baseline - 1.4826 * 28 / 990) < 1e-9); /* the median run's */
+	assert_true(r.jitter_candidate > 0.07);
+	assert_false(r.disturbed);
+	gate_result_release(&r);
+	summary_release(&s);
+	history_baseline_summary(&wb, NULL, &s);
+	gate_compare_window(&wb, &s, &c, &th, &in, &r);
+	assert_false(isfinite(r.jitter_baseline));
+	assert_true(r.disturbed);
+	gate_result_release(&r);
+	gate_thresholds_release(&th);
+	summary_release(&s);
+	summary_release(&c);
+	history_window_release(&w);
+	history_window_release(&wb);
+	history_list_release(&l);
+	history_list_release(&bare);
+}
+
 static void test_series_of_summary(void **state)
 {
 	struct history_list l = {0};
@@ -594,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_baseline_summary),
 	    cmocka_unit_test(test_baseline_short_and_bare),
 	    cmocka_unit_test(test_baseline_round_trip_and_gate),
+	    cmocka_unit_test(test_baseline_run_spread),
 	    cmocka_unit_test(test_series_of_summary),
 	    cmocka_unit_test(test_record_from_result),
 	};

@@ -245,19 +245,19 @@ static void test_metric_names_round_trip(void **state)
 	s.tflops_per_device = 1;
 	s.mean = (struct sum_breakdown_view){0.5, 0.2, 0.1, 0.2, 0.4, 3};
 	summary_metrics_each(&s, check_metric, &seen);
-	/* step 4 + skew, breakdown 5, family, op, collective 2, throughput */
-	assert_int_equal(seen.n, 5 + 5 + 1 + 1 + 2 + 1);
+	/* step 5 + skew, breakdown 5, family, op, collective 2, throughput */
+	assert_int_equal(seen.n, 6 + 5 + 1 + 1 + 2 + 1);
 	assert_int_equal(seen.shared, 3); /* family, op, collective time */
 	/* a null share is no metric: no communication, then no device with a
 	 * steady window */
 	s.mean.comm_overlap_share = -1;
 	seen = (struct seen){0, 0};
 	summary_metrics_each(&s, check_metric, &seen);
-	assert_int_equal(seen.n, 5 + 4 + 1 + 1 + 2 + 1);
+	assert_int_equal(seen.n, 6 + 4 + 1 + 1 + 2 + 1);
 	summary_view_undefined(&s.mean);
 	seen = (struct seen){0, 0};
 	summary_metrics_each(&s, check_metric, &seen);
-	assert_int_equal(seen.n, 5 + 0 + 1 + 1 + 2 + 1);
+	assert_int_equal(seen.n, 6 + 0 + 1 + 1 + 2 + 1);
 }
 
 static void test_units_and_digits(void **state)
