@@ -117,6 +117,8 @@ struct side {
 	double within_var_p90; /* the same for its p90 step (a bootstrap inside each run) */
 	double jitter;	       /* median relative spread of a run's steps; NAN: no run has enough */
 	double excess; /* median over its runs of gate_run_excess_share; NAN: no run has enough */
+	double burst;  /* the most a burst over part of a run moved its p90 step (runs.c);
+			* 0: none, or a side of GATE_NOISE_MIN_RUNS (its runs are judged) */
 	double *scale; /* per run: the factor its time metrics are judged at (runs.c) */
 	double slowed; /* the most a run of it was slowed from outside (runs.c); 0: none */
 };
@@ -254,8 +256,11 @@ static void side_init(struct side *s, const struct gate_side *g, const struct ga
 	s->scale = pg_xcalloc(s->n + 1, sizeof(double));
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct gate_catalogue *c = &s->cat[i];
-		double f = k >= 0 && g->n_runs == r->n_runs[k] ? gate_run_scale(r, k, i) : 1;
+		int own = k >= 0 && g->n_runs == r->n_runs[k];
+		double f = own ? gate_run_scale(r, k, i) : 1;
 		s->scale[i] = f;
+		if (own && s->n < GATE_NOISE_MIN_RUNS && r->runs[k][i].burst_share > s->burst)
+			s->burst = r->runs[k][i].burst_share;
 		gate_catalogue_build(s->runs[i], c);
 		if (f == 1)
 			continue;
@@ -330,6 +335,7 @@ struct test_ctx {
 	double slowed_b, slowed_c; /* each side's side.slowed */
 	double jitter_b, jitter_c; /* each side's relative step spread; NAN: unknown */
 	double excess_c;	   /* the candidate's mean step over its median, less 1 */
+	double burst_b, burst_c;   /* each side's side.burst */
 	int quality_inconclusive;
 	const char *quality_code;
 };
@@ -408,6 +414,12 @@ static void noise_model(struct gate_metric_result *m, const struct side_metric *
 	 * which the steps' robust spread does not see */
 	if (t->disturbed && (gate_metric_is_part(m->name) || strcmp(m->name, "step.p90_us") == 0))
 		var_c = at_least(var_c, fmax(t->jitter_c, t->excess_c), m->candidate);
+	/* a burst over one stretch of a run's steps sets its p90 step: that run's
+	 * tail is known only to within how far the stretch moved it */
+	if (strcmp(m->name, "step.p90_us") == 0) {
+		var_b = at_least(var_b, t->burst_b, m->baseline);
+		var_c = at_least(var_c, t->burst_c, m->candidate);
+	}
 	/* a run judged at its ops' speed: its step is known as well as that
 	 * estimate, its parts and its tail (which the co-tenant did not slow
 	 * alike: memory-bound ops more) only to within the slowdown */
@@ -809,6 +821,8 @@ static void prepare_test(struct gate_result *r, struct side *b, struct side *c, 
 	r->excess_candidate = t->excess_c = c->excess;
 	t->slowed_b = b->slowed;
 	t->slowed_c = c->slowed;
+	t->burst_b = b->burst;
+	t->burst_c = c->burst;
 	t->baseline_history = b->history;
 	check_disturbed(r, t, b->excess);
 	for (uint32_t i = 0; i < r->n_quality; i++)

@@ -149,6 +149,9 @@ int gate_glob_match(const char *glob, const char *s);
 /* ---- statistics (stats.c) ---- */
 
 double gate_median(const double *x, uint32_t n);
+/* The q-quantile of x as the summary computes it (linear between ranks); NAN
+ * for no values. */
+double gate_quantile(const double *x, uint32_t n, double q);
 /* The variance of the q-quantile of x (as the summary computes it) over iters
  * fixed-seed bootstrap resamples: how well one run's steps pin its p90. */
 double gate_bootstrap_quantile_var(const double *x, uint32_t n, double q, uint32_t iters);
@@ -285,6 +288,10 @@ struct gate_run {
 	/* how much more its steps exceed fastest_us than the runs' typical do,
 	 * relative; NAN unless it was slowed from outside (runs.c) */
 	double slowed_share;
+	/* how far a burst over one stretch of its steps moved its p90 step, and
+	 * the stretch's first and last step (runs.c); 0: none, NAN: unknown */
+	double burst_share;
+	int64_t burst_first, burst_last;
 	int set_aside;
 	char *why; /* why it was set aside; NULL when kept */
 };

@@ -44,6 +44,12 @@ void gate_summary_sha256(const struct summary *s, char hex[65]);
  * NAN for fewer than 5 steady steps. */
 double gate_run_excess_share(const struct summary *s);
 
+/* How far a burst over one stretch of a run's steady steps moved its p90
+ * step: 1 - (the p90 of the steps outside the stretch) / (the p90 of all),
+ * with the stretch's first and last step numbers in *first, *last; 0 when
+ * no burst is found, NAN for fewer than 10 steady steps (runs.c). */
+double gate_run_burst_share(const struct summary *s, int64_t *first, int64_t *last);
+
 /* The most a run's mean step may exceed its median before a burst is taken
  * to have hit part of it: GATE_DISTURBED_RATIO times typical (its side's,
  * or the baseline's for a candidate of few runs; NAN: unknown), and at least

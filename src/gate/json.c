@@ -121,6 +121,16 @@ static void write_run_list(struct pg_json *j, const struct gate_result *r, int k
 		num_if(j, "step_mean_excess_share", isfinite(x->excess_share), x->excess_share, 6);
 		num_if(j, "fastest_step_us", isfinite(x->fastest_us), x->fastest_us, 3);
 		num_if(j, "slowed_share", isfinite(x->slowed_share), x->slowed_share, 6);
+		pg_json_key(j, "burst_steps");
+		if (x->burst_share > 0) {
+			pg_json_arr_begin(j);
+			pg_json_int(j, x->burst_first);
+			pg_json_int(j, x->burst_last);
+			pg_json_arr_end(j);
+		} else {
+			pg_json_null(j);
+		}
+		num_if(j, "burst_p90_share", x->burst_share > 0, x->burst_share, 6);
 		pg_json_key(j, "set_aside");
 		pg_json_bool(j, x->set_aside);
 		pg_json_kv_str(j, "why", x->why);

@@ -35,6 +35,61 @@ double gate_run_excess_share(const struct summary *s)
 	return out;
 }
 
+/* Burst detection: a step is slow when it is more than GATE_SET_ASIDE_EXCESS
+ * and GATE_BURST_SD robust sds above the run's median step; the slow steps
+ * are one burst when there are two or more, they fill at least half of the
+ * stretch of steps from the first to the last, and that stretch is at most
+ * half of the run. A co-tenant's burst lasts seconds, many steps of a small
+ * model one after another (base-08 of `make noise`'s seed 83000: 7 of its 25
+ * steps in a row at 125-185 % of its median); a tail the code makes (a
+ * checkpoint, a collection every N steps) comes back through the run and
+ * is not one stretch. */
+#define GATE_BURST_SD	     4.0
+#define GATE_BURST_MIN_STEPS 10
+
+double gate_run_burst_share(const struct summary *s, int64_t *first, int64_t *last)
+{
+	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), *spared, med, cut, all, rest;
+	uint32_t *at = pg_xcalloc(s->n_steps + 1, sizeof(uint32_t));
+	uint32_t n = 0, k = 0, lo = 0, hi = 0, m = 0;
+	double out = NAN;
+
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		if (s->steps[i].steady && s->steps[i].us >= 0) {
+			at[n] = i;
+			v[n++] = s->steps[i].us;
+		}
+	if (n < GATE_BURST_MIN_STEPS)
+		goto out;
+	out = 0;
+	med = gate_median(v, n);
+	cut = fmax(med * (1 + GATE_SET_ASIDE_EXCESS), med + GATE_BURST_SD * gate_robust_sd(v, n));
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] > cut) {
+			if (!k++)
+				lo = i;
+			hi = i;
+		}
+	if (k < 2 || 2 * k < hi - lo + 1 || 2 * (hi - lo + 1) > n)
+		goto out;
+	spared = pg_xcalloc(n, sizeof(double));
+	for (uint32_t i = 0; i < n; i++)
+		if (i < lo || i > hi)
+			spared[m++] = v[i];
+	all = gate_quantile(v, n, 0.9);
+	rest = gate_quantile(spared, m, 0.9);
+	free(spared);
+	if (all > 0 && rest < all) {
+		out = 1 - rest / all;
+		*first = s->steps[at[lo]].step;
+		*last = s->steps[at[hi]].step;
+	}
+out:
+	free(v);
+	free(at);
+	return out;
+}
+
 /* A run of a side of GATE_NOISE_MIN_RUNS or more is set aside as disturbed
  * when its steady median step is more than GATE_SET_ASIDE_SD times the step's
  * between-run noise (the step.median_us rule's prior, 2 % shipped: 8 %), and
@@ -158,6 +213,8 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
 		x->step_median_us = v[i] = run_step_us(s);
 		x->step_p90_us = s->steady.count > 0 ? s->steady.p90_us : NAN;
 		x->excess_share = g->history ? NAN : gate_run_excess_share(s);
+		x->burst_share =
+		    g->history ? NAN : gate_run_burst_share(s, &x->burst_first, &x->burst_last);
 		x->fastest_us = s->host.fastest_us_per_step > 0 ? s->host.fastest_us_per_step : NAN;
 		x->slowed_share = NAN;
 		x->from_share = NAN;

@@ -113,6 +113,20 @@ static double sorted_quantile(const double *v, uint32_t n, double q)
 	return v[lo] + (v[lo + 1] - v[lo]) * (pos - lo);
 }
 
+double gate_quantile(const double *x, uint32_t n, double q)
+{
+	double *v, out;
+
+	if (n == 0)
+		return NAN;
+	v = pg_xmalloc(n * sizeof(double));
+	memcpy(v, x, n * sizeof(double));
+	qsort(v, n, sizeof(double), pg_cmp_double);
+	out = sorted_quantile(v, n, q);
+	free(v);
+	return out;
+}
+
 double gate_bootstrap_quantile_var(const double *x, uint32_t n, double q, uint32_t iters)
 {
 	uint64_t seed = 0x70726f6667617465ULL; /* "profgate" */
