@@ -168,14 +168,9 @@ static void print_verdict(const struct gate_result *r, const struct cmd_gate_job
 	for (uint32_t i = 0; i < r->n_quality; i++)
 		if (strcmp(r->quality[i].code, "one-run") == 0)
 			fprintf(f, "  one run: %s\n", r->quality[i].message);
-		else if (strcmp(r->quality[i].code, "slowed") == 0)
-			fprintf(f, "  slowed: %s\n", r->quality[i].message);
-	if (r->disturbed)
-		fprintf(
-		    f,
-		    "  disturbed: the candidate's steps spread %.1f%%, far beyond the baseline's: "
-		    "rerun it, or give several --candidate runs\n",
-		    100 * r->jitter_candidate);
+		else if (strcmp(r->quality[i].code, "slowed") == 0 ||
+			 strcmp(r->quality[i].code, "disturbed") == 0)
+			fprintf(f, "  %s: %s\n", r->quality[i].code, r->quality[i].message);
 out:
 	pg_buf_release(&a);
 	pg_buf_release(&b);

@@ -752,6 +752,26 @@ static double side_step_us(const struct side *s)
  * "disturbed" (shipped: inconclusive) says so instead of passing. */
 #define GATE_JITTER_QUIET 0.02
 
+/* "; its steps A-B ran in one burst, ..." for the candidate run of a side of
+ * fewer than GATE_NOISE_MIN_RUNS whose p90 step a burst moved furthest (runs.c),
+ * or "" (owned by the caller). */
+static char *burst_text(const struct gate_result *r)
+{
+	const struct gate_run *x = NULL;
+
+	for (uint32_t i = 0; r->n_runs[1] < GATE_NOISE_MIN_RUNS && i < r->n_runs[1]; i++)
+		if (r->runs[1][i].burst_share > 0 &&
+		    (!x || r->runs[1][i].burst_share > x->burst_share))
+			x = &r->runs[1][i];
+	if (!x)
+		return pg_xstrdup("");
+	return pg_xasprintf(
+	    "; its steps %lld-%lld ran in one burst, which lifted its p90 step from "
+	    "%.3f ms to %.3f ms",
+	    (long long)x->burst_first, (long long)x->burst_last,
+	    x->step_p90_us * (1 - x->burst_share) / 1e3, x->step_p90_us / 1e3);
+}
+
 static void check_disturbed(struct gate_result *r, struct test_ctx *t, double excess_b)
 {
 	double ref = isfinite(r->jitter_baseline) && r->jitter_baseline > GATE_JITTER_QUIET
@@ -763,29 +783,31 @@ static void check_disturbed(struct gate_result *r, struct test_ctx *t, double ex
 	int spread =
 	    isfinite(r->jitter_candidate) && r->jitter_candidate >= GATE_DISTURBED_RATIO * ref;
 	enum gate_verdict a = GATE_INCONCLUSIVE;
-	char *msg;
+	char *msg, *burst;
 
 	/* a run slowed from outside is judged at its ops' speed (runs.c): its
 	 * spread and its mean are the co-tenant's, and already accounted for */
 	if (t->slowed_c > 0)
 		return;
+	if (!spread && !(r->excess_candidate > gate_excess_limit(excess_b)))
+		return;
+	burst = burst_text(r);
 	if (spread)
 		msg = pg_xasprintf("the candidate's steps spread %.1f%% (robust sd), %.0f times %s "
-				   "%.1f%%: the machine was busy while it ran; %s",
+				   "%.1f%%: the machine was busy while it ran%s; %s",
 				   100 * r->jitter_candidate, r->jitter_candidate / ref,
 				   isfinite(r->jitter_baseline) &&
 					   r->jitter_baseline > GATE_JITTER_QUIET
 				       ? "the baseline runs' steps'"
 				       : "the most a quiet run's steps spread,",
-				   100 * ref, advice);
-	else if (r->excess_candidate > gate_excess_limit(excess_b))
+				   100 * ref, burst, advice);
+	else
 		msg =
 		    pg_xasprintf("the candidate's mean step is %.0f%% above its median step: a "
 				 "burst on the machine slowed some of its steps, and every part's "
-				 "us_per_step (a mean over the steps) carries them; %s",
-				 100 * r->excess_candidate, advice);
-	else
-		return;
+				 "us_per_step (a mean over the steps) carries them%s; %s",
+				 100 * r->excess_candidate, burst, advice);
+	free(burst);
 	r->disturbed = t->disturbed = 1;
 	for (uint32_t i = 0; i < r->thresholds->n_quality; i++)
 		if (strcmp(r->thresholds->quality[i].code, "disturbed") == 0)

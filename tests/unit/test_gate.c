@@ -1791,6 +1791,8 @@ static void test_compare_burst_p90(void **state)
 	assert_int_equal(r.runs[1][0].burst_last, 13);
 	assert_true(r.runs[0][0].burst_share == 0);
 	assert_true(r.disturbed);
+	assert_non_null(strstr(r.quality[r.n_quality - 1].message,
+			       "its steps 7-13 ran in one burst, which lifted its p90 step from "));
 	assert_verdict(&r, "step.p90_us", GATE_INCONCLUSIVE);
 	assert_int_equal(r.verdict, GATE_INCONCLUSIVE);
 	burst_sd = metric(&r, "step.p90_us")->noise_sd;
