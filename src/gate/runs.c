@@ -6,8 +6,10 @@
  * ever slows a run, so a side's typical run is the median of its fastest
  * third; a run far above it, or whose mean step is far above its own median
  * (a burst hit part of it), is set aside, and a side left with fewer runs
- * than its fastest third is too few to judge. compare.c calls these before
- * its test and after provenance.
+ * than its fastest third is too few to judge. A run of a side of one or two
+ * has no runs to be set aside against: a burst over one stretch of its steps
+ * is found here (gate_run_burst_share) and widens its p90 step's noise in
+ * compare.c. compare.c calls these before its test and after provenance.
  */
 #include "internal.h"
 
