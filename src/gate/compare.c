@@ -187,7 +187,7 @@ static double history_record_jitter(const struct summary *r)
 {
 	const struct sum_stats *st = &r->steady;
 
-	return st->mad_us > 0 && st->median_us > 0 ? 1.4826 * st->mad_us / st->median_us : NAN;
+	return st->mad_us > 0 && st->median_us > 0 ? GATE_MAD_SD * st->mad_us / st->median_us : NAN;
 }
 
 /* The spread inside runs: the variance of a run's median from its steps

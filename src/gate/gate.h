@@ -148,6 +148,11 @@ int gate_glob_match(const char *glob, const char *s);
 
 /* ---- statistics (stats.c) ---- */
 
+/* A normal distribution's sd per unit of its median absolute deviation: a
+ * MAD times this is a robust sd (gate_robust_sd, the pooled noise, a history
+ * record's kept step spread). */
+#define GATE_MAD_SD 1.4826
+
 double gate_median(const double *x, uint32_t n);
 /* The q-quantile of x as the summary computes it (linear between ranks); NAN
  * for no values. */

@@ -70,7 +70,7 @@ double gate_noise_pooled_sd(const double *const *groups, const uint32_t *n, uint
 		for (uint32_t i = 0; i < n[g]; i++)
 			dev[w++] = fabs(groups[g][i] - med);
 	}
-	sd = 1.4826 * gate_median(dev, (uint32_t)w);
+	sd = GATE_MAD_SD * gate_median(dev, (uint32_t)w);
 	if (dev != small)
 		free(dev);
 	return sd;

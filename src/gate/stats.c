@@ -69,7 +69,7 @@ double gate_robust_sd(const double *x, uint32_t n)
 	d = pg_xmalloc(n * sizeof(double));
 	for (uint32_t i = 0; i < n; i++)
 		d[i] = fabs(x[i] - m);
-	sd = 1.4826 * gate_median(d, n);
+	sd = GATE_MAD_SD * gate_median(d, n);
 	free(d);
 	return sd;
 }
