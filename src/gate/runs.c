@@ -17,18 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A run's steady step times in step order into *v (owned by the caller),
+ * and where each is in s->steps into *at when at is not NULL; how many. */
+static uint32_t steady_steps(const struct summary *s, double **v, uint32_t **at)
+{
+	uint32_t n = 0;
+
+	*v = pg_xcalloc(s->n_steps + 1, sizeof(double));
+	if (at)
+		*at = pg_xcalloc(s->n_steps + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < s->n_steps; i++)
+		if (s->steps[i].steady && s->steps[i].us >= 0) {
+			if (at)
+				(*at)[n] = i;
+			(*v)[n++] = s->steps[i].us;
+		}
+	return n;
+}
+
 /* How far the mean of a run's steady steps is above their median (NAN for
  * fewer than 5 steps, as side_spread). */
 double gate_run_excess_share(const struct summary *s)
 {
-	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), sum = 0, med, out = NAN;
-	uint32_t n = 0;
+	double *v, sum = 0, med, out = NAN;
+	uint32_t n = steady_steps(s, &v, NULL);
 
-	for (uint32_t i = 0; i < s->n_steps; i++)
-		if (s->steps[i].steady && s->steps[i].us >= 0) {
-			v[n++] = s->steps[i].us;
-			sum += s->steps[i].us;
-		}
+	for (uint32_t i = 0; i < n; i++)
+		sum += v[i];
 	if (n >= 5) {
 		med = gate_median(v, n);
 		out = med > 0 ? sum / n / med - 1 : NAN;
@@ -51,16 +66,10 @@ double gate_run_excess_share(const struct summary *s)
 
 double gate_run_burst_share(const struct summary *s, int64_t *first, int64_t *last)
 {
-	double *v = pg_xcalloc(s->n_steps + 1, sizeof(double)), *spared, med, cut, all, rest;
-	uint32_t *at = pg_xcalloc(s->n_steps + 1, sizeof(uint32_t));
-	uint32_t n = 0, k = 0, lo = 0, hi = 0, m = 0;
-	double out = NAN;
+	double *v, *spared, med, cut, all, rest, out = NAN;
+	uint32_t *at, k = 0, lo = 0, hi = 0, m = 0;
+	uint32_t n = steady_steps(s, &v, &at);
 
-	for (uint32_t i = 0; i < s->n_steps; i++)
-		if (s->steps[i].steady && s->steps[i].us >= 0) {
-			at[n] = i;
-			v[n++] = s->steps[i].us;
-		}
 	if (n < GATE_BURST_MIN_STEPS)
 		goto out;
 	out = 0;
