@@ -21,6 +21,7 @@ import base64
 import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -66,8 +67,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        self.end_idle_close()
+
+    def end_idle_close(self):
+        """An idle-close answer's connection ends right after its last byte, not after the
+        server's own bookkeeping: a client that sends its next request at once (a fetch) must
+        find it closed, as it would after an idle spell, on a loaded machine too."""
+        if self.idle_close:
+            self.connection.shutdown(socket.SHUT_WR)
 
     def handle_git(self):
+        self.idle_close = False
         body = self.read_body()
         auth = self.headers.get("Authorization")
         log("%s %s auth=%s chunked=%s" % (self.command, self.path, "yes" if auth else "no",
@@ -77,7 +87,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, [], b"{}")
             return
         rule = faults.take(self.command, self.path)
-        if rule and rule.get("mode") == "idle-close":
+        self.idle_close = bool(rule and rule.get("mode") == "idle-close")
+        if self.idle_close:
             self.close_connection = True  # after this answer, silently
         elif rule:
             faults.inject(self, rule)
@@ -140,6 +151,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.write(b"0\r\n\r\n")
+        self.end_idle_close()
         p.wait()
         feed.join()
 
