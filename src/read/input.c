@@ -19,6 +19,13 @@
  * cores and memory stays bounded (the worker waits for a free buffer); with one
  * thread, each refill inflates the next buffer on the parser's own thread.
  *
+ * Hashing (rd_in_open_hashing): a gzip file's SHA-256 is taken from the
+ * compressed bytes as they are read for the inflater, while they are in the
+ * cache, instead of by a second pass over the file; the bytes zlib reads
+ * again for a member ISA-L could not finish are not hashed twice, and
+ * rd_in_sha256 hashes whatever the reader left unread, so the digest is the
+ * whole file's however the read ended.
+ *
  * Look-ahead (rd_in_ahead_start): a reader may also have its chunks scanned
  * before it gets to them, by a pool of workers that take each chunk after the
  * first as the source makes it: ring buffers, windows of a mapped file, or of
@@ -78,6 +85,9 @@ struct gz {
 	unsigned char *scratch;	      /* CHUNK bytes to make the skipped ones in */
 	z_stream zs;
 	int zs_ready;
+	int hashing;	 /* sha holds the file's bytes up to hashed */
+	uint64_t hashed; /* file offset just past the bytes hashed */
+	struct pg_sha256_evp sha;
 #if PG_ISAL
 	struct inflate_state *isal;
 #endif
@@ -154,6 +164,12 @@ static int gz_read(struct gz *g)
 	if (read_full(g->fd, g->inbuf + g->avail_in, GZ_INBUF - g->avail_in, &got) < 0) {
 		snprintf(g->errmsg, sizeof(g->errmsg), "read error: %s", strerror(errno));
 		return -1;
+	}
+	if (g->hashing && g->in_pos + got > g->hashed) {
+		/* after gz_redo_with_zlib, part of it may be hashed already */
+		size_t seen = g->hashed > g->in_pos ? (size_t)(g->hashed - g->in_pos) : 0;
+		pg_sha256_evp_update(&g->sha, g->inbuf + g->avail_in + seen, got - seen);
+		g->hashed = g->in_pos + got;
 	}
 	g->next_in = g->inbuf;
 	g->avail_in += got;
@@ -344,6 +360,7 @@ static void gz_release(struct gz *g)
 {
 	if (g->zs_ready)
 		inflateEnd(&g->zs);
+	pg_sha256_evp_free(&g->sha);
 #if PG_ISAL
 	free(g->isal);
 #endif
@@ -444,11 +461,18 @@ static int gz_refill_ring(struct rd_in *in, struct rd_src *s)
 	return 1;
 }
 
-static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int threads)
+static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int threads, int hash)
 {
 	if (gz_init(&s->gz, s->fd) < 0) {
 		rd_in_close(in);
 		return pg_error_set(PG_EIO, "cannot read '%s': cannot start zlib", path);
+	}
+	if (hash) {
+		if (pg_sha256_evp_init(&s->gz.sha)) {
+			rd_in_close(in);
+			return PG_EIO;
+		}
+		s->gz.hashing = 1;
 	}
 	if (threads == 1) {
 		s->ring[0] = pg_xmalloc(CHUNK);
@@ -654,7 +678,7 @@ static void src_free(struct rd_src *s)
 	free(s);
 }
 
-int rd_in_open(struct rd_in *in, const char *path, int threads)
+int rd_in_open_hashing(struct rd_in *in, const char *path, int threads, int hash)
 {
 	struct rd_src *s = src_new(threads);
 	struct stat st;
@@ -680,7 +704,7 @@ int rd_in_open(struct rd_in *in, const char *path, int threads)
 	r = pread(s->fd, magic, 2, 0);
 	s->gzip = (r == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
 	if (s->gzip)
-		return gz_open(in, s, path, threads);
+		return gz_open(in, s, path, threads, hash);
 	/* Map regular files: the parser reads the page cache in place (no copy,
 	 * no syscall per chunk) and pages behind it are dropped, so memory stays
 	 * flat. Anything that cannot be mapped is read in chunks. */
@@ -696,6 +720,38 @@ int rd_in_open(struct rd_in *in, const char *path, int threads)
 	}
 	s->buf = pg_xmalloc(CHUNK);
 	return 0;
+}
+
+int rd_in_open(struct rd_in *in, const char *path, int threads)
+{
+	return rd_in_open_hashing(in, path, threads, 0);
+}
+
+int rd_in_sha256(struct rd_in *in, const char *path, char hex[65])
+{
+	struct rd_src *s = in->src;
+	struct gz *g = s ? &s->gz : NULL;
+
+	if (!s || !s->gzip || !g->hashing)
+		return 0;
+	if (s->thread) { /* the inflater may be reading still: it stops first */
+		stop_pool(s, &s->stop, s->thread);
+		s->thread = NULL;
+	}
+	for (;;) {
+		ssize_t r = pread(g->fd, g->inbuf, GZ_INBUF, (off_t)g->hashed);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return pg_error_set(PG_EIO, "cannot read '%s': %s", path, strerror(errno));
+		if (r == 0)
+			break;
+		pg_sha256_evp_update(&g->sha, g->inbuf, (size_t)r);
+		g->hashed += (uint64_t)r;
+	}
+	g->hashing = 0;
+	pg_sha256_evp_hex(&g->sha, hex);
+	return 1;
 }
 
 int rd_in_open_mem_threads(struct rd_in *in, const void *data, size_t len, size_t window,

@@ -97,13 +97,31 @@ static int hasher_wait(struct trace_digest *d, char hex[65])
 	return rc;
 }
 
-static int read_path_inner(struct trace *t, const char *path);
+/* A hasher of path on a thread of its own, or NULL when none could start
+ * (the caller hashes after the read). */
+static struct hasher *hasher_start(const char *path)
+{
+	struct hasher *h = pg_xcalloc(1, sizeof(*h));
+
+	h->path = pg_xstrdup(path);
+	h->d.wait = hasher_wait;
+	struct pg_pool_jobs job = {hash_job, h, 1, NULL, 0, NULL};
+	if (!(h->pool = pg_pool_start(&job, 1))) {
+		free(h->path);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+static int read_path_inner(struct trace *t, const char *path, struct hasher **hp);
 
 /*
- * With want_sha256, the file is hashed on a second thread while it is read:
- * both read the page cache. With keep_hashing the hash may outlive the read:
- * it joins the trace's digests and the caller's next work (the analysis)
- * overlaps it; otherwise it is waited for here.
+ * With want_sha256, a gzip file is hashed by its reader from the bytes it
+ * reads (rd_in_open_hashing), any other file on a second thread while it is
+ * read: both read the page cache. With keep_hashing that hash may outlive the
+ * read: it joins the trace's digests and the caller's next work (the
+ * analysis) overlaps it; otherwise it is waited for here.
  */
 static int read_path_hashing(struct trace *t, const char *path, int keep_hashing)
 {
@@ -120,18 +138,7 @@ static int read_path_hashing(struct trace *t, const char *path, int keep_hashing
 				    "cannot read '%s': not a regular file (a pipe or device); "
 				    "save the profile to a file first",
 				    path);
-	if (t->want_sha256) {
-		h = pg_xcalloc(1, sizeof(*h));
-		h->path = pg_xstrdup(path);
-		h->d.wait = hasher_wait;
-		struct pg_pool_jobs job = {hash_job, h, 1, NULL, 0, NULL};
-		if (!(h->pool = pg_pool_start(&job, 1))) {
-			free(h->path);
-			free(h);
-			h = NULL;
-		}
-	}
-	rc = read_path_inner(t, path);
+	rc = read_path_inner(t, path, &h);
 	if (h && !rc && keep_hashing && file < t->n_files) {
 		h->d.file = file;
 		h->d.next = t->digests;
@@ -142,7 +149,7 @@ static int read_path_hashing(struct trace *t, const char *path, int keep_hashing
 		char hex[65];
 		if ((rc = hasher_wait(&h->d, hex)) == 0)
 			memcpy(t->files[file].sha256, hex, 65);
-	} else if (!rc && t->want_sha256 && file < t->n_files) {
+	} else if (!rc && t->want_sha256 && file < t->n_files && !t->files[file].sha256[0]) {
 		rc = pg_sha256_file(path, t->files[file].sha256);
 	}
 	return rc;
@@ -153,7 +160,9 @@ int read_path(struct trace *t, const char *path)
 	return read_path_hashing(t, path, 0);
 }
 
-static int read_path_inner(struct trace *t, const char *path)
+/* Reads path into t; with want_sha256, its digest into the file's sha256 when
+ * the reader takes it, else a hasher started in *hp. */
+static int read_path_inner(struct trace *t, const char *path, struct hasher **hp)
 {
 	struct snapshot snap = {t->n_events,  t->n_mem,	  t->n_tracks,
 				t->n_devices, t->n_files, t->n_warnings};
@@ -167,9 +176,11 @@ static int read_path_inner(struct trace *t, const char *path)
 		    "cannot read '%s': .xplane.riegeli (chunked, brotli) is not supported; "
 		    "export the profile as .xplane.pb",
 		    path);
-	rc = rd_in_open(&in, path, t->decode_threads);
+	rc = rd_in_open_hashing(&in, path, t->decode_threads, t->want_sha256);
 	if (rc)
 		return rc;
+	if (t->want_sha256 && !rd_in_is_gzip(&in))
+		*hp = hasher_start(path);
 	file = trace_file_add(t, path);
 	t->files[file].bytes = in.compressed_bytes;
 	t->files[file].compressed = rd_in_is_gzip(&in);
@@ -177,6 +188,8 @@ static int read_path_inner(struct trace *t, const char *path)
 	if (fb == '{' || fb == '[' || fb == -1 || !has_suffix(path, ".pb")) {
 		t->files[file].format = TRACE_FMT_CHROME_JSON;
 		rc = read_chrome_json(t, file, &in);
+		if (!rc && t->want_sha256 && rd_in_sha256(&in, path, t->files[file].sha256) < 0)
+			rc = PG_EIO;
 		if (!rc && has_suffix(path, ".xplane.pb"))
 			trace_warn(t, file, "misnamed",
 				   "the file is named .xplane.pb but holds Chrome trace JSON; read "

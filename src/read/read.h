@@ -47,6 +47,13 @@ struct rd_in {
 };
 
 int rd_in_open(struct rd_in *in, const char *path, int threads) PG_WUR;
+/* rd_in_open, and with hash a gzip file's SHA-256 taken from its bytes as they
+ * are read (input.c); other sources do not hash. */
+int rd_in_open_hashing(struct rd_in *in, const char *path, int threads, int hash) PG_WUR;
+/* Once the reader is done with the stream (only rd_in_close may follow): the
+ * hex SHA-256 of the whole file, hashing what was left unread, and 1; 0 when
+ * the source does not hash (hash it yourself); PG_EIO on a read error. */
+int rd_in_sha256(struct rd_in *in, const char *path, char hex[65]) PG_WUR;
 /* Bytes already in memory (borrowed until rd_in_close), served in chunks of
  * at most `window` bytes (0: one chunk): for tests and fuzzing, which cut the
  * input at every boundary a reader must survive. Never gzip. */

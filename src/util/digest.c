@@ -19,15 +19,24 @@
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* A fresh EVP context for md in *ctx; PG_EIO (message set) when OpenSSL
+ * cannot give one. */
+static int evp_start(void **ctx, const EVP_MD *md, const char *md_name)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	if (!c || EVP_DigestInit_ex(c, md, NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		*ctx = NULL;
+		return pg_error_set(PG_EIO, "cannot hash: OpenSSL has no %s", md_name);
+	}
+	*ctx = c;
+	return 0;
+}
+
 int pg_md5_init(struct pg_md5 *m)
 {
-	m->ctx = EVP_MD_CTX_new();
-	if (!m->ctx || EVP_DigestInit_ex(m->ctx, EVP_md5(), NULL) != 1) {
-		EVP_MD_CTX_free(m->ctx);
-		m->ctx = NULL;
-		return pg_error_set(PG_EIO, "cannot hash: OpenSSL has no MD5");
-	}
-	return 0;
+	return evp_start(&m->ctx, EVP_md5(), "MD5");
 }
 
 void pg_md5_update(struct pg_md5 *m, const void *p, size_t n)
@@ -45,6 +54,33 @@ void pg_md5_final(struct pg_md5 *m, unsigned char out[16])
 	memcpy(out, md, 16);
 	EVP_MD_CTX_free(m->ctx);
 	m->ctx = NULL;
+}
+
+int pg_sha256_evp_init(struct pg_sha256_evp *h)
+{
+	return evp_start(&h->ctx, EVP_sha256(), "SHA-256");
+}
+
+void pg_sha256_evp_update(struct pg_sha256_evp *h, const void *p, size_t n)
+{
+	EVP_DigestUpdate(h->ctx, p, n);
+}
+
+void pg_sha256_evp_hex(struct pg_sha256_evp *h, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
+		memset(md, 0, 32);
+	pg_hex(out, md, 32);
+	pg_sha256_evp_free(h);
+}
+
+void pg_sha256_evp_free(struct pg_sha256_evp *h)
+{
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
 }
 
 int pg_md5(const void *p, size_t n, unsigned char out[16])

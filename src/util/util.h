@@ -223,6 +223,16 @@ void pg_sha256_hex(struct pg_sha256 *s, char out[65]);
 /* sha256 of a file's bytes as hex, through OpenSSL as pg_md5_file (digest.c);
  * 0 or PG_EIO with the message set. */
 int pg_sha256_file(const char *path, char out[65]) PG_WUR;
+/* The same digest fed piece by piece through OpenSSL (a file's bytes as a
+ * reader reads them: digest.c): _hex writes it and frees the context, _free
+ * frees it unwritten (free of a context never started is a no-op). */
+struct pg_sha256_evp {
+	void *ctx; /* EVP_MD_CTX */
+};
+int pg_sha256_evp_init(struct pg_sha256_evp *h) PG_WUR;
+void pg_sha256_evp_update(struct pg_sha256_evp *h, const void *p, size_t n);
+void pg_sha256_evp_hex(struct pg_sha256_evp *h, char out[65]);
+void pg_sha256_evp_free(struct pg_sha256_evp *h);
 
 /* ---- md5, base64, hex (digest.c) ----------------------------------------
  * MD5 through libcrypto (W&B manifests carry base64 MD5 digests).

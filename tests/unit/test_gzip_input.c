@@ -3,7 +3,9 @@
  * ahead), against a reference made here with zlib alone: the bytes it serves, how the stream
  * ends (clean, truncated) and the message of a corrupt one must be the reference's exactly.
  * ISA-L builds hand members they cannot finish to zlib; this file holds them to zlib's words, so
- * the same test passes unchanged on the zlib build (make ISAL=0).
+ * the same test passes unchanged on the zlib build (make ISAL=0). Every read also hashes the
+ * file as it goes (rd_in_open_hashing), and its digest must be the whole file's however the read
+ * ended: cut, corrupt, read again by zlib, or left after its first chunk.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +41,7 @@ struct result {
 	struct pg_buf bytes;
 	enum end end;
 	char msg[512];
+	char sha256[65]; /* the reader's digest of the file */
 };
 
 /* Trace-like JSON text of about n bytes: compressible, but not one repeated line. */
@@ -116,29 +119,43 @@ static void reference(const unsigned char *gz, size_t n, struct result *r)
 	inflateEnd(&z);
 }
 
-/* The byte source over the file, on `threads`. */
-static void served(const char *path, int threads, struct result *r)
+/* The byte source over the file, on `threads`, hashing it; with chunks > 0 the
+ * reader stops after that many. */
+static void served(const char *path, int threads, int chunks, struct result *r)
 {
 	struct rd_in in;
 	int rc;
 
-	assert_int_equal(rd_in_open(&in, path, threads), 0);
+	assert_int_equal(rd_in_open_hashing(&in, path, threads, 1), 0);
 	assert_true(rd_in_is_gzip(&in));
 	while ((rc = rd_in_refill(&in)) > 0) {
 		assert_int_equal(in.chunk_off, r->bytes.len);
 		pg_buf_add(&r->bytes, in.p, (size_t)(in.end - in.p));
+		if (--chunks == 0)
+			break;
 	}
 	r->end = rc < 0 ? END_ERROR : in.truncated ? END_TRUNCATED : END_CLEAN;
 	if (rc < 0)
 		snprintf(r->msg, sizeof(r->msg), "%s", pg_error_last());
+	assert_int_equal(rd_in_sha256(&in, path, r->sha256), 1);
 	rd_in_close(&in);
+}
+
+/* The SHA-256 of the bytes, by the portable code (not the reader's OpenSSL). */
+static void sha256_of(const struct pg_buf *b, char hex[65])
+{
+	struct pg_sha256 sha;
+
+	pg_sha256_init(&sha);
+	pg_sha256_update(&sha, b->ptr, b->len);
+	pg_sha256_hex(&sha, hex);
 }
 
 /* Write the file, then hold both sources to the reference; returns the reference's end. */
 static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
 {
 	char path[512];
-	struct result want = {PG_BUF_INIT, END_CLEAN, ""};
+	struct result want = {PG_BUF_INIT, END_CLEAN, "", ""};
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", th_dir, name);
@@ -146,9 +163,13 @@ static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
 	assert_int_equal(fwrite(gz->ptr, 1, gz->len, f), gz->len);
 	assert_int_equal(fclose(f), 0);
 	reference((const unsigned char *)gz->ptr, gz->len, &want);
+	sha256_of(gz, want.sha256);
 	for (int threads = 1; threads <= 2; threads++) {
-		struct result got = {PG_BUF_INIT, END_CLEAN, ""};
-		served(path, threads, &got);
+		struct result got = {PG_BUF_INIT, END_CLEAN, "", ""};
+		served(path, threads, 0, &got);
+		if (strcmp(got.sha256, want.sha256) != 0)
+			fail_msg("%s, %d thread(s): hashed %s, the file's SHA-256 is %s", name,
+				 threads, got.sha256, want.sha256);
 		if (got.end != want.end || strcmp(got.msg, want.msg) != 0)
 			fail_msg("%s, %d thread(s): ended %d '%s', zlib ends %d '%s'", name,
 				 threads, got.end, got.msg, want.end, want.msg);
@@ -262,12 +283,48 @@ static void corrupt_streams_say_what_zlib_says(void **state)
 	pg_buf_release(&gz);
 }
 
+/* A reader that stops early (a parse error, a cap) still gets the whole file's digest. */
+static void digest_of_a_read_left_early(void **state)
+{
+	char path[512], want[65];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/early.gz", th_dir);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(one.ptr, 1, one.len, f), one.len);
+	assert_int_equal(fclose(f), 0);
+	sha256_of(&one, want);
+	for (int threads = 1; threads <= 2; threads++) {
+		struct result got = {PG_BUF_INIT, END_CLEAN, "", ""};
+		served(path, threads, 1, &got);
+		assert_true(got.bytes.len < json.len);
+		assert_string_equal(got.sha256, want);
+		pg_buf_release(&got.bytes);
+	}
+	/* a source that does not hash says so, and a plain file is no gzip source */
+	struct rd_in in;
+	char hex[65] = "";
+	assert_int_equal(rd_in_open(&in, path, 2), 0);
+	assert_int_equal(rd_in_sha256(&in, path, hex), 0);
+	rd_in_close(&in);
+	snprintf(path, sizeof(path), "%s/plain.json", th_dir);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite("{}", 1, 2, f), 2);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rd_in_open_hashing(&in, path, 2, 1), 0);
+	assert_int_equal(rd_in_sha256(&in, path, hex), 0);
+	rd_in_close(&in);
+	assert_string_equal(hex, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(whole_streams),
 	    cmocka_unit_test(cut_streams_are_truncated),
 	    cmocka_unit_test(corrupt_streams_say_what_zlib_says),
+	    cmocka_unit_test(digest_of_a_read_left_early),
 	};
 	return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }
