@@ -282,7 +282,7 @@ inflater_rows() {
 			-v mi="$(awk 'BEGIN { m = 0 } $8 > m { m = $8 } END { print m }' "$tmp/runs")" \
 			-v ms="$(awk 'BEGIN { m = 0 } $11 > m { m = $11 } END { print m }' "$tmp/runs")" \
 			-v gi="$goal_i" -v gs="$goal_s" -v gm="$goal_m" 'function goal(v, g) {
-			return g == "" ? sprintf("%.2f", v) : sprintf("%.2f (≤ %s: %s)", v, g, v <= g + 0 ? "yes" : "**no**") }
+			return g == "" ? sprintf("%.2f", v) : sprintf("%.3f (≤ %s: %s)", v, g, v <= g + 0 ? "yes" : "**no**") }
 		BEGIN {
 			m = ms / 1024
 			printf "| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %s | %s | %.2f | %.3f | %.3f | %.0f | %s |\n",
