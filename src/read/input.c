@@ -21,10 +21,10 @@
  *
  * Hashing (rd_in_open_hashing): a gzip file's SHA-256 is taken from the
  * compressed bytes as they are read for the inflater, while they are in the
- * cache, instead of by a second pass over the file; the bytes zlib reads
- * again for a member ISA-L could not finish are not hashed twice, and
- * rd_in_sha256 hashes whatever the reader left unread, so the digest is the
- * whole file's however the read ended.
+ * cache, instead of by a second pass over the file. Only reads that continue
+ * the bytes hashed so far are hashed (zlib reading a member again after ISA-L
+ * gave up is not), and rd_in_sha256 hashes the rest of the file from where
+ * that stopped, so the digest is the whole file's however the read ended.
  *
  * Look-ahead (rd_in_ahead_start): a reader may also have its chunks scanned
  * before it gets to them, by a pool of workers that take each chunk after the
@@ -165,11 +165,11 @@ static int gz_read(struct gz *g)
 		snprintf(g->errmsg, sizeof(g->errmsg), "read error: %s", strerror(errno));
 		return -1;
 	}
-	if (g->hashing && g->in_pos + got > g->hashed) {
-		/* after gz_redo_with_zlib, part of it may be hashed already */
-		size_t seen = g->hashed > g->in_pos ? (size_t)(g->hashed - g->in_pos) : 0;
-		pg_sha256_evp_update(&g->sha, g->inbuf + g->avail_in + seen, got - seen);
-		g->hashed = g->in_pos + got;
+	if (g->hashing && g->in_pos == g->hashed) {
+		/* only bytes that continue the hashed ones: what zlib reads again
+		 * after gz_redo_with_zlib, and anything past it, rd_in_sha256 reads */
+		pg_sha256_evp_update(&g->sha, g->inbuf + g->avail_in, got);
+		g->hashed += got;
 	}
 	g->next_in = g->inbuf;
 	g->avail_in += got;
