@@ -468,7 +468,7 @@ static int gz_open(struct rd_in *in, struct rd_src *s, const char *path, int thr
 		return pg_error_set(PG_EIO, "cannot read '%s': cannot start zlib", path);
 	}
 	if (hash) {
-		if (pg_sha256_evp_init(&s->gz.sha)) {
+		if (pg_sha256_evp_init(&s->gz.sha, path)) {
 			rd_in_close(in);
 			return PG_EIO;
 		}

@@ -19,24 +19,43 @@
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* A fresh EVP context for md in *ctx; PG_EIO (message set) when OpenSSL
- * cannot give one. */
-static int evp_start(void **ctx, const EVP_MD *md, const char *md_name)
+/* A fresh EVP context for md in *ctx; PG_EIO (message set, naming path when
+ * there is one) when OpenSSL cannot give one. Every digest here starts so. */
+static int evp_start(void **ctx, const EVP_MD *md, const char *md_name, const char *path)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
 	if (!c || EVP_DigestInit_ex(c, md, NULL) != 1) {
 		EVP_MD_CTX_free(c);
 		*ctx = NULL;
-		return pg_error_set(PG_EIO, "cannot hash: OpenSSL has no %s", md_name);
+		return path ? pg_error_set(PG_EIO, "cannot hash '%s': OpenSSL has no %s", path,
+					   md_name)
+			    : pg_error_set(PG_EIO, "cannot hash: OpenSSL has no %s", md_name);
 	}
 	*ctx = c;
 	return 0;
 }
 
+/* The digest of size bytes into out, and *ctx freed; -1 (out zeroed) when
+ * OpenSSL gives none of that size. */
+static int evp_finish(void **ctx, unsigned char *out, unsigned size)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	int ok = EVP_DigestFinal_ex(*ctx, md, &n) == 1 && n == size;
+
+	if (ok)
+		memcpy(out, md, size);
+	else
+		memset(out, 0, size);
+	EVP_MD_CTX_free(*ctx);
+	*ctx = NULL;
+	return ok ? 0 : -1;
+}
+
 int pg_md5_init(struct pg_md5 *m)
 {
-	return evp_start(&m->ctx, EVP_md5(), "MD5");
+	return evp_start(&m->ctx, EVP_md5(), "MD5", NULL);
 }
 
 void pg_md5_update(struct pg_md5 *m, const void *p, size_t n)
@@ -46,19 +65,12 @@ void pg_md5_update(struct pg_md5 *m, const void *p, size_t n)
 
 void pg_md5_final(struct pg_md5 *m, unsigned char out[16])
 {
-	unsigned int n = 0;
-	unsigned char md[EVP_MAX_MD_SIZE];
-
-	if (EVP_DigestFinal_ex(m->ctx, md, &n) != 1 || n != 16)
-		memset(md, 0, 16);
-	memcpy(out, md, 16);
-	EVP_MD_CTX_free(m->ctx);
-	m->ctx = NULL;
+	(void)evp_finish(&m->ctx, out, 16);
 }
 
-int pg_sha256_evp_init(struct pg_sha256_evp *h)
+int pg_sha256_evp_init(struct pg_sha256_evp *h, const char *path)
 {
-	return evp_start(&h->ctx, EVP_sha256(), "SHA-256");
+	return evp_start(&h->ctx, EVP_sha256(), "SHA-256", path);
 }
 
 void pg_sha256_evp_update(struct pg_sha256_evp *h, const void *p, size_t n)
@@ -68,13 +80,10 @@ void pg_sha256_evp_update(struct pg_sha256_evp *h, const void *p, size_t n)
 
 void pg_sha256_evp_hex(struct pg_sha256_evp *h, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
+	unsigned char md[32];
 
-	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
-		memset(md, 0, 32);
-	pg_hex(out, md, 32);
-	pg_sha256_evp_free(h);
+	(void)evp_finish(&h->ctx, md, sizeof(md));
+	pg_hex(out, md, sizeof(md));
 }
 
 void pg_sha256_evp_free(struct pg_sha256_evp *h)
@@ -156,27 +165,23 @@ static int file_digest(const char *path, const EVP_MD *md, const char *md_name, 
 		       unsigned size, uint64_t *bytes)
 {
 	unsigned char got[EVP_MAX_MD_SIZE];
-	unsigned int got_len = 0;
-	EVP_MD_CTX *ctx;
+	void *ctx;
 	int fd = open(path, O_RDONLY), rc = 0;
 
 	*bytes = 0;
 	if (fd < 0)
 		return pg_error_set(PG_EIO, "cannot open '%s': %s", path, strerror(errno));
-	ctx = EVP_MD_CTX_new();
-	if (!ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
+	if (evp_start(&ctx, md, md_name, path)) {
 		close(fd);
-		return pg_error_set(PG_EIO, "cannot hash '%s': OpenSSL has no %s", path, md_name);
+		return PG_EIO;
 	}
 	if (digest_mapped(fd, ctx, bytes) != 0)
 		rc = digest_read(fd, ctx, path, bytes);
 	close(fd);
-	if (!rc && EVP_DigestFinal_ex(ctx, got, &got_len) == 1 && got_len == size)
-		memcpy(out, got, size);
-	else if (!rc)
+	if (evp_finish(&ctx, got, size) != 0 && !rc)
 		rc = pg_error_set(PG_EIO, "cannot hash '%s'", path);
-	EVP_MD_CTX_free(ctx);
+	if (!rc)
+		memcpy(out, got, size);
 	return rc;
 }
 

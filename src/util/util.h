@@ -229,7 +229,8 @@ int pg_sha256_file(const char *path, char out[65]) PG_WUR;
 struct pg_sha256_evp {
 	void *ctx; /* EVP_MD_CTX */
 };
-int pg_sha256_evp_init(struct pg_sha256_evp *h) PG_WUR;
+/* path, when given, is what an error names */
+int pg_sha256_evp_init(struct pg_sha256_evp *h, const char *path) PG_WUR;
 void pg_sha256_evp_update(struct pg_sha256_evp *h, const void *p, size_t n);
 void pg_sha256_evp_hex(struct pg_sha256_evp *h, char out[65]);
 void pg_sha256_evp_free(struct pg_sha256_evp *h);
