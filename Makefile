@@ -188,10 +188,10 @@ check-asan:
 	$(Q)$(MAKE) --no-print-directory DEVELOPER=1 BUILD=$(ASAN_BUILD) SANITIZE=address,undefined \
 	  CFLAGS="-O1 -g" test-bins
 
-# The zlib fallback in BUILD/zlib: its gzip and JSON reader tests, and every output of
-# tests/golden.sh byte for byte the default build's (tests/zlib_fallback.sh). To stay cheap it
-# shares the default build's objects but for input.c, compiled as make ISAL=0 compiles it, and
-# links without libisal.
+# The zlib fallback in BUILD/zlib: its gzip and JSON reader tests, the gzip fuzz target's seeds
+# and regressions, and every output of tests/golden.sh byte for byte the default build's
+# (tests/zlib_fallback.sh). To stay cheap it shares the default build's objects but for input.c,
+# compiled as make ISAL=0 compiles it, and links without libisal.
 ZLIB_BUILD := $(BUILD)/zlib
 ZLIB_OBJS := $(filter-out $(BUILD)/src/read/input.o,$(LIB_OBJS)) $(ZLIB_BUILD)/input.o
 ZLIB_LIBS := $(filter-out -lisal,$(LDLIBS))
@@ -203,8 +203,11 @@ $(ZLIB_BUILD)/profgate: $(ZLIB_OBJS) $(MAIN_OBJ)
 $(ZLIB_BUILD)/tests/%: tests/unit/%.c $(ZLIB_OBJS) $(BUILD)/CFLAGS
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(ZLIB_OBJS) $(ZLIB_LIBS) -lcmocka
+$(ZLIB_BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_COMMON) tests/fuzz/fuzz.h $(ZLIB_OBJS) $(BUILD)/CFLAGS
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) $(LDFLAGS) -DFUZZ_NAME='"$*"' -o $@ $< tests/fuzz/replay.c $(FUZZ_COMMON) $(ZLIB_OBJS) $(ZLIB_LIBS)
 check-zlib: $(BIN) $(ZLIB_BUILD)/profgate $(ZLIB_BUILD)/tests/test_gzip_input \
-  $(ZLIB_BUILD)/tests/test_chrome_json
+  $(ZLIB_BUILD)/tests/test_chrome_json $(ZLIB_BUILD)/tests/test_fuzz_gzip
 	$(Q)sh tests/zlib_fallback.sh $(BUILD) $(ZLIB_BUILD)
 
 # The Docker image's steps (scripts/image.sh) on the host: the package names exist, the build

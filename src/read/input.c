@@ -8,11 +8,18 @@
  * Concatenated members are followed and zero padding between them skipped; a
  * stream that stops before its trailer is marked truncated, not silently
  * accepted. The two builds give the same bytes and the same messages for every
- * file: ISA-L takes only members that start with the gzip magic, and when it
- * cannot finish one (corrupt data, a bad trailer, a cut file), zlib inflates
- * that member again from its first byte, passes over the bytes ISA-L already
- * delivered, and what zlib makes and says from there stands. Everything else
- * after a member (a zlib stream, garbage) goes to zlib as it comes.
+ * file but one kind of corrupt one (below): ISA-L takes only members that start
+ * with the gzip magic and set no reserved flag (ISA-L ignores those, zlib
+ * refuses them), and when it cannot finish one (corrupt data, a bad trailer, a
+ * cut file), zlib inflates that member again from its first byte, passes over
+ * the bytes ISA-L already delivered, and what zlib makes and says from there
+ * stands. The member's bytes not yet delivered are taken back first: on some
+ * data zlib refuses (a match reaching before the member's start, a code set
+ * zlib finds invalid) ISA-L makes bytes before it fails. Bytes of such a member
+ * already handed to the parser, in an earlier 1 MiB chunk, stay: there the
+ * builds fail alike (the file is corrupt) but may say so differently.
+ * Everything else after a member (a zlib stream, garbage) goes to zlib as it
+ * comes.
  *
  * Pipeline: when the file may use more than one thread, a worker inflates into
  * a ring of RING buffers ahead of the parser, so inflate and parse run on two
@@ -190,8 +197,9 @@ static void gz_start_zlib(struct gz *g)
 }
 
 /* Between members: skip zero padding and start the next member, ISA-L's when
- * it begins with the gzip magic. GZ_MORE: a member starts; GZ_END: the file
- * ends; GZ_ERROR: a read error (message set). */
+ * it begins with the gzip magic and flags that ISA-L reads as zlib does.
+ * GZ_MORE: a member starts; GZ_END: the file ends; GZ_ERROR: a read error
+ * (message set). */
 static int gz_member_start(struct gz *g)
 {
 	for (;;) {
@@ -199,7 +207,7 @@ static int gz_member_start(struct gz *g)
 			g->next_in++;
 			g->avail_in--;
 		}
-		if (g->avail_in >= 2 || (g->avail_in == 1 && g->in_eof))
+		if (g->avail_in >= 4 || (g->avail_in > 0 && g->in_eof))
 			break;
 		if (g->in_eof)
 			return GZ_END;
@@ -211,7 +219,9 @@ static int gz_member_start(struct gz *g)
 	g->member_out = 0;
 	g->skip = 0;
 #if PG_ISAL
-	if (g->avail_in >= 2 && g->next_in[0] == 0x1f && g->next_in[1] == 0x8b) {
+	/* ISA-L ignores the flag bits RFC 1952 reserves, which zlib refuses */
+	if (g->avail_in >= 4 && g->next_in[0] == 0x1f && g->next_in[1] == 0x8b &&
+	    (g->next_in[3] & 0xe0) == 0) {
 		isal_inflate_reset(g->isal);
 		g->isal->crc_flag = ISAL_GZIP;
 		g->member_zlib = 0;
@@ -322,6 +332,13 @@ static int gz_fill(struct gz *g, unsigned char *out, size_t cap, size_t *got)
 			starved = g->avail_in == before;
 		}
 		if ((rc == GZ_ERROR || starved) && !g->member_zlib) {
+			/* ISA-L makes bytes of data zlib refuses before it fails
+			 * (a match reaching before the member's start, a code
+			 * set zlib finds invalid): the member's bytes still in
+			 * out are taken back, and zlib makes them again or not */
+			size_t back = g->member_out < n ? (size_t)g->member_out : n;
+			n -= back;
+			g->member_out -= back;
 			if (gz_redo_with_zlib(g) < 0) {
 				rc = GZ_ERROR;
 				break;

@@ -613,6 +613,63 @@ def event_hand(out):
     write(out, "event", "multiline_value.txt", "line one\nvalue<<ghadelimiter\nline three\r\n")
 
 
+# ---- gzip files (fuzz_gzip: a file starting with the magic is read as it is; any other input
+# is a recipe byte, four bytes of places and a payload) ----
+def gz_member(data, level=6, name=None, extra=None, comment=None, hcrc=False):
+    """One gzip member written field by field (RFC 1952), so that headers gzip.compress never
+    writes (extra fields, comments, a header CRC) are seeds too."""
+    flg = (2 if hcrc else 0) | (4 if extra is not None else 0) | \
+        (8 if name is not None else 0) | (16 if comment is not None else 0)
+    head = b"\x1f\x8b\x08" + bytes([flg]) + b"\0\0\0\0" + b"\0\xff"
+    if extra is not None:
+        head += struct.pack("<H", len(extra)) + extra
+    if name is not None:
+        head += name + b"\0"
+    if comment is not None:
+        head += comment + b"\0"
+    if hcrc:
+        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    c = zlib.compressobj(level, zlib.DEFLATED, -15)
+    body = c.compress(data) + c.flush()
+    return head + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def gzip_hand(out):
+    t = "gzip"
+    text = json.dumps(kineto_trace(), indent=1).encode()
+    one = gz_member(text)
+    write(out, t, "one.gz", one)
+    write(out, t, "members_padding.gz", gz_member(text[:500], 1) + b"\0\0\0" +
+          gz_member(text[500:], 9) + b"\0")
+    write(out, t, "stored.gz", gz_member(text[:2000], 0))
+    write(out, t, "headers.gz", gz_member(text[:800], 6, name=b"trace.json", extra=b"AB\x02\0hi",
+                                        comment=b"made by seeds.py", hcrc=True))
+    write(out, t, "empty_first.gz", gz_member(b"") + gz_member(b"{}"))
+    # headers zlib refuses: a reserved flag (ISA-L ignores it), a header CRC that does not match
+    reserved = bytearray(gz_member(text[:400]))
+    reserved[3] |= 0x40
+    write(out, t, "reserved_flag.gz", bytes(reserved))
+    hcrc = bytearray(gz_member(text[:400], name=b"n", hcrc=True))
+    hcrc[12] ^= 1
+    write(out, t, "header_crc_bad.gz", bytes(hcrc))
+    write(out, t, "cut.gz", one[:len(one) // 2])
+    write(out, t, "cut_trailer.gz", one[:-3])
+    bad = bytearray(one)
+    bad[-6] ^= 1
+    write(out, t, "bad_crc.gz", bytes(bad))
+    bad = bytearray(one)
+    bad[-2] ^= 1
+    write(out, t, "bad_isize.gz", bytes(bad))
+    write(out, t, "garbage_after.gz", one + b"garbage!")
+    write(out, t, "zlib_after.gz", gz_member(text[:300]) + zlib.compress(b"abc"))
+    write(out, t, "lone_magic.gz", gz_member(text[:300]) + b"\x1f\x8b")
+    # recipes: the first byte's bits (fuzz_gzip.c), four bytes of places, the payload
+    write(out, t, "recipe_two_padded.bin", bytes([0x03 | 0x40, 90, 1, 0, 7]) + text[:3000])
+    write(out, t, "recipe_flipped.bin", bytes([0x20 | 0x80, 0, 5, 1, 200]) + text[:3000])
+    write(out, t, "recipe_cut_zlib.bin", bytes([0x18 | 0xC0, 17, 0, 0, 0]) + text[:3000])
+    write(out, t, "recipe_garbage.bin", bytes([0x04 | 0x40, 0, 0, 0, 0]) + text[:200])
+
+
 def hand(out, root):
     github_hand(out)
     wandb_hand(out)
@@ -622,6 +679,7 @@ def hand(out, root):
     thresholds_hand(out, root)
     marin_hand(out)
     history_hand(out)
+    gzip_hand(out)
 
 
 # ---- seeds cut from real profiles ----

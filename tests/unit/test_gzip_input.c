@@ -1,11 +1,12 @@
 /*
  * The gzip byte source (src/read/input.c), serial (threads 1) and pipelined (a worker inflating
- * ahead), against a reference made here with zlib alone: the bytes it serves, how the stream
- * ends (clean, truncated) and the message of a corrupt one must be the reference's exactly.
- * ISA-L builds hand members they cannot finish to zlib; this file holds them to zlib's words, so
- * the same test passes unchanged on the zlib build (make ISAL=0). Every read also hashes the
- * file as it goes (rd_in_open_hashing), and its digest must be the whole file's however the read
- * ended: cut, corrupt, read again by zlib, or left after its first chunk.
+ * ahead), against a reference made with zlib alone (gz_reference.h): the bytes it serves, how the
+ * stream ends (clean, truncated) and the message of a corrupt one must be the reference's
+ * exactly. ISA-L builds hand members they cannot finish to zlib; this file holds them to zlib's
+ * words, so the same test passes unchanged on the zlib build (make ISAL=0). Every read also
+ * hashes the file as it goes (rd_in_open_hashing), and its digest must be the whole file's
+ * however the read ended: cut, corrupt, read again by zlib, or left after its first chunk.
+ * tests/fuzz/fuzz_gzip.c holds the source to the same reference on files a fuzzer makes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <zlib.h>
 
 #include "../../src/read/read.h"
+#include "gz_reference.h"
 #include "helpers.h"
 
 static int setup(void **state)
@@ -35,14 +37,15 @@ static int teardown(void **state)
 	return th_dir_remove();
 }
 
-/* How a read ended, and what it served. */
-enum end { END_CLEAN, END_TRUNCATED, END_ERROR };
+/* What a read served, and the digest it took of the file. */
 struct result {
-	struct pg_buf bytes;
-	enum end end;
-	char msg[512];
+	struct gzref_result z;
 	char sha256[65]; /* the reader's digest of the file */
 };
+#define RESULT_INIT                                                                                \
+	{                                                                                          \
+		{PG_BUF_INIT, GZREF_CLEAN, ""}, ""                                                 \
+	}
 
 /* Trace-like JSON text of about n bytes: compressible, but not one repeated line. */
 static void json_text(struct pg_buf *b, size_t n)
@@ -64,59 +67,7 @@ static void json_text(struct pg_buf *b, size_t n)
 /* One gzip member of data[0, n), as gzip writes it (no name, no time). */
 static void gz_member(struct pg_buf *out, const void *data, size_t n, int level)
 {
-	z_stream z;
-
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	size_t bound = deflateBound(&z, n);
-	pg_buf_grow(out, bound);
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)n;
-	z.next_out = (Bytef *)out->ptr + out->len;
-	z.avail_out = (uInt)bound;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	out->len += bound - z.avail_out;
-	deflateEnd(&z);
-}
-
-/* The reference: zlib over the whole file, members followed, zero padding skipped. */
-static void reference(const unsigned char *gz, size_t n, struct result *r)
-{
-	z_stream z;
-	unsigned char out[65536];
-	size_t at = 0;
-
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(inflateInit2(&z, 15 + 32), Z_OK);
-	r->end = END_CLEAN;
-	for (;;) {
-		while (at < n && gz[at] == 0)
-			at++;
-		if (at == n)
-			break;
-		inflateReset(&z);
-		z.next_in = (Bytef *)gz + at;
-		z.avail_in = (uInt)(n - at);
-		int zrc;
-		do {
-			z.next_out = out;
-			z.avail_out = sizeof(out);
-			zrc = inflate(&z, Z_NO_FLUSH);
-			pg_buf_add(&r->bytes, out, sizeof(out) - z.avail_out);
-		} while (zrc == Z_OK && (z.avail_in > 0 || z.avail_out == 0));
-		at = n - z.avail_in;
-		if (zrc == Z_STREAM_END)
-			continue;
-		if (zrc == Z_OK || zrc == Z_BUF_ERROR) {
-			r->end = END_TRUNCATED;
-			break;
-		}
-		r->end = END_ERROR;
-		snprintf(r->msg, sizeof(r->msg), "corrupt gzip data at compressed byte %llu (%s)",
-			 (unsigned long long)at, z.msg ? z.msg : "inflate error");
-		break;
-	}
-	inflateEnd(&z);
+	assert_int_equal(gzref_member(out, data, n, level), 0);
 }
 
 /* The byte source over the file, on `threads`, hashing it; with chunks > 0 the
@@ -129,59 +80,49 @@ static void served(const char *path, int threads, int chunks, struct result *r)
 	assert_int_equal(rd_in_open_hashing(&in, path, threads, 1), 0);
 	assert_true(rd_in_is_gzip(&in));
 	while ((rc = rd_in_refill(&in)) > 0) {
-		assert_int_equal(in.chunk_off, r->bytes.len);
-		pg_buf_add(&r->bytes, in.p, (size_t)(in.end - in.p));
+		assert_int_equal(in.chunk_off, r->z.bytes.len);
+		pg_buf_add(&r->z.bytes, in.p, (size_t)(in.end - in.p));
 		if (--chunks == 0)
 			break;
 	}
-	r->end = rc < 0 ? END_ERROR : in.truncated ? END_TRUNCATED : END_CLEAN;
+	r->z.end = rc < 0 ? GZREF_ERROR : in.truncated ? GZREF_TRUNCATED : GZREF_CLEAN;
 	if (rc < 0)
-		snprintf(r->msg, sizeof(r->msg), "%s", pg_error_last());
+		snprintf(r->z.msg, sizeof(r->z.msg), "%s", pg_error_last());
 	assert_int_equal(rd_in_sha256(&in, path, r->sha256), 1);
 	rd_in_close(&in);
 }
 
-/* The SHA-256 of the bytes, by the portable code (not the reader's OpenSSL). */
-static void sha256_of(const struct pg_buf *b, char hex[65])
-{
-	struct pg_sha256 sha;
-
-	pg_sha256_init(&sha);
-	pg_sha256_update(&sha, b->ptr, b->len);
-	pg_sha256_hex(&sha, hex);
-}
-
 /* Write the file, then hold both sources to the reference; returns the reference's end. */
-static enum end same_as_zlib(const char *name, const struct pg_buf *gz)
+static enum gzref_end same_as_zlib(const char *name, const struct pg_buf *gz)
 {
 	char path[512];
-	struct result want = {PG_BUF_INIT, END_CLEAN, "", ""};
+	struct result want = RESULT_INIT;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", th_dir, name);
 	assert_non_null(f = fopen(path, "wb"));
 	assert_int_equal(fwrite(gz->ptr, 1, gz->len, f), gz->len);
 	assert_int_equal(fclose(f), 0);
-	reference((const unsigned char *)gz->ptr, gz->len, &want);
-	sha256_of(gz, want.sha256);
+	assert_int_equal(gzref_inflate((const unsigned char *)gz->ptr, gz->len, &want.z), 0);
+	gzref_sha256(gz->ptr, gz->len, want.sha256);
 	for (int threads = 1; threads <= 2; threads++) {
-		struct result got = {PG_BUF_INIT, END_CLEAN, "", ""};
+		struct result got = RESULT_INIT;
 		served(path, threads, 0, &got);
 		if (strcmp(got.sha256, want.sha256) != 0)
 			fail_msg("%s, %d thread(s): hashed %s, the file's SHA-256 is %s", name,
 				 threads, got.sha256, want.sha256);
-		if (got.end != want.end || strcmp(got.msg, want.msg) != 0)
+		if (got.z.end != want.z.end || strcmp(got.z.msg, want.z.msg) != 0)
 			fail_msg("%s, %d thread(s): ended %d '%s', zlib ends %d '%s'", name,
-				 threads, got.end, got.msg, want.end, want.msg);
-		if (got.bytes.len != want.bytes.len ||
-		    memcmp(got.bytes.ptr, want.bytes.ptr, got.bytes.len) != 0)
+				 threads, got.z.end, got.z.msg, want.z.end, want.z.msg);
+		if (got.z.bytes.len != want.z.bytes.len ||
+		    memcmp(got.z.bytes.ptr, want.z.bytes.ptr, got.z.bytes.len) != 0)
 			fail_msg(
 			    "%s, %d thread(s): %zu bytes served, zlib makes %zu (or they differ)",
-			    name, threads, got.bytes.len, want.bytes.len);
-		pg_buf_release(&got.bytes);
+			    name, threads, got.z.bytes.len, want.z.bytes.len);
+		pg_buf_release(&got.z.bytes);
 	}
-	pg_buf_release(&want.bytes);
-	return want.end;
+	pg_buf_release(&want.z.bytes);
+	return want.z.end;
 }
 
 /* ---- tests ---- */
@@ -209,7 +150,7 @@ static void whole_streams(void **state)
 	struct pg_buf gz = PG_BUF_INIT;
 
 	(void)state;
-	assert_int_equal(same_as_zlib("one.gz", &one), END_CLEAN);
+	assert_int_equal(same_as_zlib("one.gz", &one), GZREF_CLEAN);
 	/* members as `cat a.gz b.gz c.gz` makes, zero padding between and after, a stored one */
 	size_t third = json.len / 3;
 	gz_member(&gz, json.ptr, third, 1);
@@ -217,12 +158,12 @@ static void whole_streams(void **state)
 	gz_member(&gz, json.ptr + third, third, 0);
 	gz_member(&gz, json.ptr + 2 * third, json.len - 2 * third, 9);
 	pg_buf_add(&gz, "\0\0", 2);
-	assert_int_equal(same_as_zlib("members.gz", &gz), END_CLEAN);
+	assert_int_equal(same_as_zlib("members.gz", &gz), GZREF_CLEAN);
 	/* an empty member, then a small one */
 	gz.len = 0;
 	gz_member(&gz, "", 0, 6);
 	gz_member(&gz, "{}", 2, 6);
-	assert_int_equal(same_as_zlib("empty_first.gz", &gz), END_CLEAN);
+	assert_int_equal(same_as_zlib("empty_first.gz", &gz), GZREF_CLEAN);
 	pg_buf_release(&gz);
 }
 
@@ -235,16 +176,16 @@ static void cut_streams_are_truncated(void **state)
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		gz.len = 0;
 		pg_buf_add(&gz, one.ptr, cuts[i]);
-		assert_int_equal(same_as_zlib("cut.gz", &gz), END_TRUNCATED);
+		assert_int_equal(same_as_zlib("cut.gz", &gz), GZREF_TRUNCATED);
 	}
 	/* a second member cut in its header, and a lone gzip magic after a whole member */
 	gz.len = 0;
 	pg_buf_add(&gz, one.ptr, one.len);
 	pg_buf_add(&gz, one.ptr, 5);
-	assert_int_equal(same_as_zlib("second_cut.gz", &gz), END_TRUNCATED);
+	assert_int_equal(same_as_zlib("second_cut.gz", &gz), GZREF_TRUNCATED);
 	gz.len = one.len + 2;
 	memcpy(gz.ptr + one.len, "\x1f\x8b", 2);
-	assert_int_equal(same_as_zlib("lone_magic.gz", &gz), END_TRUNCATED);
+	assert_int_equal(same_as_zlib("lone_magic.gz", &gz), GZREF_TRUNCATED);
 	pg_buf_release(&gz);
 }
 
@@ -256,30 +197,30 @@ static void corrupt_streams_say_what_zlib_says(void **state)
 	/* the CRC-32 and the length in the trailer, after megabytes served */
 	pg_buf_add(&gz, one.ptr, one.len);
 	gz.ptr[one.len - 6] ^= 1;
-	assert_int_equal(same_as_zlib("crc.gz", &gz), END_ERROR);
+	assert_int_equal(same_as_zlib("crc.gz", &gz), GZREF_ERROR);
 	gz.ptr[one.len - 6] ^= 1;
 	gz.ptr[one.len - 2] ^= 1;
-	assert_int_equal(same_as_zlib("isize.gz", &gz), END_ERROR);
+	assert_int_equal(same_as_zlib("isize.gz", &gz), GZREF_ERROR);
 	gz.ptr[one.len - 2] ^= 1;
 	/* deflate data flipped at several places; the compression method */
 	size_t at[] = {one.len / 2, one.len / 5, 30};
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 		gz.ptr[at[i]] ^= 0x5a;
-		assert_int_not_equal(same_as_zlib("flipped.gz", &gz), END_CLEAN);
+		assert_int_not_equal(same_as_zlib("flipped.gz", &gz), GZREF_CLEAN);
 		gz.ptr[at[i]] ^= 0x5a;
 	}
 	gz.ptr[2] = 7;
-	assert_int_equal(same_as_zlib("method.gz", &gz), END_ERROR);
+	assert_int_equal(same_as_zlib("method.gz", &gz), GZREF_ERROR);
 	gz.ptr[2] = 8;
 	/* trailing garbage after a whole member; a zlib stream after one is read on */
 	pg_buf_add(&gz, "garbage!", 8);
-	assert_int_equal(same_as_zlib("garbage.gz", &gz), END_ERROR);
+	assert_int_equal(same_as_zlib("garbage.gz", &gz), GZREF_ERROR);
 	gz.len = one.len;
 	uLongf zn = compressBound(3);
 	pg_buf_grow(&gz, zn);
 	assert_int_equal(compress((Bytef *)gz.ptr + gz.len, &zn, (const Bytef *)"abc", 3), Z_OK);
 	gz.len += zn;
-	assert_int_equal(same_as_zlib("then_zlib.gz", &gz), END_CLEAN);
+	assert_int_equal(same_as_zlib("then_zlib.gz", &gz), GZREF_CLEAN);
 	pg_buf_release(&gz);
 }
 
@@ -294,13 +235,13 @@ static void digest_of_a_read_left_early(void **state)
 	assert_non_null(f = fopen(path, "wb"));
 	assert_int_equal(fwrite(one.ptr, 1, one.len, f), one.len);
 	assert_int_equal(fclose(f), 0);
-	sha256_of(&one, want);
+	gzref_sha256(one.ptr, one.len, want);
 	for (int threads = 1; threads <= 2; threads++) {
-		struct result got = {PG_BUF_INIT, END_CLEAN, "", ""};
+		struct result got = RESULT_INIT;
 		served(path, threads, 1, &got);
-		assert_true(got.bytes.len < json.len);
+		assert_true(got.z.bytes.len < json.len);
 		assert_string_equal(got.sha256, want);
-		pg_buf_release(&got.bytes);
+		pg_buf_release(&got.z.bytes);
 	}
 	/* a source that does not hash says so, and a plain file is no gzip source */
 	struct rd_in in;
