@@ -93,28 +93,20 @@ struct hview {
 };
 
 /*
- * Files whose host threads the host view leaves out: an XPlane capture with
- * device work and no host step marker. summarize does not decode those
- * threads (read.h host_markers_only: on a TPU capture they are most of the
- * file), so whether it had would change nothing: the view is the same
- * however the file was read.
+ * Files whose host threads the host view leaves out: the XPlane reader's
+ * rule (trace_file.host_threads_aside: a line besides host threads, no step
+ * marker named in the metadata). summarize does not decode those threads
+ * (read.h host_markers_only: on a TPU capture they are most of the file), so
+ * whether it had would change nothing: the view is the same however the file
+ * was read.
  */
 static uint8_t *unread_files(const struct az *z)
 {
 	const struct trace *t = z->t;
-	uint8_t *skip = pg_xcalloc(t->n_files + 1, 1), *marked = pg_xcalloc(t->n_files + 1, 1);
+	uint8_t *skip = pg_xcalloc(t->n_files + 1, 1);
 
-	for (int k = 0; k < MARK_KINDS; k++)
-		for (uint32_t i = 0; i < z->f.mark[k].n; i++) {
-			uint32_t f = z->track_file[trace_event_at(t, z->f.mark[k].v[i])->track];
-			if (f != UINT32_MAX)
-				marked[f] = 1;
-		}
-	for (uint32_t d = 0; d < z->n_devs; d++) {
-		uint32_t f = z->devs[d].file;
-		skip[f] = t->files[f].format == TRACE_FMT_XPLANE && !marked[f];
-	}
-	free(marked);
+	for (uint32_t f = 0; f < t->n_files; f++)
+		skip[f] = (uint8_t)t->files[f].host_threads_aside;
 	return skip;
 }
 

@@ -459,27 +459,35 @@ static int run_jobs(struct xp *x, struct jobs *js, int threads)
 }
 
 /*
- * With host_markers_only, a file whose planes name no step-marker stat or
- * event has nothing on its host threads that the caller reads: their events
- * stay counted (and their framing checked by count_line) but undecoded. On a
- * TPU capture they are most of the file. A file with no device line at all
- * (a host-only capture, JAX on the CPU) keeps them: they are all it has.
+ * A file whose planes name no step-marker stat or event, and that has a line
+ * other than a host thread's, has nothing on its host threads that a summary
+ * reads: the host view leaves them out (trace_file.host_threads_aside, read
+ * by analyze/host.c, so that it is one rule however the file was read). A
+ * file with no such line (a host-only capture, JAX on the CPU) keeps them:
+ * they are all it has.
  */
-static void drop_host_jobs(struct xp *x, struct xp **pcs, uint32_t n_pcs, struct jobs *js)
+static int host_threads_aside(const struct xp *x, struct xp **pcs, uint32_t n_pcs,
+			      const struct jobs *js)
+{
+	for (uint32_t i = 0; i < n_pcs; i++)
+		if (pcs[i]->marker_meta)
+			return 0;
+	for (uint32_t i = 0; i < js->n; i++)
+		if (x->t->tracks[js->v[i].track].kind != TRACE_TRACK_HOST_THREAD)
+			return 1;
+	return 0;
+}
+
+/*
+ * With host_markers_only, the host threads of a file whose threads are set
+ * aside stay counted (and their framing checked by count_line) but
+ * undecoded. On a TPU capture they are most of the file.
+ */
+static void drop_host_jobs(struct xp *x, struct jobs *js)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint32_t kept = 0;
 
-	int device_work = 0;
-
-	for (uint32_t i = 0; i < n_pcs; i++)
-		if (pcs[i]->marker_meta)
-			return;
-	/* a host-only capture (JAX on the CPU): its host threads are the summary */
-	for (uint32_t i = 0; i < js->n; i++)
-		device_work |= x->t->tracks[js->v[i].track].kind != TRACE_TRACK_HOST_THREAD;
-	if (!device_work)
-		return;
 	for (uint32_t i = 0; i < js->n; i++) {
 		struct job *j = &js->v[i];
 		if (x->t->tracks[j->track].kind != TRACE_TRACK_HOST_THREAD) {
@@ -629,8 +637,9 @@ static int decode_space(struct xp *x, int threads)
 			goto out;
 	if (memory_samples(x, &js, threads))
 		goto out;
-	if (x->t->host_markers_only)
-		drop_host_jobs(x, pcs, n_pcs, &js);
+	x->t->files[x->file].host_threads_aside = host_threads_aside(x, pcs, n_pcs, &js);
+	if (x->t->host_markers_only && x->t->files[x->file].host_threads_aside)
+		drop_host_jobs(x, &js);
 	rc = run_jobs(x, &js, threads);
 out:
 	for (uint32_t i = 0; i < js.n; i++)

@@ -170,7 +170,11 @@ struct trace_file {
 	uint32_t declared_devices; /* devices the file lists (deviceProperties, planes) */
 	uint64_t aggregate_events; /* XPlane num_occurrences events: counted, not placed */
 	uint64_t undecoded_events; /* host-thread events counted, not decoded (host_markers_only) */
-	int64_t profile_start_ns;  /* epoch ns from XPlane Task Environment; 0 when absent */
+	/* XPlane: a line that is not a host thread (a device's streams, ops, steps, any
+	 * other), and no step-marker name in the metadata: the host view leaves this
+	 * file's host threads out, and summarize does not decode them (read/xplane.c) */
+	int host_threads_aside;
+	int64_t profile_start_ns; /* epoch ns from XPlane Task Environment; 0 when absent */
 	int64_t profile_stop_ns;
 	char *host;		    /* host name (XSpace hostnames or the file name) */
 	char sha256[65];	    /* hex digest of the file's bytes, when computed */
