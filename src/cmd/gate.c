@@ -350,7 +350,7 @@ int cmd_gate_run(const struct cmd_gate_job *job)
 	const char **inputs = pg_xcalloc(nb + nc, sizeof(char *));
 	const char *outputs[] = {job->json_out, job->report_out, job->baseline_summary_out,
 				 job->candidate_summary_out};
-	struct cmd_stdin sin = {NULL};
+	struct cmd_stdin sin = {0};
 	int rc, filling = 0;
 
 	summary_init(&window_b);

@@ -460,7 +460,7 @@ static void readout_json(struct pg_json *j, const struct readout *r)
 int cmd_inspect(int argc, char **argv)
 {
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
-	struct cmd_stdin in = {NULL};
+	struct cmd_stdin in = {0};
 	struct trace t;
 	struct source_set src;
 	struct pg_buf out = PG_BUF_INIT;

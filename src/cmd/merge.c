@@ -33,7 +33,7 @@ int cmd_merge(int argc, char **argv)
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct summary *in = NULL, out;
 	struct pg_buf buf = PG_BUF_INIT;
-	struct cmd_stdin sin = {NULL};
+	struct cmd_stdin sin = {0};
 	int n_pos, rc = PG_EXIT_OK, n_read = 0;
 
 	opt_out = NULL;

@@ -188,7 +188,7 @@ int cmd_publish(int argc, char **argv)
 		rc = cmd_error(PG_EXIT_USAGE);
 	} else {
 		const char *inputs[2] = {pos[0], opt_report};
-		struct cmd_stdin in = {NULL};
+		struct cmd_stdin in = {0};
 		rc = cmd_stdin_take("publish", inputs, opt_report ? 2 : 1, &in);
 		if (rc)
 			rc = cmd_error(rc == PG_EUSAGE ? PG_EXIT_USAGE : PG_EXIT_INPUT);

@@ -223,7 +223,7 @@ int cmd_query(int argc, char **argv)
 	struct summary s;
 	struct report_query q;
 	struct pg_buf out = PG_BUF_INIT;
-	struct cmd_stdin in = {NULL};
+	struct cmd_stdin in = {0};
 	char sha[65], *arg = NULL;
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 

@@ -33,7 +33,7 @@ int cmd_report(int argc, char **argv)
 	const char **pos = pg_xcalloc((size_t)argc + 1, sizeof(char *));
 	struct summary s;
 	struct pg_buf out = PG_BUF_INIT;
-	struct cmd_stdin in = {NULL};
+	struct cmd_stdin in = {0};
 	char sha[65];
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 

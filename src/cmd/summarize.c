@@ -216,7 +216,7 @@ int cmd_summarize(int argc, char **argv)
 	struct summary s;
 	struct analyze_options ao;
 	struct pg_buf out = PG_BUF_INIT;
-	struct cmd_stdin in = {NULL};
+	struct cmd_stdin in = {0};
 	int n_pos, rc = PG_EXIT_OK, threads = 0;
 
 	opt_out = opt_warmup = opt_capture = opt_threads = opt_label = NULL;
