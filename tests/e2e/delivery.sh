@@ -67,11 +67,11 @@ one_line "a local remote, branch h beside h/one" 5 "refs/heads/h/one exists ther
 
 # ---- a branch of 120,000 objects (120 MB, no deltas): local remotes are read in place ----
 bulk_branch "$T/srv-big/big.git"
-pge PROFGATE_HISTORY_TIMEOUT_S=1 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" history \
-	append --repo "$T/srv-big/big.git" "$T/v.json"
-# exit 0 is the proof that the append fit its 1 s budget (past it, it stops with an error); the
-# wall time is tests/stress/budgets.sh's
-check "a cold append to a local remote of 120 MB within a 1 s budget: exit 0, nothing copied" \
+pge PROFGATE_HISTORY_TIMEOUT_S=60 PROFGATE_CACHE_DIR="$T/bigc" GITHUB_RUN_ID=bulk "$PROFGATE" \
+	history append --repo "$T/srv-big/big.git" "$T/v.json"
+# read in place: nothing of the 120 MB is copied into the cache; that it fits a 1 s budget is
+# tests/stress/budgets.sh's (a wall-clock bound, which a busy machine would fail here)
+check "a cold append to a local remote of 120 MB: exit 0, nothing copied" \
 	eval '[ "$rc" -eq 0 ] && [ "$(du -sk "$T/bigc" | cut -f1)" -lt 1024 ]'
 
 # ---- smart HTTP ----
