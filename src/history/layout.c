@@ -56,25 +56,9 @@ int store_is_gz(const char *name)
 
 int store_gz_deflate(const char *text, size_t len, struct pg_buf *out)
 {
-	z_stream z;
-	uLong bound;
-	int zr;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (pg_buf_add_gzip(out, text, len, 6))
 		return pg_error_set(PG_EIO, "history: cannot compress a shard (zlib)");
-	bound = deflateBound(&z, len);
-	pg_buf_grow(out, bound);
-	z.next_in = (Bytef *)text;
-	z.avail_in = (uInt)len;
-	z.next_out = (Bytef *)out->ptr + out->len;
-	z.avail_out = (uInt)bound;
-	zr = deflate(&z, Z_FINISH);
-	out->len += z.total_out;
-	out->ptr[out->len] = 0;
-	deflateEnd(&z);
-	return zr == Z_STREAM_END ? 0
-				  : pg_error_set(PG_EIO, "history: cannot compress a shard (zlib)");
+	return 0;
 }
 
 /* The text of a gzip file, appended to out; name is for the message. */

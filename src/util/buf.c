@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 char pg_buf_empty[1];
 
@@ -70,6 +71,32 @@ void pg_buf_addf(struct pg_buf *b, const char *fmt, ...)
 	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	b->len += (size_t)n;
+}
+
+int pg_buf_add_gzip(struct pg_buf *b, const void *p, size_t n, int level)
+{
+	z_stream z;
+	uLong bound;
+	int zr;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	bound = deflateBound(&z, (uLong)n);
+	pg_buf_grow(b, bound);
+	z.next_in = (Bytef *)p;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)b->ptr + b->len;
+	z.avail_out = (uInt)bound;
+	zr = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (zr != Z_STREAM_END) {
+		b->ptr[b->len] = '\0';
+		return -1;
+	}
+	b->len += z.total_out;
+	b->ptr[b->len] = '\0';
+	return 0;
 }
 
 void pg_buf_reset(struct pg_buf *b)

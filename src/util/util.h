@@ -153,6 +153,9 @@ void pg_buf_addc(struct pg_buf *b, char c);
 void pg_buf_adds(struct pg_buf *b, const char *s);
 void pg_buf_addf(struct pg_buf *b, const char *fmt, ...) PG_PRINTF(2, 3);
 void pg_buf_reset(struct pg_buf *b);
+/* Append p[0, n) as one gzip member at zlib's level (0-9), as gzip writes it
+ * with no name and no time; 0, or -1 when zlib fails (b as before). */
+int pg_buf_add_gzip(struct pg_buf *b, const void *p, size_t n, int level);
 /* Append s (NULL: nothing) made one terminal line as pg_sanitize_line() does:
  * for names from profiles and files printed to stdout or stderr. */
 void pg_buf_add_line(struct pg_buf *b, const char *s);

@@ -45,9 +45,9 @@ static void cook(const uint8_t *data, size_t size, struct pg_buf *gz)
 	size_t n = size > 5 ? size - 5 : 0,
 	       split = r & R_TWO ? (size > 1 ? data[1] % (n + 1) : 0) : n;
 
-	FUZZ_CHECK(gzref_member(gz, pay, split, R_LEVEL(r)) == 0, "deflate");
+	FUZZ_CHECK(pg_buf_add_gzip(gz, pay, split, R_LEVEL(r)) == 0, "deflate");
 	if (r & R_TWO)
-		FUZZ_CHECK(gzref_member(gz, pay + split, n - split, R_LEVEL(r)) == 0, "deflate");
+		FUZZ_CHECK(pg_buf_add_gzip(gz, pay + split, n - split, R_LEVEL(r)) == 0, "deflate");
 	if (r & R_PAD)
 		pg_buf_add(gz, "\0\0\0", 1 + (size > 2 ? data[2] % 3 : 0));
 	if (r & R_GARBAGE)

@@ -2,8 +2,7 @@
  * tests/unit/gz_reference.h: what the gzip byte source (src/read/input.c) must serve for a file,
  * made here with zlib alone, for tests/unit/test_gzip_input.c and tests/fuzz/fuzz_gzip.c: the
  * bytes, how the stream ends (clean, truncated) and the message of a corrupt one; and the file's
- * SHA-256 by the portable code (not the reader's OpenSSL), which the reader's digest must equal;
- * and gzip members to build files from.
+ * SHA-256 by the portable code (not the reader's OpenSSL), which the reader's digest must equal.
  * Members are followed and zero padding between them skipped, as the reader does; a member that
  * stops before its trailer is truncated; anything zlib rejects is corrupt at the compressed byte
  * where zlib stopped.
@@ -70,28 +69,6 @@ static inline int gzref_inflate(const unsigned char *gz, size_t n, struct gzref_
 	}
 	inflateEnd(&z);
 	return 0;
-}
-
-/* One gzip member of data[0, n) appended to out, as gzip writes it (no name,
- * no time); -1 when zlib fails. */
-static inline int gzref_member(struct pg_buf *out, const void *data, size_t n, int level)
-{
-	z_stream z;
-	int rc;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -1;
-	size_t bound = deflateBound(&z, (uLong)n);
-	pg_buf_grow(out, bound);
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)n;
-	z.next_out = (Bytef *)out->ptr + out->len;
-	z.avail_out = (uInt)bound;
-	rc = deflate(&z, Z_FINISH);
-	out->len += bound - z.avail_out;
-	deflateEnd(&z);
-	return rc == Z_STREAM_END ? 0 : -1;
 }
 
 /* The SHA-256 of n bytes as 64 hex digits. */

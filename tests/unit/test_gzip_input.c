@@ -67,7 +67,7 @@ static void json_text(struct pg_buf *b, size_t n)
 /* One gzip member of data[0, n), as gzip writes it (no name, no time). */
 static void gz_member(struct pg_buf *out, const void *data, size_t n, int level)
 {
-	assert_int_equal(gzref_member(out, data, n, level), 0);
+	assert_int_equal(pg_buf_add_gzip(out, data, n, level), 0);
 }
 
 /* The byte source over the file, on `threads`, hashing it; with chunks > 0 the
