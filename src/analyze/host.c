@@ -8,8 +8,9 @@
  * host view covers the spans of the steady steps' markers, per file: the
  * marker's thread is the step thread, and its wall time is the steps' spans.
  * Without markers it covers the whole capture ("capture"), with no step
- * thread and so no wall, busy or idle time. An XPlane capture with device
- * work and no host marker has no host view (unread_files).
+ * thread and so no wall, busy or idle time. An XPlane capture with a line
+ * besides its host threads and no step marker in its metadata has no host
+ * view (collect).
  *
  * How it works. The filing pass lists, per host thread, its complete events
  * (filing.c): marker events themselves are left out, so the work inside a
@@ -92,39 +93,28 @@ struct hview {
 	uint32_t step_threads;
 };
 
-/*
- * Files whose host threads the host view leaves out: the XPlane reader's
- * rule (trace_file.host_threads_aside: a line besides host threads, no step
- * marker named in the metadata). summarize does not decode those threads
- * (read.h host_markers_only: on a TPU capture they are most of the file), so
- * whether it had would change nothing: the view is the same however the file
- * was read.
- */
-static uint8_t *unread_files(const struct az *z)
-{
-	const struct trace *t = z->t;
-	uint8_t *skip = pg_xcalloc(t->n_files + 1, 1);
-
-	for (uint32_t f = 0; f < t->n_files; f++)
-		skip[f] = (uint8_t)t->files[f].host_threads_aside;
-	return skip;
-}
-
 /* Per host thread, its complete events' indices (markers left out), as the
  * filing pass listed them (filing.c, f.hview): the lists of the threads the
  * view reads are taken over, in track order. Only indices are kept for all
- * threads at once; a thread's events are read when it is accounted. */
+ * threads at once; a thread's events are read when it is accounted.
+ *
+ * The threads of a file the XPlane reader set aside are left out
+ * (trace_file.host_threads_aside: a line besides host threads, no step marker
+ * named in the metadata). summarize does not decode them (read.h
+ * host_markers_only: on a TPU capture they are most of the file), so whether
+ * it had would change nothing: the view is the same however the file was
+ * read. */
 static void collect(struct hview *h)
 {
 	struct az *z = h->z;
 	const struct trace *t = z->t;
 	uint32_t *slot = pg_xmalloc((t->n_tracks + 1) * sizeof(uint32_t));
-	uint8_t *skip = unread_files(z);
 
 	for (uint32_t i = 0; i < t->n_tracks; i++) {
 		uint32_t k = z->hview_of[i];
 		slot[i] = UINT32_MAX;
-		if (k == UINT32_MAX || skip[t->devices[t->tracks[i].device].file])
+		if (k == UINT32_MAX ||
+		    t->files[t->devices[t->tracks[i].device].file].host_threads_aside)
 			continue;
 		slot[i] = h->n_th;
 		h->th = pg_xrealloc(h->th, (h->n_th + 1) * sizeof(*h->th));
@@ -137,7 +127,6 @@ static void collect(struct hview *h)
 		h->n_th_alloc = h->n_th;
 	}
 	h->slot = slot;
-	free(skip);
 }
 
 /* Event x before event y on a thread: by start, the longer first, then by
