@@ -323,6 +323,25 @@ static void j_view(struct pg_json *j, const char *key, const struct sum_breakdow
 	pg_json_obj_end(j);
 }
 
+/* The step thread's split, as the summary's host view has it; null without
+ * a step thread (no host markers, or no host events). */
+static void j_host(struct pg_json *j, const struct sum_host *h)
+{
+	pg_json_key(j, "host");
+	if (!h->window || strcmp(h->window, "steps") != 0) {
+		pg_json_null(j);
+		return;
+	}
+	pg_json_obj_begin(j);
+	j_num(j, "wall_us_per_step", h->wall_us_per_step, 3, 1);
+	j_num(j, "busy_us_per_step", h->busy_us_per_step, 3, 1);
+	j_num(j, "idle_us_per_step", h->idle_us_per_step, 3, 1);
+	j_num(j, "busy_share", h->busy_share, 4, 1);
+	j_num(j, "python_us_per_step", h->python_us_per_step, 3, 1);
+	j_num(j, "launch_us_per_step", h->launch_us_per_step, 3, 1);
+	pg_json_obj_end(j);
+}
+
 static void j_collective(struct pg_json *j, const struct sum_collective *c)
 {
 	pg_json_obj_begin(j);
@@ -356,6 +375,7 @@ static void j_answer(struct pg_json *j, const struct pick *p)
 		j_view(j, "worst", &s->worst);
 		j_str(j, "worst_collective", p->worst ? p->worst->kind : NULL);
 		j_str(j, "lowest_busbw_collective", p->low ? p->low->kind : NULL);
+		j_host(j, &s->host);
 		pg_json_key(j, "collectives");
 		pg_json_arr_begin(j);
 		for (uint32_t k = 0; k < p->n; k++)
@@ -534,12 +554,42 @@ static void t_gap(struct pg_buf *b, const struct pick *p, const struct sum_gap *
 	pg_buf_addc(b, '\n');
 }
 
+/* The step thread's split, when there is a step thread: for a host profile
+ * (no device) the only split there is, and beside a device's it tells a
+ * host that keeps the devices waiting. */
+static void t_host(struct pg_buf *b, const struct sum_host *h)
+{
+	if (!h->window || strcmp(h->window, "steps") != 0 || h->busy_share < 0)
+		return;
+	pg_buf_adds(b, "host step thread: busy ");
+	report_time(b, h->busy_us_per_step);
+	pg_buf_adds(b, " of its ");
+	report_time(b, h->wall_us_per_step);
+	pg_buf_adds(b, " wall per step (");
+	t_share(b, h->busy_share);
+	pg_buf_adds(b, "), idle ");
+	report_time(b, h->idle_us_per_step);
+	if (h->python_us_per_step > 0) {
+		pg_buf_adds(b, "; Python frames ");
+		report_time(b, h->python_us_per_step);
+		pg_buf_adds(b, " per step");
+	}
+	if (h->launch_us_per_step > 0) {
+		pg_buf_adds(b, "; launch calls ");
+		report_time(b, h->launch_us_per_step);
+		pg_buf_adds(b, " per step");
+	}
+	pg_buf_addc(b, '\n');
+}
+
 static void t_breakdown(struct pg_buf *b, const struct pick *p)
 {
 	const struct summary *s = p->s;
 	const struct sum_breakdown_view *m = &s->mean;
 
-	if (!p->dominant) {
+	if (!p->dominant && summary_host_basis(s)) {
+		pg_buf_adds(b, "no device work (a host profile): no device time split\n");
+	} else if (!p->dominant) {
 		pg_buf_adds(b, "no device has a steady window: no time split\n");
 	} else {
 		pg_buf_addf(b, "%s dominates: compute ", p->dominant);
@@ -552,6 +602,7 @@ static void t_breakdown(struct pg_buf *b, const struct pick *p)
 		t_share(b, m->idle_share);
 		pg_buf_adds(b, " (mean over the devices)\n");
 	}
+	t_host(b, &s->host);
 	const struct sum_collective *c = p->worst;
 	if (!c) {
 		pg_buf_adds(b, "no collectives\n");
@@ -631,11 +682,18 @@ int report_query_text(const struct summary *s, const struct report_query *q, str
 		} else {
 			pg_buf_addf(out, "%u gaps, largest first:\n", p.matched);
 		}
+		if (!p.matched && summary_host_basis(s))
+			pg_buf_adds(out, "(a gap is idle device time; a host profile has none: the "
+					 "step thread's idle time is in 'query breakdown')\n");
 		for (uint32_t k = 0; k < p.n; k++)
 			t_gap(out, &p, p.v[k]);
 		break;
 	case REPORT_Q_REGIONS:
 		pg_buf_addf(out, "%u regions (inclusive time per step):\n", p.n);
+		if (!s->n_regions && summary_host_basis(s))
+			pg_buf_adds(out,
+				    "(regions are the scopes of device records; a host profile "
+				    "has none: 'query ops' lists the host's ops)\n");
 		for (uint32_t k = 0; k < p.n; k++) {
 			const struct sum_region *r = p.v[k];
 			const char *leaf = strrchr(r->path, '/');

@@ -69,6 +69,14 @@ for path in sys.argv[2:]:
             same("breakdown." + v, x[v], s["breakdown"][v], list(x[v]))
         for c in x["collectives"]:
             same("collective", c, colls[c["kind"]], ["count_per_step", "us_per_step", "bytes_per_step", "busbw_gbps"])
+        h = s["host"]
+        if h["window"] != "steps":
+            if x["host"] is not None:
+                bad.append("breakdown.host %r without a step thread" % (x["host"],))
+        else:
+            same("breakdown.host", x["host"], h, list(x["host"]))
+            if sorted(x["host"]) != sorted(["wall_us_per_step", "busy_us_per_step", "idle_us_per_step", "busy_share", "python_us_per_step", "launch_us_per_step"]):
+                bad.append("breakdown.host keys %r" % sorted(x["host"]))
         worst = max(s["collectives"], key=lambda c: (c["us_per_step"], [-ord(ch) for ch in c["kind"]]), default=None)
         if (worst and worst["kind"]) != x["worst_collective"]:
             bad.append("worst_collective %r, want %r" % (x["worst_collective"], worst and worst["kind"]))
@@ -161,6 +169,33 @@ for topic in ops breakdown gaps regions next; do
 		diag_file "$T/err"
 	fi
 done
+
+# A host profile (a CPU run: no device work): the step thread's split is its breakdown, and
+# gaps and regions, which are the devices', say why they are empty.
+HOSTP=$TOP/tests/data/host/legacy/base-1.pt.trace.json.gz
+pg summarize "$HOSTP" -o "$T/h.json"
+ask "$T/h.json" h >"$T/why"
+if [ "$rc" -eq 0 ] && [ ! -s "$T/why" ]; then
+	ok "the six questions on a host profile: answered, deterministic, the summary's numbers"
+else
+	not_ok "the six questions on a host profile: answered, deterministic, the summary's numbers"
+	diag_file "$T/why" 10
+fi
+pg query "$T/h.json" breakdown
+cp "$T/out" "$T/h.breakdown.txt"
+pg query "$T/h.json" breakdown --json
+pycheck "breakdown of a host profile: the step thread's busy and idle time, the summary's numbers" \
+	"a = json.load(open('$T/out'))['answer']; h = json.load(open('$T/h.json'))['host']; t = open('$T/h.breakdown.txt').read()" \
+	"a['dominant'] is None and a['host']['busy_share'] == h['busy_share'] > 0" \
+	"a['host']['idle_us_per_step'] == h['idle_us_per_step']" \
+	"t.startswith('no device work (a host profile)')" \
+	"'host step thread: busy ' in t and ' (%.1f%%), idle ' % (100 * h['busy_share']) in t"
+pg query "$T/h.json" gaps
+check "gaps of a host profile: none, and why" sh -c '[ '"$rc"' -eq 0 ] && grep -q "^0 gaps" "$1" && grep -q "a host profile has none" "$1"' _ "$T/out"
+pg query "$T/h.json" regions
+check "regions of a host profile: none, and why" sh -c '[ '"$rc"' -eq 0 ] && grep -q "^0 regions" "$1" && grep -q "a host profile has none" "$1"' _ "$T/out"
+pg query "$T/b.json" breakdown
+check "a device profile's breakdown names its host step thread too" sh -c 'grep -q "^compute dominates" "$1" && grep -q "^host step thread: busy " "$1"' _ "$T/out"
 
 pg query "$T/b.json" ops --family norm --top 3 --json
 pycheck "ops --family norm --top 3: three norm ops, the largest" "a = json.load(open('$T/out'))['answer']" \
