@@ -797,6 +797,16 @@ static void candidates(struct summary *s)
 			      "step in launch calls, %.0f%% of the devices' %.3f us of work",
 			      100 * s->mean.idle_share, s->host.launch_us_per_step,
 			      100 * s->host.launch_us_per_step / dev_busy, dev_busy);
+	/* a host profile has no device to wait: its step thread waits, between
+	 * its ops (input, a lock, a sleep, Python the profiler did not trace) */
+	if (steady_host && summary_host_basis(s) && s->host.busy_share >= 0 &&
+	    1 - s->host.busy_share >= 0.15)
+		add_candidate(
+		    s, "host-idle", "Find why the step thread waits between its ops",
+		    "the step thread is idle %.1f%% of its %.3f us wall per step (%.3f us "
+		    "between its ops)",
+		    100 * (1 - s->host.busy_share), s->host.wall_us_per_step,
+		    s->host.idle_us_per_step);
 	if (s->steady.count >= 4 && s->steady.median_us > 0 &&
 	    s->steady.p90_us / s->steady.median_us >= 1.4)
 		add_candidate(s, "step-jitter", "Make step time steady",

@@ -194,6 +194,27 @@ pg query "$T/h.json" gaps
 check "gaps of a host profile: none, and why" sh -c '[ '"$rc"' -eq 0 ] && grep -q "^0 gaps" "$1" && grep -q "a host profile has none" "$1"' _ "$T/out"
 pg query "$T/h.json" regions
 check "regions of a host profile: none, and why" sh -c '[ '"$rc"' -eq 0 ] && grep -q "^0 regions" "$1" && grep -q "a host profile has none" "$1"' _ "$T/out"
+# A host profile made here: six 10 ms steps, each 5 ms of aten::mm and 1 ms of aten::add_ with
+# 4 ms between and after them. What to try next: the step thread's waits (the host's ops are
+# every thread's, so none is the step's dominant op).
+python3 -c '
+import json, sys
+ev = []
+for i in range(6):
+    t = i * 10000
+    ev.append({"name": "ProfilerStep#%d" % (i + 1), "ph": "X", "ts": t, "dur": 10000, "pid": "CPU functions", "tid": 1, "args": {}})
+    ev.append({"name": "aten::mm", "ph": "X", "ts": t + 100, "dur": 5000, "pid": "CPU functions", "tid": 1, "args": {}})
+    ev.append({"name": "aten::add_", "ph": "X", "ts": t + 5200, "dur": 1000, "pid": "CPU functions", "tid": 1, "args": {}})
+json.dump(ev, open(sys.argv[1], "w"))' "$T/idle.json"
+pg summarize "$T/idle.json" -o "$T/idle.sum.json"
+pycheck "a host profile's candidates: a step thread idle 40 % of its wall" \
+	"s = json.load(open('$T/idle.sum.json')); c = {x['id']: x for x in s['candidates']}; h = s['host']" \
+	"s['identity']['basis'] == 'profgate.host/1' and h['busy_share'] == 0.6" \
+	"sorted(c) == ['host-idle']" \
+	"'idle 40.0% of its 10000.000 us wall per step (4000.000 us between its ops)' in c['host-idle']['evidence']"
+pycheck "the host fixture's CPU training run: its step thread is not idle, no candidate" \
+	"s = json.load(open('$T/h.json')); c = [x['id'] for x in s['candidates']]" \
+	"c == [] and 1 - s['host']['busy_share'] < 0.15"
 pg query "$T/b.json" breakdown
 check "a device profile's breakdown names its host step thread too" sh -c 'grep -q "^compute dominates" "$1" && grep -q "^host step thread: busy " "$1"' _ "$T/out"
 
