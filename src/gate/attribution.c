@@ -98,7 +98,7 @@ static void part_change(const struct gate_result *r, const struct gate_attr_ctx 
 	free(metric);
 }
 
-static const struct sum_family *find_family(const struct summary *s, const char *name)
+const struct sum_family *gate_find_family(const struct summary *s, const char *name)
 {
 	uint32_t n;
 	const struct sum_family *f = summary_step_families(s, &n);
@@ -292,14 +292,14 @@ void gate_attribute(struct gate_result *r, const struct gate_attr_ctx *t)
 	if (n > 1)
 		qsort(d, n, sizeof(*d), cmp_op_delta);
 	for (uint32_t i = 0; i < nbf; i++) {
-		const struct sum_family *f = &bf[i], *x = find_family(c, f->family);
+		const struct sum_family *f = &bf[i], *x = gate_find_family(c, f->family);
 		part_change(r, t, "family", f->family, f->us_per_step, x ? x->us_per_step : 0, &ch);
 		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,
 			 family_detail(d, n, f->family, dir), NULL);
 	}
 	for (uint32_t i = 0; nbf && i < ncf; i++) {
 		const struct sum_family *f = &cf[i];
-		if (find_family(b, f->family))
+		if (gate_find_family(b, f->family))
 			continue;
 		part_change(r, t, "family", f->family, 0, f->us_per_step, &ch);
 		add_attr(r, &need, GATE_ATTR_FAMILY, f->family, &ch,

@@ -1126,7 +1126,7 @@ void gate_compare_runs(const struct gate_side *gb, const struct gate_side *gc,
 		goto out;
 	}
 	gate_runs_note_set_aside(r);
-	gate_runs_slowed(r, in->noise);
+	gate_runs_slowed(r, (const struct gate_side *const[2]){ob, oc}, in->noise);
 	side_init(&b, gb, r, 0);
 	side_init(&c, gc, r, 1);
 	side_init(&h,

@@ -81,10 +81,20 @@ const struct gate_side *gate_runs_keep_undisturbed(const struct gate_result *r,
 #define GATE_SLOWED_MIN	     0.35
 #define GATE_SLOWED_STEP_MIN 0.20
 #define GATE_SLOWED_SD	     0.10
+/* ... unless its largest part did not slow with it: a co-tenant slows every
+ * part alike, so the part's share of the step holds, where a step that grew
+ * by g elsewhere (a wait the code added) takes g/(1+g) off it. A share that
+ * fell by more than GATE_SLOWED_SHARE_FALL of that is the code's. */
+#define GATE_SLOWED_SHARE_FALL 0.5
+/* The family called name among s's judged families (the host's for a host
+ * profile), or NULL. */
+const struct sum_family *gate_find_family(const struct summary *s, const char *name);
 /* Marks the runs slowed from outside (slowed_share) on the sides of fewer
  * than GATE_NOISE_MIN_RUNS runs, against the typical of every run and of the
- * series' recent records (noise; may be NULL), and notes them ("slowed"). */
-void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise);
+ * series' recent records (noise; may be NULL), and notes them ("slowed"). g
+ * are the two sides as given, whose runs r->runs name in order. */
+void gate_runs_slowed(struct gate_result *r, const struct gate_side *const g[2],
+		      const struct gate_side *noise);
 /* The factor side k's run i is judged at (1 unless slowed: 1 / (1 + slowed)). */
 double gate_run_scale(const struct gate_result *r, int k, uint32_t i);
 /* Whether side k has too few runs left to judge. */

@@ -282,6 +282,13 @@ void gate_runs_name(struct gate_result *r, int k, const struct gate_side *g)
  * is known to within GATE_SLOWED_SD per unit of the factor's log (7 % at 2
  * times), its parts and tail only to within the slowdown, and past a limit it
  * is inconclusive, never a warn or fail (compare.c apply_slowed).
+ *
+ * A wait the code added in most steps but not all (a data loader whose
+ * prefetched batches ran out) leaves the fastest step where it was too. What
+ * tells it from a co-tenant is the run's largest part: a co-tenant slows it
+ * with the rest, so its share of the step holds, where a step that grew by g
+ * beside it takes g/(1+g) off its share. A run whose largest part's share
+ * fell by more than GATE_SLOWED_SHARE_FALL of that is not slowed from outside.
  */
 static double slowdown(double step_us, double fastest_us)
 {
@@ -299,7 +306,60 @@ static double lower_typical(double *v, uint32_t n)
 	return gate_median(v, (n + 1) / 2);
 }
 
-void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
+/* The family's share of s's mean steady step: both are means over the
+ * steps, so a burst in a few steps moves them alike. NAN without steps. */
+static double family_share(const struct summary *s, const char *name)
+{
+	const struct sum_family *f = gate_find_family(s, name);
+
+	if (!(s->steady.count > 0 && s->steady.mean_us > 0))
+		return NAN;
+	return (f ? f->us_per_step : 0) / s->steady.mean_us;
+}
+
+/* The judged family that takes the most time, median over the runs of both
+ * sides but run i of side k, and its median share of their mean steps in
+ * *share; NULL when they have none. */
+static const char *largest_part(const struct gate_side *const g[2], int k, uint32_t i,
+				double *share)
+{
+	uint32_t n = g[0]->n_runs + g[1]->n_runs, m, c;
+	double *v = pg_xcalloc(n + 1, sizeof(double)), best_us = 0;
+	const char *best = NULL;
+
+	for (int s = 0; s < 2; s++)
+		for (uint32_t j = 0; j < g[s]->n_runs; j++) {
+			const struct sum_family *f = summary_step_families(g[s]->runs[j], &m);
+			for (uint32_t q = 0; q < m; q++) {
+				c = 0;
+				for (int t = 0; t < 2; t++)
+					for (uint32_t u = 0; u < g[t]->n_runs; u++) {
+						const struct sum_family *x =
+						    gate_find_family(g[t]->runs[u], f[q].family);
+						if (t != k || u != i)
+							v[c++] = x ? x->us_per_step : 0;
+					}
+				double med = c ? gate_median(v, c) : 0;
+				if (med > best_us ||
+				    (med == best_us && best && strcmp(f[q].family, best) < 0)) {
+					best_us = med;
+					best = f[q].family;
+				}
+			}
+		}
+	c = 0;
+	for (int t = 0; best_us > 0 && t < 2; t++)
+		for (uint32_t u = 0; u < g[t]->n_runs; u++)
+			if ((t != k || u != i) &&
+			    isfinite(v[c] = family_share(g[t]->runs[u], best)))
+				c++;
+	*share = c ? gate_median(v, c) : NAN;
+	free(v);
+	return best_us > 0 ? best : NULL;
+}
+
+void gate_runs_slowed(struct gate_result *r, const struct gate_side *const g[2],
+		      const struct gate_side *noise)
 {
 	static const char *const side[2] = {"baseline", "candidate"};
 	uint32_t n = r->n_runs[0] + r->n_runs[1] + (noise ? noise->n_runs : 0), k = 0;
@@ -333,6 +393,12 @@ void gate_runs_slowed(struct gate_result *r, const struct gate_side *noise)
 			if (!(slow > GATE_SLOWED_MIN) ||
 			    !(x->step_median_us / typical_step - 1 > GATE_SLOWED_STEP_MIN))
 				continue;
+			double ref;
+			const char *part = largest_part(g, s, i, &ref);
+			if (part && ref > 0 &&
+			    1 - family_share(g[s]->runs[i], part) / ref >
+				GATE_SLOWED_SHARE_FALL * slow / (1 + slow))
+				continue; /* the step grew beside its largest part: the code */
 			x->slowed_share = slow;
 			pg_buf_addf(
 			    &b,

@@ -7,7 +7,8 @@
 # the corpus's real Kineto CPU-only trace (rank-34, 5 steps) against a copy with aten::mm made
 # slower by tests/host/slow_op.py; a host-basis summary is incomparable with a device-basis
 # one; merge sums the host view; report reads it; a GPU trace gets the host view beside its
-# device view, shown and not judged.
+# device view, shown and not judged; a data-loader wait the code added in most steps fails and
+# is not taken for a slowdown from outside.
 set -u
 . "$(dirname "$0")/lib/tap.sh"
 
@@ -288,6 +289,35 @@ jf "GPU compare: host.* metrics are shown, none judged (no limit or info, never 
 	"all(m['limit'] is None or m['limit']['direction'] == 'info' for m in j['metrics'] if m['name'].startswith('host.'))" \
 	"all(m['verdict'] not in ('warn', 'fail', 'improved') for m in j['metrics'] if m['name'].startswith('host.'))" \
 	"not any(m['name'].startswith('op.aten::') for m in j['metrics'])"
+
+# ---- a wait the code added in most steps is no slowdown from outside ----
+# Generated here: twelve steps of a 0.2 ms data-loader wait, 5 ms of aten::mm and 1 ms of
+# aten::add_; the candidate waits 3 ms in ten of them (its prefetched batches ran out). The
+# step grows 42 % while its fastest stays, as a co-tenant's slowdown would have it, but the
+# matmul, its largest part, did not slow with it: the gate fails it, naming data loading.
+cat >"$T/dl.py" <<'EOF'
+import json, sys
+def mk(path, slow_steps, slow_us):
+    ev, t = [], 0
+    for i in range(12):
+        dl = slow_us if i in slow_steps else 200
+        dur = 100 + dl + 100 + 5000 + 100 + 1000 + 100
+        ev.append({"name": "ProfilerStep#%d" % (i + 1), "ph": "X", "ts": t, "dur": dur, "pid": "CPU functions", "tid": 1, "args": {}})
+        a = t + 100
+        for name, d in (("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", dl), ("aten::mm", 5000), ("aten::add_", 1000)):
+            ev.append({"name": name, "ph": "X", "ts": a, "dur": d, "pid": "CPU functions", "tid": 1, "args": {}})
+            a += d + 100
+        t += dur
+    json.dump(ev, open(path, "w"))
+mk(sys.argv[1], set(), 0)
+mk(sys.argv[2], set(range(2, 12)), 3000)
+EOF
+python3 "$T/dl.py" "$T/dl-base.json" "$T/dl-cand.json"
+pg gate --baseline "$T/dl-base.json" --candidate "$T/dl-cand.json" --json "$T/dl.verdict.json"
+jf "a data-loader wait in 10 of 12 steps: a fail naming data loading, not slowed from outside" \
+	"$T/dl.verdict.json" "$rc == 1" "j['verdict'] == 'fail'" \
+	"not any(q['code'] == 'slowed' for s in ('baseline', 'candidate') for q in j['quality'][s])" \
+	"any(m['name'] == 'family.data-loading.us_per_step' and m['verdict'] == 'fail' for m in j['metrics'])"
 
 # ---- markers that give no step: said so, never "no step markers" ----
 # tests/data/host/hand/unusable-markers.json: two ProfilerStep# markers and GPU kernels that no

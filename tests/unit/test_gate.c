@@ -1900,6 +1900,51 @@ static void test_compare_slowed_run(void **state)
 	gate_thresholds_release(&th);
 }
 
+/* A run twice as slow in its step over its ops' fastest is slowed from outside only when its
+ * largest part slowed with it: a co-tenant slows every part alike, so matmul's share of the
+ * step holds (judged at its ops' speed: a pass); a wait the code added beside the matmul (its
+ * time as the baseline's, its share halved) is the code's, and fails. */
+static void test_compare_slowed_needs_its_parts(void **state)
+{
+	struct summary b[5], c;
+	struct gate_thresholds th;
+	struct gate_result r;
+	const struct summary *rb[5], *rc[1] = {&c};
+	(void)state;
+
+	for (int i = 0; i < 5; i++) {
+		witnessed_side(&b[i], 1 + 0.004 * i, 1.06 + 0.005 * i, "b.json", SHA_B);
+		add_family(&b[i], "matmul", 0.75 * b[i].steady.median_us);
+		add_family(&b[i], "data-loading", 0.05 * b[i].steady.median_us);
+		rb[i] = &b[i];
+	}
+	gate_thresholds_default(&th);
+
+	witnessed_side(&c, 2.0, 2.0 * 1.07 / 1.04, "c.json", SHA_C);
+	add_family(&c, "matmul", 0.75 * c.steady.median_us);
+	add_family(&c, "data-loading", 0.05 * c.steady.median_us);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_true(has_quality(&r, "slowed"));
+	assert_int_equal(r.verdict, GATE_PASS);
+	gate_result_release(&r);
+	summary_release(&c);
+
+	witnessed_side(&c, 2.0, 2.0 * 1.07 / 1.04, "c.json", SHA_C);
+	add_family(&c, "matmul", 0.75 * b[2].steady.median_us);
+	add_family(&c, "data-loading", c.steady.median_us - 0.70 * b[2].steady.median_us);
+	gate_compare_runs(&(struct gate_side){rb, 5, NULL, 0, NULL, NULL},
+			  &(struct gate_side){rc, 1, NULL, 0, NULL, NULL}, &th, &inputs, &r);
+	assert_false(has_quality(&r, "slowed"));
+	assert_true(isnan(r.runs[1][0].slowed_share));
+	assert_verdict(&r, "step.median_us", GATE_FAIL);
+	assert_int_equal(r.verdict, GATE_FAIL);
+	gate_result_release(&r);
+	summary_release(&c);
+	release_runs(b, 5);
+	gate_thresholds_release(&th);
+}
+
 static void test_compare_one_run_note(void **state)
 {
 	static const double slow8b[] = {1101, 1102, 1099, 1104, 1103, 1105, 1100, 1106};
@@ -2209,6 +2254,7 @@ int main(void)
 	    cmocka_unit_test(test_compare_partly_disturbed_run),
 	    cmocka_unit_test(test_compare_burst_p90),
 	    cmocka_unit_test(test_compare_slowed_run),
+	    cmocka_unit_test(test_compare_slowed_needs_its_parts),
 	    cmocka_unit_test(test_compare_no_baseline_runs),
 	    cmocka_unit_test(test_attribution_adds_up_ops),
 	    cmocka_unit_test(test_compare_two_steps),
